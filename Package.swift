@@ -1,0 +1,38 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// PlugboardAPI comes from its own package, through its dynamic product, so that the host,
+// the plugins and the tests share ONE libPlugboardAPI.so (DESIGN.md fact 1).
+let api: Target.Dependency = .product(name: "PlugboardAPI", package: "PlugboardAPI")
+
+let package = Package(
+    name: "Plugboard",
+    products: [
+        .library(name: "PlugboardTesting", targets: ["PlugboardTesting"]),
+        .executable(name: "plugboard-bench", targets: ["plugboard-bench"]),
+    ],
+    dependencies: [
+        .package(path: "Sources/PlugboardAPI"),
+        .package(path: "Benchmarks/BenchFloor"),
+    ],
+    targets: [
+        // SHA-256, MD5 and HMAC from OpenSSL's libcrypto, loaded at run time (no headers).
+        .target(name: "PlugboardCrypto"),
+        // The kit for plugin authors: in-memory storage, the ObjectStorage conformance suite.
+        .target(name: "PlugboardTesting", dependencies: [api, "PlugboardCrypto"]),
+        .executableTarget(
+            name: "plugboard-bench",
+            dependencies: [api, .product(name: "BenchFloor", package: "BenchFloor")],
+            path: "Benchmarks/plugboard-bench"),
+        .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
+    ]
+)
+
+// One strictness setting for every target (swift-log's habit).
+for target in package.targets {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .swiftLanguageMode(.v6),
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}

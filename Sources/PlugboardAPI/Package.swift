@@ -1,0 +1,24 @@
+// swift-tools-version: 6.2
+// PlugboardAPI is its own package so that the host and every plugin link ONE shared
+// libPlugboardAPI.so. A target of the root package would be linked statically into each
+// of them, giving each its own copy of every type (DESIGN.md fact 1).
+import PackageDescription
+
+let package = Package(
+    name: "PlugboardAPI",
+    products: [
+        .library(name: "PlugboardAPI", type: .dynamic, targets: ["PlugboardAPI"])
+    ],
+    targets: [
+        .target(
+            name: "PlugboardAPI",
+            swiftSettings: [
+                // Plugins survive additive API changes within one toolchain (DESIGN.md fact 7).
+                .unsafeFlags(["-enable-library-evolution"]),
+                .swiftLanguageMode(.v6),
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ]
+        )
+    ]
+)

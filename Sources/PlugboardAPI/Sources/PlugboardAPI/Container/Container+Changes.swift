@@ -1,0 +1,195 @@
+import Synchronization
+
+extension Container {
+    /// A new, empty transaction by `owner`; apply it with ``commit(_:)``.
+    public func makeTransaction(owner: String = "host", rank: Int = 0) -> Transaction {
+        Transaction(owner: owner, rank: rank)
+    }
+
+    /// Runs `body` to fill a transaction and commits it: all of it becomes visible at
+    /// once, or, if `body` throws or the commit fails, none of it.
+    public func transaction<R>(owner: String = "host", rank: Int = 0,
+                               _ body: (Transaction) throws -> R) async throws -> R {
+        let tx = makeTransaction(owner: owner, rank: rank)
+        let result = try body(tx)
+        try await commit(tx)
+        return result
+    }
+
+    /// Applies a transaction: builds and starts its managed services in dependency order
+    /// against the staged registrations, then publishes everything as one generation.
+    ///
+    /// - Throws: `container.duplicate_registration`, `container.not_registered` (removing
+    ///   what the owner did not register), `container.start_failed` (the services already
+    ///   started are stopped again), `container.transaction_conflict`, `container.shut_down`.
+    public func commit(_ tx: Transaction) async throws(PlugboardError) {
+        let ops = tx.takeOps()
+        var started: [Registration] = []
+        let hasManaged = ops.contains { if case .add(let r, _) = $0 { return r.managed } else { return false } }
+        if hasManaged {
+            started = try await startManaged(ops, owner: tx.owner)
+        }
+        do {
+            try publish(ops, owner: tx.owner, started: started)
+        } catch {
+            for reg in started.reversed() { await stop(reg) }
+            throw error
+        }
+        scheduleDrainedStops()
+    }
+
+    /// Registers a factory, owned by `owner`, as a transaction of its own.
+    ///
+    /// Managed services need ``transaction(owner:rank:_:)``, which can start them.
+    public func register<T>(_ service: T.Type, name: String? = nil, rank: Int = 0, owner: String = "host",
+                            scope: Scope = .singleton, implementation: (any Any.Type)? = nil,
+                            factory: @escaping @Sendable (Resolver) throws -> T) throws(PlugboardError) {
+        let tx = makeTransaction(owner: owner, rank: rank)
+        try tx.register(service, name: name, scope: scope, implementation: implementation, factory: factory)
+        try publishNow(tx)
+    }
+
+    /// Registers a ready value, owned by `owner`, as a transaction of its own.
+    public func register<T>(_ service: T.Type, name: String? = nil, rank: Int = 0, owner: String = "host",
+                            instance: T) throws(PlugboardError) {
+        let tx = makeTransaction(owner: owner, rank: rank)
+        try tx.register(service, name: name, instance: instance)
+        try publishNow(tx)
+    }
+
+    /// Replaces `owner`'s factory for the key (or registers it if there is none).
+    public func replace<T>(_ service: T.Type, name: String? = nil, rank: Int = 0, owner: String = "host",
+                           scope: Scope = .singleton, implementation: (any Any.Type)? = nil,
+                           factory: @escaping @Sendable (Resolver) throws -> T) throws(PlugboardError) {
+        let tx = makeTransaction(owner: owner, rank: rank)
+        try tx.replace(service, name: name, scope: scope, implementation: implementation, factory: factory)
+        try publishNow(tx)
+    }
+
+    /// Replaces `owner`'s value for the key (or registers it if there is none).
+    public func replace<T>(_ service: T.Type, name: String? = nil, rank: Int = 0, owner: String = "host",
+                           instance: T) throws(PlugboardError) {
+        let tx = makeTransaction(owner: owner, rank: rank)
+        try tx.replace(service, name: name, instance: instance)
+        try publishNow(tx)
+    }
+
+    /// Removes `owner`'s registration of `service` (under `name`).
+    public func unregister<T>(_ service: T.Type, name: String? = nil, owner: String = "host") throws(PlugboardError) {
+        let tx = makeTransaction(owner: owner)
+        tx.unregister(service, name: name)
+        try publishNow(tx)
+    }
+
+    /// Removes everything `owner` registered, in one generation; returns how many.
+    @discardableResult
+    public func unregisterAll(owner: String) -> Int {
+        let tx = makeTransaction(owner: owner)
+        tx.unregisterAll()
+        let removed = (try? publish(tx.takeOps(), owner: owner, started: [])) ?? 0
+        scheduleDrainedStops()
+        return removed
+    }
+
+    private func publishNow(_ tx: Transaction) throws(PlugboardError) {
+        try publish(tx.takeOps(), owner: tx.owner, started: [])
+        scheduleDrainedStops()
+    }
+
+    /// Applies `ops` to the current registrations and publishes them as one generation,
+    /// with events in OSGi's order: `unregistering` before the old service goes away,
+    /// then `registered` / `replaced`. Returns how many registrations were removed.
+    @discardableResult
+    func publish(_ ops: [Transaction.Op], owner: String, started: [Registration]) throws(PlugboardError) -> Int {
+        try state.withLock { (st: inout ContainerState) throws(PlugboardError) -> Int in
+            guard !st.isShutDown else { throw Self.shutDownError() }
+            let changes = try st.apply(ops, owner: owner)
+            guard !changes.added.isEmpty || !changes.removed.isEmpty else { return 0 }
+            let next = st.generation + 1
+            for (old, _) in changes.removed {
+                st.emit(ContainerEvent(kind: .unregistering, registration: st.info(old), generation: next))
+            }
+            st.generation = next
+            for reg in changes.added { reg.generation = next }
+            st.current = st.makeSnapshot(generation: next)
+            published.store(next, ordering: .releasing)
+            let replacements = Set(changes.removed.compactMap { $0.replacement.map(ObjectIdentifier.init) })
+            for reg in changes.added {
+                let kind: ContainerEvent.Kind = replacements.contains(ObjectIdentifier(reg)) ? .replaced : .registered
+                st.emit(ContainerEvent(kind: kind, registration: st.info(reg), generation: next))
+            }
+            st.running += started
+            for (old, _) in changes.removed where st.running.contains(where: { $0 === old }) {
+                st.retired.append((next, old))
+            }
+            return changes.removed.count
+        }
+    }
+
+    /// Builds the managed singletons of `ops` against the staged registrations and starts
+    /// them, dependencies first. On failure, stops what it started and throws.
+    private func startManaged(_ ops: [Transaction.Op], owner: String) async throws(PlugboardError) -> [Registration] {
+        let staged = try state.withLock { (st: inout ContainerState) throws(PlugboardError) -> Snapshot in
+            guard !st.isShutDown else { throw Self.shutDownError() }
+            var copy = st
+            _ = try copy.apply(ops, owner: owner)
+            return copy.makeSnapshot(generation: st.generation)
+        }
+        let managed = ops.compactMap { op -> Registration? in
+            if case .add(let r, _) = op, r.managed { return r } else { return nil }
+        }
+        let order = try buildInDependencyOrder(managed, staged: staged)
+        var started: [Registration] = []
+        for reg in order {
+            guard let service = reg.builtValue as? any ManagedService else {
+                for s in started.reversed() { await stop(s) }
+                let found = reg.builtValue.map { ServiceType.displayName(of: Swift.type(of: $0)) } ?? "nothing"
+                throw PlugboardError(.typeMismatch, "managed service \(reg.displayName) does not conform to ManagedService",
+                                     detail: "Expected a ManagedService, found \(found).",
+                                     hint: "Conform the type to PlugboardAPI.ManagedService, or register it without managed: true.")
+            }
+            do {
+                try await service.start()
+                started.append(reg)
+            } catch {
+                for s in started.reversed() { await stop(s) }
+                let name = reg.displayName
+                throw PlugboardError(.startFailed, underlying: error) {
+                    .init(message: "managed service \(name) failed to start",
+                          detail: "It threw: \(String(describing: error)). The services of its transaction started before it were stopped, and nothing was published.",
+                          hint: "Fix the cause and load the plugin again.")
+                }
+            }
+        }
+        return started
+    }
+
+    /// Builds each managed singleton (and whatever it depends on) on this thread, and
+    /// returns them in the order their builds completed: dependencies first.
+    private func buildInDependencyOrder(_ managed: [Registration], staged: Snapshot) throws(PlugboardError) -> [Registration] {
+        let ts = ThreadState.current()
+        let outer = ts.pointee.completed
+        ts.pointee.completed = []
+        defer { ts.pointee.completed = outer }
+        let view = ResolutionView(container: self, pinned: staged)
+        for reg in managed {
+            if let value = reg.built.load(ordering: .acquiring) {
+                _ = value
+                ts.pointee.completed?.append(reg)
+                continue
+            }
+            guard let factory = reg.factory else { continue }
+            try ensureBuilt(reg, ts: ts, view: view) { r in try factory.makeErased(r) }
+        }
+        let completed = ts.pointee.completed ?? []
+        let wanted = Set(managed.map(ObjectIdentifier.init))
+        var seen = Set<ObjectIdentifier>()
+        return completed.filter { wanted.contains(ObjectIdentifier($0)) && seen.insert(ObjectIdentifier($0)).inserted }
+    }
+
+    static func shutDownError() -> PlugboardError {
+        PlugboardError(.shutDown, "container is shut down",
+                       detail: "The container stopped its services and takes no more changes.",
+                       hint: "Make changes before shutdown, or create a new container.")
+    }
+}

@@ -1,0 +1,112 @@
+extension Container {
+    /// Stops the managed services whose generation has drained, in reverse start order,
+    /// after any stops already under way.
+    func scheduleDrainedStops() {
+        state.withLock { st in
+            let ready = st.retired.filter { st.drained(before: $0.generation) }.map(\.registration)
+            guard !ready.isEmpty else { return }
+            st.retired.removeAll { entry in ready.contains { $0 === entry.registration } }
+            let order = st.running.filter { r in ready.contains { $0 === r } }
+            st.running.removeAll { r in ready.contains { $0 === r } }
+            let previous = st.stopChain
+            st.stopChain = Task { [self] in
+                await previous?.value
+                for reg in order.reversed() { await stop(reg) }
+            }
+        }
+    }
+
+    /// Stops one managed service and reports it.
+    func stop(_ reg: Registration) async {
+        if let service = reg.builtValue as? any ManagedService {
+            await service.stop()
+        }
+        logger.debug("stopped managed service", metadata: ["service": .string(reg.displayName), "owner": .string(reg.owner)])
+        state.withLock { st in
+            st.emit(ContainerEvent(kind: .stopped, registration: st.info(reg), generation: st.generation))
+        }
+    }
+
+    /// Waits until every stop scheduled so far has finished.
+    public func awaitPendingStops() async {
+        while true {
+            let chain = state.withLock { $0.stopChain }
+            guard let chain else { return }
+            await chain.value
+            let done = state.withLock { st -> Bool in
+                guard let now = st.stopChain, now != chain else { st.stopChain = nil; return true }
+                return false
+            }
+            if done { return }
+        }
+    }
+
+    /// Stops every managed service, in reverse start order, whether or not its
+    /// generation has drained, and refuses further changes; then ends every event stream.
+    ///
+    /// Resolving still works afterwards, but the services it returns have been stopped.
+    public func shutdown() async {
+        let toStop = state.withLock { st -> [Registration] in
+            st.isShutDown = true
+            let running = st.running
+            st.running = []
+            st.retired = []
+            return running
+        }
+        await awaitPendingStops()
+        for reg in toStop.reversed() { await stop(reg) }
+        state.withLock { st in
+            for c in st.subscribers.values { c.finish() }
+            st.subscribers = [:]
+        }
+    }
+
+    /// Events in the order they happen: `registered`, `replaced`, `unregistering` (before
+    /// the old service goes away) and `stopped`. The stream ends at ``shutdown()``.
+    public func events() -> AsyncStream<ContainerEvent> {
+        let (stream, continuation) = AsyncStream<ContainerEvent>.makeStream(bufferingPolicy: .unbounded)
+        let id = state.withLock { st -> UInt64? in
+            guard !st.isShutDown else { return nil }
+            st.nextSubscriber += 1
+            st.subscribers[st.nextSubscriber] = continuation
+            return st.nextSubscriber
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { st in st.subscribers[id] = nil }
+        }
+        return stream
+    }
+
+    /// Every registration, here and not in parents, best first per key, for the CLI and
+    /// the admin API.
+    public func registrations() -> [RegistrationInfo] {
+        state.withLock { st in
+            st.current.ranked.flatMap { $0 }.map { st.info($0) }
+        }
+    }
+
+    func releaseLease(generation: UInt64) {
+        let drainable = state.withLock { st -> Bool in
+            guard let n = st.leases[generation] else { return false }
+            if n <= 1 { st.leases[generation] = nil } else { st.leases[generation] = n - 1 }
+            return !st.retired.isEmpty
+        }
+        if drainable { scheduleDrainedStops() }
+    }
+}
+
+extension ContainerState {
+    func info(_ reg: Registration) -> RegistrationInfo {
+        let index = keyIndex[reg.key] ?? -1
+        let active = index >= 0 && index < current.ranked.count && current.ranked[index].first === reg
+        return RegistrationInfo(
+            service: reg.serviceType.displayName, name: reg.key.name, rank: reg.rank, scope: reg.scope,
+            owner: reg.owner,
+            implementation: (reg.learnedImplementation ?? reg.declaredImplementation)?.displayName,
+            generation: reg.generation, isActive: active, isManaged: reg.managed)
+    }
+}

@@ -1,0 +1,86 @@
+import Synchronization
+
+/// One registration: a service key, its provider, and everything introspection shows.
+///
+/// Registrations are immutable once published, except for three cells, each with its own
+/// discipline:
+/// - `built` holds the value of an instance or a built singleton: written once (with
+///   release ordering) and never changed, so readers need only an acquiring load;
+/// - `buildOwner` is guarded by the global ``BuildCoordinator`` lock;
+/// - `sequence`, `generation` and `learnedImplementation` are guarded by the owning
+///   container's lock.
+///
+/// `@unchecked Sendable` for those reasons.
+final class Registration: @unchecked Sendable {
+    let key: ServiceKey
+    let serviceType: ServiceType
+    let rank: Int
+    let owner: String
+    let scope: Scope
+    /// Started before its transaction is published, stopped after it has been retired.
+    let managed: Bool
+    let factory: (any AnyFactoryBox)?
+    /// The declared implementation type, if the registrant named one.
+    let declaredImplementation: ServiceType?
+
+    /// A retained `ValueBox<T>`, or nil until a singleton is built.
+    let built = Atomic<UnsafeRawPointer?>(nil)
+    /// The weak reference of a weak-scoped registration.
+    let weakCell: LockedBox<WeakReference>?
+
+    // Guarded by the container's lock.
+    var sequence: UInt64 = 0
+    var generation: UInt64 = 0
+    var learnedImplementation: ServiceType?
+
+    // Guarded by BuildCoordinator's lock: the token of the thread building this singleton.
+    var buildOwner: UInt64 = 0
+
+    init(key: ServiceKey, serviceType: ServiceType, rank: Int, owner: String, scope: Scope,
+         managed: Bool, factory: (any AnyFactoryBox)?, value: (any AnyValueBox)?,
+         declaredImplementation: ServiceType?) {
+        self.key = key
+        self.serviceType = serviceType
+        self.rank = rank
+        self.owner = owner
+        self.scope = scope
+        self.managed = managed
+        self.factory = factory
+        self.declaredImplementation = declaredImplementation
+        self.weakCell = scope == .weak ? LockedBox(WeakReference()) : nil
+        if let value {
+            built.store(UnsafeRawPointer(Unmanaged.passRetained(value as AnyObject).toOpaque()),
+                        ordering: .releasing)
+        }
+    }
+
+    deinit {
+        if let p = built.load(ordering: .acquiring) {
+            Unmanaged<AnyObject>.fromOpaque(p).release()
+        }
+    }
+
+    /// The built value, type-erased, if there is one.
+    var builtValue: Any? {
+        guard let p = built.load(ordering: .acquiring) else { return nil }
+        let box = Unmanaged<AnyObject>.fromOpaque(p).takeUnretainedValue()
+        return (box as? any AnyValueBox)?.anyValue
+    }
+
+    /// Publishes a freshly built singleton value. Called once, by the thread that owns the
+    /// build, before it wakes any waiter.
+    func publish(_ box: any AnyValueBox) {
+        built.store(UnsafeRawPointer(Unmanaged.passRetained(box as AnyObject).toOpaque()),
+                    ordering: .releasing)
+    }
+
+    /// Ranking order: higher rank first, then earlier registration.
+    static func ranksBefore(_ a: Registration, _ b: Registration) -> Bool {
+        a.rank != b.rank ? a.rank > b.rank : a.sequence < b.sequence
+    }
+
+    var displayName: String {
+        let base = serviceType.displayName
+        return key.name.map { "\(base) (name \"\($0)\")" } ?? base
+    }
+}

@@ -1,0 +1,186 @@
+import Synchronization
+
+/// A container read through one pinned snapshot: the engine of every resolve that does
+/// more than return an already built value.
+///
+/// Parents of an overlay are read at their current generation.
+struct ResolutionView: @unchecked Sendable {
+    // @unchecked Sendable: both fields are Sendable classes; the struct is immutable.
+    let container: Container
+    let pinned: Snapshot
+
+    /// The winning registration for `key` and the view of the container that owns it.
+    func lookup(_ key: ServiceKey) -> (Registration, ResolutionView)? {
+        if let reg = pinned.winner(at: pinned.index(of: key)) {
+            return (reg.takeUnretainedValue(), self)
+        }
+        guard let parent = container.parent else { return nil }
+        return ResolutionView(container: parent, pinned: parent.snapshotNow()).lookup(key)
+    }
+
+    func resolve<T>(_ key: ServiceKey, as type: T.Type, ts: UnsafeMutablePointer<ThreadState>,
+                    requester: Container) throws(PlugboardError) -> T {
+        guard let (reg, owner) = lookup(key) else {
+            throw Container.notRegistered(key, type: type, from: requester)
+        }
+        if let p = reg.built.load(ordering: .acquiring) {
+            return Unmanaged<ValueBox<T>>.fromOpaque(p).takeUnretainedValue().value
+        }
+        return try container.build(reg, as: type, ts: ts, view: reg.scope == .transient ? self : owner)
+    }
+
+    func resolveAll<T>(_ key: ServiceKey, as type: T.Type,
+                       ts: UnsafeMutablePointer<ThreadState>) throws(PlugboardError) -> [T] {
+        var out: [T] = []
+        var seenOwners = Set<String>()
+        var view: ResolutionView? = self
+        // An overlay's providers come first; a parent's provider from an owner the overlay
+        // also registered for this key is shadowed by it.
+        while let v = view {
+            let index = v.pinned.index(of: key)
+            let regs = index >= 0 ? v.pinned.ranked[index] : []
+            for reg in regs where !seenOwners.contains(reg.owner) {
+                if let p = reg.built.load(ordering: .acquiring) {
+                    out.append(Unmanaged<ValueBox<T>>.fromOpaque(p).takeUnretainedValue().value)
+                } else {
+                    out.append(try v.container.build(reg, as: type, ts: ts,
+                                                     view: reg.scope == .transient ? self : v))
+                }
+            }
+            seenOwners.formUnion(regs.map(\.owner))
+            view = v.container.parent.map { ResolutionView(container: $0, pinned: $0.snapshotNow()) }
+        }
+        return out
+    }
+}
+
+extension Container {
+    /// Builds (or, for a weak scope, revives) the value of `reg`, a registration this
+    /// container's view found. Runs user code: everything it uses is retained.
+    @inline(never)
+    func build<T>(_ reg: Registration, as type: T.Type, ts: UnsafeMutablePointer<ThreadState>,
+                  view: ResolutionView) throws(PlugboardError) -> T {
+        switch reg.scope.kind {
+        case .transient:
+            guard let factory = reg.factory else { break }
+            let typed = unsafeDowncast(factory, to: FactoryBox<T>.self)
+            return try runFactory(reg, ts: ts, view: view) { r in try typed.make(r) }
+        case .weak:
+            if let alive = reg.weakCell?.withLock({ $0.object }) {
+                return try cast(alive, to: type, reg: reg)
+            }
+            guard let factory = reg.factory else { break }
+            let typed = unsafeDowncast(factory, to: FactoryBox<T>.self)
+            let value = try runFactory(reg, ts: ts, view: view) { r in try typed.make(r) }
+            let object = value as AnyObject
+            guard Swift.type(of: value as Any) is AnyClass else {
+                let found = ServiceType.displayName(of: Swift.type(of: value as Any))
+                throw PlugboardError(.invalidRegistration,
+                    "weak-scoped service \(reg.displayName) built a value type",
+                    detail: "The factory returned a \(found), which is not a class instance, so nothing can hold it weakly.",
+                    hint: "Register it as .singleton or .transient, or return a class instance.")
+            }
+            // Two threads may both build; the first stored wins and both return it.
+            let kept: AnyObject = reg.weakCell?.withLock { cell -> AnyObject in
+                if let existing = cell.object { return existing }
+                cell.object = object
+                return object
+            } ?? object
+            return try cast(kept, to: type, reg: reg)
+        case .singleton, .instance:
+            guard let factory = reg.factory else { break }
+            let typed = unsafeDowncast(factory, to: FactoryBox<T>.self)
+            try ensureBuilt(reg, ts: ts, view: view) { r in ValueBox(try typed.make(r)) }
+        }
+        guard let p = reg.built.load(ordering: .acquiring) else {
+            throw PlugboardError(.factoryFailed, "singleton \(reg.displayName) was not built",
+                                 hint: "Retry the resolve; the thread that was building it failed.")
+        }
+        return Unmanaged<ValueBox<T>>.fromOpaque(p).takeUnretainedValue().value
+    }
+
+    /// Builds the singleton `reg` exactly once: the first thread to claim it runs `make`,
+    /// others wait for it (or get the cycle that waiting would deadlock on).
+    func ensureBuilt(_ reg: Registration, ts: UnsafeMutablePointer<ThreadState>, view: ResolutionView,
+                     make: (Resolver) throws -> any AnyValueBox) throws(PlugboardError) {
+        if reg.built.load(ordering: .acquiring) != nil { return }
+        if let path = ts.pointee.cyclePath(to: reg) { throw Self.cycleError(path) }
+        switch BuildCoordinator.shared.claim(reg, me: ts.pointee.token) {
+        case .built:
+            return
+        case .cycle(let path):
+            throw Self.cycleError(path)
+        case .build:
+            do {
+                let box = try runFactory(reg, ts: ts, view: view, make)
+                reg.publish(box)
+                BuildCoordinator.shared.finish(reg)
+                let type = Swift.type(of: box.anyValue)
+                state.withLock { _ in reg.learnedImplementation = ServiceType(type: type) }
+                ts.pointee.completed?.append(reg)
+            } catch {
+                BuildCoordinator.shared.finish(reg)
+                throw error
+            }
+        }
+    }
+
+    /// Runs a factory of `reg` with this thread's build stack updated, turning what it
+    /// throws into `container.factory_failed` (cycles and depth errors pass through as
+    /// they are, so their path reaches the caller unchanged).
+    func runFactory<R>(_ reg: Registration, ts: UnsafeMutablePointer<ThreadState>, view: ResolutionView,
+                       _ make: (Resolver) throws -> R) throws(PlugboardError) -> R {
+        if let path = ts.pointee.cyclePath(to: reg) { throw Self.cycleError(path) }
+        guard ts.pointee.depth < ThreadState.maxDepth else {
+            let path = ts.pointee.buildPath.map(\.displayName)
+            throw PlugboardError(.resolutionTooDeep,
+                "resolution of \(reg.displayName) is nested more than \(ThreadState.maxDepth) levels deep",
+                detail: "Path: ... -> \(path.suffix(6).joined(separator: " -> ")) -> \(reg.displayName).",
+                hint: "Break the chain of services that resolve each other in their factories.")
+        }
+        ts.pointee.stack[ts.pointee.depth] = Unmanaged.passUnretained(reg)
+        ts.pointee.depth += 1
+        defer { ts.pointee.depth -= 1 }
+        do {
+            return try make(Resolver(view: view))
+        } catch let error as PlugboardError where error.code == .circularDependency || error.code == .resolutionTooDeep {
+            throw error
+        } catch {
+            let service = reg.displayName
+            throw PlugboardError(.factoryFailed, underlying: error) {
+                let inner = (error as? PlugboardError).map { "\($0.code): \($0.message)" } ?? String(describing: error)
+                return .init(message: "factory of \(service) failed",
+                             detail: "It threw: \(inner).",
+                             hint: "Fix the cause above; the next resolve calls the factory again.")
+            }
+        }
+    }
+
+    private func cast<T>(_ object: AnyObject, to type: T.Type, reg: Registration) throws(PlugboardError) -> T {
+        if let value = object as? T { return value }
+        let found = ServiceType.displayName(of: Swift.type(of: object))
+        throw PlugboardError(.typeMismatch,
+            "service \(reg.displayName) holds a \(found), not a \(ServiceType.displayName(of: type))",
+            detail: "Expected \(ServiceType.displayName(of: type)), found \(found).",
+            hint: "A plugin has probably linked its own copy of PlugboardAPI or copied a protocol instead of importing it.")
+    }
+
+    static func cycleError(_ path: [Registration]) -> PlugboardError {
+        let names = path.map(\.displayName)
+        return PlugboardError(.circularDependency,
+            "circular dependency: \(names.joined(separator: " -> "))",
+            detail: "Resolving \(names.first ?? "the service") needs itself through the services listed.",
+            hint: "Break the cycle: inject a ServiceHandle or resolve lazily instead of in the factory.")
+    }
+
+    /// The slow half of a miss on the fast path: an overlay's parents, then the error.
+    @inline(never)
+    func resolveMissing<T>(_ key: ServiceKey, as type: T.Type, ts: UnsafeMutablePointer<ThreadState>,
+                           snapshot: Snapshot, requester: Container) throws(PlugboardError) -> T {
+        if parent != nil {
+            return try ResolutionView(container: self, pinned: snapshot)
+                .resolve(key, as: type, ts: ts, requester: requester)
+        }
+        throw Self.notRegistered(key, type: type, from: requester)
+    }
+}

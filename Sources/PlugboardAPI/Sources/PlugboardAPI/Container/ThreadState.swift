@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+
+/// Per-thread state of the resolve path, reached through one `pthread_getspecific`.
+///
+/// ## The reclamation scheme
+///
+/// Swift has no atomic strong reference, so a reader cannot load "the current snapshot"
+/// and retain it in one step: the writer could release it in between. Plugboard's readers
+/// take no lock and no atomic read-modify-write. Instead, each thread keeps, in the slots
+/// below, a *strong* reference to the last snapshot it used of each container, with that
+/// snapshot's generation. A resolve compares the container's published generation (one
+/// atomic load) with its slot: when they match, it reads the snapshot this thread itself
+/// holds alive. When they differ, it takes the container's lock once, retains the current
+/// snapshot into the slot and releases the one it held. A snapshot is therefore freed
+/// when the container and every thread that cached it have moved past it, or those
+/// threads have exited (the key's destructor releases the slots).
+///
+/// The cost of stale memory is bounded: at most one old snapshot per thread and cached
+/// container. Draining (stopping replaced services) does not depend on this: it is driven
+/// by leases (``Lease``), not by when memory is freed.
+///
+/// The build stack records the registrations this thread is building, innermost last, so
+/// a dependency cycle is reported with its full path instead of overflowing the stack,
+/// whether factories resolve through the ``Resolver`` they are given or through a
+/// captured container.
+struct ThreadState {
+    static let slotCount = 8
+    static let maxDepth = 128
+
+    struct Slot {
+        var containerID: UInt64 = 0
+        var generation: UInt64 = 0
+        var snapshot: Unmanaged<Snapshot>?
+    }
+
+    /// A process-unique number for this thread, for the build coordinator.
+    let token: UInt64
+    let slots: UnsafeMutablePointer<Slot>
+    /// Unretained: every registration on the stack is retained by the frame building it.
+    let stack: UnsafeMutablePointer<Unmanaged<Registration>>
+    var depth = 0
+    var nextVictim = 0
+    /// While a transaction builds its managed services, the singletons this thread
+    /// finished building, in completion order: dependencies before their dependents.
+    var completed: [Registration]?
+
+    private static let tokens = Atomic<UInt64>(0)
+
+    private init() {
+        token = Self.tokens.add(1, ordering: .relaxed).newValue
+        slots = .allocate(capacity: Self.slotCount)
+        slots.initialize(repeating: Slot(), count: Self.slotCount)
+        stack = .allocate(capacity: Self.maxDepth)
+    }
+
+    /// This thread's state, created on first use.
+    @inline(__always)
+    static func current() -> UnsafeMutablePointer<ThreadState> {
+        if let p = pthread_getspecific(key.value) {
+            return p.assumingMemoryBound(to: ThreadState.self)
+        }
+        return makeCurrent()
+    }
+
+    @inline(never)
+    private static func makeCurrent() -> UnsafeMutablePointer<ThreadState> {
+        let p = UnsafeMutablePointer<ThreadState>.allocate(capacity: 1)
+        p.initialize(to: ThreadState())
+        pthread_setspecific(key.value, p)
+        return p
+    }
+
+    /// The pthread key, with a destructor that releases the cached snapshots.
+    private static let key = PThreadKey()
+
+    /// Releases every slot's snapshot. Called when the thread exits.
+    static func destroy(_ raw: UnsafeMutableRawPointer) {
+        let p = raw.assumingMemoryBound(to: ThreadState.self)
+        for i in 0..<slotCount { p.pointee.slots[i].snapshot?.release() }
+        p.pointee.slots.deallocate()
+        p.pointee.stack.deallocate()
+        p.deinitialize(count: 1)
+        p.deallocate()
+    }
+
+    /// The slot of `containerID` if it holds `generation`; the lock-free hit of the
+    /// resolve path.
+    @inline(__always)
+    func cachedSnapshot(containerID: UInt64, generation: UInt64) -> Unmanaged<Snapshot>? {
+        let s0 = slots[0]
+        if s0.containerID == containerID && s0.generation == generation { return s0.snapshot }
+        for i in 1..<Self.slotCount {
+            let s = slots[i]
+            if s.containerID == containerID && s.generation == generation { return s.snapshot }
+        }
+        return nil
+    }
+
+    /// Stores a retained snapshot in the container's slot (or a victim's), releasing
+    /// what the slot held.
+    mutating func cache(_ snapshot: Snapshot, containerID: UInt64) {
+        var target = -1
+        for i in 0..<Self.slotCount where slots[i].containerID == containerID {
+            target = i
+            break
+        }
+        if target < 0 {
+            target = nextVictim
+            nextVictim = (nextVictim + 1) % Self.slotCount
+        }
+        let old = slots[target].snapshot
+        slots[target] = Slot(containerID: containerID, generation: snapshot.generation,
+                             snapshot: Unmanaged.passRetained(snapshot))
+        old?.release()
+    }
+
+    /// Whether `registration` is being built by this thread, and the path from its first
+    /// appearance if so.
+    func cyclePath(to registration: Registration) -> [Registration]? {
+        for i in 0..<depth where stack[i].toOpaque() == Unmanaged.passUnretained(registration).toOpaque() {
+            return (i..<depth).map { stack[$0].takeUnretainedValue() } + [registration]
+        }
+        return nil
+    }
+
+    var buildPath: [Registration] { (0..<depth).map { stack[$0].takeUnretainedValue() } }
+}
+
+/// A pthread key whose destructor releases a thread's ``ThreadState``.
+///
+/// `@unchecked Sendable`: the key is created once in `init` and only read after.
+final class PThreadKey: @unchecked Sendable {
+    let value: pthread_key_t
+
+    init() {
+        var k = pthread_key_t()
+        pthread_key_create(&k) { raw in
+            if let raw { ThreadState.destroy(raw) }
+        }
+        value = k
+    }
+}

@@ -1,0 +1,125 @@
+/// A batch of registrations and removals by one owner, applied all-or-nothing.
+///
+/// Build it inside ``Container/transaction(owner:rank:_:)`` (or get one from
+/// ``Container/makeTransaction(owner:rank:)`` and ``Container/commit(_:)`` it). Nothing is
+/// visible to resolvers until the commit publishes the whole batch as one generation.
+/// Managed services of the batch are built and started first, in dependency order; if one
+/// fails to start, those already started are stopped and nothing is published.
+///
+/// ```swift
+/// try await container.transaction(owner: "S3Storage") { tx in
+///     try tx.register((any ObjectStorage).self, managed: true) { r in
+///         try S3Storage(config: config, logger: r.resolve())
+///     }
+/// }
+/// ```
+public final class Transaction: Sendable {
+    /// Who owns every registration of this transaction: a plugin's manifest name, or `host`.
+    public let owner: String
+    /// The rank of registrations that do not give their own.
+    public let rank: Int
+    let ops = LockedBox<[Op]>([])
+
+    enum Op {
+        case add(Registration, replace: Bool)
+        case remove(ServiceKey, ServiceType)
+        case removeAll
+    }
+
+    init(owner: String, rank: Int) {
+        self.owner = owner
+        self.rank = rank
+    }
+
+    /// Registers a factory for `service`.
+    ///
+    /// - Parameters:
+    ///   - service: The key type, usually a protocol: `(any ObjectStorage).self`.
+    ///   - name: A name to tell several providers of one type apart (`"archive"`), or nil.
+    ///   - rank: Higher wins; ties go to the earlier registration. Default: the
+    ///     transaction's rank.
+    ///   - scope: `.singleton` (default), `.transient` or `.weak`.
+    ///   - managed: Build at commit and start it (it must conform to ``ManagedService``)
+    ///     before publishing; stop it once it is replaced and drained. Singletons only.
+    ///   - implementation: The concrete type, for introspection before the first build.
+    ///   - factory: Builds the service; it may resolve other services through the
+    ///     ``Resolver`` it is given, and may throw.
+    /// - Throws: `container.invalid_registration` for an empty name or a managed
+    ///   non-singleton; duplicates are reported at commit.
+    public func register<T>(_ service: T.Type, name: String? = nil, rank: Int? = nil,
+                            scope: Scope = .singleton, managed: Bool = false,
+                            implementation: (any Any.Type)? = nil,
+                            factory: @escaping @Sendable (Resolver) throws -> T) throws(PlugboardError) {
+        try add(service, name: name, rank: rank, scope: scope, managed: managed,
+                implementation: implementation, factory: FactoryBox(factory), value: nil, replace: false)
+    }
+
+    /// Registers a ready value for `service`. `managed` values must conform to
+    /// ``ManagedService``.
+    public func register<T>(_ service: T.Type, name: String? = nil, rank: Int? = nil,
+                            managed: Bool = false, instance: T) throws(PlugboardError) {
+        try add(service, name: name, rank: rank, scope: .instance, managed: managed,
+                implementation: Swift.type(of: instance as Any), factory: nil, value: ValueBox(instance),
+                replace: false)
+    }
+
+    /// Like ``register(_:name:rank:scope:managed:implementation:factory:)``, replacing this
+    /// owner's registration of the same key if there is one.
+    public func replace<T>(_ service: T.Type, name: String? = nil, rank: Int? = nil,
+                           scope: Scope = .singleton, managed: Bool = false,
+                           implementation: (any Any.Type)? = nil,
+                           factory: @escaping @Sendable (Resolver) throws -> T) throws(PlugboardError) {
+        try add(service, name: name, rank: rank, scope: scope, managed: managed,
+                implementation: implementation, factory: FactoryBox(factory), value: nil, replace: true)
+    }
+
+    /// Like ``register(_:name:rank:managed:instance:)``, replacing this owner's
+    /// registration of the same key if there is one.
+    public func replace<T>(_ service: T.Type, name: String? = nil, rank: Int? = nil,
+                           managed: Bool = false, instance: T) throws(PlugboardError) {
+        try add(service, name: name, rank: rank, scope: .instance, managed: managed,
+                implementation: Swift.type(of: instance as Any), factory: nil, value: ValueBox(instance),
+                replace: true)
+    }
+
+    /// Removes this owner's registration of `service` (under `name`). Committing fails
+    /// with `container.not_registered` if there is none.
+    public func unregister<T>(_ service: T.Type, name: String? = nil) {
+        ops.withLock { $0.append(.remove(ServiceKey(type: ObjectIdentifier(service), name: name),
+                                         ServiceType(type: service))) }
+    }
+
+    /// Removes everything this owner has registered.
+    public func unregisterAll() {
+        ops.withLock { $0.append(.removeAll) }
+    }
+
+    private func add<T>(_ service: T.Type, name: String?, rank: Int?, scope: Scope, managed: Bool,
+                        implementation: (any Any.Type)?, factory: (any AnyFactoryBox)?,
+                        value: ValueBox<T>?, replace: Bool) throws(PlugboardError) {
+        let type = ServiceType(type: service)
+        if let name, name.isEmpty {
+            throw PlugboardError(.invalidRegistration, "empty name for service \(type.displayName)",
+                                 detail: "A service name must be a non-empty string, or nil for the unnamed provider.",
+                                 hint: "Pass name: nil to register the unnamed provider.")
+        }
+        if managed && scope != .singleton && scope != .instance {
+            throw PlugboardError(.invalidRegistration, "managed service \(type.displayName) must be a singleton",
+                                 detail: "It was registered with scope \(scope); a managed service is started once and shared.",
+                                 hint: "Register it with scope: .singleton, or without managed: true.")
+        }
+        if managed, let value, !(value.value is any ManagedService) {
+            let found = ServiceType.displayName(of: Swift.type(of: value.value as Any))
+            throw PlugboardError(.typeMismatch, "managed service \(type.displayName) does not conform to ManagedService",
+                                 detail: "Expected a ManagedService, found \(found).",
+                                 hint: "Conform the type to PlugboardAPI.ManagedService, or register it without managed: true.")
+        }
+        let reg = Registration(key: ServiceKey(type: ObjectIdentifier(service), name: name), serviceType: type,
+                               rank: rank ?? self.rank, owner: owner, scope: scope, managed: managed,
+                               factory: factory, value: value,
+                               declaredImplementation: implementation.map { ServiceType(type: $0) })
+        ops.withLock { $0.append(.add(reg, replace: replace)) }
+    }
+
+    func takeOps() -> [Op] { ops.withLock { ops in defer { ops = [] }; return ops } }
+}

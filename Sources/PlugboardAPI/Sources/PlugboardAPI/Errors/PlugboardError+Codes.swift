@@ -1,0 +1,56 @@
+// The codes raised by PlugboardAPI itself. Each is listed, with its meaning and what to do,
+// in docs/ERRORS.md; keep the two in step.
+
+extension PlugboardError.Code {
+    // MARK: container
+    /// No registration for the requested service (and name).
+    public static let notRegistered: Self = "container.not_registered"
+    /// The same owner registered the same service and name twice without `replace`.
+    public static let duplicateRegistration: Self = "container.duplicate_registration"
+    /// Resolving a service needs itself, directly or through others.
+    public static let circularDependency: Self = "container.circular_dependency"
+    /// A factory threw while building a service.
+    public static let factoryFailed: Self = "container.factory_failed"
+    /// A value is not of the type it was expected to be.
+    public static let typeMismatch: Self = "container.type_mismatch"
+    /// A managed service failed to start; its transaction was rolled back.
+    public static let startFailed: Self = "container.start_failed"
+    /// A transaction conflicted with a change committed while it was starting its services.
+    public static let transactionConflict: Self = "container.transaction_conflict"
+    /// A registration's arguments are invalid (an empty name, weak scope on a value type).
+    public static let invalidRegistration: Self = "container.invalid_registration"
+    /// The container has been shut down and takes no more changes.
+    public static let shutDown: Self = "container.shut_down"
+    /// Resolution went deeper than the container allows.
+    public static let resolutionTooDeep: Self = "container.resolution_too_deep"
+
+    // MARK: plugin
+    /// The plugin was built against another ABI version.
+    public static let abiMismatch: Self = "plugin.abi_mismatch"
+    /// The plugin was built against an incompatible PlugboardAPI version.
+    public static let apiVersionMismatch: Self = "plugin.api_version_mismatch"
+    /// The plugin carries its own copy of PlugboardAPI.
+    public static let duplicateAPIModule: Self = "plugin.duplicate_api_module"
+    /// The plugin's registration reported a failure.
+    public static let registrationFailed: Self = "plugin.registration_failed"
+    /// The plugin's configuration is missing a key or has a value of the wrong type.
+    public static let configInvalid: Self = "plugin.config_invalid"
+    /// The plugin's entry point broke the calling protocol.
+    public static let protocolViolation: Self = "plugin.protocol_violation"
+
+    // MARK: storage
+    /// No object under the key.
+    public static let storageNotFound: Self = "storage.not_found"
+    /// The backend refused access.
+    public static let storageAccessDenied: Self = "storage.access_denied"
+    /// The key is empty, too long, contains NUL or is not UTF-8.
+    public static let storageInvalidKey: Self = "storage.invalid_key"
+    /// A metadata key or value breaks the rules, or the metadata is too large.
+    public static let storageInvalidMetadata: Self = "storage.invalid_metadata"
+    /// A listing argument (page size, continuation token) is invalid.
+    public static let storageInvalidArgument: Self = "storage.invalid_argument"
+    /// The backend is unavailable for now; the operation may be retried.
+    public static let storageUnavailable: Self = "storage.unavailable"
+    /// Any other backend failure.
+    public static let storageFailed: Self = "storage.failed"
+}
