@@ -1,0 +1,113 @@
+/// A plugin's configuration object, with typed accessors whose errors say where and
+/// what: `config.timeoutSeconds: expected an integer, found a string`.
+///
+/// ```swift
+/// let bucket = try registrar.config.string("bucket")
+/// let retries = try registrar.config.int("maxRetries", default: 3)
+/// ```
+public struct PluginConfig: Hashable, Sendable {
+    /// The object's members.
+    public let values: [String: ConfigValue]
+    /// The plugin this belongs to, for messages.
+    public let plugin: String
+    /// Where this object is: `config`, or `config.tls` for a nested one.
+    public let path: String
+
+    public init(_ values: [String: ConfigValue] = [:], plugin: String, path: String = "config") {
+        self.values = values
+        self.plugin = plugin
+        self.path = path
+    }
+
+    /// The raw value of `key`, or nil.
+    public subscript(key: String) -> ConfigValue? { values[key] }
+
+    /// A required string.
+    public func string(_ key: String) throws(PlugboardError) -> String {
+        guard let v = values[key] else { throw missing(key, "a string") }
+        guard case .string(let s) = v else { throw wrongType(key, "a string", v) }
+        return s
+    }
+
+    /// An optional string; `null` counts as absent.
+    public func string(_ key: String, default value: String?) throws(PlugboardError) -> String? {
+        switch values[key] {
+        case nil, .null?: return value
+        case .string(let s)?: return s
+        case let other?: throw wrongType(key, "a string", other)
+        }
+    }
+
+    /// A required integer.
+    public func int(_ key: String) throws(PlugboardError) -> Int {
+        guard let v = values[key] else { throw missing(key, "an integer") }
+        return try integer(key, v)
+    }
+
+    /// An optional integer.
+    public func int(_ key: String, default value: Int) throws(PlugboardError) -> Int {
+        switch values[key] {
+        case nil, .null?: return value
+        case let v?: return try integer(key, v)
+        }
+    }
+
+    /// An optional number (integers convert).
+    public func double(_ key: String, default value: Double) throws(PlugboardError) -> Double {
+        switch values[key] {
+        case nil, .null?: return value
+        case .number(let d)?: return d
+        case .integer(let i)?: return Double(i)
+        case let other?: throw wrongType(key, "a number", other)
+        }
+    }
+
+    /// An optional boolean.
+    public func bool(_ key: String, default value: Bool) throws(PlugboardError) -> Bool {
+        switch values[key] {
+        case nil, .null?: return value
+        case .bool(let b)?: return b
+        case let other?: throw wrongType(key, "true or false", other)
+        }
+    }
+
+    /// A nested object; an absent key gives an empty one.
+    public func object(_ key: String) throws(PlugboardError) -> PluginConfig {
+        switch values[key] {
+        case nil, .null?: return PluginConfig([:], plugin: plugin, path: "\(path).\(key)")
+        case .object(let o)?: return PluginConfig(o, plugin: plugin, path: "\(path).\(key)")
+        case let other?: throw wrongType(key, "an object", other)
+        }
+    }
+
+    /// Refuses keys this plugin does not know, naming the closest known one.
+    public func requireOnly(_ known: Set<String>) throws(PlugboardError) {
+        for key in values.keys.sorted() where !known.contains(key) {
+            let close = known.min { Container.editDistance(key, $0) < Container.editDistance(key, $1) }
+            let suggestion = close.map { " Did you mean \"\($0)\"?" } ?? ""
+            throw PlugboardError(.configInvalid, "plugin \"\(plugin)\": unknown configuration key \"\(path).\(key)\"",
+                detail: "Known keys: \(known.sorted().joined(separator: ", ")).\(suggestion)",
+                hint: "Remove or correct the key in the plugin's config in plugins.json.")
+        }
+    }
+
+    private func integer(_ key: String, _ v: ConfigValue) throws(PlugboardError) -> Int {
+        switch v {
+        case .integer(let i) where i >= Int64(Int.min) && i <= Int64(Int.max): return Int(i)
+        case .number(let d) where d.rounded() == d && abs(d) < 9.0e15: return Int(d)
+        default: throw wrongType(key, "an integer", v)
+        }
+    }
+
+    private func missing(_ key: String, _ expected: String) -> PlugboardError {
+        PlugboardError(.configInvalid, "plugin \"\(plugin)\": missing configuration key \"\(path).\(key)\"",
+                       detail: "Expected \(expected) at \(path).\(key), found nothing.",
+                       hint: "Add \"\(key)\" to the plugin's config in plugins.json.")
+    }
+
+    private func wrongType(_ key: String, _ expected: String, _ found: ConfigValue) -> PlugboardError {
+        PlugboardError(.configInvalid, "plugin \"\(plugin)\": wrong type for configuration key \"\(path).\(key)\"",
+                       detail: "Expected \(expected) at \(path).\(key), found a value of type \(found.kindName).",
+                       hint: "Correct \"\(key)\" in the plugin's config in plugins.json.")
+    }
+}

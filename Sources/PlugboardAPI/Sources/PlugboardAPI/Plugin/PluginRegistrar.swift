@@ -1,0 +1,62 @@
+/// What a plugin registers through: a transactional view of the host's container, with
+/// the plugin's configuration, the environment and a logger.
+///
+/// Everything registered here belongs to the plugin (its owner is the plugin's manifest
+/// name) and is published in one transaction after `register(into:)` returns; if the
+/// plugin throws, or one of its managed services fails to start, none of it is.
+///
+/// ```swift
+/// static func register(into registrar: PluginRegistrar) throws {
+///     let root = try registrar.config.string("root")
+///     try registrar.register((any ObjectStorage).self, managed: true) { _ in
+///         FileStorage(root: root, logger: registrar.logger)
+///     }
+/// }
+/// ```
+public final class PluginRegistrar: ServiceResolver, Sendable {
+    /// The plugin's name in the manifest: the owner of its registrations.
+    public let pluginName: String
+    /// The environment the host runs in.
+    public let environment: Environment
+    /// The plugin's `config` object from the manifest, `${VAR}`s expanded, secrets as
+    /// plain strings.
+    public let config: PluginConfig
+    /// A logger already carrying `plugin=<name>`.
+    public let logger: Logger
+    /// The transaction the registrations go into; the host commits it.
+    public let transaction: Transaction
+    private let container: Container
+
+    /// Made by the host's loader, one per plugin load.
+    public init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int = 0) {
+        self.pluginName = pluginName
+        self.environment = container.environment
+        self.config = config
+        self.logger = logger.with("plugin", .string(pluginName))
+        self.container = container
+        self.transaction = container.makeTransaction(owner: pluginName, rank: rank)
+    }
+
+    /// Registers a factory; see ``Transaction/register(_:name:rank:scope:managed:implementation:factory:)``.
+    /// The rank defaults to the plugin's `rank` in the manifest.
+    public func register<T>(_ service: T.Type, name: String? = nil, rank: Int? = nil,
+                            scope: Scope = .singleton, managed: Bool = false,
+                            implementation: (any Any.Type)? = nil,
+                            factory: @escaping @Sendable (Resolver) throws -> T) throws(PlugboardError) {
+        try transaction.register(service, name: name, rank: rank, scope: scope, managed: managed,
+                                 implementation: implementation, factory: factory)
+    }
+
+    /// Registers a ready value; see ``Transaction/register(_:name:rank:managed:instance:)``.
+    public func register<T>(_ service: T.Type, name: String? = nil, rank: Int? = nil,
+                            managed: Bool = false, instance: T) throws(PlugboardError) {
+        try transaction.register(service, name: name, rank: rank, managed: managed, instance: instance)
+    }
+
+    /// Resolves a service that is already published (another plugin's, or the host's).
+    /// The plugin's own registrations are not visible here before the commit; its
+    /// factories see them through the ``Resolver`` they are given.
+    public func resolve<T>(_ type: T.Type, name: String?) throws(PlugboardError) -> T {
+        try container.resolve(type, name: name)
+    }
+}
