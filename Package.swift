@@ -20,12 +20,15 @@ let package = Package(
         .target(name: "PlugboardCrypto"),
         // The kit for plugin authors: in-memory storage, the ObjectStorage conformance suite.
         .target(name: "PlugboardTesting", dependencies: [api, "PlugboardCrypto"]),
+        // The host: manifest, loader, plugin registry. The CLI is a thin layer over it.
+        .target(name: "PlugboardHost", dependencies: [api, "PlugboardCrypto"]),
         .executableTarget(
             name: "plugboard-bench",
             dependencies: [api, .product(name: "BenchFloor", package: "BenchFloor")],
             path: "Benchmarks/plugboard-bench"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),
+        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost"]),
     ]
 )
 

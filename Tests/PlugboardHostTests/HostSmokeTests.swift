@@ -1,0 +1,4 @@
+import PlugboardHost
+import Testing
+
+@Test func hostModuleLinks() { _ = PlugboardHost.self }
