@@ -1,0 +1,14 @@
+import PlugboardAPI
+import PlugboardCrypto
+
+/// SHA-256 for pins and cache names, from libcrypto (PlugboardCrypto).
+enum Digest {
+    static func sha256Hex(_ bytes: [UInt8]) throws(PlugboardError) -> String {
+        do {
+            return Hex.encode(try SHA256Hasher.hash(bytes))
+        } catch {
+            throw PlugboardError(.cacheFailed, "could not compute SHA-256: \(error.message)",
+                                 detail: error.detail, hint: error.hint)
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import PlugboardAPI
+
+// The loader's refusals, in the order it checks (docs/ERRORS.md, "loader").
+extension PlugboardError.Code {
+    /// The plugin file does not exist.
+    public static let pluginFileNotFound: Self = "loader.file_not_found"
+    /// The plugin file exists but cannot be read.
+    public static let pluginFileUnreadable: Self = "loader.file_unreadable"
+    /// The path is not a regular file (a folder, a device...).
+    public static let notRegularFile: Self = "loader.not_regular_file"
+    /// The file, or its folder, can be changed by other users.
+    public static let insecurePermissions: Self = "loader.insecure_permissions"
+    /// The file's SHA-256 differs from the manifest's pin.
+    public static let checksumMismatch: Self = "loader.checksum_mismatch"
+    /// The file is larger than the loader accepts.
+    public static let fileTooLarge: Self = "loader.file_too_large"
+    /// The file is not an ELF file at all.
+    public static let notELF: Self = "loader.not_elf"
+    /// The ELF file is cut short or its tables point outside it.
+    public static let truncatedELF: Self = "loader.truncated_elf"
+    /// The ELF file is for another class, byte order or machine.
+    public static let wrongArchitecture: Self = "loader.wrong_architecture"
+    /// The ELF file is not a shared object.
+    public static let notSharedObject: Self = "loader.not_shared_object"
+    /// The shared object has no `plugboard_header` section.
+    public static let headerMissing: Self = "plugin.header_missing"
+    /// Another compiler built the shared object.
+    public static let toolchainMismatch: Self = "plugin.toolchain_mismatch"
+    /// The content-addressed cache could not be written.
+    public static let cacheFailed: Self = "loader.cache_failed"
+    /// `dlopen` refused the shared object.
+    public static let dlopenFailed: Self = "loader.dlopen_failed"
+    /// The shared object has no `plugboard_plugin_entry` symbol.
+    public static let entryPointMissing: Self = "plugin.entry_point_missing"
+    /// A `product` plugin was not found in any plugin folder.
+    public static let productNotFound: Self = "loader.product_not_found"
+}

@@ -1,0 +1,188 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardAPI
+
+/// Loads plugin files into a container, refusing what it can before `dlopen`.
+///
+/// For one plugin, in this order (each refusal names what was expected, what was found,
+/// and what to do):
+/// 1. the file: path, regular file, permissions, the sha256 pin;
+/// 2. before `dlopen`: the ELF header, the plugin header, the toolchain;
+/// 3. a content-addressed copy in the cache, with the libraries it needs beside it;
+///    `dlopen` of that copy;
+/// 4. the entry point, the handshake (versions compiled into the plugin, one shared
+///    PlugboardAPI);
+/// 5. registration into one transaction, whose managed services start before it is
+///    published; on any failure nothing is published.
+///
+/// A failure marks the plugin `rejected` (steps 1-2) or `failed` (3-5); it never takes
+/// the host or other plugins down. No image is ever unloaded (DESIGN.md fact 2).
+public final class PluginLoader: Sendable {
+    /// How the loader is set up.
+    public struct Configuration: Sendable {
+        /// Where content-addressed copies go; created with mode 0700.
+        public var cacheDirectory: String
+        /// Where plugins log, and the loader too; each plugin's logger adds `plugin=<name>`.
+        public var logger: Logger
+
+        public init(cacheDirectory: String, logger: Logger = .disabled) {
+            self.cacheDirectory = cacheDirectory
+            self.logger = logger
+        }
+    }
+
+    /// What to load.
+    public struct Request: Sendable {
+        public var name: String
+        public var path: String
+        public var sha256: String?
+        public var config: PluginConfig
+        public var rank: Int
+
+        public init(name: String, path: String, sha256: String? = nil, config: PluginConfig? = nil, rank: Int = 0) {
+            self.name = name
+            self.path = path
+            self.sha256 = sha256
+            self.config = config ?? PluginConfig(plugin: name)
+            self.rank = rank
+        }
+    }
+
+    public let container: Container
+    public let configuration: Configuration
+    private let cache: PluginCache
+    private let logger: Logger
+
+    typealias EntryPoint = @convention(c) (Int32, UnsafeMutableRawPointer?) -> Int32
+
+    /// - Throws: `loader.cache_failed` if the cache folder cannot be created.
+    public init(container: Container, configuration: Configuration) throws(PlugboardError) {
+        self.container = container
+        self.configuration = configuration
+        self.cache = try PluginCache(directory: configuration.cacheDirectory)
+        self.logger = configuration.logger.with("component", "loader")
+    }
+
+    /// Loads one plugin and reports how it went; never throws.
+    public func load(_ request: Request) async -> PluginRecord {
+        var record = PluginRecord(name: request.name, state: .rejected, path: request.path, sha256: request.sha256)
+        let mapped: (library: DynamicLibrary, entry: EntryPoint)
+        do {
+            let inspection = try PluginInspection.plugin(at: request.path, name: request.name, pin: request.sha256)
+            record.path = inspection.path
+            record.sha256 = inspection.sha256
+            record.header = inspection.header
+            let loadPath = try stage(inspection, plugin: request.name)
+            record.state = .failed
+            mapped = try open(loadPath, plugin: request.name)
+        } catch {
+            record.error = error
+            logger.error("\(record.state == .rejected ? "rejected" : "failed to load") plugin", metadata: [
+                "plugin": .string(request.name), "code": .string(error.code.rawValue), "error": .string(error.message)])
+            return record
+        }
+        do {
+            try handshake(mapped.entry, plugin: request.name)
+            let registrar = PluginRegistrar(pluginName: request.name, container: container, config: request.config,
+                                            logger: configuration.logger, rank: request.rank)
+            let call = PluginCall(registrar: registrar)
+            let status = mapped.entry(PluginEntry.Op.register, Unmanaged.passUnretained(call).toOpaque())
+            record.version = call.version
+            guard status == PluginEntry.Status.ok else {
+                throw call.failure ?? PlugboardError(.protocolViolation,
+                    "plugin \"\(request.name)\" answered register with status \(status)",
+                    hint: "Its entry point must call PluginEntry.run(op, arg, YourPlugin.self).")
+            }
+            try await container.commit(registrar.transaction)
+            record.state = .active
+            record.services = container.registrations().filter { $0.owner == request.name }.map(\.service)
+            logger.info("loaded plugin", metadata: ["plugin": .string(request.name),
+                                                     "version": .string(call.version ?? "?"),
+                                                     "sha256": .string(String(record.sha256?.prefix(12) ?? ""))])
+        } catch let error as PlugboardError {
+            record.state = .failed
+            record.error = error
+            logger.error("failed to load plugin", metadata: [
+                "plugin": .string(request.name), "code": .string(error.code.rawValue), "error": .string(error.message)])
+        } catch {
+            record.state = .failed
+            record.error = PlugboardError(.registrationFailed, "plugin \"\(request.name)\" failed: \(error)")
+        }
+        return record
+    }
+
+    /// What a plugin declares (name, version, services) without registering anything:
+    /// every check, `dlopen`, the handshake, then `describe`.
+    public func describe(path: String, name: String) throws(PlugboardError) -> (PluginInspection, PluginCall) {
+        let inspection = try PluginInspection.plugin(at: path, name: name, pin: nil)
+        let mapped = try open(try stage(inspection, plugin: name), plugin: name)
+        try handshake(mapped.entry, plugin: name)
+        let call = PluginCall(registrar: nil)
+        _ = mapped.entry(PluginEntry.Op.describe, Unmanaged.passUnretained(call).toOpaque())
+        return (inspection, call)
+    }
+
+    // MARK: - Steps
+
+    /// Copies the plugin, and the libraries it needs from beside it, into the cache;
+    /// returns the path to `dlopen`.
+    private func stage(_ inspection: PluginInspection, plugin: String) throws(PlugboardError) -> String {
+        let entry = try cache.store(inspection.bytes, sha256: inspection.sha256)
+        var links: [(name: String, target: String)] = []
+        var seen = Set<String>()
+        try collectSiblings(of: inspection, plugin: plugin, into: &links, seen: &seen)
+        guard !links.isEmpty else { return entry }
+        let name = PluginFile.fileName(inspection.path)
+        let folder = try cache.linkFolder(sha256: inspection.sha256,
+                                          links: [(name, "../\(inspection.sha256).so")] + links)
+        return "\(folder)/\(name)"
+    }
+
+    /// The libraries `inspection` needs that are not in the process yet and lie beside
+    /// the original file, checked and cached like the plugin, recursively. A library the
+    /// process already has under that name (libPlugboardAPI.so, the Swift runtime, a
+    /// contract another plugin brought) is never loaded a second time, even if the
+    /// plugin's folder has its own build of it.
+    private func collectSiblings(of inspection: PluginInspection, plugin: String,
+                                 into links: inout [(name: String, target: String)],
+                                 seen: inout Set<String>) throws(PlugboardError) {
+        let folder = PluginFile.parentFolder(inspection.path)
+        for needed in inspection.neededLibraries where !seen.contains(needed) {
+            seen.insert(needed)
+            if DynamicLibrary.isLoaded(needed) { continue }
+            let candidate = "\(folder)/\(needed)"
+            guard access(candidate, F_OK) == 0 else { continue }  // left to the dynamic loader's search
+            let sibling = try PluginInspection.sibling(at: candidate, of: plugin)
+            _ = try cache.store(sibling.bytes, sha256: sibling.sha256)
+            links.append((needed, "../\(sibling.sha256).so"))
+            try collectSiblings(of: sibling, plugin: plugin, into: &links, seen: &seen)
+        }
+    }
+
+    private func open(_ path: String, plugin: String) throws(PlugboardError) -> (library: DynamicLibrary, entry: EntryPoint) {
+        let library: DynamicLibrary
+        switch DynamicLibrary.open(path) {
+        case .success(let l): library = l
+        case .failure(let e):
+            throw PlugboardError(.dlopenFailed, "could not load library of plugin \"\(plugin)\": \(e.text)",
+                hint: "A library it needs may be missing; run ldd on the plugin file to see which.")
+        }
+        guard let symbol = library.symbol(PluginEntry.symbolName) else {
+            throw PlugboardError(.entryPointMissing, "could not find function \"\(PluginEntry.symbolName)\" in plugin \"\(plugin)\"",
+                detail: "The shared object exports no \(PluginEntry.symbolName) symbol.",
+                hint: "Declare it with @c(plugboard_plugin_entry) calling PluginEntry.run (see docs/PLUGIN_HEADER.md).")
+        }
+        return (library, unsafeBitCast(symbol, to: EntryPoint.self))
+    }
+
+    private func handshake(_ entry: EntryPoint, plugin: String) throws(PlugboardError) {
+        var words = [UInt64](repeating: 0, count: PluginHandshake.wordCount)
+        let status = words.withUnsafeMutableBytes { entry(PluginEntry.Op.handshake, $0.baseAddress) }
+        guard status == PluginEntry.Status.ok else {
+            throw PlugboardError(.protocolViolation, "plugin \"\(plugin)\" refused the handshake with status \(status)",
+                hint: "Its entry point must call PluginEntry.run(op, arg, YourPlugin.self).")
+        }
+        try PluginHandshake(words: words, plugin: plugin).check(plugin: plugin)
+    }
+}

@@ -1,0 +1,33 @@
+import PlugboardAPI
+
+/// One plugin as the host knows it: its state, what it declared, and why it failed.
+public struct PluginRecord: Sendable {
+    /// The manifest name; owner of its registrations.
+    public var name: String
+    public var state: PluginState
+    /// The version the plugin declares, once its code has answered.
+    public var version: String?
+    /// The file it was loaded from (resolved), if known.
+    public var path: String?
+    /// The SHA-256 of that file, once read.
+    public var sha256: String?
+    /// What the file's plugin header says.
+    public var header: PluginHeader?
+    /// The services it registered (module-qualified), for an active plugin.
+    public var services: [String]
+    /// Why it is failed or rejected.
+    public var error: PlugboardError?
+
+    public init(name: String, state: PluginState, version: String? = nil, path: String? = nil,
+                sha256: String? = nil, header: PluginHeader? = nil, services: [String] = [],
+                error: PlugboardError? = nil) {
+        self.name = name
+        self.state = state
+        self.version = version
+        self.path = path
+        self.sha256 = sha256
+        self.header = header
+        self.services = services
+        self.error = error
+    }
+}
