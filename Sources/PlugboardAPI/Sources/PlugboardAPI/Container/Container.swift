@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Synchronization
 
 /// The protocol-keyed dependency-injection container that the host and every plugin share.
@@ -36,6 +41,8 @@ public final class Container: ServiceResolver, @unchecked Sendable {
     public let parent: Container?
 
     let id: UInt64
+    /// ``ThreadState/key``, copied so that the resolve path reads a plain field.
+    let threadKey: pthread_key_t
     /// The generation of `state.current`, published after the snapshot it names.
     let published = Atomic<UInt64>(0)
     let state: LockedBox<ContainerState>
@@ -57,6 +64,7 @@ public final class Container: ServiceResolver, @unchecked Sendable {
         self.parent = parent
         self.logger = logger
         self.id = Self.ids.add(1, ordering: .relaxed).newValue
+        self.threadKey = ThreadState.key.value
         self.state = LockedBox(ContainerState())
     }
 
@@ -101,12 +109,12 @@ public final class Container: ServiceResolver, @unchecked Sendable {
     /// - Throws: `container.not_registered` (with the closest registered services),
     ///   `container.circular_dependency`, `container.factory_failed`.
     public func resolve<T>(_ type: T.Type = T.self) throws(PlugboardError) -> T {
-        let ts = ThreadState.current()
+        let ts = ThreadState.current(key: threadKey)
         let snap = currentSnapshot(ts)
         let reg = snap._withUnsafeGuaranteedRef { $0.winner(at: $0.index(ofType: ObjectIdentifier(type))) }
         if let reg {
             if let p = reg._withUnsafeGuaranteedRef({ $0.built.load(ordering: .acquiring) }) {
-                return Unmanaged<ValueBox<T>>.fromOpaque(p)._withUnsafeGuaranteedRef { $0.value }
+                return builtValue(p, as: T.self)
             }
             return try build(reg.takeUnretainedValue(), as: type, ts: ts,
                              view: ResolutionView(container: self, pinned: snap.takeUnretainedValue()))

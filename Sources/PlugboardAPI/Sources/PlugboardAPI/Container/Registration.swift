@@ -4,8 +4,9 @@ import Synchronization
 ///
 /// Registrations are immutable once published, except for three cells, each with its own
 /// discipline:
-/// - `built` holds the value of an instance or a built singleton: written once (with
-///   release ordering) and never changed, so readers need only an acquiring load;
+/// - `built` points at the value of an instance or a built singleton (inside the
+///   `ValueBox` that `valueOwner` retains): written once (with release ordering, after
+///   `valueOwner`) and never changed, so readers need only an acquiring load;
 /// - `buildOwner` is guarded by the global ``BuildCoordinator`` lock;
 /// - `sequence`, `generation` and `learnedImplementation` are guarded by the owning
 ///   container's lock.
@@ -23,8 +24,10 @@ final class Registration: @unchecked Sendable {
     /// The declared implementation type, if the registrant named one.
     let declaredImplementation: ServiceType?
 
-    /// A retained `ValueBox<T>`, or nil until a singleton is built.
+    /// The value of a built singleton or instance, or nil until it is built.
     let built = Atomic<UnsafeRawPointer?>(nil)
+    /// The retained `ValueBox<T>` that owns `built`'s value.
+    private let valueOwner = Atomic<UnsafeRawPointer?>(nil)
     /// The weak reference of a weak-scoped registration.
     let weakCell: LockedBox<WeakReference>?
 
@@ -48,21 +51,18 @@ final class Registration: @unchecked Sendable {
         self.factory = factory
         self.declaredImplementation = declaredImplementation
         self.weakCell = scope == .weak ? LockedBox(WeakReference()) : nil
-        if let value {
-            built.store(UnsafeRawPointer(Unmanaged.passRetained(value as AnyObject).toOpaque()),
-                        ordering: .releasing)
-        }
+        if let value { publish(value) }
     }
 
     deinit {
-        if let p = built.load(ordering: .acquiring) {
+        if let p = valueOwner.load(ordering: .acquiring) {
             Unmanaged<AnyObject>.fromOpaque(p).release()
         }
     }
 
     /// The built value, type-erased, if there is one.
     var builtValue: Any? {
-        guard let p = built.load(ordering: .acquiring) else { return nil }
+        guard let p = valueOwner.load(ordering: .acquiring) else { return nil }
         let box = Unmanaged<AnyObject>.fromOpaque(p).takeUnretainedValue()
         return (box as? any AnyValueBox)?.anyValue
     }
@@ -70,8 +70,8 @@ final class Registration: @unchecked Sendable {
     /// Publishes a freshly built singleton value. Called once, by the thread that owns the
     /// build, before it wakes any waiter.
     func publish(_ box: any AnyValueBox) {
-        built.store(UnsafeRawPointer(Unmanaged.passRetained(box as AnyObject).toOpaque()),
-                    ordering: .releasing)
+        valueOwner.store(UnsafeRawPointer(Unmanaged.passRetained(box as AnyObject).toOpaque()), ordering: .releasing)
+        built.store(box.rawPointer, ordering: .releasing)
     }
 
     /// Ranking order: higher rank first, then earlier registration.

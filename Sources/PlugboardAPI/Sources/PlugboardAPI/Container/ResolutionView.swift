@@ -24,7 +24,7 @@ struct ResolutionView: @unchecked Sendable {
             throw Container.notRegistered(key, type: type, from: requester)
         }
         if let p = reg.built.load(ordering: .acquiring) {
-            return Unmanaged<ValueBox<T>>.fromOpaque(p).takeUnretainedValue().value
+            return builtValue(p, as: T.self)
         }
         return try container.build(reg, as: type, ts: ts, view: reg.scope == .transient ? self : owner)
     }
@@ -41,7 +41,7 @@ struct ResolutionView: @unchecked Sendable {
             let regs = index >= 0 ? v.pinned.ranked[index] : []
             for reg in regs where !seenOwners.contains(reg.owner) {
                 if let p = reg.built.load(ordering: .acquiring) {
-                    out.append(Unmanaged<ValueBox<T>>.fromOpaque(p).takeUnretainedValue().value)
+                    out.append(builtValue(p, as: T.self))
                 } else {
                     out.append(try v.container.build(reg, as: type, ts: ts,
                                                      view: reg.scope == .transient ? self : v))
@@ -96,7 +96,7 @@ extension Container {
             throw PlugboardError(.factoryFailed, "singleton \(reg.displayName) was not built",
                                  hint: "Retry the resolve; the thread that was building it failed.")
         }
-        return Unmanaged<ValueBox<T>>.fromOpaque(p).takeUnretainedValue().value
+        return builtValue(p, as: T.self)
     }
 
     /// Builds the singleton `reg` exactly once: the first thread to claim it runs `make`,

@@ -1,21 +1,43 @@
 /// A built value of the service type `T`, shared by every resolve of a singleton or an
 /// instance registration.
 ///
-/// The resolve path casts a registration's box back with `unsafeDowncast`, which is sound
-/// because a registration under the key `ObjectIdentifier(T.self)` is only ever created by
-/// `register<T>` with a `ValueBox<T>`: the key *is* the type.
+/// The value lives in its own allocation so that the resolve path can read it through a
+/// plain pointer (`Registration.built`) as a `T`, without asking the runtime for
+/// `ValueBox<T>`'s metadata to find a field. That read is sound because a registration
+/// under the key `ObjectIdentifier(T.self)` is only ever created by `register<T>` with a
+/// `ValueBox<T>`: the key *is* the type.
 ///
-/// `@unchecked Sendable`: `value` is immutable. Whether `T` itself may be used from many
-/// threads is the service's contract (see ``Container``).
+/// `@unchecked Sendable`: the value is immutable after `init`. Whether `T` itself may be
+/// used from many threads is the service's contract (see ``Container``).
 final class ValueBox<T>: AnyValueBox, @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
-    var anyValue: Any { value }
+    let pointer: UnsafeMutablePointer<T>
+
+    init(_ value: T) {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: value)
+    }
+
+    deinit {
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
+    }
+
+    var value: T { pointer.pointee }
+    var anyValue: Any { pointer.pointee }
+    var rawPointer: UnsafeRawPointer { UnsafeRawPointer(pointer) }
 }
 
 /// What code that does not know `T` needs of a ``ValueBox``.
 protocol AnyValueBox: AnyObject, Sendable {
     var anyValue: Any { get }
+    /// Where the value is; read it as the `T` of the registration's key.
+    var rawPointer: UnsafeRawPointer { get }
+}
+
+/// Reads the value a registration's `built` pointer points at.
+@inline(__always)
+func builtValue<T>(_ p: UnsafeRawPointer, as type: T.Type) -> T {
+    p.assumingMemoryBound(to: T.self).pointee
 }
 
 /// A factory for the service type `T`.

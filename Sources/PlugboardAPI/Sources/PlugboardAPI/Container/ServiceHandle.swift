@@ -26,11 +26,11 @@ public final class ServiceHandle<T>: Sendable {
     /// The best provider now; throws what ``Container/resolve(_:)`` throws.
     public var current: T {
         get throws(PlugboardError) {
-            let ts = ThreadState.current()
+            let ts = ThreadState.current(key: container.threadKey)
             let snap = container.currentSnapshot(ts)
             if let reg = snap._withUnsafeGuaranteedRef({ $0.winner(at: index) }),
                let p = reg._withUnsafeGuaranteedRef({ $0.built.load(ordering: .acquiring) }) {
-                return Unmanaged<ValueBox<T>>.fromOpaque(p)._withUnsafeGuaranteedRef { $0.value }
+                return builtValue(p, as: T.self)
             }
             return try ResolutionView(container: container, pinned: snap.takeUnretainedValue())
                 .resolve(key, as: T.self, ts: ts, requester: container)

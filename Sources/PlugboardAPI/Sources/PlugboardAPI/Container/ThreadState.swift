@@ -59,24 +59,28 @@ struct ThreadState {
     }
 
     /// This thread's state, created on first use.
+    static func current() -> UnsafeMutablePointer<ThreadState> { current(key: key.value) }
+
+    /// This thread's state; `key` is ``key``'s value, which containers copy so that the
+    /// resolve path does not pay for a lazy global's initialization check.
     @inline(__always)
-    static func current() -> UnsafeMutablePointer<ThreadState> {
-        if let p = pthread_getspecific(key.value) {
+    static func current(key: pthread_key_t) -> UnsafeMutablePointer<ThreadState> {
+        if let p = pthread_getspecific(key) {
             return p.assumingMemoryBound(to: ThreadState.self)
         }
-        return makeCurrent()
+        return makeCurrent(key: key)
     }
 
     @inline(never)
-    private static func makeCurrent() -> UnsafeMutablePointer<ThreadState> {
+    private static func makeCurrent(key: pthread_key_t) -> UnsafeMutablePointer<ThreadState> {
         let p = UnsafeMutablePointer<ThreadState>.allocate(capacity: 1)
         p.initialize(to: ThreadState())
-        pthread_setspecific(key.value, p)
+        pthread_setspecific(key, p)
         return p
     }
 
     /// The pthread key, with a destructor that releases the cached snapshots.
-    private static let key = PThreadKey()
+    static let key = PThreadKey()
 
     /// Releases every slot's snapshot. Called when the thread exits.
     static func destroy(_ raw: UnsafeMutableRawPointer) {
