@@ -5,6 +5,8 @@ import PlugboardAPI
 struct CaseResult {
     let name: String
     let nsPerOp: Double
+    /// Cores other processes kept busy while the case ran.
+    var otherLoad: Double?
     var threads = 1
     /// Two-thread cases: the one-thread figure they are compared with, and the speedup.
     var oneThreadNsPerOp: Double?
@@ -140,88 +142,126 @@ func replaceBatch(_ c: Container) -> @Sendable (Int) throws(PlugboardError) -> V
 struct BenchOptions {
     var seconds = 0.5
     var samples = 5
+    /// Only these cases (and what their gates need); nil: all.
+    var only: [String]?
 }
+
+/// Every case, in the order of the report. `floor` is always measured.
+let allCases = ["floor", "singleton", "handle", "transient", "alloc", "named", "miss",
+                "floor-threads-one", "floor-threads-shared", "floor-threads-distinct",
+                "threads-one", "threads-shared", "threads-distinct"]
+
+/// The cases a case's gate needs besides the floor.
+let caseInputs: [String: [String]] = [
+    "transient": ["alloc"],
+    "threads-shared": ["threads-one", "floor-threads-one", "floor-threads-shared"],
+    "threads-distinct": ["threads-one"],
+    "floor-threads-shared": ["floor-threads-one"],
+    "floor-threads-distinct": ["floor-threads-one"],
+]
 
 func runContainerBench(_ o: BenchOptions, progress: (String) -> Void) throws(PlugboardError) -> [CaseResult] {
     let c = try makeBenchContainer()
     let s = o.seconds, k = o.samples
+    let tk = max(1, min(k, 3))  // two-thread cases: fewer samples, each spawns its threads anew
+
+    var wanted = Set(o.only ?? allCases)
+    wanted.insert("floor")
+    for name in wanted { wanted.formUnion(caseInputs[name] ?? []) }
+    for name in wanted { wanted.formUnion(caseInputs[name] ?? []) }
 
     let holder = FloorHolder(BenchImpl(1))
     let holder2 = FloorHolder(BenchImpl(2))
-
-    progress("floor")
-    let floorA = try measure(seconds: s, samples: k, floorBatch(holder))
-    progress("alloc")
-    let alloc = try measure(seconds: s, samples: k, allocBatch())
-    progress("singleton")
-    let singleton = try measure(seconds: s, samples: k, singletonBatch(c))
-    progress("transient")
-    let transient = try measure(seconds: s, samples: k, transientBatch(c))
-    progress("named")
-    let named = try measure(seconds: s, samples: k, namedBatch(c))
-    progress("miss")
-    let miss = try measure(seconds: s, samples: k, missBatch(c))
-    progress("handle")
-    let handle = try measure(seconds: s, samples: k, handleBatch(c.handle((any BenchService).self)))
-    progress("floor (again)")
-    let floorB = try measure(seconds: s, samples: k, floorBatch(holder))
-    let floor = min(floorA, floorB)
-
-    // Two threads: fewer, longer samples (each spawns its threads anew).
-    let tk = max(1, min(k, 3))
     let writer = replaceBatch(c)
-    progress("floor-threads-one")
-    let floorOne = try measureThreads(seconds: s, samples: tk, readers: [floorBatch(holder)], writer: nil)
-    progress("floor-threads-shared")
-    let floorShared = try measureThreads(seconds: s, samples: tk,
-                                         readers: [floorBatch(holder), floorBatch(holder)], writer: nil)
-    progress("floor-threads-distinct")
-    let floorDistinct = try measureThreads(seconds: s, samples: tk,
-                                           readers: [floorBatch(holder), floorBatch(holder2)], writer: nil)
-    progress("threads-one")
-    let threadsOne = try measureThreads(seconds: s, samples: tk, readers: [singletonBatch(c)], writer: writer)
-    progress("threads-shared")
-    let threadsShared = try measureThreads(seconds: s, samples: tk,
-                                           readers: [singletonBatch(c), singletonBatch(c)], writer: writer)
-    progress("threads-distinct")
-    let threadsDistinct = try measureThreads(seconds: s, samples: tk,
-                                             readers: [distinctBatch(c, reader: 0), distinctBatch(c, reader: 1)],
-                                             writer: writer)
 
-    func ratioGate(_ ns: Double, _ limit: Double) -> Gate {
-        Gate(text: "<= \(fmt(limit, 1))x floor", pass: ns <= limit * floor)
+    // ns/op, and the CPU other processes used while each case ran, in cores: a busy
+    // machine makes the figures worse, the two-thread ones most.
+    var ns: [String: Double] = [:]
+    var replacements: [String: Double] = [:]
+    var load: [String: Double] = [:]
+    func single(_ name: String, as key: String? = nil, _ batch: Batch) throws(PlugboardError) {
+        guard wanted.contains(name) else { return }
+        progress(key ?? name)
+        let before = CPUSnapshot.now()
+        ns[key ?? name] = try measure(seconds: s, samples: k, batch)
+        load[key ?? name] = CPUSnapshot.now().otherLoad(since: before)
     }
-    let floorSharedSpeedup = floorOne.nsPerOp / floorShared.nsPerOp
+    func threads(_ name: String, _ readers: [Batch], writer: (@Sendable (Int) throws(PlugboardError) -> Void)?) throws(PlugboardError) {
+        guard wanted.contains(name) else { return }
+        progress(name)
+        let before = CPUSnapshot.now()
+        let m = try measureThreads(seconds: s, samples: tk, readers: readers, writer: writer)
+        load[name] = CPUSnapshot.now().otherLoad(since: before)
+        ns[name] = m.nsPerOp
+        if writer != nil { replacements[name] = m.replacementsPerSecond }
+    }
 
-    var out: [CaseResult] = []
-    out.append(CaseResult(name: "floor", nsPerOp: floor,
-                          note: "min of \(fmt(floorA, 2)) (first) and \(fmt(floorB, 2)) (last)"))
-    out.append(CaseResult(name: "singleton", nsPerOp: singleton, gate: ratioGate(singleton, 1.5)))
-    out.append(CaseResult(name: "handle", nsPerOp: handle, gate: ratioGate(handle, 1.2)))
-    out.append(CaseResult(name: "transient", nsPerOp: transient,
-                          gate: Gate(text: "<= 1.5x floor + alloc = \(fmt(1.5 * floor + alloc, 1)) ns",
-                                     pass: transient <= 1.5 * floor + alloc)))
-    out.append(CaseResult(name: "alloc", nsPerOp: alloc,
-                          note: "one allocation and release of the transient's class"))
-    out.append(CaseResult(name: "named", nsPerOp: named, note: "no gate"))
-    out.append(CaseResult(name: "miss", nsPerOp: miss, gate: Gate(text: "<= 500 ns", pass: miss <= 500)))
-    out.append(CaseResult(name: "floor-threads-one", nsPerOp: floorOne.nsPerOp,
-                          note: "floor on one thread (for the two-thread ratios)"))
-    out.append(CaseResult(name: "floor-threads-shared", nsPerOp: floorShared.nsPerOp, threads: 2,
-                          oneThreadNsPerOp: floorOne.nsPerOp, note: "two threads, one shared object"))
-    out.append(CaseResult(name: "floor-threads-distinct", nsPerOp: floorDistinct.nsPerOp, threads: 2,
-                          oneThreadNsPerOp: floorOne.nsPerOp, note: "two threads, distinct objects"))
-    out.append(CaseResult(name: "threads-one", nsPerOp: threadsOne.nsPerOp,
-                          replacementsPerSecond: threadsOne.replacementsPerSecond,
-                          note: "one reader while the writer replaces every ms"))
-    out.append(CaseResult(name: "threads-shared", nsPerOp: threadsShared.nsPerOp, threads: 2,
-                          oneThreadNsPerOp: threadsOne.nsPerOp,
-                          replacementsPerSecond: threadsShared.replacementsPerSecond,
-                          gate: Gate(text: "speedup >= floor's \(fmt(floorSharedSpeedup, 2))x",
-                                     pass: threadsOne.nsPerOp / threadsShared.nsPerOp >= floorSharedSpeedup)))
-    out.append(CaseResult(name: "threads-distinct", nsPerOp: threadsDistinct.nsPerOp, threads: 2,
-                          oneThreadNsPerOp: threadsOne.nsPerOp,
-                          replacementsPerSecond: threadsDistinct.replacementsPerSecond,
-                          gate: Gate(text: "speedup >= 1.6x", pass: threadsOne.nsPerOp / threadsDistinct.nsPerOp >= 1.6)))
-    return out
+    try single("floor", as: "floor-first", floorBatch(holder))
+    try single("alloc", allocBatch())
+    try single("singleton", singletonBatch(c))
+    try single("transient", transientBatch(c))
+    try single("named", namedBatch(c))
+    try single("miss", missBatch(c))
+    try single("handle", handleBatch(c.handle((any BenchService).self)))
+    try single("floor", as: "floor-last", floorBatch(holder))
+    let floorFirst = ns["floor-first"]!, floorLast = ns["floor-last"]!
+    let floor = min(floorFirst, floorLast)
+    ns["floor"] = floor
+    load["floor"] = floorFirst <= floorLast ? load["floor-first"] : load["floor-last"]
+
+    try threads("floor-threads-one", [floorBatch(holder)], writer: nil)
+    try threads("floor-threads-shared", [floorBatch(holder), floorBatch(holder)], writer: nil)
+    try threads("floor-threads-distinct", [floorBatch(holder), floorBatch(holder2)], writer: nil)
+    try threads("threads-one", [singletonBatch(c)], writer: writer)
+    try threads("threads-shared", [singletonBatch(c), singletonBatch(c)], writer: writer)
+    try threads("threads-distinct", [distinctBatch(c, reader: 0), distinctBatch(c, reader: 1)], writer: writer)
+
+    let threadsOne = ns["threads-one"] ?? .nan, floorOne = ns["floor-threads-one"] ?? .nan
+    func result(_ name: String) -> CaseResult? {
+        guard let v = ns[name] else { return nil }
+        var r = CaseResult(name: name, nsPerOp: v, otherLoad: load[name])
+        r.replacementsPerSecond = replacements[name]
+        switch name {
+        case "floor":
+            r.note = "best of \(fmt(floorFirst, 2)) (first) and \(fmt(floorLast, 2)) (last)"
+        case "singleton":
+            r.gate = Gate(text: "<= 1.5x floor", pass: v <= 1.5 * floor)
+        case "handle":
+            r.gate = Gate(text: "<= 1.2x floor", pass: v <= 1.2 * floor)
+        case "transient":
+            let limit = 1.5 * floor + ns["alloc"]!
+            r.gate = Gate(text: "<= 1.5x floor + alloc = \(fmt(limit, 1)) ns", pass: v <= limit)
+        case "alloc":
+            r.note = "one allocation and release of the transient's class"
+        case "named":
+            r.note = "no gate"
+        case "miss":
+            r.gate = Gate(text: "<= 500 ns", pass: v <= 500)
+        case "floor-threads-one":
+            r.note = "floor on one thread, the base of the floor's two-thread ratios"
+        case "floor-threads-shared":
+            r.threads = 2
+            r.oneThreadNsPerOp = floorOne
+            r.note = "two threads, one shared object"
+        case "floor-threads-distinct":
+            r.threads = 2
+            r.oneThreadNsPerOp = floorOne
+            r.note = "two threads, distinct objects"
+        case "threads-one":
+            r.note = "one reader while the writer replaces every ms"
+        case "threads-shared":
+            r.threads = 2
+            r.oneThreadNsPerOp = threadsOne
+            let floorSpeedup = floorOne / ns["floor-threads-shared"]!
+            r.gate = Gate(text: "speedup >= floor's \(fmt(floorSpeedup, 2))x", pass: threadsOne / v >= floorSpeedup)
+        case "threads-distinct":
+            r.threads = 2
+            r.oneThreadNsPerOp = threadsOne
+            r.gate = Gate(text: "speedup >= 1.6x", pass: threadsOne / v >= 1.6)
+        default:
+            break
+        }
+        return r
+    }
+    return allCases.compactMap(result)
 }

@@ -6,7 +6,7 @@ import Musl
 import PlugboardAPI
 
 let usage = """
-    usage: plugboard-bench container [--json] [--seconds S] [--samples N] [--check]
+    usage: plugboard-bench container [--json] [--seconds S] [--samples N] [--only CASES] [--check]
 
     Measures the container's resolve paths against the floor (a call into another module
     that returns a stored reference, then the same method call), in one run.
@@ -15,6 +15,10 @@ let usage = """
       --json         one JSON object per case and line, instead of a table
       --seconds S    time spent on each case, in seconds (default 0.5)
       --samples N    samples per case; the best counts (default 5; two-thread cases: at most 3)
+      --only CASES   only these cases, comma-separated, plus the floor and what their gates
+                     need (for profiling): floor, singleton, handle, transient, alloc, named,
+                     miss, floor-threads-one, floor-threads-shared, floor-threads-distinct,
+                     threads-one, threads-shared, threads-distinct
       --check        exit 1 if any acceptance gate fails
       -h, --help     this help
 
@@ -72,6 +76,10 @@ enum PlugboardBench {
                     fail("--samples needs a whole number in [1, 100]")
                 }
                 options.samples = n
+            case "--only":
+                let names = value("--only").split(separator: ",").map(String.init)
+                for name in names where !allCases.contains(name) { fail("unknown case '\(name)'") }
+                options.only = names
             default:
                 fail("unknown option '\(args[i])'")
             }
@@ -99,8 +107,16 @@ enum PlugboardBench {
         if !json {
             print(failed.isEmpty ? "all gates pass" : "gates failed: \(failed.joined(separator: ", "))")
         }
+        let noisy = results.filter { ($0.otherLoad ?? 0) >= noisyLoad }.map(\.name)
+        if !noisy.isEmpty {
+            print("plugboard-bench: warning: other processes used the CPU during \(noisy.joined(separator: ", ")); "
+                  + "run again on an idle machine", to: &err)
+        }
         if check && !failed.isEmpty { exit(1) }
     }
+
+    /// Other processes' load, in cores, from which a case's figure is flagged as noisy.
+    static let noisyLoad = 0.2
 
     static func header(_ o: BenchOptions) -> String {
         var load = "?"
@@ -132,6 +148,9 @@ enum PlugboardBench {
         if let note = r.note, r.gate == nil {
             line += "  (\(note))"
         }
+        if let other = r.otherLoad, other >= noisyLoad {
+            line += "  [noisy: other processes used \(fmt(other, 2)) cores]"
+        }
         return line
     }
 
@@ -150,6 +169,7 @@ enum PlugboardBench {
             fields.append(("gate", jsonString(g.text)))
             fields.append(("pass", g.pass ? "true" : "false"))
         }
+        if let other = r.otherLoad { fields.append(("other_cpu_load", fmt(other, 2))) }
         if let note = r.note { fields.append(("note", jsonString(note))) }
         return "{" + fields.map { "\(jsonString($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }

@@ -60,6 +60,45 @@ func sleepNs(_ ns: UInt64) {
     while nanosleep(&ts, &rest) != 0 && errno == EINTR { ts = rest }
 }
 
+/// The machine's busy CPU time and this process's, to tell how much CPU other processes
+/// took while a case ran.
+struct CPUSnapshot {
+    /// Busy CPU seconds of all cores (user, nice, system, irq, softirq, steal).
+    var busy: Double
+    /// CPU seconds of this process, all threads.
+    var own: Double
+    var wall: UInt64
+
+    static func now() -> CPUSnapshot {
+        var busy = 0.0
+        if let f = fopen("/proc/stat", "r") {
+            var buf = [CChar](repeating: 0, count: 512)
+            if fgets(&buf, Int32(buf.count), f) != nil {
+                let line = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                // cpu user nice system idle iowait irq softirq steal ...
+                let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+                if fields.count >= 8 {
+                    let ticks = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]
+                    busy = ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+                }
+            }
+            fclose(f)
+        }
+        var ru = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &ru)
+        let own = Double(ru.ru_utime.tv_sec) + Double(ru.ru_utime.tv_usec) / 1e6
+            + Double(ru.ru_stime.tv_sec) + Double(ru.ru_stime.tv_usec) / 1e6
+        return CPUSnapshot(busy: busy, own: own, wall: nowNs())
+    }
+
+    /// Cores kept busy by other processes (and the hypervisor's steal) since `before`.
+    func otherLoad(since before: CPUSnapshot) -> Double {
+        let wall = Double(wall - before.wall) / 1e9
+        guard wall > 0 else { return 0 }
+        return max(0, ((busy - before.busy) - (own - before.own)) / wall)
+    }
+}
+
 // MARK: - Single-thread measurement
 
 /// Runs `batch(n)` (n iterations of a case) for about `seconds`, split into `samples`
