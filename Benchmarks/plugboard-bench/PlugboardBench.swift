@@ -1,0 +1,176 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import PlugboardAPI
+
+let usage = """
+    usage: plugboard-bench container [--json] [--seconds S] [--samples N] [--only CASES] [--check]
+
+    Measures the container's resolve paths against the floor (a call into another module
+    that returns a stored reference, then the same method call), in one run.
+
+      container      the container benchmark (the only subcommand so far)
+      --json         one JSON object per case and line, instead of a table
+      --seconds S    time spent on each case, in seconds (default 0.5)
+      --samples N    samples per case; the best counts (default 5; two-thread cases: at most 3)
+      --only CASES   only these cases, comma-separated, plus the floor and what their gates
+                     need (for profiling): floor, singleton, handle, transient, alloc, named,
+                     miss, floor-threads-one, floor-threads-shared, floor-threads-distinct,
+                     threads-one, threads-shared, threads-distinct
+      --check        exit 1 if any acceptance gate fails
+      -h, --help     this help
+
+    Build and run in release mode:
+      swift build -c release --product plugboard-bench
+      .build/release/plugboard-bench container
+
+    """
+
+func fail(_ message: String) -> Never {
+    var err = StandardError()
+    print("plugboard-bench: \(message)\n", to: &err)
+    print(usage, terminator: "", to: &err)
+    exit(2)
+}
+
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        var s = string
+        s.withUTF8 { buf in _ = Glibc.write(2, buf.baseAddress, buf.count) }
+    }
+}
+
+@main
+enum PlugboardBench {
+    static func main() {
+        var args = Array(CommandLine.arguments.dropFirst())
+        if args.contains("-h") || args.contains("--help") {
+            print(usage, terminator: "")
+            exit(0)
+        }
+        guard let command = args.first else { fail("missing subcommand") }
+        args.removeFirst()
+        guard command == "container" else { fail("unknown subcommand '\(command)'") }
+
+        var options = BenchOptions()
+        var json = false, check = false
+        var i = 0
+        func value(_ flag: String) -> String {
+            i += 1
+            guard i < args.count else { fail("\(flag) needs a value") }
+            return args[i]
+        }
+        while i < args.count {
+            switch args[i] {
+            case "--json": json = true
+            case "--check": check = true
+            case "--seconds":
+                guard let s = Double(value("--seconds")), s > 0, s <= 60 else {
+                    fail("--seconds needs a number of seconds in (0, 60]")
+                }
+                options.seconds = s
+            case "--samples":
+                guard let n = Int(value("--samples")), n >= 1, n <= 100 else {
+                    fail("--samples needs a whole number in [1, 100]")
+                }
+                options.samples = n
+            case "--only":
+                let names = value("--only").split(separator: ",").map(String.init)
+                for name in names where !allCases.contains(name) { fail("unknown case '\(name)'") }
+                options.only = names
+            default:
+                fail("unknown option '\(args[i])'")
+            }
+            i += 1
+        }
+
+        var err = StandardError()
+        let results: [CaseResult]
+        do {
+            results = try runContainerBench(options) { name in
+                if !json { print("  measuring \(name)...", to: &err) }
+            }
+        } catch {
+            print("plugboard-bench: the container failed: \(error)", to: &err)
+            exit(1)
+        }
+        let floor = results.first { $0.name == "floor" }!.nsPerOp
+        if json {
+            for r in results { print(jsonLine(r, floor: floor)) }
+        } else {
+            print(header(options))
+            for r in results { print(textLine(r, floor: floor)) }
+        }
+        let failed = results.filter { $0.gate?.pass == false }.map(\.name)
+        if !json {
+            print(failed.isEmpty ? "all gates pass" : "gates failed: \(failed.joined(separator: ", "))")
+        }
+        let noisy = results.filter { ($0.otherLoad ?? 0) >= noisyLoad }.map(\.name)
+        if !noisy.isEmpty {
+            print("plugboard-bench: warning: other processes used the CPU during \(noisy.joined(separator: ", ")); "
+                  + "run again on an idle machine", to: &err)
+        }
+        if check && !failed.isEmpty { exit(1) }
+    }
+
+    /// Other processes' load, in cores, from which a case's figure is flagged as noisy.
+    static let noisyLoad = 0.2
+
+    static func header(_ o: BenchOptions) -> String {
+        var load = "?"
+        if let f = fopen("/proc/loadavg", "r") {
+            var buf = [CChar](repeating: 0, count: 128)
+            if fgets(&buf, Int32(buf.count), f) != nil {
+                load = String(decoding: buf.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+            fclose(f)
+        }
+        return """
+            plugboard-bench container: 100+ registered keys, \(fmt(o.seconds, 2)) s per case, best of \(o.samples) samples
+            loadavg: \(load)
+            """
+    }
+
+    static func textLine(_ r: CaseResult, floor: Double) -> String {
+        var line = pad(r.name, 23) + pad(fmt(r.nsPerOp, 1), 8, right: true) + " ns/op  "
+            + pad(fmt(r.nsPerOp / floor, 2), 6, right: true) + "x floor"
+        if let speedup = r.speedup {
+            line += "  \(r.threads) threads: \(fmt(speedup, 2))x one thread"
+        }
+        if let g = r.gate {
+            line += "  (gate \(g.text): \(g.pass ? "pass" : "FAIL"))"
+        }
+        if let rps = r.replacementsPerSecond {
+            line += "  [\(fmt(rps, 0)) replacements/s]"
+        }
+        if let note = r.note, r.gate == nil {
+            line += "  (\(note))"
+        }
+        if let other = r.otherLoad, other >= noisyLoad {
+            line += "  [noisy: other processes used \(fmt(other, 2)) cores]"
+        }
+        return line
+    }
+
+    static func jsonLine(_ r: CaseResult, floor: Double) -> String {
+        var fields: [(String, String)] = [
+            ("case", jsonString(r.name)),
+            ("ns_per_op", fmt(r.nsPerOp, 3)),
+            ("floor_ns_per_op", fmt(floor, 3)),
+            ("ratio_to_floor", fmt(r.nsPerOp / floor, 3)),
+            ("threads", String(r.threads)),
+        ]
+        if let one = r.oneThreadNsPerOp { fields.append(("one_thread_ns_per_op", fmt(one, 3))) }
+        if let speedup = r.speedup { fields.append(("speedup_vs_one_thread", fmt(speedup, 3))) }
+        if let rps = r.replacementsPerSecond { fields.append(("replacements_per_second", fmt(rps, 0))) }
+        if let g = r.gate {
+            fields.append(("gate", jsonString(g.text)))
+            fields.append(("pass", g.pass ? "true" : "false"))
+        }
+        if let other = r.otherLoad { fields.append(("other_cpu_load", fmt(other, 2))) }
+        if let note = r.note { fields.append(("note", jsonString(note))) }
+        return "{" + fields.map { "\(jsonString($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+}
