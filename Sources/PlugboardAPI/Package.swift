@@ -10,8 +10,11 @@ let package = Package(
         .library(name: "PlugboardAPI", type: .dynamic, targets: ["PlugboardAPI"])
     ],
     targets: [
+        // The resolve path's thread-local pointer (C has __thread, Swift has nothing alike).
+        .target(name: "CPlugboardThreadLocal"),
         .target(
             name: "PlugboardAPI",
+            dependencies: ["CPlugboardThreadLocal"],
             swiftSettings: [
                 // Plugins survive additive API changes within one toolchain (DESIGN.md fact 7).
                 .unsafeFlags(["-enable-library-evolution"]),

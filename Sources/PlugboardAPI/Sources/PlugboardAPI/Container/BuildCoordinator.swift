@@ -34,7 +34,7 @@ final class BuildCoordinator: @unchecked Sendable {
         mutex.lock()
         defer { mutex.unlock() }
         while true {
-            if registration.built.load(ordering: .acquiring) != nil { return .built }
+            if registration.built != nil { return .built }
             let owner = registration.buildOwner
             if owner == 0 {
                 registration.buildOwner = me

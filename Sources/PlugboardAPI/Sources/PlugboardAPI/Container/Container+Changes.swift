@@ -106,7 +106,9 @@ extension Container {
             let changes = try st.apply(ops, owner: owner)
             guard !changes.added.isEmpty || !changes.removed.isEmpty else { return 0 }
             let next = st.generation + 1
-            for (old, _) in changes.removed {
+            // Events carry display names, which cost a demangling each: only for listeners.
+            let notify = !st.subscribers.isEmpty
+            for (old, _) in changes.removed where notify {
                 st.emit(ContainerEvent(kind: .unregistering, registration: st.info(old), generation: next))
             }
             st.generation = next
@@ -114,7 +116,7 @@ extension Container {
             st.current = st.makeSnapshot(generation: next)
             published.store(next, ordering: .releasing)
             let replacements = Set(changes.removed.compactMap { $0.replacement.map(ObjectIdentifier.init) })
-            for reg in changes.added {
+            for reg in changes.added where notify {
                 let kind: ContainerEvent.Kind = replacements.contains(ObjectIdentifier(reg)) ? .replaced : .registered
                 st.emit(ContainerEvent(kind: kind, registration: st.info(reg), generation: next))
             }
@@ -173,7 +175,7 @@ extension Container {
         defer { ts.pointee.completed = outer }
         let view = ResolutionView(container: self, pinned: staged)
         for reg in managed {
-            if let value = reg.built.load(ordering: .acquiring) {
+            if let value = reg.built {
                 _ = value
                 ts.pointee.completed?.append(reg)
                 continue

@@ -23,6 +23,7 @@ extension Container {
         }
         logger.debug("stopped managed service", metadata: ["service": .string(reg.displayName), "owner": .string(reg.owner)])
         state.withLock { st in
+            guard !st.subscribers.isEmpty else { return }
             st.emit(ContainerEvent(kind: .stopped, registration: st.info(reg), generation: st.generation))
         }
     }

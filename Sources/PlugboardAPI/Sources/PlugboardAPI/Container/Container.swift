@@ -80,22 +80,30 @@ public final class Container: ServiceResolver, @unchecked Sendable {
 
     // MARK: - Snapshots
 
-    /// The snapshot this thread should read, kept alive by this thread's cache slot.
+    /// This thread's cache slot for this container, holding the current snapshot.
     @inline(__always)
-    func currentSnapshot(_ ts: UnsafeMutablePointer<ThreadState>) -> Unmanaged<Snapshot> {
+    func currentSlot(_ ts: UnsafeMutablePointer<ThreadState>) -> UnsafeMutablePointer<ThreadState.Slot> {
         let generation = published.load(ordering: .acquiring)
-        if let hit = ts.pointee.cachedSnapshot(containerID: id, generation: generation) { return hit }
-        return refreshSnapshot(ts)
+        let first = ts.pointee.slots
+        if first.pointee.containerID == id && first.pointee.generation == generation { return first }
+        return otherSlot(ts, generation: generation)
     }
 
+    /// Another slot of this thread's cache, or a refreshed one: off the hot path, so the
+    /// common case stays a few instructions.
     @inline(never)
-    private func refreshSnapshot(_ ts: UnsafeMutablePointer<ThreadState>) -> Unmanaged<Snapshot> {
+    private func otherSlot(_ ts: UnsafeMutablePointer<ThreadState>, generation: UInt64) -> UnsafeMutablePointer<ThreadState.Slot> {
+        if let hit = ts.pointee.otherSlot(containerID: id, generation: generation) { return hit }
         let snapshot = state.withLock { $0.current }
-        ts.pointee.cache(snapshot, containerID: id)
-        return Unmanaged.passUnretained(snapshot)
+        return ts.pointee.cache(snapshot, containerID: id)
     }
 
-    /// The current snapshot, retained: for slow paths that run user code.
+    /// The snapshot this thread reads now, retained: for slow paths that run user code.
+    func currentSnapshot(_ ts: UnsafeMutablePointer<ThreadState>) -> Snapshot {
+        currentSlot(ts).pointee.snapshot?.takeUnretainedValue() ?? snapshotNow()
+    }
+
+    /// The current snapshot, retained, read under the lock.
     func snapshotNow() -> Snapshot { state.withLock { $0.current } }
 
     // MARK: - Resolve
@@ -108,33 +116,98 @@ public final class Container: ServiceResolver, @unchecked Sendable {
     /// ```
     /// - Throws: `container.not_registered` (with the closest registered services),
     ///   `container.circular_dependency`, `container.factory_failed`.
+    ///
+    /// Inlinable so that the caller copies the value as its own, specialized type; the
+    /// lookup itself stays in the library (``_builtValue(ofType:registration:)``). Part of
+    /// the plugin ABI.
+    @inlinable
     public func resolve<T>(_ type: T.Type = T.self) throws(PlugboardError) -> T {
-        let ts = ThreadState.current(key: threadKey)
-        let snap = currentSnapshot(ts)
-        let reg = snap._withUnsafeGuaranteedRef { $0.winner(at: $0.index(ofType: ObjectIdentifier(type))) }
-        if let reg {
-            if let p = reg._withUnsafeGuaranteedRef({ $0.built.load(ordering: .acquiring) }) {
-                return builtValue(p, as: T.self)
-            }
-            return try build(reg.takeUnretainedValue(), as: type, ts: ts,
-                             view: ResolutionView(container: self, pinned: snap.takeUnretainedValue()))
+        var registration: UnsafeRawPointer?
+        var factory: UnsafeRawPointer?
+        if let p = _builtValue(ofType: ObjectIdentifier(type), registration: &registration, transientFactory: &factory) {
+            return p.assumingMemoryBound(to: T.self).pointee
         }
-        return try resolveMissing(ServiceKey(type: ObjectIdentifier(type), name: nil), as: type, ts: ts,
-                                  snapshot: snap.takeUnretainedValue(), requester: self)
+        if let factory, let registration {
+            return try _makeTransient(type, factory: factory, registration: registration)
+        }
+        return try _resolve(type, registration: registration)
+    }
+
+    /// The built value of the best unnamed provider of `type`, or nil; then
+    /// `registration` is that provider (unretained; alive until this thread's next
+    /// resolve) or nil if there is none here, and `transientFactory` its factory if it is
+    /// transient.
+    ///
+    /// The lock-free read path: one thread-local load, one atomic load of the published
+    /// generation, a compare with this thread's slot, a probe of the snapshot's table, an
+    /// atomic load of the winner's value cell. No reference is retained.
+    @usableFromInline
+    func _builtValue(ofType type: ObjectIdentifier, registration: inout UnsafeRawPointer?,
+                     transientFactory: inout UnsafeRawPointer?) -> UnsafeRawPointer? {
+        let ts = ThreadState.current(key: threadKey)
+        let tables = currentSlot(ts).pointee.tables.unsafelyUnwrapped
+        let winner = tables.pointee.winner(at: tables.pointee.index(ofType: type))
+        if let cell = winner.cell, let p = cell.pointee.load(ordering: .acquiring) { return p }
+        registration = winner.registration
+        transientFactory = winner.transientFactory
+        return nil
+    }
+
+    /// The same, by key index, for ``ServiceHandle``.
+    @inline(__always)
+    func lookupBuilt(atIndex index: Int, registration: inout UnsafeRawPointer?,
+                     transientFactory: inout UnsafeRawPointer?) -> UnsafeRawPointer? {
+        let ts = ThreadState.current(key: threadKey)
+        let winner = currentSlot(ts).pointee.tables.unsafelyUnwrapped.pointee.winner(at: index)
+        if let cell = winner.cell, let p = cell.pointee.load(ordering: .acquiring) { return p }
+        registration = winner.registration
+        transientFactory = winner.transientFactory
+        return nil
+    }
+
+    /// Builds a transient found by the fast path. Nothing is retained: the registration
+    /// and its factory belong to the snapshot this thread's slot holds, and while a
+    /// factory runs the thread defers releasing any snapshot it stops caching.
+    @usableFromInline
+    func _makeTransient<T>(_ type: T.Type, factory: UnsafeRawPointer,
+                           registration: UnsafeRawPointer) throws(PlugboardError) -> T {
+        let ts = ThreadState.current(key: threadKey)
+        let reg = Unmanaged<Registration>.fromOpaque(registration)
+        try ts.pointee.enter(reg)
+        defer { ts.pointee.leave() }
+        do {
+            return try Unmanaged<FactoryBox<T>>.fromOpaque(factory)._withUnsafeGuaranteedRef { try $0.make(resolvingIn: self) }
+        } catch {
+            throw Self.factoryError(error, reg.takeUnretainedValue())
+        }
+    }
+
+    /// The rest of a resolve: build `registration` (found by ``_builtValue(ofType:registration:)``
+    /// on this thread, so still alive) or, without one, look in the parents and report a miss.
+    @usableFromInline
+    func _resolve<T>(_ type: T.Type, registration: UnsafeRawPointer?) throws(PlugboardError) -> T {
+        let ts = ThreadState.current(key: threadKey)
+        if let registration {
+            let reg = Unmanaged<Registration>.fromOpaque(registration).takeUnretainedValue()
+            return try build(reg, as: type, ts: ts, view: ResolutionView(container: self, pinned: nil))
+        }
+        let key = ServiceKey(type: ObjectIdentifier(type), name: nil)
+        if parent != nil {
+            return try ResolutionView(container: self, pinned: nil).resolve(key, as: type, ts: ts, requester: self)
+        }
+        throw Self.notRegistered(key, type: type, from: self)
     }
 
     /// Every provider of `type` (under `name`), best first, building any not built yet.
     public func resolveAll<T>(_ type: T.Type = T.self, name: String? = nil) throws(PlugboardError) -> [T] {
-        let ts = ThreadState.current()
-        let snap = currentSnapshot(ts).takeUnretainedValue()
-        return try ResolutionView(container: self, pinned: snap)
-            .resolveAll(ServiceKey(type: ObjectIdentifier(type), name: name), as: type, ts: ts)
+        try ResolutionView(container: self, pinned: nil)
+            .resolveAll(ServiceKey(type: ObjectIdentifier(type), name: name), as: type, ts: ThreadState.current(key: threadKey))
     }
 
     /// Whether anything provides `type` (under `name`), here or in a parent.
     public func isRegistered<T>(_ type: T.Type, name: String? = nil) -> Bool {
         let key = ServiceKey(type: ObjectIdentifier(type), name: name)
-        return ResolutionView(container: self, pinned: snapshotNow()).lookup(key) != nil
+        return ResolutionView(container: self, pinned: snapshotNow()).lookup(key, ts: ThreadState.current(key: threadKey)) != nil
     }
 
     /// A live handle on `type`: ``ServiceHandle/current`` always gives the best provider

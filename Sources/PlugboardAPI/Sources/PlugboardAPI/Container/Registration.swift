@@ -24,8 +24,10 @@ final class Registration: @unchecked Sendable {
     /// The declared implementation type, if the registrant named one.
     let declaredImplementation: ServiceType?
 
-    /// The value of a built singleton or instance, or nil until it is built.
-    let built = Atomic<UnsafeRawPointer?>(nil)
+    /// The value of a built singleton or instance, or nil until it is built. The cell has
+    /// its own allocation so that snapshots can point at it and the resolve path can load
+    /// it without touching (and so retaining) the registration.
+    let builtCell: UnsafeMutablePointer<Atomic<UnsafeRawPointer?>>
     /// The retained `ValueBox<T>` that owns `built`'s value.
     private let valueOwner = Atomic<UnsafeRawPointer?>(nil)
     /// The weak reference of a weak-scoped registration.
@@ -51,6 +53,8 @@ final class Registration: @unchecked Sendable {
         self.factory = factory
         self.declaredImplementation = declaredImplementation
         self.weakCell = scope == .weak ? LockedBox(WeakReference()) : nil
+        self.builtCell = .allocate(capacity: 1)
+        self.builtCell.initialize(to: Atomic(nil))
         if let value { publish(value) }
     }
 
@@ -58,7 +62,13 @@ final class Registration: @unchecked Sendable {
         if let p = valueOwner.load(ordering: .acquiring) {
             Unmanaged<AnyObject>.fromOpaque(p).release()
         }
+        builtCell.deinitialize(count: 1)
+        builtCell.deallocate()
     }
+
+    /// The built value's address, or nil.
+    @inline(__always)
+    var built: UnsafeRawPointer? { builtCell.pointee.load(ordering: .acquiring) }
 
     /// The built value, type-erased, if there is one.
     var builtValue: Any? {
@@ -71,7 +81,7 @@ final class Registration: @unchecked Sendable {
     /// build, before it wakes any waiter.
     func publish(_ box: any AnyValueBox) {
         valueOwner.store(UnsafeRawPointer(Unmanaged.passRetained(box as AnyObject).toOpaque()), ordering: .releasing)
-        built.store(box.rawPointer, ordering: .releasing)
+        builtCell.pointee.store(box.rawPointer, ordering: .releasing)
     }
 
     /// Ranking order: higher rank first, then earlier registration.

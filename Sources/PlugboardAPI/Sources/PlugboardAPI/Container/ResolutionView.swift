@@ -7,25 +7,28 @@ import Synchronization
 struct ResolutionView: @unchecked Sendable {
     // @unchecked Sendable: both fields are Sendable classes; the struct is immutable.
     let container: Container
-    let pinned: Snapshot
+    /// The generation to read; nil for whatever is current at each lookup (plain resolves),
+    /// set for leases and for a transaction's staged registrations.
+    let pinned: Snapshot?
+
+    func snapshot(_ ts: UnsafeMutablePointer<ThreadState>) -> Snapshot {
+        pinned ?? container.currentSnapshot(ts)
+    }
 
     /// The winning registration for `key` and the view of the container that owns it.
-    func lookup(_ key: ServiceKey) -> (Registration, ResolutionView)? {
-        if let reg = pinned.winner(at: pinned.index(of: key)) {
-            return (reg.takeUnretainedValue(), self)
-        }
+    func lookup(_ key: ServiceKey, ts: UnsafeMutablePointer<ThreadState>) -> (Registration, ResolutionView)? {
+        let snap = snapshot(ts)
+        if let reg = snap.winner(at: snap.index(of: key)) { return (reg, self) }
         guard let parent = container.parent else { return nil }
-        return ResolutionView(container: parent, pinned: parent.snapshotNow()).lookup(key)
+        return ResolutionView(container: parent, pinned: nil).lookup(key, ts: ts)
     }
 
     func resolve<T>(_ key: ServiceKey, as type: T.Type, ts: UnsafeMutablePointer<ThreadState>,
                     requester: Container) throws(PlugboardError) -> T {
-        guard let (reg, owner) = lookup(key) else {
+        guard let (reg, owner) = lookup(key, ts: ts) else {
             throw Container.notRegistered(key, type: type, from: requester)
         }
-        if let p = reg.built.load(ordering: .acquiring) {
-            return builtValue(p, as: T.self)
-        }
+        if let p = reg.built { return builtValue(p, as: T.self) }
         return try container.build(reg, as: type, ts: ts, view: reg.scope == .transient ? self : owner)
     }
 
@@ -37,10 +40,11 @@ struct ResolutionView: @unchecked Sendable {
         // An overlay's providers come first; a parent's provider from an owner the overlay
         // also registered for this key is shadowed by it.
         while let v = view {
-            let index = v.pinned.index(of: key)
-            let regs = index >= 0 ? v.pinned.ranked[index] : []
+            let snap = v.snapshot(ts)
+            let index = snap.index(of: key)
+            let regs = index >= 0 ? snap.ranked[index] : []
             for reg in regs where !seenOwners.contains(reg.owner) {
-                if let p = reg.built.load(ordering: .acquiring) {
+                if let p = reg.built {
                     out.append(builtValue(p, as: T.self))
                 } else {
                     out.append(try v.container.build(reg, as: type, ts: ts,
@@ -48,7 +52,7 @@ struct ResolutionView: @unchecked Sendable {
                 }
             }
             seenOwners.formUnion(regs.map(\.owner))
-            view = v.container.parent.map { ResolutionView(container: $0, pinned: $0.snapshotNow()) }
+            view = v.container.parent.map { ResolutionView(container: $0, pinned: nil) }
         }
         return out
     }
@@ -92,7 +96,7 @@ extension Container {
             let typed = unsafeDowncast(factory, to: FactoryBox<T>.self)
             try ensureBuilt(reg, ts: ts, view: view) { r in ValueBox(try typed.make(r)) }
         }
-        guard let p = reg.built.load(ordering: .acquiring) else {
+        guard let p = reg.built else {
             throw PlugboardError(.factoryFailed, "singleton \(reg.displayName) was not built",
                                  hint: "Retry the resolve; the thread that was building it failed.")
         }
@@ -103,7 +107,7 @@ extension Container {
     /// others wait for it (or get the cycle that waiting would deadlock on).
     func ensureBuilt(_ reg: Registration, ts: UnsafeMutablePointer<ThreadState>, view: ResolutionView,
                      make: (Resolver) throws -> any AnyValueBox) throws(PlugboardError) {
-        if reg.built.load(ordering: .acquiring) != nil { return }
+        if reg.built != nil { return }
         if let path = ts.pointee.cyclePath(to: reg) { throw Self.cycleError(path) }
         switch BuildCoordinator.shared.claim(reg, me: ts.pointee.token) {
         case .built:
@@ -130,29 +134,27 @@ extension Container {
     /// they are, so their path reaches the caller unchanged).
     func runFactory<R>(_ reg: Registration, ts: UnsafeMutablePointer<ThreadState>, view: ResolutionView,
                        _ make: (Resolver) throws -> R) throws(PlugboardError) -> R {
-        if let path = ts.pointee.cyclePath(to: reg) { throw Self.cycleError(path) }
-        guard ts.pointee.depth < ThreadState.maxDepth else {
-            let path = ts.pointee.buildPath.map(\.displayName)
-            throw PlugboardError(.resolutionTooDeep,
-                "resolution of \(reg.displayName) is nested more than \(ThreadState.maxDepth) levels deep",
-                detail: "Path: ... -> \(path.suffix(6).joined(separator: " -> ")) -> \(reg.displayName).",
-                hint: "Break the chain of services that resolve each other in their factories.")
-        }
-        ts.pointee.stack[ts.pointee.depth] = Unmanaged.passUnretained(reg)
-        ts.pointee.depth += 1
-        defer { ts.pointee.depth -= 1 }
+        try ts.pointee.enter(Unmanaged.passUnretained(reg))
+        defer { ts.pointee.leave() }
         do {
             return try make(Resolver(view: view))
-        } catch let error as PlugboardError where error.code == .circularDependency || error.code == .resolutionTooDeep {
-            throw error
         } catch {
-            let service = reg.displayName
-            throw PlugboardError(.factoryFailed, underlying: error) {
-                let inner = (error as? PlugboardError).map { "\($0.code): \($0.message)" } ?? String(describing: error)
-                return .init(message: "factory of \(service) failed",
-                             detail: "It threw: \(inner).",
-                             hint: "Fix the cause above; the next resolve calls the factory again.")
-            }
+            throw Self.factoryError(error, reg)
+        }
+    }
+
+    /// What a factory threw, as `container.factory_failed`; cycles and depth errors pass
+    /// through as they are, so their path reaches the caller unchanged.
+    static func factoryError(_ error: any Error, _ reg: Registration) -> PlugboardError {
+        if let e = error as? PlugboardError, e.code == .circularDependency || e.code == .resolutionTooDeep {
+            return e
+        }
+        let service = reg.displayName
+        return PlugboardError(.factoryFailed, underlying: error) {
+            let inner = (error as? PlugboardError).map { "\($0.code): \($0.message)" } ?? String(describing: error)
+            return .init(message: "factory of \(service) failed",
+                         detail: "It threw: \(inner).",
+                         hint: "Fix the cause above; the next resolve calls the factory again.")
         }
     }
 
@@ -171,16 +173,5 @@ extension Container {
             "circular dependency: \(names.joined(separator: " -> "))",
             detail: "Resolving \(names.first ?? "the service") needs itself through the services listed.",
             hint: "Break the cycle: inject a ServiceHandle or resolve lazily instead of in the factory.")
-    }
-
-    /// The slow half of a miss on the fast path: an overlay's parents, then the error.
-    @inline(never)
-    func resolveMissing<T>(_ key: ServiceKey, as type: T.Type, ts: UnsafeMutablePointer<ThreadState>,
-                           snapshot: Snapshot, requester: Container) throws(PlugboardError) -> T {
-        if parent != nil {
-            return try ResolutionView(container: self, pinned: snapshot)
-                .resolve(key, as: type, ts: ts, requester: requester)
-        }
-        throw Self.notRegistered(key, type: type, from: requester)
     }
 }

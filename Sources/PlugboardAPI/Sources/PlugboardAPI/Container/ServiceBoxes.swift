@@ -48,6 +48,13 @@ final class FactoryBox<T>: AnyFactoryBox, @unchecked Sendable {
     func makeErased(_ resolver: Resolver) throws -> any AnyValueBox {
         ValueBox(try make(resolver))
     }
+
+    /// Calls the factory with a resolver on `container`. A method, so that the closure is
+    /// called through its guaranteed `self` without copying (and retaining) it.
+    @inline(__always)
+    func make(resolvingIn container: Container) throws -> T {
+        try make(Resolver(view: ResolutionView(container: container, pinned: nil)))
+    }
 }
 
 /// What code that does not know `T` needs of a ``FactoryBox``: building a managed

@@ -14,10 +14,9 @@ extension ServiceResolver {
 
 /// What a factory resolves its dependencies through.
 ///
-/// It reads the same generation as the resolve that called the factory, so one object
-/// graph is built from one consistent set of registrations; during a transaction's commit
-/// it also sees the transaction's own registrations. A factory may keep it to resolve
-/// lazily later; it then keeps reading that generation.
+/// Within a lease it reads the lease's generation, and during a transaction's commit it
+/// also sees the transaction's own registrations; otherwise it reads the current
+/// generation, as the container does. A factory may keep it to resolve lazily later.
 public struct Resolver: ServiceResolver {
     let view: ResolutionView
 
@@ -38,9 +37,8 @@ public struct Resolver: ServiceResolver {
 extension Container {
     public func resolve<T>(_ type: T.Type, name: String?) throws(PlugboardError) -> T {
         guard let name else { return try resolve(type) }
-        let ts = ThreadState.current()
-        let snap = currentSnapshot(ts).takeUnretainedValue()
-        return try ResolutionView(container: self, pinned: snap)
-            .resolve(ServiceKey(type: ObjectIdentifier(type), name: name), as: type, ts: ts, requester: self)
+        return try ResolutionView(container: self, pinned: nil)
+            .resolve(ServiceKey(type: ObjectIdentifier(type), name: name), as: type,
+                     ts: ThreadState.current(key: threadKey), requester: self)
     }
 }

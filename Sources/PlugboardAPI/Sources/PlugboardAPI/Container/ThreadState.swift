@@ -4,8 +4,10 @@ import Glibc
 import Musl
 #endif
 import Synchronization
+internal import CPlugboardThreadLocal
 
-/// Per-thread state of the resolve path, reached through one `pthread_getspecific`.
+/// Per-thread state of the resolve path, reached through one thread-local load (a C
+/// `__thread` variable; the pthread key only serves to release it when the thread exits).
 ///
 /// ## The reclamation scheme
 ///
@@ -35,7 +37,10 @@ struct ThreadState {
     struct Slot {
         var containerID: UInt64 = 0
         var generation: UInt64 = 0
+        /// Retained by this slot.
         var snapshot: Unmanaged<Snapshot>?
+        /// `snapshot`'s tables, so the resolve path never touches the snapshot object.
+        var tables: UnsafeMutablePointer<SnapshotTables>?
     }
 
     /// A process-unique number for this thread, for the build coordinator.
@@ -48,6 +53,11 @@ struct ThreadState {
     /// While a transaction builds its managed services, the singletons this thread
     /// finished building, in completion order: dependencies before their dependents.
     var completed: [Registration]?
+    /// Snapshots this thread stopped caching while a factory was running. A factory's
+    /// own nested resolves may refresh the slot that holds the snapshot the outer resolve
+    /// is reading (whose registration and factory are running now, unretained), so those
+    /// are released only when the outermost build on this thread ends.
+    var deferred: [Unmanaged<Snapshot>] = []
 
     private static let tokens = Atomic<UInt64>(0)
 
@@ -61,11 +71,11 @@ struct ThreadState {
     /// This thread's state, created on first use.
     static func current() -> UnsafeMutablePointer<ThreadState> { current(key: key.value) }
 
-    /// This thread's state; `key` is ``key``'s value, which containers copy so that the
-    /// resolve path does not pay for a lazy global's initialization check.
+    /// This thread's state; `key` is ``key``'s value, which containers copy so that
+    /// creating the state does not pay for a lazy global's initialization check.
     @inline(__always)
     static func current(key: pthread_key_t) -> UnsafeMutablePointer<ThreadState> {
-        if let p = pthread_getspecific(key) {
+        if let p = plugboard_thread_state_get() {
             return p.assumingMemoryBound(to: ThreadState.self)
         }
         return makeCurrent(key: key)
@@ -75,7 +85,9 @@ struct ThreadState {
     private static func makeCurrent(key: pthread_key_t) -> UnsafeMutablePointer<ThreadState> {
         let p = UnsafeMutablePointer<ThreadState>.allocate(capacity: 1)
         p.initialize(to: ThreadState())
+        // The key's destructor frees the state when the thread exits.
         pthread_setspecific(key, p)
+        plugboard_thread_state_set(p)
         return p
     }
 
@@ -84,30 +96,31 @@ struct ThreadState {
 
     /// Releases every slot's snapshot. Called when the thread exits.
     static func destroy(_ raw: UnsafeMutableRawPointer) {
+        // A later destructor that resolves gets a fresh state (and the key's destructor
+        // runs again for it), never this freed one.
+        plugboard_thread_state_set(nil)
         let p = raw.assumingMemoryBound(to: ThreadState.self)
         for i in 0..<slotCount { p.pointee.slots[i].snapshot?.release() }
+        for s in p.pointee.deferred { s.release() }
         p.pointee.slots.deallocate()
         p.pointee.stack.deallocate()
         p.deinitialize(count: 1)
         p.deallocate()
     }
 
-    /// The slot of `containerID` if it holds `generation`; the lock-free hit of the
-    /// resolve path.
-    @inline(__always)
-    func cachedSnapshot(containerID: UInt64, generation: UInt64) -> Unmanaged<Snapshot>? {
-        let s0 = slots[0]
-        if s0.containerID == containerID && s0.generation == generation { return s0.snapshot }
-        for i in 1..<Self.slotCount {
-            let s = slots[i]
-            if s.containerID == containerID && s.generation == generation { return s.snapshot }
+    /// The slot of `containerID` if it holds `generation`, looking past the first slot
+    /// (the resolve path checks that one inline).
+    func otherSlot(containerID: UInt64, generation: UInt64) -> UnsafeMutablePointer<Slot>? {
+        for i in 1..<Self.slotCount where slots[i].containerID == containerID && slots[i].generation == generation {
+            return slots + i
         }
         return nil
     }
 
     /// Stores a retained snapshot in the container's slot (or a victim's), releasing
-    /// what the slot held.
-    mutating func cache(_ snapshot: Snapshot, containerID: UInt64) {
+    /// what the slot held; returns the slot.
+    @discardableResult
+    mutating func cache(_ snapshot: Snapshot, containerID: UInt64) -> UnsafeMutablePointer<Slot> {
         var target = -1
         for i in 0..<Self.slotCount where slots[i].containerID == containerID {
             target = i
@@ -119,8 +132,48 @@ struct ThreadState {
         }
         let old = slots[target].snapshot
         slots[target] = Slot(containerID: containerID, generation: snapshot.generation,
-                             snapshot: Unmanaged.passRetained(snapshot))
-        old?.release()
+                             snapshot: Unmanaged.passRetained(snapshot), tables: snapshot.tables)
+        if let old {
+            if depth > 0 { deferred.append(old) } else { old.release() }
+        }
+        return slots + target
+    }
+
+    /// Enters the build of `registration`: refuses a cycle or too deep a nesting, then
+    /// pushes it on the build stack.
+    @inline(__always)
+    mutating func enter(_ registration: Unmanaged<Registration>) throws(PlugboardError) {
+        if depth > 0 { try checkNesting(registration) }
+        stack[depth] = registration
+        depth += 1
+    }
+
+    /// Leaves the build entered last; when the outermost build ends, releases what was
+    /// deferred.
+    @inline(__always)
+    mutating func leave() {
+        depth -= 1
+        if depth == 0 && !deferred.isEmpty { releaseDeferred() }
+    }
+
+    @inline(never)
+    mutating func releaseDeferred() {
+        let list = deferred
+        deferred = []
+        for s in list { s.release() }
+    }
+
+    @inline(never)
+    private func checkNesting(_ registration: Unmanaged<Registration>) throws(PlugboardError) {
+        let reg = registration.takeUnretainedValue()
+        if let path = cyclePath(to: reg) { throw Container.cycleError(path) }
+        guard depth < Self.maxDepth else {
+            let path = buildPath.map(\.displayName)
+            throw PlugboardError(.resolutionTooDeep,
+                "resolution of \(reg.displayName) is nested more than \(Self.maxDepth) levels deep",
+                detail: "Path: ... -> \(path.suffix(6).joined(separator: " -> ")) -> \(reg.displayName).",
+                hint: "Break the chain of services that resolve each other in their factories.")
+        }
     }
 
     /// Whether `registration` is being built by this thread, and the path from its first
