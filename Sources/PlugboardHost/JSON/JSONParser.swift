@@ -178,7 +178,7 @@ public struct JSONParser {
             if let first = seen[key] {
                 let shown = ConfigValue.string(key).description
                 throw PlugboardError(.manifestDuplicateKey,
-                    "\(source):\(keyLocation): duplicate key \(shown) in object \(path.spoken)",
+                    "\(source):\(keyLocation): duplicate key \(shown) \(path.isRoot ? "at the top level" : "in object \(path)")",
                     detail: "The key \(shown) is defined at \(first) and again at \(keyLocation).",
                     hint: "Keep one of the two members; a JSON object in the manifest defines each key once.")
             }

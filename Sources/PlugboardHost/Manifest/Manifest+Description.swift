@@ -3,7 +3,7 @@ import PlugboardAPI
 extension Manifest: CustomStringConvertible, CustomReflectable {
     /// A summary with one line per plugin, configurations redacted.
     public var description: String {
-        var lines = ["manifest \(ManifestReader.quoted(path)) (schemaVersion \(schemaVersion)"
+        var lines = ["manifest \(ConfigValue.string(path).description) (schemaVersion \(schemaVersion)"
             + (defaultEnvironment.map { ", environment \($0)" } ?? "") + ")"]
         lines += plugins.map { "  \($0)" }
         return lines.joined(separator: "\n")

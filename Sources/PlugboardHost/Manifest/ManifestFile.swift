@@ -5,7 +5,7 @@ import PlugboardAPI
 /// bounded size before reading it.
 enum ManifestFile {
     static func read(path: String, maxBytes: Int) throws(PlugboardError) -> [UInt8] {
-        let shown = ManifestReader.quoted(path)
+        let shown = ConfigValue.string(path).description
         guard !path.isEmpty, !path.utf8.contains(0) else {
             throw PlugboardError(.manifestNotFound, "manifest file \(shown) does not exist",
                 detail: path.isEmpty ? "The manifest path is empty." : "The manifest path contains a NUL byte.",
@@ -17,7 +17,7 @@ enum ManifestFile {
             let code = errno
             if code == ENOENT || code == ENOTDIR {
                 throw PlugboardError(.manifestNotFound, "manifest file \(shown) does not exist",
-                    detail: "No file at \(ManifestReader.quoted(ManifestPaths.absolute(path, base: ManifestPaths.currentDirectory()))).",
+                    detail: "No file at \(ConfigValue.string(ManifestPaths.absolute(path, base: ManifestPaths.currentDirectory())).description).",
                     hint: "Create the manifest (docs/MANIFEST.md describes it), or give the path of an existing one.")
             }
             throw unreadable(shown, reason: errorText(code))
