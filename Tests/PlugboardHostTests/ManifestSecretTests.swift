@@ -92,4 +92,18 @@ import Testing
         #expect(error?.code == .manifestInvalidValue)
         #expect(error?.description.contains("oops-Secret-9") == false)
     }
+
+    @Test func syntaxErrorsInSecretValues_doNotQuoteThem() {
+        let cases = [#"{"password": hunter2x}"#, #"{"token": 0123456}"#, #"{"apiKey": "ab\qcdsecret"}"#,
+                     #"{"x": {"secret": "\u12zzsecret"}}"#, #"{"credentials": [1e999]}"#]
+        for text in cases {
+            let error = ManifestTestSupport.jsonError(text)
+            #expect(error?.code == .manifestSyntax, "\(text)")
+            for fragment in ["hunter2x", "0123456", "qcdsecret", "zzsecret", "1e999"] {
+                #expect(error?.description.contains(fragment) == false, "\(error?.description ?? "")")
+            }
+        }
+        // Outside secrets, the found text is quoted.
+        #expect(ManifestTestSupport.jsonError(#"{"bucket": hunter2x}"#)?.message.contains("'hunter2x'") == true)
+    }
 }

@@ -9,10 +9,14 @@ extension JSONParser {
     }
 
     /// What is at `offset`, for "found ..." in messages: `'}'`, `'True'`, `end of file`,
-    /// `a tab`, `control character U+0001`, `'é' (U+00E9)`, `invalid UTF-8 byte 0xFF`.
+    /// `a tab`, `control character U+0001`, `'é' (U+00E9)`, `invalid UTF-8 byte 0xFF`;
+    /// in a secret value, only structural characters are shown.
     func found(at offset: Int) -> String {
         guard offset < bytes.count else { return "end of file" }
         let b = bytes[offset]
+        if inSecret && !Array("{}[]:,\"\n\t ".utf8).contains(b) {
+            return "a character that is not shown (the value is a secret)"
+        }
         switch b {
         case UInt8(ascii: "\n"): return "a line break"
         case UInt8(ascii: "\t"): return "a tab"

@@ -13,7 +13,7 @@ extension JSONParser {
         if first == UInt8(ascii: "0"), let next = peek, isDigit(next) {
             skipDigits()
             let text = String(decoding: bytes[start..<index], as: UTF8.self)
-            throw syntaxError(at: start, "invalid number '\(text)': leading zeros are not allowed",
+            throw syntaxError(at: start, "invalid number\(inSecret ? "" : " '\(text)'"): leading zeros are not allowed",
                               detail: "A JSON number starts with 0 only when it is 0 or 0.something.",
                               hint: "Remove the leading zeros.")
         }
@@ -40,7 +40,7 @@ extension JSONParser {
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if integral, let exact = Int64(text) { return .integer(exact) }
         guard let value = Double(text), value.isFinite else {
-            throw syntaxError(at: start, "number '\(Self.abbreviated(text))' is out of range",
+            throw syntaxError(at: start, "number\(inSecret ? "" : " '\(Self.abbreviated(text))'") is out of range",
                               detail: "The largest magnitude a JSON number may have here is about 1.8e308.")
         }
         return .number(value)

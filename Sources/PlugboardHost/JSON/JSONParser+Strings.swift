@@ -103,7 +103,7 @@ extension JSONParser {
     }
 
     private mutating func loneSurrogate(_ value: UInt32, at offset: Int) -> PlugboardError {
-        syntaxError(at: offset, "lone surrogate \\u\(Self.hex4(value)) in string",
+        syntaxError(at: offset, inSecret ? "lone surrogate in string" : "lone surrogate \\u\(Self.hex4(value)) in string",
                     detail: "A high surrogate (\\uD800 to \\uDBFF) must be followed by a low surrogate (\\uDC00 to \\uDFFF), and a low surrogate cannot stand alone.",
                     hint: "Write the character itself, or its complete surrogate pair.")
     }
@@ -131,7 +131,7 @@ extension JSONParser {
 
     mutating func invalidUTF8(at offset: Int) -> PlugboardError {
         let b = offset < bytes.count ? bytes[offset] : 0
-        return syntaxError(at: offset, "invalid UTF-8 byte 0x\(Self.hex2(b))",
+        return syntaxError(at: offset, inSecret ? "invalid UTF-8 in a secret value" : "invalid UTF-8 byte 0x\(Self.hex2(b))",
                            detail: "The bytes at this position are not valid UTF-8 (a stray, truncated or overlong sequence).",
                            hint: "Save the manifest as UTF-8.")
     }

@@ -16,7 +16,9 @@ import PlugboardAPI
 /// Every failure is a ``PlugboardError`` whose message starts with `source:line:column:`:
 /// `manifest.syntax`, `manifest.duplicate_key`, `manifest.too_large` or
 /// `manifest.too_deep`. No input makes the parser trap, and its recursion is bounded by
-/// ``Limits/maxDepth``.
+/// ``Limits/maxDepth``. Errors quote a few characters of what they found (`found 'True'`),
+/// except inside the value of a secret-looking key (see ``ConfigSecrets``), where they
+/// only say what kind of thing was found.
 ///
 /// ```swift
 /// let value = try JSONParser.parse(bytes, source: "plugins.json")
@@ -69,6 +71,9 @@ public struct JSONParser {
     /// A known column on the current line, so that columns are counted once.
     var cursorOffset = 0
     var cursorColumn = 1
+    /// True while reading the value of a secret-looking key (``ConfigSecrets``): errors
+    /// then never quote the text they stop at.
+    var inSecret = false
 
     private init(bytes: [UInt8], source: String, limits: Limits) {
         self.bytes = bytes
@@ -189,7 +194,10 @@ public struct JSONParser {
             }
             index += 1
             skipWhitespace()
+            let outerSecret = inSecret
+            inSecret = inSecret || ConfigSecrets.isSecretKey(key)
             let value = try parseValue(depth: depth, path: path.appending(key: key))
+            inSecret = outerSecret
             members.append(JSONValue.Member(key: key, keyLocation: keyLocation, value: value))
             skipWhitespace()
             switch peek {

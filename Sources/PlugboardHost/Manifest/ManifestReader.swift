@@ -42,11 +42,11 @@ struct ManifestReader {
     /// An integer; a number with no fractional part (`3.0`, `1e3`) counts, as in JSON Schema.
     func integer(_ value: JSONValue) throws(PlugboardError) -> Int {
         switch value.kind {
-        case .integer(let i) where i >= Int64(Int.min) && i <= Int64(Int.max):
-            return Int(i)
-        case .number(let d) where d.rounded() == d && abs(d) < 9.0e15:
-            return Int(d)
-        case .number:
+        case .integer(let i):
+            if let exact = Int(exactly: i) { return exact }
+            throw invalidValue(value, "expected an integer, found one out of range", hint: "Write a smaller number.")
+        case .number(let d):
+            if let exact = Int(exactly: d) { return exact }
             throw invalidValue(value, "expected an integer, found a number with a fractional part or out of range",
                                hint: "Write a whole number, such as 10.")
         default:
