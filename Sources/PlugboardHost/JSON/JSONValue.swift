@@ -13,13 +13,17 @@ import PlugboardAPI
 public struct JSONValue: Sendable, CustomStringConvertible {
     /// What the value is.
     public enum Kind: Sendable {
+        /// `null`.
         case null
+        /// `true` or `false`.
         case bool(Bool)
         /// A number written without fraction or exponent that fits in an `Int64`.
         case integer(Int64)
         /// Any other number.
         case number(Double)
+        /// A string, escapes decoded.
         case string(String)
+        /// The elements in order.
         case array([JSONValue])
         /// The members in document order; keys are unique.
         case object([Member])

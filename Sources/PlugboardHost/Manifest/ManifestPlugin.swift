@@ -96,12 +96,15 @@ public struct ManifestPlugin: Sendable, Hashable {
     /// `manifestPath:line:column` of the plugin's object, to start messages about it.
     public var origin: String { "\(manifestPath):\(location)" }
 
+    /// True when the manifest says the same about both plugins (see the type's discussion);
+    /// their places in the file do not matter.
     public static func == (a: ManifestPlugin, b: ManifestPlugin) -> Bool {
         a.name == b.name && a.source == b.source && a.sha256 == b.sha256 && a.enabled == b.enabled
             && a.required == b.required && a.environments == b.environments && a.rank == b.rank
             && a.requires == b.requires && a.rawConfig.configValue == b.rawConfig.configValue
     }
 
+    /// Hashes what ``==`` compares (a part of it).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(source)
