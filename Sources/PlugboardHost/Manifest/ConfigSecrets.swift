@@ -1,0 +1,122 @@
+import PlugboardAPI
+
+/// Which configuration values are secrets, and how they are hidden in output.
+///
+/// A value is secret when it is
+/// - written as a secret wrapper, `{"secret": "..."}`: an object whose only member is
+///   `secret` (its value must be a string; the plugin receives that plain string), or
+/// - the value of a secret-looking key, at any depth: a key that, lower-cased and with
+///   `_`, `-`, `.` and spaces removed, contains one of ``secretKeyWords``
+///   (`password`, `DB_PASSWORD`, `accessKeyId`, `secret_access_key`, `api-key`,
+///   `clientSecret`, `tokenFile`, ...). The whole value is hidden, whatever its type,
+///   except `null`.
+///
+/// The rule errs on the side of hiding: `tokenEndpoint` is hidden too. Hiding only
+/// changes output; the plugin always receives the real value.
+///
+/// Output also hides a secret's text (four characters or more) wherever else it occurs
+/// in the configuration, and the password of a URL with user information
+/// (`postgres://user:<redacted>@host/db`).
+public enum ConfigSecrets {
+    /// What output shows in place of a secret: `<redacted>`.
+    public static let marker = "<redacted>"
+
+    /// The words that make a key secret-looking (after normalizing, see above).
+    public static let secretKeyWords = [
+        "secret", "password", "passwd", "passphrase", "token", "credential", "apikey", "accesskey",
+        "privatekey", "signingkey", "encryptionkey", "authorization", "cookie",
+    ]
+
+    /// True when `key`'s value is hidden in output.
+    public static func isSecretKey(_ key: String) -> Bool {
+        let normalized = String(key.lowercased().unicodeScalars.filter { !"_-. ".unicodeScalars.contains($0) })
+        return secretKeyWords.contains { normalized.contains($0) }
+    }
+
+    /// True when `value` is a secret wrapper: an object whose only member is `secret`.
+    static func isWrapper(_ value: JSONValue) -> Bool {
+        guard case .object(let members) = value.kind, members.count == 1 else { return false }
+        return members[0].key == "secret"
+    }
+
+    /// `value` as written, with every secret replaced by ``marker``.
+    static func redacted(_ value: JSONValue) -> ConfigValue {
+        var secrets: [String] = []
+        collectSecrets(value, underSecretKey: false, into: &secrets)
+        let scrub = Array(Set(secrets.filter { $0.count >= 4 })).sorted { $0.count > $1.count }
+        return redact(value, underSecretKey: false, scrub: scrub)
+    }
+
+    private static func collectSecrets(_ value: JSONValue, underSecretKey: Bool, into secrets: inout [String]) {
+        if isWrapper(value) || underSecretKey {
+            strings(in: value, into: &secrets)
+            return
+        }
+        switch value.kind {
+        case .object(let members):
+            for m in members { collectSecrets(m.value, underSecretKey: isSecretKey(m.key), into: &secrets) }
+        case .array(let elements):
+            for e in elements { collectSecrets(e, underSecretKey: false, into: &secrets) }
+        default:
+            break
+        }
+    }
+
+    private static func strings(in value: JSONValue, into out: inout [String]) {
+        switch value.kind {
+        case .string(let s): out.append(s)
+        case .object(let members): for m in members { strings(in: m.value, into: &out) }
+        case .array(let elements): for e in elements { strings(in: e, into: &out) }
+        default: break
+        }
+    }
+
+    private static func redact(_ value: JSONValue, underSecretKey: Bool, scrub: [String]) -> ConfigValue {
+        if isWrapper(value) { return .string(marker) }
+        if underSecretKey {
+            if case .null = value.kind { return .null }
+            return .string(marker)
+        }
+        switch value.kind {
+        case .object(let members):
+            var out: [String: ConfigValue] = [:]
+            for m in members { out[m.key] = redact(m.value, underSecretKey: isSecretKey(m.key), scrub: scrub) }
+            return .object(out)
+        case .array(let elements):
+            return .array(elements.map { redact($0, underSecretKey: false, scrub: scrub) })
+        case .string(let s):
+            return .string(scrubbed(s, secrets: scrub))
+        default:
+            return value.configValue
+        }
+    }
+
+    /// `text` with every secret's text and any URL password replaced by the marker.
+    static func scrubbed(_ text: String, secrets: [String]) -> String {
+        var out = text
+        for secret in secrets where out.contains(secret) {
+            out = out.replacing(secret, with: marker)
+        }
+        return hidingURLPasswords(out)
+    }
+
+    /// Replaces the password in `scheme://user:password@host`.
+    static func hidingURLPasswords(_ text: String) -> String {
+        guard text.contains("://") else { return text }
+        var out = ""
+        var rest = Substring(text)
+        while let scheme = rest.firstRange(of: "://") {
+            out += rest[..<scheme.upperBound]
+            rest = rest[scheme.upperBound...]
+            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" || $0 == " " } ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                out += authority[...colon] + marker + authority[at...]
+            } else {
+                out += authority
+            }
+            rest = rest[authorityEnd...]
+        }
+        return out + rest
+    }
+}

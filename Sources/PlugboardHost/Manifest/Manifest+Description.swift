@@ -1,0 +1,19 @@
+import PlugboardAPI
+
+extension Manifest: CustomStringConvertible, CustomReflectable {
+    /// A summary with one line per plugin, configurations redacted.
+    public var description: String {
+        var lines = ["manifest \(ConfigValue.string(path).description) (schemaVersion \(schemaVersion)"
+            + (defaultEnvironment.map { ", environment \($0)" } ?? "") + ")"]
+        lines += plugins.map { "  \($0)" }
+        return lines.joined(separator: "\n")
+    }
+
+    /// What `dump` shows: the fields, each plugin redacted.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "path": path, "directory": directory, "schemaVersion": schemaVersion,
+            "defaultEnvironment": defaultEnvironment?.name as Any, "plugins": plugins, "hotSwap": hotSwap,
+        ], displayStyle: .struct)
+    }
+}

@@ -1,0 +1,194 @@
+import PlugboardAPI
+
+extension ManifestDecoder {
+    /// The keys of a plugin object.
+    static let pluginKeys = ["name", "path", "product", "sha256", "enabled", "required", "environments", "rank",
+                             "requires", "config"]
+
+    /// One entry of `plugins`.
+    func decodePlugin(_ value: JSONValue, index: Int) throws(PlugboardError) -> ManifestPlugin {
+        let members = try reader.object(value,
+            hint: "Each entry of \"plugins\" is an object with a \"name\" and a \"path\" or \"product\".")
+        var name: (text: String, location: SourceLocation)?
+        var path: JSONValue.Member?
+        var product: JSONValue.Member?
+        var source: PluginSource?
+        var sha256: String?
+        var enabled = true
+        var required = false
+        var environments = Environment.all
+        var rank = 0
+        var requires: [String] = []
+        var requirementLocations: [SourceLocation] = []
+        var config = JSONValue(.object([]), location: value.location, path: value.path.appending(key: "config"))
+
+        for member in members {
+            let v = member.value
+            switch member.key {
+            case "name":
+                name = (try decodeName(v), v.location)
+            case "path":
+                let text = try reader.string(v, hint: "Write the path of the plugin's shared library as a string.")
+                guard !text.isEmpty, !text.utf8.contains(0) else {
+                    throw reader.invalidValue(v, text.isEmpty ? "path is empty" : "path contains a NUL character",
+                        hint: "Write the path of the plugin's shared library, relative to the manifest's folder.")
+                }
+                path = member
+                source = .path(ManifestPaths.absolute(text, base: directory))
+            case "product":
+                let text = try reader.string(v, hint: "Write the product's name as a string, such as \"FileStorage\" for libFileStorage.so.")
+                try checkProduct(text, v)
+                product = member
+                source = .product(text)
+            case "sha256":
+                sha256 = try decodeSHA256(v)
+            case "enabled":
+                enabled = try reader.bool(v)
+            case "required":
+                required = try reader.bool(v)
+            case "environments":
+                environments = try decodeEnvironments(v)
+            case "rank":
+                rank = try reader.integer(v)
+            case "requires":
+                (requires, requirementLocations) = try decodeRequires(v)
+            case "config":
+                _ = try reader.object(v, hint: "Write \"config\" as an object, such as {\"root\": \"data\"}.")
+                try checkConfig(v)
+                config = v
+            default:
+                try reader.checkKeys([member], known: Self.pluginKeys, in: value)
+            }
+        }
+
+        if let path, let product {
+            let later = path.keyLocation > product.keyLocation ? path : product
+            throw PlugboardError(.manifestConflictingKeys,
+                "\(reader.at(later.keyLocation)): \(value.path.spoken) has both \"path\" and \"product\"",
+                detail: "A plugin is loaded either from a file (\"path\") or by product name (\"product\"), not both.",
+                hint: "Remove one of the two.")
+        }
+        guard let name else {
+            throw reader.missingKey("name", in: value, detail: "Every plugin has a name, unique in the manifest.",
+                                    hint: "Add a \"name\", such as the plugin's product name.")
+        }
+        guard let source else {
+            throw PlugboardError(.manifestMissingKey,
+                "\(reader.at(value.location)): missing key \"path\" or \"product\" in \(value.path.spoken)",
+                detail: "Plugin \(ManifestReader.quoted(name.text)) says neither where its file is (\"path\") nor which product it is (\"product\").",
+                hint: "Add \"product\": \"X\" for libX.so built with the host, or \"path\" for a file, relative to the manifest's folder.")
+        }
+        return ManifestPlugin(name: name.text, source: source, sha256: sha256, enabled: enabled, required: required,
+                              environments: environments, rank: rank, requires: requires, index: index,
+                              location: value.location, manifestPath: reader.source, manifestDirectory: directory,
+                              rawConfig: config, requirementLocations: requirementLocations, nameLocation: name.location)
+    }
+
+    private func decodeName(_ v: JSONValue) throws(PlugboardError) -> String {
+        let text = try reader.string(v, hint: "Write the plugin's name as a string.")
+        guard !text.unicodeScalars.allSatisfy({ $0.properties.isWhitespace }) else {
+            throw reader.invalidValue(v, "plugin name is empty", hint: "Give the plugin a name, unique in the manifest.")
+        }
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw reader.invalidValue(v, "plugin name contains a control character",
+                hint: "Use a name of letters, digits and punctuation, such as \"S3Storage\".")
+        }
+        return text
+    }
+
+    private func checkProduct(_ text: String, _ v: JSONValue) throws(PlugboardError) {
+        guard !text.isEmpty else {
+            throw reader.invalidValue(v, "product name is empty",
+                hint: "Write the product's name, such as \"FileStorage\" for libFileStorage.so.")
+        }
+        guard !text.contains("/"), !text.utf8.contains(0) else {
+            throw reader.invalidValue(v, "product name \(ManifestReader.quoted(text)) is a path",
+                detail: "A product is a name; the loader looks for lib<name>.so in the executable's folder and in PLUGBOARD_PLUGIN_PATH.",
+                hint: "Write the file's location as \"path\" instead of \"product\".")
+        }
+        if text.hasPrefix("lib") && text.hasSuffix(".so") && text.count > 6 {
+            let bare = String(text.dropFirst(3).dropLast(3))
+            throw reader.invalidValue(v, "product name \(ManifestReader.quoted(text)) is a file name",
+                detail: "\"product\": \"X\" stands for libX.so, so this would look for lib\(text).so.",
+                hint: "Write \"product\": \(ManifestReader.quoted(bare)).")
+        }
+    }
+
+    private func decodeSHA256(_ v: JSONValue) throws(PlugboardError) -> String {
+        let text = try reader.string(v, hint: "Write the SHA-256 digest as 64 hex digits in a string.")
+        let hex = text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) || ("A"..."F").contains($0) }
+        guard text.unicodeScalars.count == 64, hex else {
+            let what = hex ? "\(text.unicodeScalars.count) hex digits" : "characters that are not hex digits"
+            throw reader.invalidValue(v, "sha256 is not a SHA-256 digest",
+                detail: "Expected 64 hex digits, found \(what).",
+                hint: "Write the output of sha256sum for the plugin's file.")
+        }
+        return text.lowercased()
+    }
+
+    private func decodeEnvironments(_ v: JSONValue) throws(PlugboardError) -> [Environment] {
+        let elements = try reader.array(v, hint: "Write the environments as an array, such as [\"development\", \"staging\"].")
+        guard !elements.isEmpty else {
+            throw reader.invalidValue(v, "no environments listed",
+                detail: "A plugin with no environments is never loaded.",
+                hint: "List at least one environment, leave out \"environments\" for all four, or set \"enabled\": false.")
+        }
+        var out: [Environment] = []
+        for element in elements {
+            let environment = try reader.environment(element)
+            guard !out.contains(environment) else {
+                throw reader.invalidValue(element, "environment \"\(environment)\" is listed twice",
+                                          hint: "List each environment once.")
+            }
+            out.append(environment)
+        }
+        return out
+    }
+
+    private func decodeRequires(_ v: JSONValue) throws(PlugboardError) -> ([String], [SourceLocation]) {
+        let elements = try reader.array(v, hint: "Write \"requires\" as an array of plugin names, such as [\"Database\"].")
+        var names: [String] = []
+        var locations: [SourceLocation] = []
+        for element in elements {
+            let name = try reader.string(element, hint: "Write each requirement as the name of a plugin in the manifest.")
+            guard !name.isEmpty else {
+                throw reader.invalidValue(element, "required plugin name is empty",
+                                          hint: "Write the name of a plugin in the manifest.")
+            }
+            guard !names.contains(name) else {
+                throw reader.invalidValue(element, "plugin \(ManifestReader.quoted(name)) is required twice",
+                                          hint: "List each required plugin once.")
+            }
+            names.append(name)
+            locations.append(element.location)
+        }
+        return (names, locations)
+    }
+
+    /// Checks every `${...}` in the configuration's strings and the shape of every secret
+    /// wrapper, for every plugin, selected or not.
+    private func checkConfig(_ v: JSONValue) throws(PlugboardError) {
+        switch v.kind {
+        case .string(let text):
+            guard text.contains("$") else { return }
+            do {
+                _ = try VariableExpander.parts(of: text)
+            } catch {
+                throw reader.invalidValue(v, "malformed variable reference", detail: error.reason,
+                    hint: "Write ${NAME} or ${NAME:-default}; write $${ for a literal \"${\".")
+            }
+        case .object(let members):
+            if ConfigSecrets.isWrapper(v), let inner = members.first?.value {
+                guard case .string = inner.kind else {
+                    throw reader.wrongType(inner, expected: "a string",
+                        hint: "An object whose only member is \"secret\" marks a secret string: write {\"secret\": \"...\"}.")
+                }
+            }
+            for m in members { try checkConfig(m.value) }
+        case .array(let elements):
+            for e in elements { try checkConfig(e) }
+        default:
+            break
+        }
+    }
+}

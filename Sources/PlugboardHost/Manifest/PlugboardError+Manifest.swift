@@ -1,0 +1,42 @@
+import PlugboardAPI
+
+// The codes raised while reading a manifest. Every one is an error in the manifest itself,
+// so the CLI exits with status 2 for each (`code.area == "manifest"`); they are listed in
+// docs/ERRORS.md, section "manifest". Keep the two in step.
+
+extension PlugboardError.Code {
+    /// The manifest file does not exist.
+    public static let manifestNotFound: Self = "manifest.not_found"
+    /// The manifest file exists but cannot be read (permissions, a folder, an I/O error).
+    public static let manifestUnreadable: Self = "manifest.unreadable"
+    /// The manifest is not valid JSON (RFC 8259) or not valid UTF-8.
+    public static let manifestSyntax: Self = "manifest.syntax"
+    /// A JSON object defines the same key twice.
+    public static let manifestDuplicateKey: Self = "manifest.duplicate_key"
+    /// The manifest file is larger than the parser accepts.
+    public static let manifestTooLarge: Self = "manifest.too_large"
+    /// Arrays and objects are nested deeper than the parser accepts.
+    public static let manifestTooDeep: Self = "manifest.too_deep"
+    /// `schemaVersion` names a version this host does not read.
+    public static let manifestUnsupportedVersion: Self = "manifest.unsupported_version"
+    /// A required key is missing.
+    public static let manifestMissingKey: Self = "manifest.missing_key"
+    /// A key the manifest format does not define.
+    public static let manifestUnknownKey: Self = "manifest.unknown_key"
+    /// A value of the wrong JSON type.
+    public static let manifestWrongType: Self = "manifest.wrong_type"
+    /// A value of the right type that is not allowed (an empty name, a bad `sha256`, an
+    /// environment name that does not exist, a negative timeout, a malformed `${...}`).
+    public static let manifestInvalidValue: Self = "manifest.invalid_value"
+    /// Two keys that exclude each other are both present (`path` and `product`).
+    public static let manifestConflictingKeys: Self = "manifest.conflicting_keys"
+    /// Two plugins have the same name.
+    public static let manifestDuplicatePlugin: Self = "manifest.duplicate_plugin"
+    /// `requires` names a plugin that is not in the manifest.
+    public static let manifestUnknownRequirement: Self = "manifest.unknown_requirement"
+    /// Plugins require each other in a cycle.
+    public static let manifestRequirementCycle: Self = "manifest.requirement_cycle"
+    /// A `${VAR}` in the config of a plugin selected for the environment names a variable
+    /// that is not set and has no default.
+    public static let manifestMissingVariable: Self = "manifest.missing_variable"
+}

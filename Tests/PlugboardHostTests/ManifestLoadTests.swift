@@ -1,0 +1,77 @@
+import Foundation
+import PlugboardAPI
+import PlugboardHost
+import Testing
+
+/// Reading the manifest file: missing, unreadable, too large, and a good one.
+@Suite struct ManifestLoadTests {
+    private func temporaryFolder() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("manifest-tests-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    @Test func existingFile_isLoaded_withItsFolder() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/plugins.json"
+        try Data(#"{"schemaVersion": 1, "plugins": [{"name": "a", "path": "libA.so"}]}"#.utf8).write(to: URL(fileURLWithPath: path))
+        let m = try Manifest.load(path: path)
+        #expect(m.path == path)
+        #expect(m.plugins.first?.source == .path(folder + "/libA.so"))
+    }
+
+    @Test func missingFile_isNotFound_withAHint() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let error = #expect(throws: PlugboardError.self) { try Manifest.load(path: folder + "/nope.json") }
+        #expect(error?.code == .manifestNotFound)
+        #expect(error?.message.contains("nope.json") == true)
+        #expect(error?.hint != nil)
+        let empty = #expect(throws: PlugboardError.self) { try Manifest.load(path: "") }
+        #expect(empty?.code == .manifestNotFound)
+    }
+
+    @Test func folder_isUnreadable() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let error = #expect(throws: PlugboardError.self) { try Manifest.load(path: folder) }
+        #expect(error?.code == .manifestUnreadable)
+        #expect(error?.message.contains("a directory") == true)
+    }
+
+    @Test func fileWithoutReadPermission_isUnreadable() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/plugins.json"
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: path)
+        // root reads any file; then there is nothing to check.
+        guard !FileManager.default.isReadableFile(atPath: path) else { return }
+        let error = #expect(throws: PlugboardError.self) { try Manifest.load(path: path) }
+        #expect(error?.code == .manifestUnreadable)
+        #expect(error?.message.contains("permission denied") == true)
+    }
+
+    @Test func fileOverTheLimit_isRefusedBeforeReading() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/plugins.json"
+        try Data(repeating: 0x20, count: 2048).write(to: URL(fileURLWithPath: path))
+        let loader = ManifestLoader(configuration: .init(limits: .init(maxBytes: 1024, maxDepth: 64)))
+        let error = #expect(throws: PlugboardError.self) { try loader.load(path: path) }
+        #expect(error?.code == .manifestTooLarge)
+        #expect(error?.detail?.contains("2048") == true)
+        #expect(error?.detail?.contains("1024") == true)
+    }
+
+    @Test func syntaxErrorInAFile_startsWithThePathAsGiven() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/plugins.json"
+        try Data("{\n  \"schemaVersion\": 1,\n}".utf8).write(to: URL(fileURLWithPath: path))
+        let error = #expect(throws: PlugboardError.self) { try Manifest.load(path: path) }
+        #expect(error?.code == .manifestSyntax)
+        #expect(error?.message.hasPrefix(path + ":3:1: ") == true)
+    }
+}

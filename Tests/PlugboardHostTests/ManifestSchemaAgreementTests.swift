@@ -1,0 +1,74 @@
+import PlugboardAPI
+import PlugboardHost
+import Testing
+
+/// The manifests that docs/plugins.schema.json accepts and refuses (checked with a
+/// JSON Schema 2020-12 validator) are the ones the host accepts and refuses.
+@Suite struct ManifestSchemaAgreementTests {
+    static let accepted = [
+        #"{"schemaVersion": 1, "plugins": []}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "path": "x/libA.so", "sha256": "aBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaBaB", "enabled": false, "required": true, "environments": ["staging"], "rank": -3, "requires": ["b"], "config": {"k": {"secret": "s"}, "n": [1, {"x": null}], "o": {"secret": "a", "b": 1}}},{"name": "b", "product": "B"}]}"#,
+        #"{"$schema": "x", "schemaVersion": 1, "environment": "production", "plugins": [], "hotSwap": {"enabled": true, "allowInProduction": false, "debounceMilliseconds": 0, "preflightTimeoutSeconds": 0.5, "drainTimeoutSeconds": 0, "maxRetainedImages": 0}}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "rank": 1.0}]}"#,
+        #"{"schemaVersion": 1.0, "plugins": []}"#,
+    ]
+
+    static let refused = [
+        #"[]"#,
+        #"{"plugins": []}"#,
+        #"{"schemaVersion": 2, "plugins": []}"#,
+        #"{"schemaVersion": "1", "plugins": []}"#,
+        #"{"schemaVersion": 1}"#,
+        #"{"schemaVersion": 1, "plugin": []}"#,
+        #"{"$schema": 1, "schemaVersion": 1, "plugins": []}"#,
+        #"{"schemaVersion": 1, "plugins": {}}"#,
+        #"{"schemaVersion": 1, "environment": "prod", "plugins": []}"#,
+        #"{"schemaVersion": 1, "plugins": ["a"]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"product": "A"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "", "product": "A"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "  ", "product": "A"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": 7, "product": "A"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a\u0001", "product": "A"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "path": "x.so", "product": "A"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "enviroments": ["testing"]}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "rank": "high"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "rank": 1.5}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "enabled": "yes"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "environments": ["testing", "prod"]}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "environments": []}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "environments": "testing"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "environments": ["testing", "testing"]}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "sha256": "abc"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "sha256": "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "lib/A"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "libA.so"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "path": ""}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "requires": [1]}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "requires": ["b", "b"]}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "requires": [""]}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "config": []}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "config": {"key": {"secret": 42}}}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "config": {"key": [{"secret": null}]}}]}"#,
+        #"{"schemaVersion": 1, "plugins": [], "hotSwap": true}"#,
+        #"{"schemaVersion": 1, "plugins": [], "hotSwap": {"drainTimeoutSeconds": -1}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "hotSwap": {"debounceMilliseconds": 2.5}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "hotSwap": {"enable": true}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "hotSwap": {"preflightTimeoutSeconds": 0}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "hotSwap": {"enabled": "true"}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "hotSwap": {"maxRetainedImages": 5000}}"#,
+    ]
+
+    @Test(arguments: accepted)
+    func manifestTheSchemaAccepts_isAccepted(_ text: String) {
+        #expect(ManifestTestSupport.manifestError(text) == nil, "\(ManifestTestSupport.manifestError(text)?.description ?? "")")
+    }
+
+    @Test(arguments: refused)
+    func manifestTheSchemaRefuses_isRefused(_ text: String) {
+        let error = ManifestTestSupport.manifestError(text)
+        #expect(error?.code.area == "manifest")
+        #expect(ManifestTestSupport.location(of: error, source: "plugins.json") != nil, "\(error?.message ?? "no error")")
+    }
+}
