@@ -9,6 +9,7 @@ let package = Package(
     name: "Plugboard",
     products: [
         .library(name: "PlugboardTesting", targets: ["PlugboardTesting"]),
+        .executable(name: "plugboard", targets: ["plugboard"]),
         .executable(name: "plugboard-bench", targets: ["plugboard-bench"]),
     ],
     dependencies: [
@@ -22,6 +23,9 @@ let package = Package(
         .target(name: "PlugboardTesting", dependencies: [api, "PlugboardCrypto"]),
         // The host: manifest, loader, plugin registry. The CLI is a thin layer over it.
         .target(name: "PlugboardHost", dependencies: [api, "PlugboardCrypto"]),
+        // The command line over PlugboardHost, in swift-argument-parser's shape.
+        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardHost"]),
+        .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         .executableTarget(
             name: "plugboard-bench",
             dependencies: [api, .product(name: "BenchFloor", package: "BenchFloor")],

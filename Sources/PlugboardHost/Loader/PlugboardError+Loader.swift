@@ -35,3 +35,8 @@ extension PlugboardError.Code {
     /// A `product` plugin was not found in any plugin folder.
     public static let productNotFound: Self = "loader.product_not_found"
 }
+
+extension PlugboardError.Code {
+    /// A plugin `requires` another that is not active.
+    public static let requirementUnavailable: Self = "loader.requirement_unavailable"
+}

@@ -1,0 +1,54 @@
+/// The command tree of `plugboard`: every command, option and argument with its help.
+enum CLISpec {
+    static let globalOptions: [OptionSpec] = [
+        .value("manifest", "PATH", help: "The manifest to read.", default: "$PLUGBOARD_MANIFEST, else ./plugins.json"),
+        .value("env", "NAME", help: "The environment: testing, development, staging or production.",
+               default: "$PLUGBOARD_ENV, else the manifest's environment, else development"),
+        .flag("json", help: "Print results, and errors, as JSON on standard output."),
+        .value("log-level", "LEVEL", help: "Log lines at or above LEVEL to standard error: trace, debug, info, notice, warning, error or critical.",
+               default: "warning"),
+        .value("cache-dir", "PATH", help: "Where content-addressed plugin copies are kept.",
+               default: "$XDG_CACHE_HOME/plugboard, else ~/.cache/plugboard"),
+        .flag("version", help: "Print the version and exit."),
+    ]
+
+    static let root = CommandSpec(
+        name: "plugboard",
+        abstract: "Load plugins from a manifest into one dependency-injection container, and use them.",
+        discussion: """
+            Exit status: 0 on success; 1 when the operation failed (a required plugin failed, a \
+            storage operation failed); 2 for bad usage or an invalid manifest.
+            """,
+        options: globalOptions,
+        subcommands: [
+            CommandSpec(name: "check", abstract: "Validate the manifest and load every selected plugin; report each one.",
+                        discussion: "Exits 1 if any selected plugin failed or was rejected."),
+            CommandSpec(name: "plugins", abstract: "List the manifest's plugins and their states."),
+            CommandSpec(name: "services", abstract: "List every service registration after loading the plugins."),
+            CommandSpec(name: "inspect", abstract: "Show what a plugin file declares.",
+                        discussion: "Reads the ELF and plugin headers; unless --no-load is given, also loads the file to ask its name, version and services (it registers nothing).",
+                        options: [.flag("no-load", help: "Read the file only; never dlopen it.")],
+                        arguments: [ArgumentSpec(name: "FILE", help: "The plugin's .so file.", optional: false)]),
+            CommandSpec(name: "graph", abstract: "Show plugins, their services and who requires whom.",
+                        options: [.value("format", "FORMAT", help: "dot (Graphviz) or json.", default: "dot")]),
+            CommandSpec(name: "storage", abstract: "Use the ObjectStorage the manifest binds (the highest-ranked one).",
+                        subcommands: [
+                            CommandSpec(name: "put", abstract: "Store an object.",
+                                        options: [
+                                            .value("content-type", "TYPE", help: "The object's content type.", default: "application/octet-stream"),
+                                            .value("meta", "KEY=VALUE", help: "A metadata entry; may be repeated.", repeatable: true),
+                                        ],
+                                        arguments: [ArgumentSpec(name: "KEY", help: "The object's key.", optional: false),
+                                                    ArgumentSpec(name: "FILE", help: "The file to store, or - for standard input (the default).", optional: true)]),
+                            CommandSpec(name: "get", abstract: "Write an object's content to standard output or a file.",
+                                        options: [.value("output", short: "o", "FILE", help: "Write to FILE instead of standard output (- is standard output).")],
+                                        arguments: [ArgumentSpec(name: "KEY", help: "The object's key.", optional: false)]),
+                            CommandSpec(name: "head", abstract: "Show an object's size, ETag, content type, last-modified time and metadata.",
+                                        arguments: [ArgumentSpec(name: "KEY", help: "The object's key.", optional: false)]),
+                            CommandSpec(name: "delete", abstract: "Delete an object; deleting a missing key succeeds.",
+                                        arguments: [ArgumentSpec(name: "KEY", help: "The object's key.", optional: false)]),
+                            CommandSpec(name: "list", abstract: "List keys, one per line.",
+                                        arguments: [ArgumentSpec(name: "PREFIX", help: "Only keys that start with PREFIX.", optional: true)]),
+                        ]),
+        ])
+}

@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardAPI
+import PlugboardHost
+
+/// What every command gets: the global options, resolved once, the captured process
+/// environment, and the output channels.
+struct CommandContext {
+    let parsed: ParsedCommand
+    let json: Bool
+    let manifestPath: String
+    let environment: Environment?
+    let cacheDirectory: String?
+    let logger: Logger
+    let processEnvironment: [String: String]
+
+    init(parsed: ParsedCommand, processEnvironment: [String: String]) throws(PlugboardError) {
+        self.parsed = parsed
+        self.processEnvironment = processEnvironment
+        json = parsed.flag("json")
+        manifestPath = parsed.value("manifest") ?? processEnvironment["PLUGBOARD_MANIFEST"] ?? "plugins.json"
+        let envName = parsed.value("env") ?? processEnvironment["PLUGBOARD_ENV"]
+        if let envName {
+            guard let e = Environment(envName) else {
+                let names = Environment.all.map(\.name)
+                let hint = UsageError.suggestion(for: envName, among: names).map { "Did you mean \"\($0)\"?" }
+                throw UsageError.make("unknown environment \"\(envName)\"",
+                                      detail: "Expected one of: \(names.joined(separator: ", ")).", hint: hint)
+            }
+            environment = e
+        } else {
+            environment = nil
+        }
+        cacheDirectory = parsed.value("cache-dir")
+        let levelName = parsed.value("log-level") ?? "warning"
+        guard let level = Logger.Level(rawValue: levelName) else {
+            let names = Logger.Level.allCases.map(\.rawValue)
+            throw UsageError.make("unknown log level \"\(levelName)\"", detail: "Expected one of: \(names.joined(separator: ", ")).",
+                                  hint: UsageError.suggestion(for: levelName, among: names).map { "Did you mean \"\($0)\"?" })
+        }
+        logger = Logger(label: "plugboard", logLevel: level)
+    }
+
+    var hostConfiguration: PluginHost.Configuration {
+        PluginHost.Configuration(manifestPath: manifestPath, environment: environment, cacheDirectory: cacheDirectory,
+                                 processEnvironment: processEnvironment, logger: logger)
+    }
+
+    /// Starts the host from the manifest.
+    func startHost() async throws(PlugboardError) -> PluginHost {
+        try await PluginHost.start(hostConfiguration)
+    }
+
+    // MARK: - Output
+
+    func out(_ text: String) { Output.write(text, to: 1) }
+    func err(_ text: String) { Output.write(text, to: 2) }
+    func out(_ json: JSONOutput) { Output.write(json.render() + "\n", to: 1) }
+}
+
+/// Writes to standard output and standard error, whole buffers at a time.
+enum Output {
+    static func write(_ text: String, to fd: Int32) {
+        write(Array(text.utf8), to: fd)
+    }
+
+    static func write(_ bytes: [UInt8], to fd: Int32) {
+        bytes.withUnsafeBytes { buf in
+            guard let base = buf.baseAddress else { return }
+            var off = 0
+            while off < buf.count {
+                let n = Glibc.write(fd, base + off, buf.count - off)
+                if n < 0 { if errno == EINTR { continue }; return }
+                off += n
+            }
+        }
+    }
+}

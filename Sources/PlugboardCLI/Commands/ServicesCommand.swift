@@ -1,0 +1,26 @@
+import PlugboardAPI
+import PlugboardHost
+
+/// `plugboard services`: every registration.
+enum ServicesCommand {
+    static func run(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
+        let host = try await ctx.startHost()
+        let registrations = host.container.registrations()
+        await host.shutdown()
+        if ctx.json {
+            ctx.out(.array(registrations.map { r in
+                .object([("service", .string(r.service)), ("name", .string(r.name)), ("rank", .int(Int64(r.rank))),
+                         ("scope", .string(r.scope.description)), ("owner", .string(r.owner)),
+                         ("implementation", .string(r.implementation)), ("active", .bool(r.isActive))])
+            }))
+        } else {
+            var table = Table(["SERVICE", "NAME", "RANK", "SCOPE", "OWNER", "IMPLEMENTATION", "ACTIVE"])
+            for r in registrations {
+                table.add([r.service, r.name ?? "-", String(r.rank), r.scope.description, r.owner,
+                           r.implementation ?? "-", r.isActive ? "yes" : "no"])
+            }
+            ctx.out(table.render())
+        }
+        return try PluginsCommand.requiredStatus(host)
+    }
+}

@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardAPI
+import PlugboardHost
+
+/// `plugboard storage put|get|head|delete|list`, through the `ObjectStorage` the manifest
+/// binds (the highest-ranked provider).
+enum StorageCommand {
+    static func put(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
+        let key = ctx.parsed.arguments[0]
+        let source = ctx.parsed.arguments.count > 1 ? ctx.parsed.arguments[1] : "-"
+        var metadata: [String: String] = [:]
+        for entry in ctx.parsed.all("meta") {
+            guard let eq = entry.firstIndex(of: "=") else {
+                throw UsageError.make("invalid --meta \"\(entry)\"", detail: "Expected KEY=VALUE.",
+                                      hint: "Write --meta author=ada.")
+            }
+            metadata[String(entry[..<eq])] = String(entry[entry.index(after: eq)...])
+        }
+        let data = try LocalFile.read(source)
+        let info = try await withStorage(ctx) { storage in
+            try await storage.put(key, data: data, contentType: ctx.parsed.value("content-type"), metadata: metadata)
+        }
+        if ctx.json { ctx.out(json(info)) } else { ctx.err("stored \"\(key)\": \(info.size) bytes, ETag \(info.etag)\n") }
+        return 0
+    }
+
+    static func get(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
+        let key = ctx.parsed.arguments[0]
+        let object = try await withStorage(ctx) { storage in try await storage.get(key) }
+        let target = ctx.parsed.value("output") ?? "-"
+        if target == "-" {
+            Output.write(object.data, to: 1)
+        } else {
+            try LocalFile.write(object.data, to: target)
+            if !ctx.json { ctx.err("wrote \(object.data.count) bytes to \"\(target)\"\n") }
+        }
+        return 0
+    }
+
+    static func head(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
+        let key = ctx.parsed.arguments[0]
+        let info = try await withStorage(ctx) { storage in try await storage.head(key) }
+        if ctx.json {
+            ctx.out(json(info))
+        } else {
+            var lines = "size: \(info.size)\netag: \(info.etag)\ncontent-type: \(info.contentType)\nlast-modified: \(info.lastModified.httpDate)\n"
+            for (k, v) in info.metadata.sorted(by: { $0.key < $1.key }) { lines += "meta-\(k): \(v)\n" }
+            ctx.out(lines)
+        }
+        return 0
+    }
+
+    static func delete(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
+        let key = ctx.parsed.arguments[0]
+        try await withStorage(ctx) { storage in try await storage.delete(key) }
+        if ctx.json { ctx.out(.object([("deleted", .string(key))])) } else { ctx.err("deleted \"\(key)\"\n") }
+        return 0
+    }
+
+    static func list(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
+        let prefix = ctx.parsed.arguments.first ?? ""
+        let objects = try await withStorage(ctx) { storage in try await storage.list(prefix: prefix) }
+        if ctx.json {
+            ctx.out(.array(objects.map(json)))
+        } else {
+            ctx.out(objects.map { $0.key + "\n" }.joined())
+        }
+        return 0
+    }
+
+    static func json(_ info: ObjectInfo) -> JSONOutput {
+        .object([("key", .string(info.key)), ("size", .int(Int64(info.size))), ("etag", .string(info.etag)),
+                 ("contentType", .string(info.contentType)), ("lastModified", .string(info.lastModified.iso8601)),
+                 ("metadata", .object(info.metadata.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))])
+    }
+
+    /// Starts the host, resolves its storage, runs `body`, and shuts the host down.
+    static func withStorage<R>(_ ctx: CommandContext,
+                               _ body: (any ObjectStorage) async throws -> R) async throws(PlugboardError) -> R {
+        let host = try await ctx.startHost()
+        defer { Task { await host.shutdown() } }
+        _ = try PluginsCommand.requiredStatus(host)
+        let storage: any ObjectStorage
+        do {
+            storage = try host.container.resolve((any ObjectStorage).self)
+        } catch {
+            let states = host.records.map { "\($0.name) is \($0.state)" }.joined(separator: ", ")
+            throw PlugboardError(.noStorage, "no ObjectStorage is bound in the \(host.environment) environment",
+                detail: states.isEmpty ? "The manifest \"\(host.manifest.path)\" loads no plugin." : "Plugins: \(states).",
+                hint: "Enable a storage plugin (FileStorage, MemoryStorage, S3Storage, RESTStorage) for this environment in plugins.json; plugboard check shows why one failed.")
+        }
+        do {
+            return try await body(storage)
+        } catch let error as PlugboardError {
+            throw error
+        } catch {
+            throw PlugboardError(.storageFailed, "storage operation failed: \(error)")
+        }
+    }
+}
+
+extension PlugboardError.Code {
+    /// No plugin provides `ObjectStorage` in this environment.
+    public static let noStorage: Self = "cli.no_storage"
+    /// A local file named on the command line could not be read or written.
+    public static let localFile: Self = "cli.local_file"
+}
+
+/// Reading and writing the local files the storage commands name.
+enum LocalFile {
+    static func read(_ path: String) throws(PlugboardError) -> [UInt8] {
+        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure("could not open file \"\(path)\"") }
+        defer { if fd != 0 { close(fd) } }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return out }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure("could not read \(path == "-" ? "standard input" : "file \"\(path)\"")")
+            }
+            out.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    static func write(_ bytes: [UInt8], to path: String) throws(PlugboardError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failure("could not create file \"\(path)\"") }
+        defer { close(fd) }
+        let ok = bytes.withUnsafeBytes { buf -> Bool in
+            guard let base = buf.baseAddress else { return true }
+            var off = 0
+            while off < buf.count {
+                let n = Glibc.write(fd, base + off, buf.count - off)
+                if n < 0 { if errno == EINTR { continue }; return false }
+                off += n
+            }
+            return true
+        }
+        guard ok else { throw failure("could not write file \"\(path)\"") }
+    }
+
+    private static func failure(_ message: String) -> PlugboardError {
+        let reason = String(cString: strerror(errno))
+        return PlugboardError(.localFile, "\(message): \(reason)", hint: "Check the path and its permissions.")
+    }
+}

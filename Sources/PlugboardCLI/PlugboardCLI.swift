@@ -1,0 +1,85 @@
+import PlugboardAPI
+import PlugboardHost
+
+/// The `plugboard` command line: parses arguments, runs one command, maps errors to exit
+/// status and output. `Sources/plugboard/main.swift` only calls ``main(_:environment:)``.
+public enum PlugboardCLI {
+    /// The version `--version` prints.
+    public static let version = "0.1.0"
+
+    /// Runs the command line `argv` (without the executable's name) and returns the exit
+    /// status: 0 success, 1 the operation failed, 2 bad usage or an invalid manifest.
+    public static func main(_ argv: [String], environment: [String: String]) async -> Int32 {
+        var args = argv
+        if args.first == "help" {
+            args.removeFirst()
+            args.append("--help")
+        }
+        let parser = ArgumentParser(root: CLISpec.root)
+        let json = args.contains("--json")
+        let parsed: ParsedCommand
+        do {
+            parsed = try parser.parse(args)
+        } catch {
+            if args.contains("--version") { return printVersion(json: json) }
+            return report(error, json: json, usage: true)
+        }
+        if parsed.flag("version") { return printVersion(json: parsed.flag("json")) }
+        if parsed.wantsHelp || parsed.path.isEmpty {
+            Output.write(parser.help(for: parsed.path), to: parsed.wantsHelp ? 1 : 2)
+            return parsed.wantsHelp ? 0 : 2
+        }
+        do {
+            let ctx = try CommandContext(parsed: parsed, processEnvironment: environment)
+            switch parsed.path {
+            case ["check"]: return try await PluginsCommand.check(ctx)
+            case ["plugins"]: return try await PluginsCommand.plugins(ctx)
+            case ["services"]: return try await ServicesCommand.run(ctx)
+            case ["inspect"]: return try await InspectCommand.run(ctx)
+            case ["graph"]: return try await GraphCommand.run(ctx)
+            case ["storage", "put"]: return try await StorageCommand.put(ctx)
+            case ["storage", "get"]: return try await StorageCommand.get(ctx)
+            case ["storage", "head"]: return try await StorageCommand.head(ctx)
+            case ["storage", "delete"]: return try await StorageCommand.delete(ctx)
+            case ["storage", "list"]: return try await StorageCommand.list(ctx)
+            default:
+                throw UsageError.make("command \"\(parsed.path.joined(separator: " "))\" cannot be run on its own",
+                                      hint: "Run plugboard \(parsed.path.joined(separator: " ")) --help.")
+            }
+        } catch {
+            return report(error, json: parsed.flag("json"), usage: false)
+        }
+    }
+
+    /// Prints `error` for people (standard error) or scripts (JSON on standard output)
+    /// and returns its exit status.
+    static func report(_ error: PlugboardError, json: Bool, usage: Bool) -> Int32 {
+        let status = exitStatus(for: error)
+        if json {
+            Output.write(JSONOutput.error(error).render() + "\n", to: 1)
+        } else {
+            var text = "plugboard: error: \(error.message)\n"
+            if let d = error.detail { text += "DETAIL: \(d)\n" }
+            if let h = error.hint { text += "HINT: \(h)\n" }
+            if usage && error.hint == nil { text += "Run plugboard --help for usage.\n" }
+            Output.write(text, to: 2)
+        }
+        return status
+    }
+
+    /// 2 for usage and manifest-level errors, 1 for everything else.
+    static func exitStatus(for error: PlugboardError) -> Int32 {
+        error.code == .usage || error.code.area == "manifest" ? 2 : 1
+    }
+
+    static func printVersion(json: Bool) -> Int32 {
+        let api = APIVersion.current
+        if json {
+            Output.write(JSONOutput.object([("plugboard", .string(version)), ("api", .string(api.description)),
+                                            ("abi", .int(Int64(PluginABI.current)))]).render() + "\n", to: 1)
+        } else {
+            Output.write("plugboard \(version) (PlugboardAPI \(api), plugin ABI \(PluginABI.current))\n", to: 1)
+        }
+        return 0
+    }
+}
