@@ -55,10 +55,13 @@ extension Container {
         }
         await awaitPendingStops()
         for reg in toStop.reversed() { await stop(reg) }
-        state.withLock { st in
-            for c in st.subscribers.values { c.finish() }
-            st.subscribers = [:]
+        // Finish outside the lock: `finish()` runs each stream's `onTermination` on this
+        // thread, and that handler takes the lock to remove its subscriber.
+        let subscribers = state.withLock { st in
+            defer { st.subscribers = [:] }
+            return Array(st.subscribers.values)
         }
+        for c in subscribers { c.finish() }
     }
 
     /// Events in the order they happen: `registered`, `replaced`, `unregistering` (before
