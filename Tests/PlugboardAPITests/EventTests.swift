@@ -135,3 +135,83 @@ struct EventTests {
         #expect(ended)
     }
 }
+
+@Suite("Events of unusual transactions")
+struct UnusualTransactionEventTests {
+    @Test func rolledBackStart_announcesNothing_notEvenStopped() async throws {
+        // The services of a failed transaction were never registered, so subscribers
+        // must not hear that they stopped.
+        let c = Container()
+        let journal = Journal()
+        let events = c.events()
+        _ = try? await c.transaction(owner: "p") { tx in
+            try tx.worker("Ok", journal: journal)
+            try tx.worker("Bad", journal: journal, dependsOn: ["Ok"], failsToStart: true)
+        }
+        #expect(journal.entries == ["start Ok", "start Bad", "stop Ok"])
+        try c.register(Int.self, instance: 1)
+        let got = await nextEvents(events, 1)
+        #expect(got.map(\.kind) == [.registered])
+        #expect(got.map(\.registration.service) == ["Swift.Int"])
+    }
+
+    @Test func registerThenUnregisterInOneTransaction_leavesNothing_andAnnouncesNothing() async throws {
+        let c = Container()
+        let events = c.events()
+        try await c.transaction(owner: "p") { tx in
+            try tx.register((any Greeter).self) { _ in English() }
+            tx.unregister((any Greeter).self)
+        }
+        #expect(c.registrations().isEmpty)
+        try c.register(Int.self, instance: 1)
+        let got = await nextEvents(events, 1)
+        #expect(got.map(\.registration.service) == ["Swift.Int"])
+    }
+
+    @Test func replacingTwiceInOneTransaction_announcesOneReplacement() async throws {
+        let c = Container()
+        try c.register((any Greeter).self, owner: "p", instance: English())
+        let events = c.events()
+        try await c.transaction(owner: "p") { tx in
+            try tx.replace((any Greeter).self, instance: French())
+            try tx.replace((any Greeter).self, instance: German())
+        }
+        #expect(try c.resolve((any Greeter).self).greet() == "hallo")
+        #expect(c.registrations().count == 1)
+        try c.register(Int.self, instance: 1)
+        let got = await nextEvents(events, 3)
+        #expect(got.map(\.kind) == [.unregistering, .replaced, .registered])
+        #expect(got.map(\.registration.implementation)
+                == ["PlugboardAPITests.English", "PlugboardAPITests.German", "Swift.Int"])
+    }
+
+    @Test func registerThenReplaceInOneTransaction_announcesARegistration() async throws {
+        let c = Container()
+        let events = c.events()
+        try await c.transaction(owner: "p") { tx in
+            try tx.register((any Greeter).self, instance: English())
+            try tx.replace((any Greeter).self, instance: French())
+        }
+        #expect(try c.resolve((any Greeter).self).greet() == "bonjour")
+        let got = await nextEvents(events, 1)
+        #expect(got.map(\.kind) == [.registered])
+        #expect(got.map(\.registration.implementation) == ["PlugboardAPITests.French"])
+    }
+
+    @Test func managedServiceRegisteredAndWithdrawnInOneTransaction_isStoppedAgain() async throws {
+        let c = Container()
+        let journal = Journal()
+        let events = c.events()
+        let before = c.generation
+        try await c.transaction(owner: "p") { tx in
+            try tx.worker("Short", journal: journal)
+            tx.unregister((any Worker).self, name: "Short")
+        }
+        await c.awaitPendingStops()
+        #expect(c.registrations().isEmpty)
+        #expect(c.generation == before)
+        #expect(journal.entries == ["start Short", "stop Short"])
+        try c.register(Int.self, instance: 1)
+        #expect(await nextEvents(events, 1).map(\.registration.service) == ["Swift.Int"])
+    }
+}

@@ -23,6 +23,10 @@ extension Container {
         }
         logger.debug("stopped managed service", metadata: ["service": .string(reg.displayName), "owner": .string(reg.owner)])
         state.withLock { st in
+            // Only what was published is announced (published generations start at 1): a
+            // service rolled back, or withdrawn by its own transaction, was never registered
+            // as far as subscribers know.
+            guard reg.generation > 0 else { return }
             st.emit(ContainerEvent(kind: .stopped, registration: st.info(reg), generation: st.generation))
         }
     }
