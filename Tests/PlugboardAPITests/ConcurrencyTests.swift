@@ -173,6 +173,76 @@ struct ConcurrencyTests {
         #expect(extraCalls.all.isEmpty, "factory call counts other than once per singleton: \(extraCalls.all)")
     }
 
+    @Test func singletonWaitingForAnotherThreadsBuild_waits_insteadOfReportingACycle() async throws {
+        // A (thread 0) needs B while thread 1 is still building B: a wait, not a cycle.
+        let c = Container()
+        let calls = Calls()
+        let bothRunning = Barrier(parties: 2)
+        try c.register((any Mailer).self) { r in
+            bothRunning.arrive()
+            return SMTPMailer(store: try r.resolve())
+        }
+        try c.register((any Store).self) { _ in
+            calls.hit()
+            bothRunning.arrive()
+            usleep(30_000)  // keep B's build going while A asks for it; not synchronization
+            return MemoryStore("slow")
+        }
+        let labels = Collected<String>()
+        let finished = await onThreads(2) { i in
+            do {
+                labels.append(i == 0 ? try c.resolve((any Mailer).self).store.label
+                                     : try c.resolve((any Store).self).label)
+            } catch {
+                labels.append("\(error)")
+            }
+        }
+        #expect(finished)
+        #expect(labels.all.sorted() == ["slow", "slow"])
+        #expect(calls.count == 1)
+    }
+
+    @Test func sharedDependencyOfSingletonsBuiltOnManyThreads_isBuiltOnce() async throws {
+        let c = Container()
+        let storeCalls = Calls()
+        try c.register((any Store).self) { _ in
+            storeCalls.hit()
+            usleep(10_000)
+            return MemoryStore("shared")
+        }
+        for i in 0..<6 {
+            try c.register((any Mailer).self, name: "m\(i)") { r in SMTPMailer(store: try r.resolve()) }
+        }
+        let barrier = Barrier(parties: 6)
+        let stores = Collected<ObjectIdentifier>()
+        let finished = await onThreads(6) { i in
+            barrier.arrive()
+            if let m = try? c.resolve((any Mailer).self, name: "m\(i)") {
+                stores.append(ObjectIdentifier(m.store as AnyObject))
+            }
+        }
+        #expect(finished)
+        #expect(storeCalls.count == 1)
+        #expect(stores.all.count == 6 && Set(stores.all).count == 1)
+    }
+
+    @Test func oneThreadUsingManyContainers_alwaysReadsEachContainersOwnServices() throws {
+        // More containers than a thread caches snapshots for, read in turns and changed.
+        let containers = (0..<20).map { _ in Container() }
+        for (i, c) in containers.enumerated() {
+            try c.register((any Greeter).self, owner: "p") { _ in Parrot("c\(i)") }
+        }
+        for round in 0..<5 {
+            for (i, c) in containers.enumerated() {
+                #expect(try c.resolve((any Greeter).self).greet() == "c\(i)" + (round == 0 ? "" : "-r\(round)"))
+            }
+            for (i, c) in containers.enumerated() {
+                let word = "c\(i)-r\(round + 1)"
+                try c.replace((any Greeter).self, owner: "p") { _ in Parrot(word) }
+            }
+        }
+    }
+
     @Test func weakServiceRacedByManyHolders_isOneSharedObject() async throws {
         let c = Container()
         try c.register((any Greeter).self, scope: .weak) { _ in Parrot("weak") }

@@ -165,6 +165,28 @@ struct ErrorTests {
         }
     }
 
+    @Test func singletonsBuiltOnThreeThreadsInARing_reportACycle_insteadOfDeadlocking() async throws {
+        let c = Container()
+        let barrier = Barrier(parties: 3)
+        try c.register((any CycleA).self) { r in barrier.arrive(); _ = try r.resolve((any CycleB).self); return CycleNode() }
+        try c.register((any CycleB).self) { r in barrier.arrive(); _ = try r.resolve((any CycleC).self); return CycleNode() }
+        try c.register((any CycleC).self) { r in barrier.arrive(); _ = try r.resolve((any CycleA).self); return CycleNode() }
+        let codes = Collected<PlugboardError.Code>()
+        let finished = await onThreads(3, timeout: 15) { i in
+            do throws(PlugboardError) {
+                switch i {
+                case 0: _ = try c.resolve((any CycleA).self)
+                case 1: _ = try c.resolve((any CycleB).self)
+                default: _ = try c.resolve((any CycleC).self)
+                }
+            } catch {
+                codes.append(error.code)
+            }
+        }
+        #expect(finished, "the three singleton builds deadlocked")
+        #expect(codes.all == [.circularDependency, .circularDependency, .circularDependency])
+    }
+
     @Test func cycleInAManagedTransaction_rollsItBack() async throws {
         let c = Container()
         let journal = Journal()
@@ -179,19 +201,28 @@ struct ErrorTests {
         #expect(journal.entries.isEmpty)
     }
 
-    @Test func veryDeepResolution_isAnError_notAStackOverflow() throws {
+    @Test(arguments: [Scope.transient, .singleton, .weak])
+    func veryDeepResolution_isAnError_notAStackOverflow(scope: Scope) throws {
         // Each named Store resolves the next one: a chain longer than the container allows.
         let c = Container()
         for i in 0..<300 {
-            try c.register((any Store).self, name: "\(i)", scope: .transient) { r in
+            try c.register((any Store).self, name: "\(i)", scope: scope) { r in
                 MemoryStore(try r.resolve((any Store).self, name: "\(i + 1)").label)
             }
         }
         try c.register((any Store).self, name: "300", instance: MemoryStore("bottom"))
         let error = #expect(throws: PlugboardError.self) { try c.resolve((any Store).self, name: "0") }
         #expect(error?.code == .resolutionTooDeep)
-        // A chain within the limit works.
-        #expect(try c.resolve((any Store).self, name: "250").label == "bottom")
+        #expect(error?.message.contains("128") == true)
+        // The limit is 128 factories on the stack at once: "172" runs 128, "171" 129.
+        let tooDeep = #expect(throws: PlugboardError.self) { try c.resolve((any Store).self, name: "171") }
+        #expect(tooDeep?.code == .resolutionTooDeep)
+        #expect(try c.resolve((any Store).self, name: "172").label == "bottom")
+        if scope == .singleton {
+            // Built singletons are not built again, so the chain can be built in steps.
+            #expect(try c.resolve((any Store).self, name: "50").label == "bottom")
+            #expect(try c.resolve((any Store).self, name: "0").label == "bottom")
+        }
     }
 
     // MARK: factory failures

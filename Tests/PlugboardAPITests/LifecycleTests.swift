@@ -215,6 +215,15 @@ struct LifecycleTests {
         #expect(try c.resolve((any Worker).self, name: "A").name == "A")
     }
 
+    @Test func shutdownTwice_stopsNothingTwice() async throws {
+        let c = Container()
+        let journal = Journal()
+        try await c.transaction(owner: "p") { tx in try tx.worker("A", journal: journal) }
+        await c.shutdown()
+        await c.shutdown()
+        #expect(journal.entries == ["start A", "stop A"])
+    }
+
     @Test func shutdown_stopsEachServiceOnce_evenIfItWasAlreadyRetired() async throws {
         let c = Container()
         let journal = Journal()

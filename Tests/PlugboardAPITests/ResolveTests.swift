@@ -125,6 +125,21 @@ struct ResolveTests {
         #expect(result.all == ["inner"])
     }
 
+    @Test func resolverKeptByAFactory_keepsReadingTheGenerationOfTheBuild() throws {
+        final class Lazy: Sendable {
+            let resolver: Resolver
+            init(_ resolver: Resolver) { self.resolver = resolver }
+            func greeting() throws -> String { try resolver.resolve((any Greeter).self).greet() }
+        }
+        let c = Container()
+        try c.register((any Greeter).self, owner: "p") { _ in English() }
+        try c.register(Lazy.self) { r in Lazy(r) }
+        let lazy = try c.resolve(Lazy.self)
+        try c.replace((any Greeter).self, owner: "p") { _ in French() }
+        #expect(try lazy.greeting() == "hello")
+        #expect(try c.resolve((any Greeter).self).greet() == "bonjour")
+    }
+
     @Test func resolveAll_returnsEveryProviderBestFirst() throws {
         let c = Container()
         try c.register((any Greeter).self, rank: 0, owner: "low") { _ in English() }
