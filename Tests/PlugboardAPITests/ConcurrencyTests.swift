@@ -6,7 +6,8 @@ import Testing
 /// also pass under `swift test --sanitize=thread`.
 @Suite("Concurrency and stress")
 struct ConcurrencyTests {
-    /// How long each stress test keeps the readers and writers going.
+    /// How long each stress test keeps the readers and writers going. Every loop runs at
+    /// least once, so a task that the busy pool starts late still does its checks.
     static let stressDuration: Duration = .milliseconds(600)
 
     static func deadline() -> ContinuousClock.Instant { ContinuousClock.now + stressDuration }
@@ -26,7 +27,7 @@ struct ConcurrencyTests {
     static func mutate(_ c: Container, until deadline: ContinuousClock.Instant, failures: Collected<String>) -> Int {
         var i = 0
         let scopes: [Scope] = [.singleton, .transient, .weak]
-        while ContinuousClock.now < deadline {
+        repeat {
             i += 1
             do {
                 let word = "swap-\(i)"
@@ -45,7 +46,7 @@ struct ConcurrencyTests {
             } catch {
                 failures.append("mutator: \(error)")
             }
-        }
+        } while ContinuousClock.now < deadline
         return i
     }
 
@@ -91,10 +92,10 @@ struct ConcurrencyTests {
             if i == 0 {
                 for _ in 0..<Self.mutate(c, until: deadline, failures: failures) { writes.hit() }
             } else {
-                while ContinuousClock.now < deadline {
+                repeat {
                     Self.readOnce(c, handle: handle, failures: failures)
                     reads.hit()
-                }
+                } while ContinuousClock.now < deadline
             }
         }
         // Readers on the concurrency pool too, and transactions from an async writer.
@@ -102,11 +103,11 @@ struct ConcurrencyTests {
             for _ in 0..<2 {
                 group.addTask {
                     var n = 0
-                    while ContinuousClock.now < deadline {
+                    repeat {
                         Self.readOnce(c, handle: handle, failures: failures)
                         n += 1
                         await Task.yield()
-                    }
+                    } while ContinuousClock.now < deadline
                     return n
                 }
             }
@@ -114,7 +115,7 @@ struct ConcurrencyTests {
         }
         async let commits: Int = {
             var n = 0
-            while ContinuousClock.now < deadline {
+            repeat {
                 n += 1
                 do {
                     try await c.transaction(owner: "tx", rank: 20) { tx in
@@ -126,7 +127,7 @@ struct ConcurrencyTests {
                     failures.append("transaction: \(error)")
                 }
                 await Task.yield()
-            }
+            } while ContinuousClock.now < deadline
             return n
         }()
 
@@ -274,7 +275,7 @@ struct ConcurrencyTests {
             for _ in 0..<3 {
                 group.addTask {
                     var n = 0
-                    while ContinuousClock.now < deadline {
+                    repeat {
                         n += 1
                         do {
                             try await c.withLease { lease in
@@ -286,21 +287,21 @@ struct ConcurrencyTests {
                         } catch {
                             failures.append("lease user: \(error)")
                         }
-                    }
+                    } while ContinuousClock.now < deadline
                     return n
                 }
             }
             return await group.reduce(0, +)
         }
         var swaps = 0
-        while ContinuousClock.now < deadline {
+        repeat {
             swaps += 1
             let name = "v\(swaps)"
             try await c.transaction(owner: "p") { tx in
                 try tx.replace((any Worker).self, managed: true) { _ in JournalWorker(name, journal: journal) }
             }
             await Task.yield()
-        }
+        } while ContinuousClock.now < deadline
         let uses = await users
         await c.awaitPendingStops()
         #expect(failures.all.isEmpty, "\(failures.all.prefix(10))")
