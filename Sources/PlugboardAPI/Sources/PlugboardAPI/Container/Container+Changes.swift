@@ -104,6 +104,12 @@ extension Container {
         try state.withLock { (st: inout ContainerState) throws(PlugboardError) -> Int in
             guard !st.isShutDown else { throw Self.shutDownError() }
             let changes = try st.apply(ops, owner: owner)
+            st.running += started
+            // Started services that their own transaction withdrew were never visible:
+            // nothing can hold them, so they stop without waiting for a drain.
+            for reg in changes.discarded where st.running.contains(where: { $0 === reg }) {
+                st.retired.append((0, reg))
+            }
             guard !changes.added.isEmpty || !changes.removed.isEmpty else { return 0 }
             let next = st.generation + 1
             // Events carry display names, which cost a demangling each: only for listeners.
@@ -120,7 +126,6 @@ extension Container {
                 let kind: ContainerEvent.Kind = replacements.contains(ObjectIdentifier(reg)) ? .replaced : .registered
                 st.emit(ContainerEvent(kind: kind, registration: st.info(reg), generation: next))
             }
-            st.running += started
             for (old, _) in changes.removed where st.running.contains(where: { $0 === old }) {
                 st.retired.append((next, old))
             }

@@ -23,7 +23,10 @@ extension Container {
         }
         logger.debug("stopped managed service", metadata: ["service": .string(reg.displayName), "owner": .string(reg.owner)])
         state.withLock { st in
-            guard !st.subscribers.isEmpty else { return }
+            // Only what was published is announced (published generations start at 1): a
+            // service rolled back, or withdrawn by its own transaction, was never registered
+            // as far as subscribers know.
+            guard reg.generation > 0, !st.subscribers.isEmpty else { return }
             st.emit(ContainerEvent(kind: .stopped, registration: st.info(reg), generation: st.generation))
         }
     }
@@ -56,10 +59,13 @@ extension Container {
         }
         await awaitPendingStops()
         for reg in toStop.reversed() { await stop(reg) }
-        state.withLock { st in
-            for c in st.subscribers.values { c.finish() }
-            st.subscribers = [:]
+        // Finish outside the lock: `finish()` runs each stream's `onTermination` on this
+        // thread, and that handler takes the lock to remove its subscriber.
+        let subscribers = state.withLock { st in
+            defer { st.subscribers = [:] }
+            return Array(st.subscribers.values)
         }
+        for c in subscribers { c.finish() }
     }
 
     /// Events in the order they happen: `registered`, `replaced`, `unregistering` (before

@@ -1,9 +1,27 @@
 extension ContainerState {
     /// What one transaction changed.
     struct Changes {
+        /// Registrations this transaction publishes.
         var added: [Registration] = []
-        /// Registrations removed, each with the registration that replaced it, if any.
+        /// Published registrations removed, each with the registration that replaced it, if any.
         var removed: [(old: Registration, replacement: Registration?)] = []
+        /// Registrations this transaction added and removed again: never published.
+        var discarded: [Registration] = []
+
+        /// Records that `old` left the ranking. A registration added earlier in the same
+        /// transaction was never published: it just disappears, and whatever it replaced
+        /// is now replaced by `replacement`.
+        mutating func remove(_ old: Registration, replacedBy replacement: Registration?) {
+            guard let k = added.firstIndex(where: { $0 === old }) else {
+                removed.append((old, replacement))
+                return
+            }
+            added.remove(at: k)
+            discarded.append(old)
+            if let r = removed.firstIndex(where: { $0.replacement === old }) {
+                removed[r].replacement = replacement
+            }
+        }
     }
 
     /// Applies `ops` by `owner`, all or nothing: on error `self` is unchanged.
@@ -22,7 +40,7 @@ extension ContainerState {
                             hint: "Use replace to swap the registration, a name to add a second provider, or unregister first.")
                     }
                     let old = next.ranked[i].remove(at: j)
-                    changes.removed.append((old, reg))
+                    changes.remove(old, replacedBy: reg)
                 }
                 next.sequence += 1
                 reg.sequence = next.sequence
@@ -37,13 +55,13 @@ extension ContainerState {
                                          detail: "Only the owner of a registration can unregister it.",
                                          hint: "Check the service type and name; use unregisterAll to remove everything of an owner.")
                 }
-                changes.removed.append((next.ranked[i].remove(at: j), nil))
+                changes.remove(next.ranked[i].remove(at: j), replacedBy: nil)
             case .removeAll:
                 for i in next.ranked.indices {
                     let mine = next.ranked[i].filter { $0.owner == owner }
                     guard !mine.isEmpty else { continue }
                     next.ranked[i].removeAll { $0.owner == owner }
-                    changes.removed += mine.map { ($0, nil) }
+                    for old in mine { changes.remove(old, replacedBy: nil) }
                 }
             }
         }

@@ -120,7 +120,9 @@ extension Container {
                 reg.publish(box)
                 BuildCoordinator.shared.finish(reg)
                 let type = Swift.type(of: box.anyValue)
-                state.withLock { _ in reg.learnedImplementation = ServiceType(type: type) }
+                // Under the lock of the container that owns `reg` (the view's), which is
+                // not `self` when an overlay builds its parent's singleton.
+                view.container.state.withLock { _ in reg.learnedImplementation = ServiceType(type: type) }
                 ts.pointee.completed?.append(reg)
             } catch {
                 BuildCoordinator.shared.finish(reg)
