@@ -1,0 +1,106 @@
+extension ObjectStorageConformance {
+    /// The outcome of one run: every rule by name, passed, failed (with the reason) or
+    /// skipped.
+    public struct Report: Sendable, CustomStringConvertible {
+        /// Every rule's result, in the order they ran.
+        public let results: [RuleResult]
+
+        /// Creates a report from results.
+        public init(results: [RuleResult]) {
+            self.results = results
+        }
+
+        /// The results of the rules that failed.
+        public var failures: [RuleResult] { results.filter(\.isFailure) }
+
+        /// The names of the rules that failed.
+        public var failedRuleNames: [String] { failures.map(\.name) }
+
+        /// The names of the rules that passed.
+        public var passedRuleNames: [String] {
+            results.filter { $0.outcome == .passed }.map(\.name)
+        }
+
+        /// Whether no rule failed (skipped rules do not count as failures).
+        public var allPassed: Bool { failures.isEmpty }
+
+        /// The result of the rule named `name`, or `nil` when it did not run.
+        public func result(named name: String) -> RuleResult? {
+            results.first { $0.name == name }
+        }
+
+        /// Throws unless every rule that ran passed.
+        ///
+        /// - Throws: ``Failure``, whose description lists each failed rule by name with
+        ///   what was expected and what was found.
+        public func requireAllPassed() throws(Failure) {
+            if !allPassed { throw Failure(report: self) }
+        }
+
+        /// A summary line, then one line per failed or skipped rule.
+        public var description: String {
+            let passed = results.count { $0.outcome == .passed }
+            let skipped = results.count { if case .skipped = $0.outcome { true } else { false } }
+            var lines = ["ObjectStorage conformance: \(results.count) rules, \(passed) passed, \(failures.count) failed, \(skipped) skipped"]
+            for result in results where result.outcome != .passed {
+                lines.append("  \(result)")
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    /// The result of one rule.
+    public struct RuleResult: Sendable, Hashable, CustomStringConvertible {
+        /// The rule's name, such as `delete_is_idempotent`.
+        public let name: String
+        /// What the rule checks.
+        public let summary: String
+        /// Passed, failed with a reason, or skipped with a reason.
+        public let outcome: Outcome
+        /// How long the rule took, storage creation and cleanup included.
+        public let duration: Duration
+
+        /// Whether the rule failed.
+        public var isFailure: Bool {
+            if case .failed = outcome { return true }
+            return false
+        }
+
+        /// `PASS name`, `FAIL name: reason` or `SKIP name: reason`.
+        public var description: String {
+            switch outcome {
+            case .passed: "PASS \(name)"
+            case .failed(let reason): "FAIL \(name): \(reason)"
+            case .skipped(let reason): "SKIP \(name): \(reason)"
+            }
+        }
+    }
+
+    /// How a rule ended.
+    public enum Outcome: Sendable, Hashable {
+        /// The storage behaved as the rule requires.
+        case passed
+        /// The storage broke the rule; the reason says what was expected and what was
+        /// found.
+        case failed(reason: String)
+        /// The rule did not run; the reason says why.
+        case skipped(reason: String)
+    }
+
+    /// Thrown by ``Report/requireAllPassed()``: at least one rule failed.
+    public struct Failure: Error, CustomStringConvertible {
+        /// The whole report.
+        public let report: Report
+
+        /// `n of m ObjectStorage conformance rules failed:` and each failed rule with its
+        /// reason.
+        public var description: String {
+            let failures = report.failures
+            var lines = ["\(failures.count) of \(report.results.count) ObjectStorage conformance rules failed:"]
+            for failure in failures {
+                lines.append("  \(failure)")
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+}
