@@ -25,6 +25,7 @@ let package = Package(
             dependencies: [api, .product(name: "BenchFloor", package: "BenchFloor")],
             path: "Benchmarks/plugboard-bench"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
+        .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
     ]
 )
 

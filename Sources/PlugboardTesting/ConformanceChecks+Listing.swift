@@ -46,16 +46,25 @@ extension ConformanceChecks {
         }
         for limit in [1000, 3] {
             let found = try await c.listAll(prefix: prefix, limit: limit).map(\.key)
-            try expectSameKeys(c, found, expected, "list of prefix \(c.show(prefix)) with limit \(limit)")
+            try expectSameKeys(c, found, expected, after: prefix, "list of prefix \(c.show(prefix)) with limit \(limit)")
         }
     }
 
-    private static func expectSameKeys(_ c: ConformanceContext, _ found: [String], _ expected: [String], _ what: String) throws {
+    /// Fails unless `found` holds exactly the bytes of `expected`, in order. Keys are shown
+    /// after `prefix`, which they all start with: `prefix + ["B", "a", ...]`.
+    private static func expectSameKeys(_ c: ConformanceContext, _ found: [String], _ expected: [String],
+                                       after prefix: String, _ what: String) throws {
         let foundBytes = found.map { Array($0.utf8) }
         let expectedBytes = expected.map { Array($0.utf8) }
-        if foundBytes != expectedBytes {
-            throw ConformanceCheckFailure("\(what): expected keys [\(expected.map(c.show).joined(separator: ", "))], found [\(found.map(c.show).joined(separator: ", "))]")
+        guard foundBytes != expectedBytes else { return }
+        func shown(_ keys: [String]) -> String {
+            let parts = keys.map { key -> String in
+                guard ObjectKey.hasPrefix(key, prefix) else { return c.show(key) }
+                return ConformanceText.quote(String(decoding: key.utf8.dropFirst(prefix.utf8.count), as: UTF8.self))
+            }
+            return "[" + parts.joined(separator: ", ") + "]"
         }
+        throw ConformanceCheckFailure("\(what): expected keys \(c.show(prefix)) + \(shown(expected)), found \(c.show(prefix)) + \(shown(found))")
     }
 
     private static func listPrefix(_ c: ConformanceContext) async throws {
@@ -78,7 +87,7 @@ extension ConformanceChecks {
             let prefix = c.key(suffix)
             let found = try await c.listAll(prefix: prefix).map(\.key)
             let ordered = expected.map { c.key($0) }.sorted(by: ObjectKey.precedes)
-            try expectSameKeys(c, found, ordered, "list of prefix \(c.show(prefix))")
+            try expectSameKeys(c, found, ordered, after: prefix, "list of prefix \(c.show(prefix))")
         }
         let whole = try await c.list(prefix: "", limit: 1, token: nil)
         try c.expectEqual(whole.objects.count, 1, "list of the empty prefix with limit 1, with at least \(names.count) objects stored: number of objects")
@@ -95,7 +104,7 @@ extension ConformanceChecks {
             let unique = Set(found.map { Array($0.utf8) })
             try c.expect(unique.count == found.count,
                          "list of prefix \(c.show(prefix)) with limit \(limit): expected each key once across pages, found \(found.count - unique.count) repeated")
-            try expectSameKeys(c, found, expected, "list of prefix \(c.show(prefix)) with limit \(limit), all pages")
+            try expectSameKeys(c, found, expected, after: prefix, "list of prefix \(c.show(prefix)) with limit \(limit), all pages")
         }
     }
 
@@ -179,12 +188,12 @@ extension ConformanceChecks {
         let prefix = c.key("")
         let a = prefix + "a", b = prefix + "b"
         try await c.put(a, Data("a".utf8))
-        try expectSameKeys(c, try await c.listAll(prefix: prefix).map(\.key), [a], "list of prefix \(c.show(prefix)) after put of \(c.show(a))")
+        try expectSameKeys(c, try await c.listAll(prefix: prefix).map(\.key), [a], after: prefix, "list of prefix \(c.show(prefix)) after put of \(c.show(a))")
         try await c.put(b, Data("b".utf8))
-        try expectSameKeys(c, try await c.listAll(prefix: prefix).map(\.key), [a, b], "list of prefix \(c.show(prefix)) after put of \(c.show(b))")
+        try expectSameKeys(c, try await c.listAll(prefix: prefix).map(\.key), [a, b], after: prefix, "list of prefix \(c.show(prefix)) after put of \(c.show(b))")
         try await c.delete(a)
-        try expectSameKeys(c, try await c.listAll(prefix: prefix).map(\.key), [b], "list of prefix \(c.show(prefix)) after delete of \(c.show(a))")
+        try expectSameKeys(c, try await c.listAll(prefix: prefix).map(\.key), [b], after: prefix, "list of prefix \(c.show(prefix)) after delete of \(c.show(a))")
         try await c.delete(b)
-        try expectSameKeys(c, try await c.listAll(prefix: prefix).map(\.key), [], "list of prefix \(c.show(prefix)) after delete of \(c.show(b))")
+        try expectSameKeys(c, try await c.listAll(prefix: prefix).map(\.key), [], after: prefix, "list of prefix \(c.show(prefix)) after delete of \(c.show(b))")
     }
 }

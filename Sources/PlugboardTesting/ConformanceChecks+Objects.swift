@@ -13,7 +13,7 @@ extension ConformanceChecks {
                    "A second put of a key replaces data, size, ETag, content type and metadata; nothing of the first object remains.",
                    putOverwrites),
         Definition("empty_object_ok",
-                   "A zero-byte object is stored, has size 0 and ETag d41d8cd98f00b204e9800998ecf8427e, and get returns no bytes.",
+                   "A zero-byte object is stored, has size 0, and get returns no bytes.",
                    emptyObject),
         Definition("get_missing_is_not_found",
                    "get of a key that was never written fails with storage.not_found.",
@@ -28,7 +28,7 @@ extension ConformanceChecks {
                    "delete of a key that was never written succeeds, and deleting a key twice succeeds.",
                    deleteIsIdempotent),
         Definition("etag_is_md5_hex",
-                   "The ETag from put, head, get and list is the lowercase hex MD5 of the data: 32 characters, no quotes.",
+                   "The ETag from put, head, get and list is the lowercase hex MD5 of the data: 32 characters, no quotes (d41d8cd98f00b204e9800998ecf8427e for no data).",
                    etagIsMD5Hex),
         Definition("content_type_roundtrip_and_default",
                    "A given content type comes back unchanged from put, head and get; none given stores application/octet-stream.",
@@ -61,7 +61,7 @@ extension ConformanceChecks {
         let head = try await c.head(key)
         try c.expect(ObjectKey.isSame(put.key, as: key), "put of key \(c.show(key)): expected the returned key to be the same bytes, found \(c.show(put.key))")
         try c.expectEqual(put.size, data.count, "put of key \(c.show(key)): returned size")
-        try c.expectEqual(put.etag, try c.md5Hex(data), "put of key \(c.show(key)): returned etag")
+        try c.expectEqual(c.normalizedETag(put.etag), try c.md5Hex(data), "put of key \(c.show(key)): returned etag (quotes and case aside)")
         try c.expectEqual(put.contentType, "text/plain; charset=utf-8", "put of key \(c.show(key)): returned content type")
         try c.expectEqual(put.metadata, metadata, "put of key \(c.show(key)): returned metadata")
         try c.expectEqual(head.size, put.size, "head after put of key \(c.show(key)): size")
@@ -98,7 +98,6 @@ extension ConformanceChecks {
         let key = c.key("empty")
         let put = try await c.put(key, Data())
         try c.expectEqual(put.size, 0, "put of empty object \(c.show(key)): size")
-        try c.expectEqual(put.etag, "d41d8cd98f00b204e9800998ecf8427e", "put of empty object \(c.show(key)): etag")
         try await c.expectStored(key, Data())
     }
 
@@ -152,6 +151,7 @@ extension ConformanceChecks {
 
     private static func etagIsMD5Hex(_ c: ConformanceContext) async throws {
         let contents: [(String, Data)] = [
+            ("empty", Data()),
             ("abc", Data("abc".utf8)),
             ("one-byte", Data([0])),
             ("block", c.bytes(64, seed: 3)),

@@ -13,6 +13,7 @@ struct ConformanceContext: Sendable {
     /// `<keyPrefix>-<run>-<rule>`: no key of another rule or run starts with it.
     let base: String
     private let written = LockedValue<[[UInt8]: String]>([:])
+    private let saved = LockedValue<[StoredObject]>([])
 
     init(storage: any ObjectStorage, options: ObjectStorageConformance.Options, base: String) {
         self.storage = storage
@@ -23,8 +24,24 @@ struct ConformanceContext: Sendable {
     /// `<base>/<suffix>`.
     func key(_ suffix: String) -> String { base + "/" + suffix }
 
-    /// Shows a key in a reason.
-    func show(_ key: String) -> String { ConformanceText.quote(key) }
+    /// Shows a key in a reason, with the rule's own prefix (``base``) written `<prefix>`:
+    /// `"<prefix>/never-written"`.
+    func show(_ key: String) -> String {
+        guard ObjectKey.hasPrefix(key, base) else { return ConformanceText.quote(key) }
+        let rest = String(decoding: key.utf8.dropFirst(base.utf8.count), as: UTF8.self)
+        return "\"<prefix>" + ConformanceText.quote(rest).dropFirst()
+    }
+
+    /// An ETag without surrounding quotes and in lower case, for the rules that check that
+    /// an ETag belongs to the data rather than how it is written (`etag_is_md5_hex` checks
+    /// that).
+    func normalizedETag(_ etag: String) -> String {
+        var text = Substring(etag)
+        if text.count >= 2, text.first == "\"", text.last == "\"" {
+            text = text.dropFirst().dropLast()
+        }
+        return text.lowercased()
+    }
 
     // MARK: Operations that fail the rule when the storage throws
 
@@ -140,7 +157,7 @@ struct ConformanceContext: Sendable {
         try expect(object.data == data,
                    "get of key \(show(key)): expected the \(data.count) bytes written, found \(object.data.count) bytes\(object.data.count == data.count ? " with different content" : "")")
         try expectEqual(object.info.size, data.count, "get of key \(show(key)): info.size")
-        try expectEqual(object.info.etag, try md5Hex(data), "get of key \(show(key)): info.etag")
+        try expectEqual(normalizedETag(object.info.etag), try md5Hex(data), "get of key \(show(key)): info.etag (quotes and case aside)")
     }
 
     /// The ETag every backend must report for `data`.
@@ -177,11 +194,24 @@ struct ConformanceContext: Sendable {
         written.withLock { $0[Array(key.utf8)] = key }
     }
 
-    /// Deletes every key the rule wrote, ignoring errors: the rule's outcome is settled.
+    /// Keeps the object now under `key`, if any, so that ``cleanUp()`` puts it back: for
+    /// the exact keys (such as `..`) that a shared store may already hold.
+    func preserve(_ key: String) async {
+        if let object = try? await storage.get(key) {
+            saved.withLock { $0.append(object) }
+        }
+    }
+
+    /// Deletes every key the rule wrote and restores what ``preserve(_:)`` kept, ignoring
+    /// errors: the rule's outcome is settled.
     func cleanUp() async {
         let keys = written.withLock { Array($0.values) }
         for key in keys {
             try? await storage.delete(key)
+        }
+        for object in saved.withLock({ $0 }) {
+            _ = try? await storage.put(object.info.key, data: object.data, contentType: object.info.contentType,
+                                       metadata: object.info.metadata)
         }
     }
 }

@@ -2,22 +2,26 @@ import PlugboardAPI
 
 /// How the test kit shows keys, values and errors in one line of a report.
 enum ConformanceText {
-    /// The longest text, in characters, shown before it is cut.
-    static let maxShownCharacters = 60
+    /// Text longer than this many characters is shown as its start, "...", and its end.
+    static let maxShownCharacters = 64
 
-    /// `"text"`, with quotes, backslashes and control characters escaped Swift-style
-    /// (so `"e\u{301}"` and `"\u{E9}"` look different) and long text cut, with its byte
-    /// count.
+    /// `"text"`, with quotes, backslashes and control characters escaped, and every
+    /// character outside printable ASCII as `\u{...}` (so `"e\u{301}"` and `"\u{E9}"` look
+    /// different). Text longer than ``maxShownCharacters`` keeps its first 24 and last 32
+    /// characters around `...`, followed by its byte count.
     static func quote(_ text: String) -> String {
-        var out = "\""
-        var shown = 0
-        var cut = false
-        for scalar in text.unicodeScalars {
-            if shown == maxShownCharacters {
-                cut = true
-                break
-            }
-            shown += 1
+        let scalars = Array(text.unicodeScalars)
+        guard scalars.count > maxShownCharacters else {
+            return "\"" + escape(scalars[...]) + "\""
+        }
+        let head = escape(scalars[..<24])
+        let tail = escape(scalars[(scalars.count - 32)...])
+        return "\"" + head + "..." + tail + "\" (\(text.utf8.count) bytes)"
+    }
+
+    private static func escape(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
+        var out = ""
+        for scalar in scalars {
             switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
@@ -25,17 +29,13 @@ enum ConformanceText {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                let value = scalar.value
-                let isASCIIPrintable = (0x20...0x7E).contains(value)
-                if isASCIIPrintable {
+                if (0x20...0x7E).contains(scalar.value) {
                     out.unicodeScalars.append(scalar)
                 } else {
-                    out += "\\u{" + String(value, radix: 16, uppercase: true) + "}"
+                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
                 }
             }
         }
-        out += "\""
-        if cut { out += "... (\(text.utf8.count) bytes)" }
         return out
     }
 

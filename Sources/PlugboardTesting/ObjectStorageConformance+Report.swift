@@ -45,6 +45,7 @@ extension ObjectStorageConformance {
             for result in results where result.outcome != .passed {
                 lines.append("  \(result)")
             }
+            if let note = ObjectStorageConformance.prefixNote(for: failures) { lines.append(note) }
             return lines.joined(separator: "\n")
         }
     }
@@ -100,7 +101,17 @@ extension ObjectStorageConformance {
             for failure in failures {
                 lines.append("  \(failure)")
             }
+            if let note = ObjectStorageConformance.prefixNote(for: failures) { lines.append(note) }
             return lines.joined(separator: "\n")
         }
+    }
+
+    /// Explains `<prefix>` when a failure reason uses it.
+    static func prefixNote(for failures: [RuleResult]) -> String? {
+        let used = failures.contains { result in
+            if case .failed(let reason) = result.outcome { return reason.contains("\"<prefix>") }
+            return false
+        }
+        return used ? "  (<prefix> stands for the rule's own key prefix: Options.keyPrefix, the run's id and the rule's name, joined by \"-\".)" : nil
     }
 }

@@ -23,15 +23,16 @@ import PlugboardAPI
 ///
 /// ```text
 /// 1 of 39 ObjectStorage conformance rules failed:
-///   delete_is_idempotent: delete of missing key "plugboard-conformance-3f9a.../never-written":
-///     expected success, found storage.not_found (no object under key "...")
+///   FAIL delete_is_idempotent: delete of missing key "<prefix>/never-written": expected success, found storage.not_found (no object under key "...")
+///   (<prefix> stands for the rule's own key prefix: Options.keyPrefix, the run's id and the rule's name, joined by "-".)
 /// ```
 ///
 /// Each rule gets a fresh storage from `makeStorage` and its own keys under a prefix unique
 /// to the run and the rule (`plugboard-conformance-<run>-<rule>/...`), and deletes what it
 /// wrote when it ends; so rules do not interfere and the suite can run against a shared
-/// real server. A few key rules must use exact keys such as `..` and `/...`; see
-/// ``rules`` for each rule's summary.
+/// real server. One rule, `key_dotdot_ok`, must use the exact keys `..` and `.`; it keeps
+/// any object already stored under them and puts it back when it ends. See ``rules`` for
+/// each rule's summary.
 public struct ObjectStorageConformance: Sendable {
     /// Makes the storage a rule runs against; called once per rule.
     public let makeStorage: @Sendable () async throws -> any ObjectStorage
