@@ -16,7 +16,7 @@ extension ConformanceChecks {
                    "A page that ends the listing has no continuation token, also when it is exactly full; a prefix matching nothing gives an empty page without a token.",
                    listLastPage),
         Definition("list_limit_bounds_refused",
-                   "Page sizes 0, -1, 1001 and Int.max are refused with storage.invalid_argument; 1 and 1000 are accepted.",
+                   "Page sizes 0, -1, 1001, Int.max and Int.min are refused with storage.invalid_argument; 1 and 1000 are accepted.",
                    listLimitBounds),
         Definition("list_bad_token_refused",
                    "Continuation tokens the backend did not issue (empty, garbage, with NUL or spaces) are refused with storage.invalid_argument.",

@@ -34,7 +34,7 @@ extension ConformanceChecks {
                    "A given content type comes back unchanged from put, head and get; none given stores application/octet-stream.",
                    contentTypeRoundtrip),
         Definition("content_type_invalid_refused",
-                   "An empty content type, or one with control or non-ASCII characters, is refused with storage.invalid_argument and nothing is stored.",
+                   "An empty content type, one with control or non-ASCII characters, or one starting with a space is refused with storage.invalid_argument and nothing is stored.",
                    contentTypeInvalid),
         Definition("put_checks_key_then_content_type_then_metadata",
                    "When several arguments of put are invalid, the error is for the key first, then the content type, then the metadata.",
