@@ -7,8 +7,8 @@ import Foundation
 /// authenticate or to tell apart content an attacker chooses.
 ///
 /// ```swift
-/// let digest = try MD5Hasher.hash(Data("abc".utf8))      // 16 bytes
-/// print(Hex.encode(digest))                            // 900150983cd24fb0...
+/// let digest = try MD5Hasher.hash(Data("abc".utf8))   // 16 bytes
+/// print(Hex.encode(digest))                         // 900150983cd24fb0...
 ///
 /// var hasher = try MD5Hasher()
 /// for chunk in chunks { hasher.update(chunk) }

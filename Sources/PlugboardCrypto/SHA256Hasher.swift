@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```swift
 /// let digest = try SHA256Hasher.hash(Data("abc".utf8))   // 32 bytes
-/// print(Hex.encode(digest))                               // ba7816bf...
+/// print(Hex.encode(digest))                            // ba7816bf...
 ///
 /// var hasher = try SHA256Hasher()
 /// for chunk in chunks { hasher.update(chunk) }
