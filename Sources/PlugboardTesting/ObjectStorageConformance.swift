@@ -117,10 +117,10 @@ public struct ObjectStorageConformance: Sendable {
             return outcome
         }
         let duration = clock.now - start
-        return RuleResult(
-            name: rule.name, summary: rule.summary,
-            outcome: outcome ?? .failed(reason: "did not finish within \(options.ruleTimeout) (Options.ruleTimeout); the storage may hang"),
-            duration: duration)
+        let unfinished: Outcome = Task.isCancelled
+            ? .failed(reason: "the suite was cancelled before the rule finished")
+            : .failed(reason: "did not finish within \(options.ruleTimeout) (Options.ruleTimeout); the storage may hang")
+        return RuleResult(name: rule.name, summary: rule.summary, outcome: outcome ?? unfinished, duration: duration)
     }
 
     private static func makeRunID() -> String {
