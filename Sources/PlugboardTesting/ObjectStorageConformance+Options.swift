@@ -4,7 +4,7 @@ extension ObjectStorageConformance {
         /// Whether to run the rules marked optional (`large_object_64mib`), which move
         /// 64 MiB each way. Default `true`.
         public var includeLargeObjects: Bool
-        /// The size of the large object in bytes. Default 64 MiB.
+        /// The size of the large object in bytes, at most 4 GiB. Default 64 MiB.
         public var largeObjectByteCount: Int
         /// How many tasks write at once in `concurrent_writers`. Default 16.
         public var concurrentTasks: Int
@@ -45,8 +45,8 @@ extension ObjectStorageConformance {
             if !(1...1000).contains(concurrentTasks) {
                 return "Options.concurrentTasks cannot be used: expected 1 to 1000, found \(concurrentTasks)"
             }
-            if largeObjectByteCount < 0 {
-                return "Options.largeObjectByteCount cannot be used: expected 0 or more, found \(largeObjectByteCount)"
+            if !(0...(4 << 30)).contains(largeObjectByteCount) {
+                return "Options.largeObjectByteCount cannot be used: expected 0 to 4 GiB, found \(largeObjectByteCount)"
             }
             if ruleTimeout <= .zero {
                 return "Options.ruleTimeout cannot be used: expected a positive duration, found \(ruleTimeout)"

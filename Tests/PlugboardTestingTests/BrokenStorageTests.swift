@@ -112,7 +112,8 @@ struct BrokenStorageTests {
     @Test func unusableOptions_areReportedNotTrapped() async {
         let badPrefix = ObjectStorageConformance.Options(keyPrefix: "has/slash")
         let badTasks = ObjectStorageConformance.Options(concurrentTasks: 0)
-        for options in [badPrefix, badTasks] {
+        let badSize = ObjectStorageConformance.Options(largeObjectByteCount: .max)
+        for options in [badPrefix, badTasks, badSize] {
             let report = await ObjectStorageConformance(makeStorage: { InMemoryObjectStorage() }, options: options).run()
             #expect(report.failedRuleNames == ["options"])
         }
