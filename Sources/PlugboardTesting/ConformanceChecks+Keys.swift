@@ -1,4 +1,3 @@
-import Foundation
 import PlugboardAPI
 
 extension ConformanceChecks {
@@ -41,7 +40,7 @@ extension ConformanceChecks {
     /// Every operation taking a key refuses `key` with `storage.invalid_key`.
     private static func expectKeyRefused(_ c: ConformanceContext, _ key: String) async throws {
         try await c.expectError(.storageInvalidKey, "put of key \(c.show(key))") {
-            _ = try await c.storage.put(key, data: Data("x".utf8), contentType: nil, metadata: [:])
+            _ = try await c.storage.put(key, data: Array("x".utf8), contentType: nil, metadata: [:])
         }
         try await c.expectError(.storageInvalidKey, "get of key \(c.show(key))") {
             _ = try await c.storage.get(key)
@@ -134,10 +133,10 @@ extension ConformanceChecks {
         let pairs = [("caf\u{E9}", "cafe\u{301}"), ("\u{212B}", "\u{C5}"), ("\u{1E9B}\u{323}", "\u{17F}\u{323}\u{307}")]
         for (index, (first, second)) in pairs.enumerated() {
             let k1 = c.key("\(index)-" + first), k2 = c.key("\(index)-" + second)
-            try await c.put(k1, Data("first".utf8))
-            try await c.put(k2, Data("second".utf8))
-            try await c.expectStored(k1, Data("first".utf8))
-            try await c.expectStored(k2, Data("second".utf8))
+            try await c.put(k1, Array("first".utf8))
+            try await c.put(k2, Array("second".utf8))
+            try await c.expectStored(k1, Array("first".utf8))
+            try await c.expectStored(k2, Array("second".utf8))
         }
         let listed = try await c.listAll(prefix: c.key("")).count
         try c.expectEqual(listed, pairs.count * 2, "list of prefix \(c.show(c.key(""))) holding \(pairs.count) pairs of canonically equivalent keys: number of objects")

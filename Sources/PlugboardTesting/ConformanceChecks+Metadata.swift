@@ -1,4 +1,3 @@
-import Foundation
 import PlugboardAPI
 
 extension ConformanceChecks {
@@ -31,12 +30,12 @@ extension ConformanceChecks {
             "-": "dash only key",
         ]
         let key = c.key("object")
-        let put = try await c.put(key, Data("x".utf8), metadata: metadata)
+        let put = try await c.put(key, Array("x".utf8), metadata: metadata)
         try c.expectEqual(put.metadata, metadata, "metadata from put of key \(c.show(key))")
         try c.expectEqual(try await c.head(key).metadata, metadata, "metadata from head of key \(c.show(key))")
         try c.expectEqual(try await c.get(key).info.metadata, metadata, "metadata from get of key \(c.show(key))")
         let plain = c.key("plain")
-        try await c.put(plain, Data("x".utf8))
+        try await c.put(plain, Array("x".utf8))
         try c.expectEqual(try await c.head(plain).metadata, [:], "metadata from head of key \(c.show(plain)) written without metadata")
     }
 
@@ -45,7 +44,7 @@ extension ConformanceChecks {
         c.track(key)
         let shown = metadata.map { "\(c.show($0.key)): \(c.show($0.value))" }.sorted().joined(separator: ", ")
         try await c.expectError(.storageInvalidMetadata, "put of key \(c.show(key)) with metadata [\(shown)]") {
-            _ = try await c.storage.put(key, data: Data("x".utf8), contentType: nil, metadata: metadata)
+            _ = try await c.storage.put(key, data: Array("x".utf8), contentType: nil, metadata: metadata)
         }
         try await c.expectAbsent(key, "after a put with invalid metadata was refused")
     }
@@ -85,7 +84,7 @@ extension ConformanceChecks {
         let total = metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         try c.expectEqual(total, 2048, "the suite's own metadata size")
         let key = c.key("object")
-        try await c.put(key, Data("x".utf8), metadata: metadata)
+        try await c.put(key, Array("x".utf8), metadata: metadata)
         try c.expectEqual(try await c.head(key).metadata, metadata, "metadata of 2048 bytes from head of key \(c.show(key))")
     }
 
@@ -96,12 +95,12 @@ extension ConformanceChecks {
         let key = c.key("object")
         c.track(key)
         try await c.expectError(.storageInvalidMetadata, "put of key \(c.show(key)) with 2049 bytes of metadata") {
-            _ = try await c.storage.put(key, data: Data("x".utf8), contentType: nil, metadata: metadata)
+            _ = try await c.storage.put(key, data: Array("x".utf8), contentType: nil, metadata: metadata)
         }
         try await c.expectAbsent(key, "after a put with 2049 bytes of metadata was refused")
         let single = ["big": String(repeating: "v", count: 2046)]
         try await c.expectError(.storageInvalidMetadata, "put of key \(c.show(key)) with one entry of 3 + 2046 bytes") {
-            _ = try await c.storage.put(key, data: Data("x".utf8), contentType: nil, metadata: single)
+            _ = try await c.storage.put(key, data: Array("x".utf8), contentType: nil, metadata: single)
         }
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import PlugboardAPI
 import PlugboardCrypto
 
@@ -46,7 +45,7 @@ struct ConformanceContext: Sendable {
     // MARK: Operations that fail the rule when the storage throws
 
     @discardableResult
-    func put(_ key: String, _ data: Data, contentType: String? = nil,
+    func put(_ key: String, _ data: [UInt8], contentType: String? = nil,
              metadata: [String: String] = [:]) async throws -> ObjectInfo {
         track(key)
         do {
@@ -150,7 +149,7 @@ struct ConformanceContext: Sendable {
     }
 
     /// Fails unless `get` returns exactly `data` under `key`, with info consistent with it.
-    func expectStored(_ key: String, _ data: Data) async throws {
+    func expectStored(_ key: String, _ data: [UInt8]) async throws {
         let object = try await get(key)
         try expect(ObjectKey.isSame(object.info.key, as: key),
                    "get of key \(show(key)): expected info.key to be the same bytes, found \(show(object.info.key))")
@@ -161,7 +160,7 @@ struct ConformanceContext: Sendable {
     }
 
     /// The ETag every backend must report for `data`.
-    func md5Hex(_ data: Data) throws -> String {
+    func md5Hex(_ data: [UInt8]) throws -> String {
         do {
             return Hex.encode(try MD5Hasher.hash(data))
         } catch {
@@ -170,20 +169,27 @@ struct ConformanceContext: Sendable {
     }
 
     /// Deterministic bytes that differ for each `seed`.
-    func bytes(_ count: Int, seed: Int) -> Data {
+    func bytes(_ count: Int, seed: Int) -> [UInt8] {
         var state = UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15 &+ 0xD1B5_4A32_D192_ED03
         let words = (max(count, 0) + 7) / 8
-        var out = Data(count: words * 8)
+        var out = [UInt8](repeating: 0, count: words * 8)
         out.withUnsafeMutableBytes { buffer in
             for index in 0..<words {
                 state ^= state << 13
                 state ^= state >> 7
                 state ^= state << 17
-                buffer.storeBytes(of: state, toByteOffset: index * 8, as: UInt64.self)
+                buffer.storeBytes(of: state.littleEndian, toByteOffset: index * 8, as: UInt64.self)
             }
         }
-        out.count = max(count, 0)
+        out.removeLast(words * 8 - max(count, 0))
         return out
+    }
+
+    /// Seconds from `start` to `end`, negative when `end` is earlier; computed from the
+    /// parts so that neither overflow nor a `Double`'s precision at present-day magnitudes
+    /// blurs it, whatever the storage returned.
+    func seconds(from start: Timestamp, to end: Timestamp) -> Double {
+        (Double(end.seconds) - Double(start.seconds)) + Double(end.nanoseconds - start.nanoseconds) / 1e9
     }
 
     // MARK: Cleanup

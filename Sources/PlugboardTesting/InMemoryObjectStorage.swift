@@ -1,4 +1,3 @@
-import Foundation
 import PlugboardAPI
 import PlugboardCrypto
 
@@ -16,7 +15,7 @@ import PlugboardCrypto
 /// try container.register((any ObjectStorage).self) { _ in storage }
 ///
 /// // in a test, with a clock you control:
-/// let fixed = Date(timeIntervalSince1970: 1_700_000_000)
+/// let fixed = Timestamp(secondsSince1970: 1_700_000_000)
 /// let storage = InMemoryObjectStorage(now: { fixed })
 /// ```
 ///
@@ -32,12 +31,12 @@ public final class InMemoryObjectStorage: ObjectStorage {
     }
 
     private let state = LockedValue(State())
-    private let now: @Sendable () -> Date
+    private let now: @Sendable () -> Timestamp
 
     /// Creates an empty storage.
     ///
     /// - Parameter now: The clock that stamps `lastModified`; the system clock by default.
-    public init(now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) {
         self.now = now
     }
 
@@ -52,7 +51,7 @@ public final class InMemoryObjectStorage: ObjectStorage {
     }
 
     /// Stores `data` under `key`, replacing any object there.
-    public func put(_ key: String, data: Data, contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+    public func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
         try ObjectKey.validate(key)
         let resolvedType = try ObjectContentType.resolve(contentType)
         try ObjectMetadata.validate(metadata)

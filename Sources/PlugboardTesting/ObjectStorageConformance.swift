@@ -1,4 +1,3 @@
-import Foundation
 import PlugboardAPI
 
 /// The one conformance suite every ``ObjectStorage`` backend runs: each rule of the

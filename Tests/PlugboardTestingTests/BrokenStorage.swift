@@ -20,6 +20,8 @@ struct BrokenStorage: ObjectStorage {
         case tokenOnLastPage
         /// `get` never returns (until cancelled).
         case getHangs
+        /// Listings report `lastModified` two seconds later than `head` does.
+        case listedLastModifiedLater
     }
 
     let flaw: Flaw
@@ -38,7 +40,7 @@ struct BrokenStorage: ObjectStorage {
         return info
     }
 
-    func put(_ key: String, data: Data, contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
         var metadata = metadata
         if flaw == .lowercasesMetadataKeys {
             metadata = Dictionary(metadata.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
@@ -81,7 +83,14 @@ struct BrokenStorage: ObjectStorage {
             return ObjectListing(objects: page.objects, nextContinuationToken: token)
         default:
             let page = try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
-            return ObjectListing(objects: page.objects.map(mapInfo), nextContinuationToken: page.nextContinuationToken)
+            var objects = page.objects.map(mapInfo)
+            if flaw == .listedLastModifiedLater {
+                for index in objects.indices {
+                    let t = objects[index].lastModified
+                    objects[index].lastModified = Timestamp(secondsSince1970: t.seconds + 2, nanoseconds: t.nanoseconds)
+                }
+            }
+            return ObjectListing(objects: objects, nextContinuationToken: page.nextContinuationToken)
         }
     }
 }

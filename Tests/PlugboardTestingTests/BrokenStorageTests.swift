@@ -119,6 +119,31 @@ struct BrokenStorageTests {
         }
     }
 
+    @Test func clockAnHourOff_failsPutReturnsInfo_showingTheTimes() async throws {
+        let hourAgo: @Sendable () -> Timestamp = { Timestamp(secondsSince1970: Timestamp.now().seconds - 3600) }
+        let report = await ObjectStorageConformance(makeStorage: { InMemoryObjectStorage(now: hourAgo) }, options: Self.quick).run()
+        #expect(report.failedRuleNames == ["put_returns_info"])
+        guard case .failed(let reason) = report.result(named: "put_returns_info")?.outcome else { return }
+        #expect(reason.contains(#"lastModified from put of key "<prefix>/object": expected the local clock ("#))
+        #expect(reason.contains("(Options.clockSkewTolerance), found "))
+    }
+
+    @Test func clockMinutesOff_passesWithinTheTolerance_andFailsBeyondIt() async throws {
+        let tenMinutesAhead: @Sendable () -> Timestamp = { Timestamp(secondsSince1970: Timestamp.now().seconds + 600) }
+        let makeStorage: @Sendable () async throws -> any ObjectStorage = { InMemoryObjectStorage(now: tenMinutesAhead) }
+        let lenient = ObjectStorageConformance.Options(only: ["put_returns_info"])
+        #expect(await ObjectStorageConformance(makeStorage: makeStorage, options: lenient).run().failures.isEmpty)
+        let strict = ObjectStorageConformance.Options(clockSkewTolerance: .seconds(60), only: ["put_returns_info"])
+        #expect(await ObjectStorageConformance(makeStorage: makeStorage, options: strict).run().failedRuleNames == ["put_returns_info"])
+    }
+
+    @Test func listedLastModifiedTwoSecondsFromHead_failsListEntriesMatchHead() async throws {
+        let report = await report(.listedLastModifiedLater)
+        #expect(report.failedRuleNames == ["list_entries_match_head"])
+        guard case .failed(let reason) = report.result(named: "list_entries_match_head")?.outcome else { return }
+        #expect(reason.contains("expected list and head within a second"))
+    }
+
     @Test func unknownRuleNameInOnly_isReportedAsAFailure() async {
         let options = ObjectStorageConformance.Options(only: ["put_overwrites", "no_such_rule"])
         let report = await ObjectStorageConformance(makeStorage: { InMemoryObjectStorage() }, options: options).run()

@@ -1,4 +1,3 @@
-import Foundation
 import PlugboardAPI
 import PlugboardTesting
 import Testing
@@ -6,16 +5,16 @@ import Testing
 @Suite("InMemoryObjectStorage")
 struct InMemoryObjectStorageTests {
     @Test func put_stampsLastModifiedFromTheInjectedClock() async throws {
-        let fixed = Date(timeIntervalSince1970: 1_700_000_000)
+        let fixed = Timestamp(secondsSince1970: 1_700_000_000)
         let storage = InMemoryObjectStorage(now: { fixed })
-        let info = try await storage.put("k", data: Data("v".utf8))
+        let info = try await storage.put("k", data: Array("v".utf8))
         #expect(info.lastModified == fixed)
         #expect(try await storage.head("k").lastModified == fixed)
     }
 
     @Test func put_computesMD5ETagAndDefaultContentType() async throws {
         let storage = InMemoryObjectStorage()
-        let info = try await storage.put("k", data: Data("abc".utf8))
+        let info = try await storage.put("k", data: Array("abc".utf8))
         #expect(info.etag == "900150983cd24fb0d6963f7d28e17f72")
         #expect(info.size == 3)
         #expect(info.contentType == "application/octet-stream")
@@ -23,11 +22,11 @@ struct InMemoryObjectStorageTests {
 
     @Test func canonicallyEquivalentKeys_areTwoObjects() async throws {
         let storage = InMemoryObjectStorage()
-        try await storage.put("caf\u{E9}", data: Data("composed".utf8))
-        try await storage.put("cafe\u{301}", data: Data("decomposed".utf8))
+        try await storage.put("caf\u{E9}", data: Array("composed".utf8))
+        try await storage.put("cafe\u{301}", data: Array("decomposed".utf8))
         #expect(storage.count == 2)
-        #expect(try await storage.data(for: "caf\u{E9}") == Data("composed".utf8))
-        #expect(try await storage.data(for: "cafe\u{301}") == Data("decomposed".utf8))
+        #expect(try await storage.data(for: "caf\u{E9}") == Array("composed".utf8))
+        #expect(try await storage.data(for: "cafe\u{301}") == Array("decomposed".utf8))
         try await storage.delete("cafe\u{301}")
         #expect(try await storage.exists("caf\u{E9}"))
         #expect(try await !storage.exists("cafe\u{301}"))
@@ -36,7 +35,7 @@ struct InMemoryObjectStorageTests {
     @Test func listing_pagesInByteOrderWithTokens() async throws {
         let storage = InMemoryObjectStorage()
         let keys = ["p/\u{1D11E}", "p/B", "p/a", "p/e\u{301}", "p/\u{E9}", "q/other", "o/other"]
-        for key in keys { try await storage.put(key, data: Data()) }
+        for key in keys { try await storage.put(key, data: []) }
         var seen: [String] = []
         var token: String?
         repeat {
@@ -50,7 +49,7 @@ struct InMemoryObjectStorageTests {
 
     @Test func listing_afterDeletingTheTokensKey_continuesAfterIt() async throws {
         let storage = InMemoryObjectStorage()
-        for key in ["a", "b", "c", "d"] { try await storage.put(key, data: Data()) }
+        for key in ["a", "b", "c", "d"] { try await storage.put(key, data: []) }
         let first = try await storage.list(prefix: "", limit: 2, continuationToken: nil)
         try await storage.delete("b")
         let second = try await storage.list(prefix: "", limit: 2, continuationToken: first.nextContinuationToken)
@@ -60,7 +59,7 @@ struct InMemoryObjectStorageTests {
 
     @Test func removeAll_emptiesTheStorage() async throws {
         let storage = InMemoryObjectStorage()
-        try await storage.put("a", data: Data())
+        try await storage.put("a", data: [])
         storage.removeAll()
         #expect(storage.count == 0)
         #expect(try await storage.list(prefix: "").isEmpty)
@@ -68,9 +67,9 @@ struct InMemoryObjectStorageTests {
 
     @Test func invalidArguments_storeNothing() async throws {
         let storage = InMemoryObjectStorage()
-        #expect(await asyncErrorCode { _ = try await storage.put("k", data: Data(), metadata: ["Bad": "x"]) } == .storageInvalidMetadata)
-        #expect(await asyncErrorCode { _ = try await storage.put("k", data: Data(), contentType: "") } == .storageInvalidArgument)
-        #expect(await asyncErrorCode { _ = try await storage.put("", data: Data()) } == .storageInvalidKey)
+        #expect(await asyncErrorCode { _ = try await storage.put("k", data: [], metadata: ["Bad": "x"]) } == .storageInvalidMetadata)
+        #expect(await asyncErrorCode { _ = try await storage.put("k", data: [], contentType: "") } == .storageInvalidArgument)
+        #expect(await asyncErrorCode { _ = try await storage.put("", data: []) } == .storageInvalidKey)
         #expect(storage.count == 0)
     }
 
@@ -79,7 +78,7 @@ struct InMemoryObjectStorageTests {
         let storage = InMemoryObjectStorage()
         try container.register((any ObjectStorage).self) { _ in storage }
         let resolved: any ObjectStorage = try container.resolve()
-        try await resolved.put("k", data: Data("v".utf8))
-        #expect(try await storage.data(for: "k") == Data("v".utf8))
+        try await resolved.put("k", data: Array("v".utf8))
+        #expect(try await storage.data(for: "k") == Array("v".utf8))
     }
 }

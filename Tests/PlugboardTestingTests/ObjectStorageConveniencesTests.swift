@@ -1,4 +1,3 @@
-import Foundation
 import PlugboardAPI
 import PlugboardTesting
 import Testing
@@ -7,18 +6,18 @@ import Testing
 struct ObjectStorageConveniencesTests {
     @Test func putWithoutContentTypeOrMetadata_usesTheDefaults() async throws {
         let storage = InMemoryObjectStorage()
-        let info = try await storage.put("k", data: Data("v".utf8))
+        let info = try await storage.put("k", data: Array("v".utf8))
         #expect(info.contentType == ObjectContentType.defaultValue)
         #expect(info.metadata.isEmpty)
-        let typed = try await storage.put("t", data: Data(), contentType: "text/plain")
+        let typed = try await storage.put("t", data: [], contentType: "text/plain")
         #expect(typed.contentType == "text/plain")
-        let tagged = try await storage.put("m", data: Data(), metadata: ["owner": "me"])
+        let tagged = try await storage.put("m", data: [], metadata: ["owner": "me"])
         #expect(tagged.metadata == ["owner": "me"])
     }
 
     @Test func exists_isFalseOnlyForNotFound() async throws {
         let storage = InMemoryObjectStorage()
-        try await storage.put("here", data: Data())
+        try await storage.put("here", data: [])
         #expect(try await storage.exists("here"))
         #expect(try await !storage.exists("gone"))
         #expect(await asyncErrorCode { _ = try await storage.exists("") } == .storageInvalidKey)
@@ -27,9 +26,9 @@ struct ObjectStorageConveniencesTests {
     @Test func listAllOfAPrefix_followsEveryPage() async throws {
         let storage = InMemoryObjectStorage()
         for index in 0..<2500 {
-            try await storage.put("many/\(index)", data: Data())
+            try await storage.put("many/\(index)", data: [])
         }
-        try await storage.put("other", data: Data())
+        try await storage.put("other", data: [])
         let all = try await storage.list(prefix: "many/")
         #expect(all.count == 2500)
         #expect(all.map(\.key) == all.map(\.key).sorted(by: ObjectKey.precedes))
@@ -56,14 +55,14 @@ private struct RepeatingTokenStorage: ObjectStorage {
     var descending = false
     private let base = InMemoryObjectStorage()
 
-    func put(_ key: String, data: Data, contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
         try await base.put(key, data: data, contentType: contentType, metadata: metadata)
     }
     func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
     func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
     func delete(_ key: String) async throws { try await base.delete(key) }
     func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
-        let date = Date(timeIntervalSince1970: 0)
+        let date = Timestamp(secondsSince1970: 0)
         let keys = descending ? ["b", "a"] : ["a"]
         let objects = keys.map { ObjectInfo(key: $0, size: 0, etag: "d41d8cd98f00b204e9800998ecf8427e", lastModified: date) }
         return ObjectListing(objects: continuationToken == nil || descending ? objects : [], nextContinuationToken: descending ? nil : "same")

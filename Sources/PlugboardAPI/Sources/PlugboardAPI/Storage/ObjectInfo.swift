@@ -1,5 +1,3 @@
-import Foundation
-
 /// What a storage knows about one object, without its data: what `head` returns, what
 /// `put` returns, and one entry of a listing.
 ///
@@ -15,7 +13,7 @@ public struct ObjectInfo: Sendable, Hashable, Codable {
     /// The content type given to `put`, or `application/octet-stream` when none was given.
     public var contentType: String
     /// When the object was last written, by the storage's clock.
-    public var lastModified: Date
+    public var lastModified: Timestamp
     /// The user metadata given to `put`; see ``ObjectMetadata`` for the rules.
     public var metadata: [String: String]
 
@@ -30,7 +28,7 @@ public struct ObjectInfo: Sendable, Hashable, Codable {
     ///   - metadata: Its user metadata; defaults to none.
     public init(key: String, size: Int, etag: String,
                 contentType: String = ObjectContentType.defaultValue,
-                lastModified: Date, metadata: [String: String] = [:]) {
+                lastModified: Timestamp, metadata: [String: String] = [:]) {
         self.key = key
         self.size = size
         self.etag = etag

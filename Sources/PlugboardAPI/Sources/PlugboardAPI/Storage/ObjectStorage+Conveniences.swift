@@ -1,5 +1,3 @@
-import Foundation
-
 extension ObjectStorage {
     /// Stores `data` under `key` with no metadata, replacing any object there.
     ///
@@ -10,7 +8,7 @@ extension ObjectStorage {
     ///     `application/octet-stream`.
     /// - Returns: The stored object's information.
     @discardableResult
-    public func put(_ key: String, data: Data, contentType: String? = nil) async throws -> ObjectInfo {
+    public func put(_ key: String, data: [UInt8], contentType: String? = nil) async throws -> ObjectInfo {
         try await put(key, data: data, contentType: contentType, metadata: [:])
     }
 
@@ -18,14 +16,14 @@ extension ObjectStorage {
     ///
     /// - Returns: The stored object's information.
     @discardableResult
-    public func put(_ key: String, data: Data, metadata: [String: String]) async throws -> ObjectInfo {
+    public func put(_ key: String, data: [UInt8], metadata: [String: String]) async throws -> ObjectInfo {
         try await put(key, data: data, contentType: nil, metadata: metadata)
     }
 
     /// Returns the data of the object under `key`.
     ///
     /// - Throws: `storage.not_found` when no object is stored under `key`.
-    public func data(for key: String) async throws -> Data {
+    public func data(for key: String) async throws -> [UInt8] {
         try await get(key).data
     }
 

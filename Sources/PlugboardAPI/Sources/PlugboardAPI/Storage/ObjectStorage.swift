@@ -1,5 +1,3 @@
-import Foundation
-
 /// A flat store of objects under string keys, in the shape of S3: the service that
 /// applications resolve from the container and storage plugins provide.
 ///
@@ -93,13 +91,14 @@ public protocol ObjectStorage: Sendable {
     ///
     /// - Parameters:
     ///   - key: The object's key, 1 to 1024 bytes of UTF-8 without NUL.
-    ///   - data: The object's content; any bytes, possibly none.
+    ///   - data: The object's content; any bytes, possibly none. Text is
+    ///     `Array(text.utf8)`; a Foundation `Data` is `Array(data)`.
     ///   - contentType: The media type to store, or `nil` for `application/octet-stream`.
     ///   - metadata: User metadata; see ``ObjectMetadata`` for the rules.
     /// - Returns: The stored object's information.
     /// - Throws: `storage.invalid_key`, `storage.invalid_argument` (content type),
     ///   `storage.invalid_metadata`, or a backend failure.
-    func put(_ key: String, data: Data, contentType: String?, metadata: [String: String]) async throws -> ObjectInfo
+    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo
 
     /// Returns the object under `key`, information and data.
     ///
