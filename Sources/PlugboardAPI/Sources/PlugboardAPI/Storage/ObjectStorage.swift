@@ -1,0 +1,130 @@
+/// A flat store of objects under string keys, in the shape of S3: the service that
+/// applications resolve from the container and storage plugins provide.
+///
+/// Applications call these methods (and the conveniences in the extension) on whatever
+/// backend the container holds. Backend authors implement the five requirements and run
+/// `ObjectStorageConformance` from the `PlugboardTesting` library, which checks every rule
+/// below by name.
+///
+/// ```swift
+/// let storage: any ObjectStorage = try container.resolve()
+/// let info = try await storage.put("reports/2026/q1.csv", data: csv, contentType: "text/csv")
+/// let object = try await storage.get("reports/2026/q1.csv")
+/// ```
+///
+/// # Implementation requirements
+///
+/// Every backend behaves the same way, so that swapping one for another changes nothing
+/// an application can observe except speed and durability.
+///
+/// **Keys.** A key is any valid UTF-8 string of 1 to 1024 bytes without NUL, exactly as
+/// S3 allows. Keys are byte strings, not paths:
+/// - `a` and `a/b` may both exist; `..`, `.`, a leading `/`, `a//b` and 1024 bytes with no
+///   `/` are ordinary keys, and `a/../b` is not `b`.
+/// - Two keys are the same only when their UTF-8 bytes are equal: `caf\u{E9}` and
+///   `cafe\u{301}` are two objects, although Swift's `String ==` calls them equal; `A`
+///   and `a` are two objects. Key dictionaries by `Array(key.utf8)`, not by `String`.
+/// - A backend that stores in files encodes keys so that every valid key works and none
+///   reaches outside its root.
+/// - Every method refuses an empty key, a key over 1024 bytes or one containing NUL with
+///   `storage.invalid_key` before doing anything, using ``ObjectKey/validate(_:)``;
+///   backends that receive raw bytes use ``ObjectKey/validate(bytes:)``, which also
+///   refuses invalid UTF-8.
+///
+/// **Writing and reading.**
+/// - `put` stores the data under the key, replacing any object there, and returns the new
+///   object's ``ObjectInfo`` (what `head` then returns, except that `lastModified` may be
+///   taken from another clock). Readers see either the old object or the new one whole,
+///   never a mix; after `put` returns, every `get`, `head` and `list` sees the new object.
+/// - Objects hold any bytes, the empty object included, and at least 64 MiB; a backend
+///   may refuse larger objects than its store takes with `storage.invalid_argument`.
+/// - `get` and `head` of a key holding no object fail with `storage.not_found`
+///   (``PlugboardError/objectNotFound(key:)``).
+/// - `delete` removes the object; it is idempotent: deleting a missing key succeeds.
+/// - Arguments are checked in this order, most basic first: key
+///   (``ObjectKey/validate(_:)``), content type (``ObjectContentType/resolve(_:)``), then
+///   metadata (``ObjectMetadata/validate(_:)``). A refused `put` stores nothing.
+///
+/// **Content type and metadata.**
+/// - `contentType` is stored as given; `nil` stores `application/octet-stream`. An empty
+///   one, or one with control characters, is refused with `storage.invalid_argument`.
+/// - Metadata keys are lowercase ASCII letters, digits and `-`; values are printable
+///   ASCII without leading or trailing space; keys and values take at most 2048 bytes in
+///   all. Anything else is refused with `storage.invalid_metadata`. `head` and `get`
+///   return the metadata exactly as given.
+///
+/// **ETag.** The lowercase hexadecimal MD5 of the data, 32 characters, without the quotes
+/// HTTP puts around it (the empty object's is `d41d8cd98f00b204e9800998ecf8427e`). A
+/// backend whose store reports another ETag (S3 multipart uploads, SSE-KMS) computes and
+/// keeps the MD5 itself.
+///
+/// **Listing.**
+/// - `list` returns the keys that start with `prefix` (byte for byte, ``ObjectKey/hasPrefix(_:_:)``)
+///   in ascending UTF-8 byte order (``ObjectKey/precedes(_:_:)``, not `String <`), at most
+///   `limit` per page, each key once across all pages.
+/// - `limit` is 1 to 1000; anything else is refused with `storage.invalid_argument`. A
+///   prefix over 1024 bytes or containing NUL is refused the same way; an empty prefix
+///   lists every key.
+/// - `nextContinuationToken` is `nil` exactly when no matching key follows the page. The
+///   token is opaque to callers; a backend may use ``ListingRequest``'s scheme (the last
+///   key returned, base64url encoded). A token the backend did not issue, the empty
+///   string included, is refused with `storage.invalid_argument`.
+/// - A listing entry's key, size, ETag and `lastModified` are those `head` returns; see
+///   ``ObjectListing/objects`` for content type and metadata.
+///
+/// **Errors.** Methods throw ``PlugboardError`` with these codes, and no other type except
+/// `CancellationError` when the calling task is cancelled:
+/// - `storage.invalid_key`, `storage.invalid_metadata`, `storage.invalid_argument`: the
+///   caller's mistake; retrying the same call fails the same way.
+/// - `storage.not_found`: no object under the key.
+/// - `storage.access_denied`: the backend's credentials do not allow the operation;
+///   retrying does not help until the configuration changes.
+/// - `storage.unavailable`: the backend cannot be reached or is overloaded for now; the
+///   only code worth retrying, with backoff.
+/// - `storage.failed`: anything else the backend reports; carry its error in `underlying`.
+///
+/// **Concurrency.** Every method may be called from many tasks at once. Concurrent `put`s
+/// of one key leave one of the written objects whole. No method may trap or call `exit`
+/// on any input: a bad argument is an error value.
+public protocol ObjectStorage: Sendable {
+    /// Stores `data` under `key`, replacing any object there.
+    ///
+    /// - Parameters:
+    ///   - key: The object's key, 1 to 1024 bytes of UTF-8 without NUL.
+    ///   - data: The object's content; any bytes, possibly none. Text is
+    ///     `Array(text.utf8)`; a Foundation `Data` is `Array(data)`.
+    ///   - contentType: The media type to store, or `nil` for `application/octet-stream`.
+    ///   - metadata: User metadata; see ``ObjectMetadata`` for the rules.
+    /// - Returns: The stored object's information.
+    /// - Throws: `storage.invalid_key`, `storage.invalid_argument` (content type),
+    ///   `storage.invalid_metadata`, or a backend failure.
+    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo
+
+    /// Returns the object under `key`, information and data.
+    ///
+    /// - Throws: `storage.not_found` when no object is stored under `key`,
+    ///   `storage.invalid_key`, or a backend failure.
+    func get(_ key: String) async throws -> StoredObject
+
+    /// Returns the information of the object under `key`, without its data.
+    ///
+    /// - Throws: `storage.not_found` when no object is stored under `key`,
+    ///   `storage.invalid_key`, or a backend failure.
+    func head(_ key: String) async throws -> ObjectInfo
+
+    /// Removes the object under `key`; succeeds when there is none.
+    ///
+    /// - Throws: `storage.invalid_key`, or a backend failure.
+    func delete(_ key: String) async throws
+
+    /// Returns one page of the objects whose keys start with `prefix`, in UTF-8 byte order.
+    ///
+    /// - Parameters:
+    ///   - prefix: Only keys starting with these bytes are listed; `""` lists all.
+    ///   - limit: The most objects to return, 1 to 1000.
+    ///   - continuationToken: `nil` for the first page, then the previous page's
+    ///     ``ObjectListing/nextContinuationToken``.
+    /// - Throws: `storage.invalid_argument` for a page size out of range, a prefix no key
+    ///   can start with or a token this backend did not issue, or a backend failure.
+    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing
+}

@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The few EVP functions of OpenSSL's libcrypto that the digests use, looked up at run
+/// time with `dlopen` and `dlsym`, so that building needs no OpenSSL headers.
+///
+/// The library is loaded once per process, on first use (``shared``), and never closed:
+/// the project never calls `dlclose` (DESIGN.md fact 2), and libcrypto's own cleanup at
+/// exit is enough.
+///
+/// `@unchecked Sendable`: every field is set once at load time and never changed; the
+/// function pointers are C functions that OpenSSL documents as thread-safe for distinct
+/// contexts, and the two `EVP_MD` pointers are OpenSSL's immutable static descriptors.
+struct LibCrypto: @unchecked Sendable {
+    typealias MDCtxNew = @convention(c) () -> OpaquePointer?
+    typealias MDCtxFree = @convention(c) (OpaquePointer?) -> Void
+    typealias DigestInitEx = @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
+    typealias DigestUpdate = @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int) -> Int32
+    typealias DigestFinalEx = @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
+    typealias MDGetter = @convention(c) () -> OpaquePointer?
+
+    /// The library's name, as given to `dlopen`.
+    static let libraryName = "libcrypto.so.3"
+
+    /// The process's one copy, or why it could not be loaded. Swift initializes a static
+    /// `let` exactly once, thread-safely, on first access.
+    static let shared: Result<LibCrypto, CryptoError> = load(libraryName)
+
+    let mdCtxNew: MDCtxNew
+    let mdCtxFree: MDCtxFree
+    let digestInitEx: DigestInitEx
+    let digestUpdate: DigestUpdate
+    let digestFinalEx: DigestFinalEx
+    /// `EVP_sha256()`; `nil` if this build of OpenSSL lacks it.
+    let sha256: OpaquePointer?
+    /// `EVP_md5()`; `nil` if this build of OpenSSL lacks it.
+    let md5: OpaquePointer?
+
+    /// The shared library, or the error explaining why it is not available.
+    static func get() throws(CryptoError) -> LibCrypto {
+        switch shared {
+        case .success(let library): return library
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Loads `name` and looks up every function; separate from ``shared`` so tests can
+    /// load a library that does not exist.
+    static func load(_ name: String) -> Result<LibCrypto, CryptoError> {
+        guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else {
+            let reason = dlerror().map { String(cString: $0) } ?? "no reason given"
+            return .failure(CryptoError(
+                "could not load library \"\(name)\"",
+                detail: "The dynamic loader reported: \(reason).",
+                hint: "Install OpenSSL 3's runtime library: install libssl3 (Debian: apt-get install libssl3)."))
+        }
+        do throws(CryptoError) {
+            func symbol<F>(_ symbolName: String, as type: F.Type) throws(CryptoError) -> F {
+                _ = dlerror()
+                guard let pointer = dlsym(handle, symbolName) else {
+                    throw CryptoError(
+                        "could not find function \"\(symbolName)\" in library \"\(name)\"",
+                        detail: "The library was loaded but does not export \(symbolName), which OpenSSL 3 provides.",
+                        hint: "Install OpenSSL 3's runtime library: install libssl3 (Debian: apt-get install libssl3).")
+                }
+                return unsafeBitCast(pointer, to: F.self)
+            }
+            let sha256 = try symbol("EVP_sha256", as: MDGetter.self)
+            let md5 = try symbol("EVP_md5", as: MDGetter.self)
+            return .success(LibCrypto(
+                mdCtxNew: try symbol("EVP_MD_CTX_new", as: MDCtxNew.self),
+                mdCtxFree: try symbol("EVP_MD_CTX_free", as: MDCtxFree.self),
+                digestInitEx: try symbol("EVP_DigestInit_ex", as: DigestInitEx.self),
+                digestUpdate: try symbol("EVP_DigestUpdate", as: DigestUpdate.self),
+                digestFinalEx: try symbol("EVP_DigestFinal_ex", as: DigestFinalEx.self),
+                sha256: sha256(),
+                md5: md5()))
+        } catch {
+            return .failure(error)
+        }
+    }
+}

@@ -1,0 +1,18 @@
+/// Every rule of the conformance suite with the check that decides it, grouped by aspect
+/// in the `ConformanceChecks+*.swift` files.
+enum ConformanceChecks {
+    /// A rule and its check.
+    struct Definition: Sendable {
+        let rule: ObjectStorageConformance.Rule
+        let check: @Sendable (ConformanceContext) async throws -> Void
+
+        init(_ name: String, _ summary: String, isOptional: Bool = false,
+             _ check: @escaping @Sendable (ConformanceContext) async throws -> Void) {
+            self.rule = ObjectStorageConformance.Rule(name, summary, isOptional: isOptional)
+            self.check = check
+        }
+    }
+
+    /// All rules in run order: objects, keys, metadata, listing, then scale.
+    static let all: [Definition] = objectRules + keyRules + metadataRules + listingRules + scaleRules
+}
