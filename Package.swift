@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "PlugboardTesting", targets: ["PlugboardTesting"]),
         .executable(name: "plugboard", targets: ["plugboard"]),
+        .library(name: "MemoryStorage", type: .dynamic, targets: ["MemoryStorage"]),
         .executable(name: "plugboard-bench", targets: ["plugboard-bench"]),
     ],
     dependencies: [
@@ -19,20 +20,26 @@ let package = Package(
     targets: [
         // SHA-256, MD5 and HMAC from OpenSSL's libcrypto, loaded at run time (no headers).
         .target(name: "PlugboardCrypto"),
+        // A value kept with its pthread lock (NIO's NIOLockedValueBox idea), shared by the
+        // host, the test kit and the plugins.
+        .target(name: "PlugboardConcurrency"),
         // The kit for plugin authors: in-memory storage, the ObjectStorage conformance suite.
-        .target(name: "PlugboardTesting", dependencies: [api, "PlugboardCrypto"]),
+        .target(name: "PlugboardTesting", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
         // The host: manifest, loader, plugin registry. The CLI is a thin layer over it.
-        .target(name: "PlugboardHost", dependencies: [api, "PlugboardCrypto"]),
+        .target(name: "PlugboardHost", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardHost"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
+        // In-tree plugins: each builds lib<Name>.so.
+        .target(name: "MemoryStorage", dependencies: [api, "PlugboardTesting", "PlugboardConcurrency"],
+                path: "Plugins/MemoryStorage"),
         .executableTarget(
             name: "plugboard-bench",
             dependencies: [api, .product(name: "BenchFloor", package: "BenchFloor")],
             path: "Benchmarks/plugboard-bench"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),
-        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost"]),
+        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
     ]
 )

@@ -29,7 +29,7 @@ public enum PlugboardCLI {
             Output.write(parser.help(for: parsed.path), to: parsed.wantsHelp ? 1 : 2)
             return parsed.wantsHelp ? 0 : 2
         }
-        do {
+        do throws(PlugboardError) {
             let ctx = try CommandContext(parsed: parsed, processEnvironment: environment)
             switch parsed.path {
             case ["check"]: return try await PluginsCommand.check(ctx)

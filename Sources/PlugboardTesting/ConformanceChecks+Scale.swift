@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardConcurrency
 
 extension ConformanceChecks {
     static let scaleRules: [Definition] = [
@@ -41,7 +42,7 @@ extension ConformanceChecks {
         let shared = c.key("shared")
         let versions = (0..<tasks).map { c.bytes(20_000 + 7 * $0, seed: 1000 + $0) }
         let etags = try Set(versions.map { try c.md5Hex($0) })
-        let torn = LockedValue<[String]>([])
+        let torn = LockedValueBox<[String]>([])
         try await withThrowingTaskGroup(of: Void.self) { group in
             for version in versions {
                 group.addTask { try await c.put(shared, version) }

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardConcurrency
 import PlugboardCrypto
 
 /// What one rule works with: the storage, its own key prefix, and helpers that turn every
@@ -11,8 +12,8 @@ struct ConformanceContext: Sendable {
     let options: ObjectStorageConformance.Options
     /// `<keyPrefix>-<run>-<rule>`: no key of another rule or run starts with it.
     let base: String
-    private let written = LockedValue<[[UInt8]: String]>([:])
-    private let saved = LockedValue<[StoredObject]>([])
+    private let written = LockedValueBox<[[UInt8]: String]>([:])
+    private let saved = LockedValueBox<[StoredObject]>([])
 
     init(storage: any ObjectStorage, options: ObjectStorageConformance.Options, base: String) {
         self.storage = storage

@@ -1,3 +1,5 @@
+import PlugboardConcurrency
+
 /// Runs work with a time limit, without waiting for work that ignores cancellation.
 ///
 /// The work runs in its own task; whichever comes first, its result or the deadline,
@@ -25,7 +27,7 @@ enum ConformanceDeadline {
             var tasks: [Task<Void, Never>] = []
         }
 
-        private let state = LockedValue(State())
+        private let state = LockedValueBox(State())
 
         func start(_ continuation: CheckedContinuation<T?, Never>,
                    work: @escaping @Sendable () async -> T, timeout: Duration) {

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardConcurrency
 import PlugboardCrypto
 
 /// An ``ObjectStorage`` that keeps every object in memory: the reference backend, for
@@ -30,7 +31,7 @@ public final class InMemoryObjectStorage: ObjectStorage {
         var sortedKeys: [[UInt8]] = []
     }
 
-    private let state = LockedValue(State())
+    private let state = LockedValueBox(State())
     private let now: @Sendable () -> Timestamp
 
     /// Creates an empty storage.

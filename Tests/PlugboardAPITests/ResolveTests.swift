@@ -125,7 +125,7 @@ struct ResolveTests {
         #expect(result.all == ["inner"])
     }
 
-    @Test func resolverKeptByAFactory_keepsReadingTheGenerationOfTheBuild() throws {
+    @Test func resolverKeptByAFactory_readsTheCurrentGeneration_outsideALease() throws {
         final class Lazy: Sendable {
             let resolver: Resolver
             init(_ resolver: Resolver) { self.resolver = resolver }
@@ -135,6 +135,23 @@ struct ResolveTests {
         try c.register((any Greeter).self, owner: "p") { _ in English() }
         try c.register(Lazy.self) { r in Lazy(r) }
         let lazy = try c.resolve(Lazy.self)
+        try c.replace((any Greeter).self, owner: "p") { _ in French() }
+        #expect(try lazy.greeting() == "bonjour")
+        #expect(try c.resolve((any Greeter).self).greet() == "bonjour")
+    }
+
+    @Test func resolverKeptByAFactory_inALease_keepsReadingTheLeasedGeneration() throws {
+        final class Lazy: Sendable {
+            let resolver: Resolver
+            init(_ resolver: Resolver) { self.resolver = resolver }
+            func greeting() throws -> String { try resolver.resolve((any Greeter).self).greet() }
+        }
+        let c = Container()
+        try c.register((any Greeter).self, owner: "p") { _ in English() }
+        try c.register(Lazy.self, scope: .transient) { r in Lazy(r) }
+        let lease = c.lease()
+        defer { lease.release() }
+        let lazy = try lease.resolve(Lazy.self)
         try c.replace((any Greeter).self, owner: "p") { _ in French() }
         #expect(try lazy.greeting() == "hello")
         #expect(try c.resolve((any Greeter).self).greet() == "bonjour")

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardAPI
+import PlugboardConcurrency
 
 /// The host: a container, the manifest, and the plugins the manifest selects for the
 /// environment, loaded in `requires` order.
@@ -160,7 +161,7 @@ public final class PluginHost: Sendable {
 /// serving).
 final class LockedRecords: @unchecked Sendable {
     // @unchecked Sendable: `records` is only touched through `box`, under its lock.
-    private let box: PThreadLock<[PluginRecord]>
-    init(_ records: [PluginRecord]) { box = PThreadLock(records) }
+    private let box: LockedValueBox<[PluginRecord]>
+    init(_ records: [PluginRecord]) { box = LockedValueBox(records) }
     var value: [PluginRecord] { box.withLock { $0 } }
 }

@@ -94,7 +94,7 @@ enum LoaderFixtures {
         try write(Array("""
             #include <stdint.h>
             __attribute__((used, section("plugboard_header")))
-            const uint32_t plugboard_header[5] = {0x44524250u, 1u, \(header.abiVersion)u, \(header.apiMajor)u, \(header.apiMinor)u};
+            const uint32_t plugin_header_words[5] = {0x44524250u, 1u, \(header.abiVersion)u, \(header.apiMajor)u, \(header.apiMinor)u};
             int not_an_entry_point(void) { return 7; }
             """.utf8), to: source)
         let output = "\(folder)/libHeaderOnly.so"

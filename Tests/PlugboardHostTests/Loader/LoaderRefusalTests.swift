@@ -117,7 +117,7 @@ import Testing
             guard let at = try? LoaderFixtures.sectionOffset(bytes, ".comment") else { return }
             // Overwrite the commit hash of the clang line with another one of equal length.
             let text = String(decoding: bytes[at...].prefix(400), as: UTF8.self)
-            guard let range = text.range(of: "llvm-project.git ") else { return }
+            guard let range = text.firstRange(of: "llvm-project.git ") else { return }
             let start = at + text.utf8.distance(from: text.startIndex, to: range.upperBound)
             for i in 0..<8 { bytes[start + i] = UInt8(ascii: "0") }
         }

@@ -2,6 +2,7 @@
 ///
 /// An enum because JSON's six kinds are fixed; integers are kept apart from other numbers
 /// so that `"port": 9000` never passes through a `Double`.
+@frozen
 public enum ConfigValue: Hashable, Sendable, CustomStringConvertible {
     case null
     case bool(Bool)

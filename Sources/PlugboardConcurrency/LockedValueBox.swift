@@ -4,6 +4,9 @@ import Glibc
 import Musl
 #endif
 
+/// Shared by the host, the test kit and the in-tree plugins; PlugboardAPI keeps its own
+/// internal copy, since it cannot depend on the root package.
+///
 /// A value kept together with the lock that protects it, so it cannot be reached without
 /// holding the lock (NIO's `NIOLockedValueBox` idea).
 ///
@@ -12,11 +15,12 @@ import Musl
 ///
 /// `@unchecked Sendable`: `value` is only read or written inside `withLock`, and the mutex
 /// lives at a fixed heap address for the life of the instance.
-final class LockedValue<Value>: @unchecked Sendable {
+public final class LockedValueBox<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    init(_ value: Value) {
+    /// Creates a box holding `value`.
+    public init(_ value: Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -29,7 +33,8 @@ final class LockedValue<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    /// Runs `body` with the value, the lock held.
+    public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
