@@ -50,3 +50,20 @@ import Testing
         #expect(v.description == #"{"a":[1,true,null],"b":"q\"\n"}"#)
     }
 }
+
+@Suite struct PluginConfigPathTests {
+    @Test func relativePaths_areResolvedAgainstTheManifestFolder() throws {
+        let config = PluginConfig(["root": .string("data"), "abs": .string("/srv/x"), "empty": .string(""),
+                                   "nested": .object(["dir": .string("sub/dir")])],
+                                  plugin: "FileStorage", baseDirectory: "/etc/plugboard")
+        #expect(try config.filePath("root") == "/etc/plugboard/data")
+        #expect(try config.filePath("abs") == "/srv/x")
+        #expect(try config.object("nested").filePath("dir") == "/etc/plugboard/sub/dir")
+        let error = #expect(throws: PlugboardError.self) { try config.filePath("empty") }
+        #expect(error?.code == .configInvalid)
+    }
+
+    @Test func withoutABaseDirectory_relativePathsStayAsWritten() throws {
+        #expect(try PluginConfig(["root": .string("data")], plugin: "p").filePath("root") == "data")
+    }
+}

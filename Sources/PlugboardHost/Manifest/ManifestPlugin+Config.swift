@@ -21,9 +21,9 @@ extension ManifestPlugin {
     ///   ``redactedConfig`` instead.
     public func resolvedConfig(environment variables: [String: String]) throws(PlugboardError) -> PluginConfig {
         guard case .object(let values) = try resolve(rawConfig, variables: variables) else {
-            return PluginConfig([:], plugin: name)
+            return PluginConfig([:], plugin: name, baseDirectory: manifestDirectory)
         }
-        return PluginConfig(values, plugin: name)
+        return PluginConfig(values, plugin: name, baseDirectory: manifestDirectory)
     }
 
     private func resolve(_ value: JSONValue, variables: [String: String]) throws(PlugboardError) -> ConfigValue {

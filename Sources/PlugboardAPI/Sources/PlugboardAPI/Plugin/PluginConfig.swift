@@ -12,11 +12,28 @@ public struct PluginConfig: Hashable, Sendable {
     public let plugin: String
     /// Where this object is: `config`, or `config.tls` for a nested one.
     public let path: String
+    /// The folder relative paths in the config are relative to: the manifest's folder.
+    public let baseDirectory: String?
 
-    public init(_ values: [String: ConfigValue] = [:], plugin: String, path: String = "config") {
+    public init(_ values: [String: ConfigValue] = [:], plugin: String, path: String = "config",
+                baseDirectory: String? = nil) {
         self.values = values
         self.plugin = plugin
         self.path = path
+        self.baseDirectory = baseDirectory
+    }
+
+    /// A required path: a string, made absolute against ``baseDirectory`` (the manifest's
+    /// folder) when it is relative.
+    public func filePath(_ key: String) throws(PlugboardError) -> String {
+        let raw = try string(key)
+        guard !raw.isEmpty else {
+            throw PlugboardError(.configInvalid, "plugin \"\(plugin)\": empty path in configuration key \"\(path).\(key)\"",
+                                 detail: "Expected a file system path, found an empty string.",
+                                 hint: "Set \"\(key)\" to a folder; relative paths are relative to the manifest's folder.")
+        }
+        guard !raw.hasPrefix("/"), let base = baseDirectory else { return raw }
+        return base.hasSuffix("/") ? base + raw : base + "/" + raw
     }
 
     /// The raw value of `key`, or nil.
@@ -74,8 +91,8 @@ public struct PluginConfig: Hashable, Sendable {
     /// A nested object; an absent key gives an empty one.
     public func object(_ key: String) throws(PlugboardError) -> PluginConfig {
         switch values[key] {
-        case nil, .null?: return PluginConfig([:], plugin: plugin, path: "\(path).\(key)")
-        case .object(let o)?: return PluginConfig(o, plugin: plugin, path: "\(path).\(key)")
+        case nil, .null?: return PluginConfig([:], plugin: plugin, path: "\(path).\(key)", baseDirectory: baseDirectory)
+        case .object(let o)?: return PluginConfig(o, plugin: plugin, path: "\(path).\(key)", baseDirectory: baseDirectory)
         case let other?: throw wrongType(key, "an object", other)
         }
     }
