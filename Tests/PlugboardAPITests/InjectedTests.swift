@@ -57,12 +57,11 @@ struct InjectedTests {
         #expect(model.greeter.greet() == "hallo")
     }
 
-    @Test func injector_overAFactorysResolver_orALease_works() throws {
+    @Test func inferredResolveInAFactory_andAnInjectorOverALease_work() throws {
         let c = Container()
         try c.register((any Store).self) { _ in MemoryStore("dep") }
         try c.register((any Mailer).self) { r in
-            let injector = Injector(r)
-            return SMTPMailer(store: try injector.dependency())
+            SMTPMailer(store: try r.resolve())
         }
         #expect(try c.resolve((any Mailer).self).store.label == "dep")
         let lease = c.lease()

@@ -125,36 +125,31 @@ struct ResolveTests {
         #expect(result.all == ["inner"])
     }
 
-    @Test func resolverKeptByAFactory_readsTheCurrentGeneration_outsideALease() throws {
+    @Test func aFactoryNeedingLateResolution_keepsAHandle_thatFollowsSwaps() throws {
         final class Lazy: Sendable {
-            let resolver: Resolver
-            init(_ resolver: Resolver) { self.resolver = resolver }
-            func greeting() throws -> String { try resolver.resolve((any Greeter).self).greet() }
+            let greeter: ServiceHandle<any Greeter>
+            init(_ greeter: ServiceHandle<any Greeter>) { self.greeter = greeter }
+            func greeting() throws -> String { try greeter.current.greet() }
         }
         let c = Container()
         try c.register((any Greeter).self, owner: "p") { _ in English() }
-        try c.register(Lazy.self) { r in Lazy(r) }
+        try c.register(Lazy.self) { _ in Lazy(c.handle((any Greeter).self)) }
         let lazy = try c.resolve(Lazy.self)
+        #expect(try lazy.greeting() == "hello")
         try c.replace((any Greeter).self, owner: "p") { _ in French() }
         #expect(try lazy.greeting() == "bonjour")
-        #expect(try c.resolve((any Greeter).self).greet() == "bonjour")
     }
 
-    @Test func resolverKeptByAFactory_inALease_keepsReadingTheLeasedGeneration() throws {
-        final class Lazy: Sendable {
-            let resolver: Resolver
-            init(_ resolver: Resolver) { self.resolver = resolver }
-            func greeting() throws -> String { try resolver.resolve((any Greeter).self).greet() }
-        }
+    @Test func aTransientBuiltThroughALease_getsItsDependenciesFromTheLeasedGeneration() throws {
+        struct Pair { let greeter: any Greeter }
         let c = Container()
         try c.register((any Greeter).self, owner: "p") { _ in English() }
-        try c.register(Lazy.self, scope: .transient) { r in Lazy(r) }
+        try c.register(Pair.self, scope: .transient) { r in Pair(greeter: try r.resolve()) }
         let lease = c.lease()
         defer { lease.release() }
-        let lazy = try lease.resolve(Lazy.self)
         try c.replace((any Greeter).self, owner: "p") { _ in French() }
-        #expect(try lazy.greeting() == "hello")
-        #expect(try c.resolve((any Greeter).self).greet() == "bonjour")
+        #expect(try lease.resolve(Pair.self).greeter.greet() == "hello")
+        #expect(try c.resolve(Pair.self).greeter.greet() == "bonjour")
     }
 
     @Test func resolveAll_returnsEveryProviderBestFirst() throws {

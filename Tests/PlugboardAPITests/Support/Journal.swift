@@ -67,7 +67,7 @@ extension Transaction {
     /// after resolving the workers named in `dependsOn` through the factory's resolver.
     func worker(_ name: String, journal: Journal, dependsOn: [String] = [], failsToStart: Bool = false,
                 replace: Bool = false) throws {
-        let factory: @Sendable (Resolver) throws -> any Worker = { r in
+        let factory: @Sendable (borrowing Resolver) throws -> any Worker = { r in
             let deps = try dependsOn.map { try r.resolve((any Worker).self, name: $0) }
             return JournalWorker(name, journal: journal, dependencies: deps, failsToStart: failsToStart)
         }

@@ -43,7 +43,7 @@ extension Container {
     /// Managed services need ``transaction(owner:rank:_:)``, which can start them.
     public func register<T>(_ service: T.Type, name: String? = nil, rank: Int = 0, owner: String = "host",
                             scope: Scope = .singleton, implementation: (any Any.Type)? = nil,
-                            factory: @escaping @Sendable (Resolver) throws -> T) throws(PlugboardError) {
+                            factory: @escaping @Sendable (borrowing Resolver) throws -> T) throws(PlugboardError) {
         let tx = makeTransaction(owner: owner, rank: rank)
         try tx.register(service, name: name, scope: scope, implementation: implementation, factory: factory)
         try publishNow(tx)
@@ -60,7 +60,7 @@ extension Container {
     /// Replaces `owner`'s factory for the key (or registers it if there is none).
     public func replace<T>(_ service: T.Type, name: String? = nil, rank: Int = 0, owner: String = "host",
                            scope: Scope = .singleton, implementation: (any Any.Type)? = nil,
-                           factory: @escaping @Sendable (Resolver) throws -> T) throws(PlugboardError) {
+                           factory: @escaping @Sendable (borrowing Resolver) throws -> T) throws(PlugboardError) {
         let tx = makeTransaction(owner: owner, rank: rank)
         try tx.replace(service, name: name, scope: scope, implementation: implementation, factory: factory)
         try publishNow(tx)

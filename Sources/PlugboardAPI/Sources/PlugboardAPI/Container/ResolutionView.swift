@@ -106,7 +106,7 @@ extension Container {
     /// Builds the singleton `reg` exactly once: the first thread to claim it runs `make`,
     /// others wait for it (or get the cycle that waiting would deadlock on).
     func ensureBuilt(_ reg: Registration, ts: UnsafeMutablePointer<ThreadState>, view: ResolutionView,
-                     make: (Resolver) throws -> any AnyValueBox) throws(PlugboardError) {
+                     make: (borrowing Resolver) throws -> any AnyValueBox) throws(PlugboardError) {
         if reg.built != nil { return }
         if let path = ts.pointee.cyclePath(to: reg) { throw Self.cycleError(path) }
         switch BuildCoordinator.shared.claim(reg, me: ts.pointee.token) {
@@ -135,7 +135,7 @@ extension Container {
     /// throws into `container.factory_failed` (cycles and depth errors pass through as
     /// they are, so their path reaches the caller unchanged).
     func runFactory<R>(_ reg: Registration, ts: UnsafeMutablePointer<ThreadState>, view: ResolutionView,
-                       _ make: (Resolver) throws -> R) throws(PlugboardError) -> R {
+                       _ make: (borrowing Resolver) throws -> R) throws(PlugboardError) -> R {
         try ts.pointee.enter(Unmanaged.passUnretained(reg))
         defer { ts.pointee.leave() }
         do {

@@ -42,10 +42,10 @@ func builtValue<T>(_ p: UnsafeRawPointer, as type: T.Type) -> T {
 
 /// A factory for the service type `T`.
 final class FactoryBox<T>: AnyFactoryBox, @unchecked Sendable {
-    let make: @Sendable (Resolver) throws -> T
-    init(_ make: @escaping @Sendable (Resolver) throws -> T) { self.make = make }
+    let make: @Sendable (borrowing Resolver) throws -> T
+    init(_ make: @escaping @Sendable (borrowing Resolver) throws -> T) { self.make = make }
 
-    func makeErased(_ resolver: Resolver) throws -> any AnyValueBox {
+    func makeErased(_ resolver: borrowing Resolver) throws -> any AnyValueBox {
         ValueBox(try make(resolver))
     }
 
@@ -53,14 +53,14 @@ final class FactoryBox<T>: AnyFactoryBox, @unchecked Sendable {
     /// called through its guaranteed `self` without copying (and retaining) it.
     @inline(__always)
     func make(resolvingIn container: Container) throws -> T {
-        try make(Resolver(view: ResolutionView(container: container, pinned: nil)))
+        try make(Resolver(container: container, pinned: nil))
     }
 }
 
 /// What code that does not know `T` needs of a ``FactoryBox``: building a managed
 /// singleton before its transaction is published.
 protocol AnyFactoryBox: AnyObject, Sendable {
-    func makeErased(_ resolver: Resolver) throws -> any AnyValueBox
+    func makeErased(_ resolver: borrowing Resolver) throws -> any AnyValueBox
 }
 
 /// The weak reference of a weak-scoped registration.

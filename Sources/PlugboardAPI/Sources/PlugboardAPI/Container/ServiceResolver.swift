@@ -1,31 +1,60 @@
 /// Anything services can be resolved from: a ``Container``, the ``Resolver`` a factory is
 /// given, a ``Lease``.
-public protocol ServiceResolver: Sendable {
+public protocol ServiceResolver: Sendable, ~Copyable {
     /// Resolves the best provider of `type` registered under `name` (nil: unnamed).
     func resolve<T>(_ type: T.Type, name: String?) throws(PlugboardError) -> T
 }
 
-extension ServiceResolver {
+extension ServiceResolver where Self: ~Copyable {
     /// Resolves the best unnamed provider of `type`; `let s: any ObjectStorage = try r.resolve()`.
     public func resolve<T>(_ type: T.Type = T.self) throws(PlugboardError) -> T {
         try resolve(type, name: nil)
     }
 }
 
-/// What a factory resolves its dependencies through.
+/// What a factory resolves its dependencies through, for the length of the factory call.
 ///
 /// Within a lease it reads the lease's generation, and during a transaction's commit it
 /// also sees the transaction's own registrations; otherwise it reads the current
-/// generation, as the container does. A factory may keep it to resolve lazily later.
-public struct Resolver: ServiceResolver {
-    let view: ResolutionView
+/// generation, as the container does.
+///
+/// It is noncopyable and lent to the factory (`borrowing`), so it cannot outlive the call:
+/// that is what lets the container hand it out without retaining anything, which keeps a
+/// transient resolve close to the cost of the allocation it makes. To resolve lazily
+/// later, keep a ``ServiceHandle`` (or the container) instead:
+///
+/// ```swift
+/// try container.register((any Uploader).self) { r in
+///     DefaultUploader(storage: try r.resolve(), later: container.handle((any Cache).self))
+/// }
+/// ```
+public struct Resolver: ServiceResolver, ~Copyable {
+    // Unretained: the container and the pinned snapshot outlive every factory call (the
+    // resolve that calls the factory holds them), and a noncopyable value lent to the
+    // factory cannot escape it.
+    private let container: Unmanaged<Container>
+    private let pinned: Unmanaged<Snapshot>?
+
+    init(container: Container, pinned: Snapshot?) {
+        self.container = Unmanaged.passUnretained(container)
+        self.pinned = pinned.map { Unmanaged.passUnretained($0) }
+    }
+
+    init(view: ResolutionView) {
+        self.init(container: view.container, pinned: view.pinned)
+    }
+
+    var view: ResolutionView {
+        ResolutionView(container: container.takeUnretainedValue(), pinned: pinned?.takeUnretainedValue())
+    }
 
     /// The environment the host runs in.
-    public var environment: Environment { view.container.environment }
+    public var environment: Environment { container.takeUnretainedValue().environment }
 
     public func resolve<T>(_ type: T.Type, name: String?) throws(PlugboardError) -> T {
-        try view.resolve(ServiceKey(type: ObjectIdentifier(type), name: name), as: type,
-                         ts: ThreadState.current(), requester: view.container)
+        let view = self.view
+        return try view.resolve(ServiceKey(type: ObjectIdentifier(type), name: name), as: type,
+                                ts: ThreadState.current(), requester: view.container)
     }
 
     /// Every provider of `type`, best first.

@@ -49,7 +49,7 @@ public final class Transaction: Sendable {
     public func register<T>(_ service: T.Type, name: String? = nil, rank: Int? = nil,
                             scope: Scope = .singleton, managed: Bool = false,
                             implementation: (any Any.Type)? = nil,
-                            factory: @escaping @Sendable (Resolver) throws -> T) throws(PlugboardError) {
+                            factory: @escaping @Sendable (borrowing Resolver) throws -> T) throws(PlugboardError) {
         try add(service, name: name, rank: rank, scope: scope, managed: managed,
                 implementation: implementation, factory: FactoryBox(factory), value: nil, replace: false)
     }
@@ -68,7 +68,7 @@ public final class Transaction: Sendable {
     public func replace<T>(_ service: T.Type, name: String? = nil, rank: Int? = nil,
                            scope: Scope = .singleton, managed: Bool = false,
                            implementation: (any Any.Type)? = nil,
-                           factory: @escaping @Sendable (Resolver) throws -> T) throws(PlugboardError) {
+                           factory: @escaping @Sendable (borrowing Resolver) throws -> T) throws(PlugboardError) {
         try add(service, name: name, rank: rank, scope: scope, managed: managed,
                 implementation: implementation, factory: FactoryBox(factory), value: nil, replace: true)
     }

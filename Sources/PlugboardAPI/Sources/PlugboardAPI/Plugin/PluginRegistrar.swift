@@ -42,7 +42,7 @@ public final class PluginRegistrar: ServiceResolver, Sendable {
     public func register<T>(_ service: T.Type, name: String? = nil, rank: Int? = nil,
                             scope: Scope = .singleton, managed: Bool = false,
                             implementation: (any Any.Type)? = nil,
-                            factory: @escaping @Sendable (Resolver) throws -> T) throws(PlugboardError) {
+                            factory: @escaping @Sendable (borrowing Resolver) throws -> T) throws(PlugboardError) {
         try transaction.register(service, name: name, rank: rank, scope: scope, managed: managed,
                                  implementation: implementation, factory: factory)
     }
