@@ -17,7 +17,7 @@ import Foundation
 ///
 /// A hasher is noncopyable: it owns a libcrypto context, which it frees when it ends, and
 /// `finalize()` consumes it, so it cannot be used after the digest is taken.
-public struct MD5Hasher: ~Copyable, Sendable {
+public struct MD5Hasher: DigestHasher, ~Copyable, Sendable {
     /// The length of an MD5 digest in bytes: 16.
     public static let byteCount = 16
 
@@ -35,36 +35,11 @@ public struct MD5Hasher: ~Copyable, Sendable {
         digest.update(bytes)
     }
 
-    /// Adds the bytes of `data`, region by region, without copying.
-    public mutating func update(_ data: some DataProtocol) {
-        for region in data.regions {
-            region.withUnsafeBytes { digest.update($0) }
-        }
-    }
-
     /// Returns the 16-byte digest of everything added, and ends the hasher.
     ///
     /// - Throws: ``CryptoError`` when libcrypto failed while hashing (it does not for
     ///   valid input unless memory runs out).
     public consuming func finalize() throws(CryptoError) -> [UInt8] {
         try digest.finalize()
-    }
-
-    /// The MD5 digest of `data`.
-    ///
-    /// - Throws: ``CryptoError`` when libcrypto cannot be loaded or fails.
-    public static func hash(_ data: some DataProtocol) throws(CryptoError) -> [UInt8] {
-        var hasher = try MD5Hasher()
-        hasher.update(data)
-        return try hasher.finalize()
-    }
-
-    /// The MD5 digest of the bytes in `bytes`.
-    ///
-    /// - Throws: ``CryptoError`` when libcrypto cannot be loaded or fails.
-    public static func hash(_ bytes: UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8] {
-        var hasher = try MD5Hasher()
-        hasher.update(bytes)
-        return try hasher.finalize()
     }
 }

@@ -14,7 +14,7 @@ import Foundation
 ///
 /// A hasher is noncopyable: it owns a libcrypto context, which it frees when it ends, and
 /// `finalize()` consumes it, so it cannot be used after the digest is taken.
-public struct SHA256Hasher: ~Copyable, Sendable {
+public struct SHA256Hasher: DigestHasher, ~Copyable, Sendable {
     /// The length of a SHA-256 digest in bytes: 32.
     public static let byteCount = 32
 
@@ -32,36 +32,11 @@ public struct SHA256Hasher: ~Copyable, Sendable {
         digest.update(bytes)
     }
 
-    /// Adds the bytes of `data`, region by region, without copying.
-    public mutating func update(_ data: some DataProtocol) {
-        for region in data.regions {
-            region.withUnsafeBytes { digest.update($0) }
-        }
-    }
-
     /// Returns the 32-byte digest of everything added, and ends the hasher.
     ///
     /// - Throws: ``CryptoError`` when libcrypto failed while hashing (it does not for
     ///   valid input unless memory runs out).
     public consuming func finalize() throws(CryptoError) -> [UInt8] {
         try digest.finalize()
-    }
-
-    /// The SHA-256 digest of `data`.
-    ///
-    /// - Throws: ``CryptoError`` when libcrypto cannot be loaded or fails.
-    public static func hash(_ data: some DataProtocol) throws(CryptoError) -> [UInt8] {
-        var hasher = try SHA256Hasher()
-        hasher.update(data)
-        return try hasher.finalize()
-    }
-
-    /// The SHA-256 digest of the bytes in `bytes`.
-    ///
-    /// - Throws: ``CryptoError`` when libcrypto cannot be loaded or fails.
-    public static func hash(_ bytes: UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8] {
-        var hasher = try SHA256Hasher()
-        hasher.update(bytes)
-        return try hasher.finalize()
     }
 }

@@ -68,21 +68,8 @@ indirect enum JSONOutput: Sendable, ExpressibleByStringLiteral, ExpressibleByInt
         }
     }
 
+    /// A JSON string literal; `ConfigValue` (JSON itself) knows how to write one.
     static func quote(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where u.value < 0x20 || u.value == 0x7F:
-                let hex = String(u.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out + "\""
+        ConfigValue.string(s).description
     }
 }

@@ -1,12 +1,12 @@
 /// Finds the known word a misspelled one was probably meant to be, for "Did you mean"
 /// hints: `plugin` -> `plugins`, `enviroments` -> `environments`, `prod` -> `production`.
-enum Spelling {
+public enum Spelling {
     /// The candidate closest to `word`, or nil when none is close.
     ///
     /// Case is ignored. A candidate is close when its edit distance to `word` is at most
     /// a third of the longer word (at least 2), or when the two share a prefix of at least
     /// four characters (or all of a shorter `word` of three or more: `dev`, `prod`).
-    static func closest(to word: String, among candidates: [String]) -> String? {
+    public static func closest(to word: String, among candidates: [String]) -> String? {
         let w = Array(word.lowercased().unicodeScalars)
         guard !w.isEmpty, w.count <= 64 else { return nil }
         var best: (candidate: String, distance: Int)?

@@ -1,0 +1,39 @@
+import Foundation
+
+/// What ``SHA256Hasher`` and ``MD5Hasher`` share: streaming input, a consuming
+/// `finalize()`, and the conveniences built on them.
+public protocol DigestHasher: ~Copyable {
+    /// Starts an empty digest.
+    init() throws(CryptoError)
+    /// Adds the bytes in `bytes`.
+    mutating func update(_ bytes: UnsafeRawBufferPointer)
+    /// Returns the digest of everything added, and ends the hasher.
+    consuming func finalize() throws(CryptoError) -> [UInt8]
+}
+
+extension DigestHasher where Self: ~Copyable {
+    /// Adds the bytes of `data`, region by region, without copying.
+    public mutating func update(_ data: some DataProtocol) {
+        for region in data.regions {
+            region.withUnsafeBytes { update($0) }
+        }
+    }
+
+    /// The digest of `data`.
+    ///
+    /// - Throws: ``CryptoError`` when libcrypto cannot be loaded or fails.
+    public static func hash(_ data: some DataProtocol) throws(CryptoError) -> [UInt8] {
+        var hasher = try Self()
+        hasher.update(data)
+        return try hasher.finalize()
+    }
+
+    /// The digest of the bytes in `bytes`.
+    ///
+    /// - Throws: ``CryptoError`` when libcrypto cannot be loaded or fails.
+    public static func hash(_ bytes: UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8] {
+        var hasher = try Self()
+        hasher.update(bytes)
+        return try hasher.finalize()
+    }
+}
