@@ -11,11 +11,25 @@ enum UsageError {
         PlugboardError(.usage, message, detail: detail, hint: hint)
     }
 
-    /// "Did you mean ...?" for the closest of `candidates`, if it is close enough.
+    /// "Did you mean ...?" for the closest of `candidates`, if it is close enough; the
+    /// manifest's rule (PlugboardHost's `Spelling`), so that both say the same.
+    ///
+    /// Case is ignored. A candidate is close when its edit distance to `word` is at most
+    /// a third of the longer word (at least 2), or when the two share a prefix of at least
+    /// four characters (or all of a shorter `word` of three or more: `dev`, `prod`).
     static func suggestion(for word: String, among candidates: [String]) -> String? {
-        let scored = candidates.map { ($0, distance(word.lowercased(), $0.lowercased())) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= max(2, word.count / 3) else { return nil }
-        return best.0
+        let w = Array(word.lowercased())
+        guard !w.isEmpty, w.count <= 64 else { return nil }
+        var best: (candidate: String, distance: Int)?
+        for candidate in candidates {
+            let c = Array(candidate.lowercased())
+            let d = distance(String(w), String(c))
+            let prefix = zip(w, c).prefix { $0 == $1 }.count
+            let close = d <= max(2, max(w.count, c.count) / 3) || prefix >= 4 || (w.count >= 3 && prefix == w.count)
+            guard close, d < (best?.distance ?? Int.max) else { continue }
+            best = (candidate, d)
+        }
+        return best?.candidate
     }
 
     static func distance(_ a: String, _ b: String) -> Int {
