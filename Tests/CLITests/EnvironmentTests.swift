@@ -31,9 +31,10 @@ import Testing
         // A variable naming a missing file is a missing manifest.
         expectRun(sandbox.run(["plugins"], environment: ["PLUGBOARD_MANIFEST": "etc/none.json"]), status: 2,
                   stderr: .contains("etc/none.json"))
-        // Without either, ./plugins.json.
+        // Without either, ./plugins.json; an empty variable counts as unset.
         try sandbox.write("plugins.json", ManifestText.make([#"{"name": "Default", "product": "MemoryStorage"}"#]))
         #expect(try active(sandbox.run(["plugins", "--json"])) == ["Default"])
+        #expect(try active(sandbox.run(["plugins", "--json"], environment: ["PLUGBOARD_MANIFEST": ""])) == ["Default"])
     }
 
     @Test func environment_flagThenVariableThenManifestThenDevelopment() throws {
@@ -47,6 +48,7 @@ import Testing
         ], environment: "testing"))
         // Nothing said: development.
         #expect(try active(sandbox.run(["plugins", "--json"])) == ["Mem"])
+        #expect(try active(sandbox.run(["plugins", "--json"], environment: ["PLUGBOARD_ENV": ""])) == ["Mem"])
         // The manifest's environment.
         #expect(try active(sandbox.run(["plugins", "--json", "--manifest", "testing.json"])) == ["Mem", "Test"])
         // PLUGBOARD_ENV over the manifest's.
