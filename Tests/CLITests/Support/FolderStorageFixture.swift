@@ -20,9 +20,15 @@ enum FolderStorageFixture {
 
     static func path() throws -> String { try library.get() }
 
+    /// The fixture's folder, removed when the test process exits. Set once, by `build()`,
+    /// inside the initializer of `library` (which Swift runs exactly once).
+    nonisolated(unsafe) private static var folder: Sandbox?
+
     private static func build() -> Result<String, FixtureError> {
         do {
             let sandbox = try Sandbox("plugboard-cli-fixture")
+            folder = sandbox
+            atexit { FolderStorageFixture.folder?.remove() }
             let header = PluginHeader.expected
             let source = try sandbox.write("FolderStorage.swift", """
                 import Foundation
