@@ -121,6 +121,11 @@ import Testing
         let get = try sandbox.run(["storage", "get", "k", "--json"]).json()
         #expect(get.keys == ["key", "size", "etag", "contentType", "lastModified", "metadata", "data"])
         #expect(get["data"]?.string == "YWJj")
+        for (content, base64) in [("a", "YQ=="), ("ab", "YWI="), ("", ""), ("\u{FF}\n", "w78K")] {
+            expectRun(sandbox.run(["storage", "put", "b64"], stdin: Array(content.utf8)), status: 0)
+            #expect(try sandbox.run(["storage", "get", "b64", "--json"]).json()["data"]?.string == base64)
+        }
+        expectRun(sandbox.run(["storage", "delete", "b64"]), status: 0)
         // ... or the file it was written to as "output".
         let getFile = sandbox.run(["storage", "get", "k", "--json", "-o", "k.txt"])
         expectRun(getFile, status: 0, stderr: .empty)
