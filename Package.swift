@@ -41,6 +41,7 @@ let package = Package(
         .testTarget(name: "PluginContractTests", dependencies: [api]),
         .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
+        .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost"]),
     ]
 )
 

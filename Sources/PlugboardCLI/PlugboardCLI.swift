@@ -10,25 +10,21 @@ public enum PlugboardCLI {
     /// Runs the command line `argv` (without the executable's name) and returns the exit
     /// status: 0 success, 1 the operation failed, 2 bad usage or an invalid manifest.
     public static func main(_ argv: [String], environment: [String: String]) async -> Int32 {
-        var args = argv
-        if args.first == "help" {
-            args.removeFirst()
-            args.append("--help")
-        }
         let parser = ArgumentParser(root: CLISpec.root)
-        let json = args.contains("--json")
         let parsed: ParsedCommand
         do {
-            parsed = try parser.parse(args)
+            parsed = try parser.parse(argv)
         } catch {
-            if args.contains("--version") { return printVersion(json: json) }
+            // The words were not understood, so `--json` is honoured wherever it appears
+            // before `--`.
+            let json = argv.prefix(while: { $0 != "--" }).contains("--json")
             return report(error, json: json, usage: true)
         }
-        if parsed.flag("version") { return printVersion(json: parsed.flag("json")) }
-        if parsed.wantsHelp || parsed.path.isEmpty {
-            Output.write(parser.help(for: parsed.path), to: parsed.wantsHelp ? 1 : 2)
-            return parsed.wantsHelp ? 0 : 2
+        if parsed.wantsHelp {
+            Output.write(parser.help(for: parsed.path), to: 1)
+            return 0
         }
+        if parsed.flag("version") { return printVersion(json: parsed.flag("json")) }
         do throws(PlugboardError) {
             let ctx = try CommandContext(parsed: parsed, processEnvironment: environment)
             switch parsed.path {

@@ -23,6 +23,12 @@ struct ArgumentParser {
             if onlyArguments || word == "-" || !word.hasPrefix("-") {
                 // A subcommand is only recognised before the first positional argument.
                 if !onlyArguments, parsed.arguments.isEmpty, !command.subcommands.isEmpty {
+                    // `plugboard help storage put` and `plugboard storage help put`, as the
+                    // help screens advertise: the words after `help` name the command.
+                    if word == "help" && command.subcommand(word) == nil {
+                        parsed.wantsHelp = true
+                        continue
+                    }
                     guard let sub = command.subcommand(word) else {
                         let names = command.subcommands.map(\.name)
                         let hint = UsageError.suggestion(for: word, among: names).map { "Did you mean \"\($0)\"?" }
@@ -85,7 +91,8 @@ struct ArgumentParser {
             }
             parsed.values[name, default: []].append(value)
         }
-        if parsed.wantsHelp { return parsed }
+        // Help and version need no subcommand or arguments.
+        if parsed.wantsHelp || parsed.flags.contains("version") { return parsed }
         if !command.subcommands.isEmpty && command.arguments.isEmpty {
             let names = command.subcommands.map(\.name).joined(separator: ", ")
             throw UsageError.make(parsed.path.isEmpty ? "missing command" : "missing subcommand for \"\(parsed.path.joined(separator: " "))\"",
@@ -114,8 +121,12 @@ struct ArgumentParser {
             chain.append(sub)
         }
         let invocation = (["plugboard"] + path).joined(separator: " ")
-        var out = "OVERVIEW: \(command.abstract)\n"
-        if !command.discussion.isEmpty { out += "\n\(command.discussion)\n" }
+        var out = Self.wrap("OVERVIEW: \(command.abstract)", width: Self.width).joined(separator: "\n") + "\n"
+        if !command.discussion.isEmpty {
+            let paragraphs = command.discussion.split(separator: "\n", omittingEmptySubsequences: false)
+            out += "\n" + paragraphs.map { Self.wrap(String($0), width: Self.width).joined(separator: "\n") }
+                .joined(separator: "\n") + "\n"
+        }
         var usage = "\nUSAGE: \(invocation)"
         if !command.subcommands.isEmpty { usage += " <subcommand>" }
         if !command.options.isEmpty || chain.count > 1 { usage += " [<options>]" }
@@ -140,13 +151,40 @@ struct ArgumentParser {
         if !command.subcommands.isEmpty {
             out += "\nSUBCOMMANDS:\n"
             for s in command.subcommands { out += Self.row(s.name, s.abstract) }
-            out += "\n  See '\(invocation) help <subcommand>' or '\(invocation) <subcommand> --help' for detailed help.\n"
+            out += "\n  See '\(invocation) help <subcommand>' for detailed help.\n"
         }
         return out
     }
 
+    /// Help screens are wrapped to this many columns, as swift-argument-parser's are on an
+    /// 80-column terminal.
+    static let width = 80
+
+    /// One option, argument or subcommand: the name in two columns of indent, the help
+    /// from column 27, wrapped; a name too long for its column gets a line of its own.
     private static func row(_ left: String, _ right: String) -> String {
-        let pad = left.count < 24 ? String(repeating: " ", count: 24 - left.count) : "\n" + String(repeating: " ", count: 26)
-        return "  \(left)\(pad)\(right)\n"
+        let indent = String(repeating: " ", count: 26)
+        let lines = wrap(right, width: width - indent.count)
+        let first = left.count < 24 ? "  " + left + String(repeating: " ", count: 24 - left.count)
+                                    : "  " + left + "\n" + indent
+        return first + lines.joined(separator: "\n" + indent) + "\n"
+    }
+
+    /// `text`'s words in lines of at most `width` characters (a longer word stands alone).
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: true) {
+            if line.isEmpty {
+                line = String(word)
+            } else if line.count + 1 + word.count <= width {
+                line += " " + word
+            } else {
+                lines.append(line)
+                line = String(word)
+            }
+        }
+        lines.append(line)
+        return lines
     }
 }

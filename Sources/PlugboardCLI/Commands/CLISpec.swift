@@ -16,22 +16,30 @@ enum CLISpec {
         name: "plugboard",
         abstract: "Load plugins from a manifest into one dependency-injection container, and use them.",
         discussion: """
-            Exit status: 0 on success; 1 when the operation failed (a required plugin failed, a \
-            storage operation failed); 2 for bad usage or an invalid manifest.
+            Global options may be given before or after the subcommand.
+
+            Exit status: 0 on success; 1 when the operation failed (a required plugin failed \
+            or was rejected, check found a plugin that did not load, no ObjectStorage is \
+            bound, a storage operation failed); 2 for bad usage, a missing or invalid \
+            manifest, or a missing ${VAR} in a selected plugin's config.
             """,
         options: globalOptions,
         subcommands: [
             CommandSpec(name: "check", abstract: "Validate the manifest and load every selected plugin; report each one.",
                         discussion: "Exits 1 if any selected plugin failed or was rejected."),
-            CommandSpec(name: "plugins", abstract: "List the manifest's plugins and their states."),
-            CommandSpec(name: "services", abstract: "List every service registration after loading the plugins."),
+            CommandSpec(name: "plugins", abstract: "List the manifest's plugins and their states.",
+                        discussion: "Exits 1 if a required plugin is not active."),
+            CommandSpec(name: "services", abstract: "List every service registration after loading the plugins.",
+                        discussion: "Exits 1 if a required plugin is not active."),
             CommandSpec(name: "inspect", abstract: "Show what a plugin file declares.",
                         discussion: "Reads the ELF and plugin headers; unless --no-load is given, also loads the file to ask its name, version and services (it registers nothing).",
                         options: [.flag("no-load", help: "Read the file only; never dlopen it.")],
                         arguments: [ArgumentSpec(name: "FILE", help: "The plugin's .so file.", optional: false)]),
             CommandSpec(name: "graph", abstract: "Show plugins, their services and who requires whom.",
-                        options: [.value("format", "FORMAT", help: "dot (Graphviz) or json.", default: "dot")]),
+                        discussion: "Exits 1 if a required plugin is not active.",
+                        options: [.value("format", "FORMAT", help: "The output format: dot (Graphviz) or json.", default: "dot")]),
             CommandSpec(name: "storage", abstract: "Use the ObjectStorage the manifest binds (the highest-ranked one).",
+                        discussion: "With --json, each command prints JSON objects instead of text.",
                         subcommands: [
                             CommandSpec(name: "put", abstract: "Store an object.",
                                         options: [
@@ -41,9 +49,11 @@ enum CLISpec {
                                         arguments: [ArgumentSpec(name: "KEY", help: "The object's key.", optional: false),
                                                     ArgumentSpec(name: "FILE", help: "The file to store, or - for standard input (the default).", optional: true)]),
                             CommandSpec(name: "get", abstract: "Write an object's content to standard output or a file.",
+                                        discussion: "Exits 1 if there is no object under KEY. With --json, prints the object's information, with the content in base64 as \"data\" (or the file written as \"output\").",
                                         options: [.value("output", short: "o", "FILE", help: "Write to FILE instead of standard output (- is standard output).")],
                                         arguments: [ArgumentSpec(name: "KEY", help: "The object's key.", optional: false)]),
                             CommandSpec(name: "head", abstract: "Show an object's size, ETag, content type, last-modified time and metadata.",
+                                        discussion: "Prints one \"name: value\" line each, then one \"meta-<key>: <value>\" line per metadata entry. Exits 1 if there is no object under KEY.",
                                         arguments: [ArgumentSpec(name: "KEY", help: "The object's key.", optional: false)]),
                             CommandSpec(name: "delete", abstract: "Delete an object; deleting a missing key succeeds.",
                                         arguments: [ArgumentSpec(name: "KEY", help: "The object's key.", optional: false)]),

@@ -19,8 +19,10 @@ struct CommandContext {
         self.parsed = parsed
         self.processEnvironment = processEnvironment
         json = parsed.flag("json")
-        manifestPath = parsed.value("manifest") ?? processEnvironment["PLUGBOARD_MANIFEST"] ?? "plugins.json"
-        let envName = parsed.value("env") ?? processEnvironment["PLUGBOARD_ENV"]
+        // A variable set to the empty string counts as unset, as the shell's ${VAR:-...}.
+        func variable(_ name: String) -> String? { processEnvironment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        manifestPath = parsed.value("manifest") ?? variable("PLUGBOARD_MANIFEST") ?? "plugins.json"
+        let envName = parsed.value("env") ?? variable("PLUGBOARD_ENV")
         if let envName {
             guard let e = Environment(envName) else {
                 let names = Environment.all.map(\.name)

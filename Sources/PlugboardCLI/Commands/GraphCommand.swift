@@ -10,6 +10,7 @@ enum GraphCommand {
         }
         let host = try await ctx.startHost()
         await host.shutdown()
+        try PluginsCommand.requireRequiredPlugins(host)
         let plugins = host.manifest.plugins
         let records = Dictionary(host.records.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         if format == "json" || ctx.json {

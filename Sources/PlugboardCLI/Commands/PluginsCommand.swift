@@ -3,12 +3,16 @@ import PlugboardHost
 
 /// `plugboard plugins` and `plugboard check`: the plugins and their states.
 enum PluginsCommand {
-    /// `plugins`: exits 0 unless a required plugin failed.
+    /// `plugins`: exits 0 unless a required plugin is not active. The list is printed
+    /// either way (it shows why); the error then goes to standard error, or, with
+    /// `--json`, stays in the failed plugin's `error` member, so that standard output
+    /// holds one JSON document.
     static func plugins(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         let host = try await ctx.startHost()
-        defer { Task { await host.shutdown() } }
+        await host.shutdown()
         print(host, ctx, withServices: false)
-        return try requiredStatus(host)
+        guard let failure = requiredFailure(host) else { return 0 }
+        return ctx.json ? PlugboardCLI.exitStatus(for: failure) : PlugboardCLI.report(failure, json: false, usage: false)
     }
 
     /// `check`: exits 1 if any selected plugin failed or was rejected.
@@ -55,11 +59,17 @@ enum PluginsCommand {
         ])
     }
 
+    /// Throws the error of the first required plugin that is not active, if any: the
+    /// host does not start without it.
+    static func requireRequiredPlugins(_ host: PluginHost) throws(PlugboardError) {
+        if let failure = requiredFailure(host) { throw failure }
+    }
+
     /// The error of the first required plugin that is not active, if any.
-    static func requiredStatus(_ host: PluginHost) throws(PlugboardError) -> Int32 {
-        guard let first = host.requiredFailures.first else { return 0 }
-        throw PlugboardError(.requiredPluginFailed, "required plugin \"\(first.name)\" is \(first.state)",
-            detail: first.error.map { "\($0.code): \($0.message)" + ($0.detail.map { " \($0)" } ?? "") },
+    static func requiredFailure(_ host: PluginHost) -> PlugboardError? {
+        guard let first = host.requiredFailures.first else { return nil }
+        return PlugboardError(.requiredPluginFailed, "required plugin \"\(first.name)\" is \(first.state)",
+            detail: first.error.map { "\($0.code): \($0.message)." + ($0.detail.map { " \($0)" } ?? "") },
             hint: first.error?.hint ?? "Run plugboard check to see every plugin's state.")
     }
 }

@@ -31,10 +31,19 @@ enum StorageCommand {
         let object = try await withStorage(ctx) { storage in try await storage.get(key) }
         let target = ctx.parsed.value("output") ?? "-"
         if target == "-" {
-            Output.write(object.data, to: 1)
+            // With --json the content travels inside the object, in base64.
+            if ctx.json {
+                ctx.out(json(object.info, extra: [("data", .string(Base64.encode(object.data)))]))
+            } else {
+                Output.write(object.data, to: 1)
+            }
         } else {
             try LocalFile.write(object.data, to: target)
-            if !ctx.json { ctx.err("wrote \(object.data.count) bytes to \"\(target)\"\n") }
+            if ctx.json {
+                ctx.out(json(object.info, extra: [("output", .string(target))]))
+            } else {
+                ctx.err("wrote \(object.data.count) bytes to \"\(target)\"\n")
+            }
         }
         return 0
     }
@@ -63,28 +72,44 @@ enum StorageCommand {
         let prefix = ctx.parsed.arguments.first ?? ""
         let objects = try await withStorage(ctx) { storage in try await storage.list(prefix: prefix) }
         if ctx.json {
-            ctx.out(.array(objects.map(json)))
+            ctx.out(.array(objects.map { json($0) }))
         } else {
             ctx.out(objects.map { $0.key + "\n" }.joined())
         }
         return 0
     }
 
-    static func json(_ info: ObjectInfo) -> JSONOutput {
+    /// An object's information as `--json` prints it, with `extra` members at the end.
+    static func json(_ info: ObjectInfo, extra: [(String, JSONOutput)] = []) -> JSONOutput {
         .object([("key", .string(info.key)), ("size", .int(Int64(info.size))), ("etag", .string(info.etag)),
                  ("contentType", .string(info.contentType)), ("lastModified", .string(info.lastModified.iso8601)),
-                 ("metadata", .object(info.metadata.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))])
+                 ("metadata", .object(info.metadata.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))]
+                + extra)
     }
 
     /// Starts the host, resolves its storage, runs `body`, and shuts the host down.
     static func withStorage<R>(_ ctx: CommandContext,
                                _ body: (any ObjectStorage) async throws -> R) async throws(PlugboardError) -> R {
         let host = try await ctx.startHost()
-        defer { Task { await host.shutdown() } }
-        _ = try PluginsCommand.requiredStatus(host)
+        let result: Result<R, PlugboardError>
+        do throws(PlugboardError) {
+            result = .success(try await run(host, body))
+        } catch {
+            result = .failure(error)
+        }
+        await host.shutdown()
+        return try result.get()
+    }
+
+    private static func run<R>(_ host: PluginHost,
+                               _ body: (any ObjectStorage) async throws -> R) async throws(PlugboardError) -> R {
+        try PluginsCommand.requireRequiredPlugins(host)
         let storage: any ObjectStorage
         do {
             storage = try host.container.resolve((any ObjectStorage).self)
+        } catch where error.code != .notRegistered {
+            // Bound, but its factory failed: say why, not that nothing is bound.
+            throw error
         } catch {
             let states = host.records.map { "\($0.name) is \($0.state)" }.joined(separator: ", ")
             throw PlugboardError(.noStorage, "no ObjectStorage is bound in the \(host.environment) environment",

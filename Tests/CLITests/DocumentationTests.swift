@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardHost
+import Testing
+
+/// docs/CLI.md keeps up with the help screens: it holds the root help word for word and
+/// names every command and option the help screens list.
+@Suite struct DocumentationTests {
+    static func cliDocument() throws -> String {
+        var folder = CommandRunner.productsFolder
+        while folder != "/" && access("\(folder)/Package.swift", F_OK) != 0 { folder = CommandRunner.parent(folder) }
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        return String(decoding: try sandbox.read("\(folder)/docs/CLI.md"), as: UTF8.self)
+    }
+
+    @Test func holdsTheRootHelpScreen() throws {
+        let document = try Self.cliDocument()
+        #expect(document.contains("```\n" + HelpTests.rootHelp + "```\n"))
+    }
+
+    @Test func namesEveryCommandAndOption() throws {
+        let document = try Self.cliDocument()
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        for path in [["check"], ["plugins"], ["services"], ["inspect"], ["graph"], ["storage", "put"],
+                     ["storage", "get"], ["storage", "head"], ["storage", "delete"], ["storage", "list"]] {
+            #expect(document.contains("## plugboard \(path[0])") || document.contains("### storage \(path[1])"),
+                    "no section for \(path)")
+            let help = sandbox.runExactly(path + ["--help"]).stdout
+            // Every option of the screen, as "--name".
+            let options = help.split(separator: "\n").filter { $0.hasPrefix("  -") }.compactMap { line -> String? in
+                line.split(separator: " ").first { $0.hasPrefix("--") }.map(String.init)
+            }
+            #expect(!options.isEmpty)
+            for option in options {
+                #expect(document.contains("`\(option)"), "docs/CLI.md does not mention \(option) of \(path)")
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import PlugboardHost
+import Testing
+
+/// Help screens and `--version`: printed on standard output, exit status 0.
+@Suite struct HelpTests {
+    /// The root help screen, word for word (swift-argument-parser keeps such snapshots).
+    /// Change it together with CLISpec and docs/CLI.md.
+    static let rootHelp = """
+        OVERVIEW: Load plugins from a manifest into one dependency-injection container,
+        and use them.
+
+        Global options may be given before or after the subcommand.
+
+        Exit status: 0 on success; 1 when the operation failed (a required plugin failed
+        or was rejected, check found a plugin that did not load, no ObjectStorage is
+        bound, a storage operation failed); 2 for bad usage, a missing or invalid
+        manifest, or a missing ${VAR} in a selected plugin's config.
+
+        USAGE: plugboard <subcommand> [<options>]
+
+        OPTIONS:
+          --manifest PATH         The manifest to read. (default: $PLUGBOARD_MANIFEST,
+                                  else ./plugins.json)
+          --env NAME              The environment: testing, development, staging or
+                                  production. (default: $PLUGBOARD_ENV, else the
+                                  manifest's environment, else development)
+          --json                  Print results, and errors, as JSON on standard output.
+          --log-level LEVEL       Log lines at or above LEVEL to standard error: trace,
+                                  debug, info, notice, warning, error or critical.
+                                  (default: warning)
+          --cache-dir PATH        Where content-addressed plugin copies are kept.
+                                  (default: $XDG_CACHE_HOME/plugboard, else
+                                  ~/.cache/plugboard)
+          --version               Print the version and exit.
+          -h, --help              Show help information.
+
+        SUBCOMMANDS:
+          check                   Validate the manifest and load every selected plugin;
+                                  report each one.
+          plugins                 List the manifest's plugins and their states.
+          services                List every service registration after loading the
+                                  plugins.
+          inspect                 Show what a plugin file declares.
+          graph                   Show plugins, their services and who requires whom.
+          storage                 Use the ObjectStorage the manifest binds (the
+                                  highest-ranked one).
+
+          See 'plugboard help <subcommand>' for detailed help.
+
+        """
+
+    @Test func rootHelp_matchesTheSnapshot() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        expectRun(sandbox.runExactly(["--help"]), status: 0, stdout: .exactly(Self.rootHelp), stderr: .empty)
+        expectRun(sandbox.runExactly(["-h"]), status: 0, stdout: .exactly(Self.rootHelp), stderr: .empty)
+        expectRun(sandbox.runExactly(["help"]), status: 0, stdout: .exactly(Self.rootHelp), stderr: .empty)
+    }
+
+    @Test func rootHelp_fitsEightyColumns() throws {
+        for line in Self.rootHelp.split(separator: "\n") {
+            #expect(line.count <= 80, "too long: \(line)")
+        }
+    }
+
+    /// Every command has its own help, reachable three ways, naming its own options and
+    /// the global ones.
+    @Test(arguments: [
+        (["check"], "OVERVIEW: Validate the manifest", [String]()),
+        (["plugins"], "OVERVIEW: List the manifest's plugins", []),
+        (["services"], "OVERVIEW: List every service registration", []),
+        (["inspect"], "OVERVIEW: Show what a plugin file declares.", ["--no-load", "FILE"]),
+        (["graph"], "OVERVIEW: Show plugins, their services", ["--format FORMAT", "(default:\n                          dot)"]),
+        (["storage"], "OVERVIEW: Use the ObjectStorage", ["SUBCOMMANDS:", "put", "get", "head", "delete", "list"]),
+        (["storage", "put"], "OVERVIEW: Store an object.", ["--content-type TYPE", "--meta KEY=VALUE", "KEY", "[FILE]"]),
+        (["storage", "get"], "OVERVIEW: Write an object's content", ["-o, --output FILE", "KEY"]),
+        (["storage", "head"], "OVERVIEW: Show an object's size", ["meta-<key>: <value>"]),
+        (["storage", "delete"], "OVERVIEW: Delete an object; deleting a missing key succeeds.", ["KEY"]),
+        (["storage", "list"], "OVERVIEW: List keys, one per line.", ["[PREFIX]"]),
+    ])
+    func subcommandHelp(path: [String], overview: String, mentions: [String]) throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let usage = "USAGE: plugboard \(path.joined(separator: " "))"
+        let globals = ["GLOBAL OPTIONS:", "--manifest PATH", "--env NAME", "--json", "--log-level LEVEL",
+                       "--cache-dir PATH", "--version", "-h, --help"]
+        let first = sandbox.runExactly(path + ["--help"])
+        expectRun(first, status: 0, stdout: .contains([overview, usage] + globals + mentions), stderr: .empty)
+        #expect(first.stdout.hasPrefix(overview))
+        // `help PATH` and `-h` print the same screen.
+        expectRun(sandbox.runExactly(["help"] + path), status: 0, stdout: .exactly(first.stdout), stderr: .empty)
+        expectRun(sandbox.runExactly(path + ["-h"]), status: 0, stdout: .exactly(first.stdout), stderr: .empty)
+        // Help wins over missing arguments, and over options that need a manifest.
+        expectRun(sandbox.runExactly(["--manifest", "missing.json"] + path + ["--help"]), status: 0,
+                  stdout: .exactly(first.stdout), stderr: .empty)
+        for line in first.stdout.split(separator: "\n") { #expect(line.count <= 80, "too long: \(line)") }
+    }
+
+    @Test func helpStoragePut_isTheSubcommandsHelp() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let result = sandbox.runExactly(["help", "storage", "put"])
+        expectRun(result, status: 0, stdout: .contains("OVERVIEW: Store an object.",
+                                                       "USAGE: plugboard storage put [<options>] KEY [FILE]",
+                                                       "ARGUMENTS:", "OPTIONS:", "GLOBAL OPTIONS:"),
+                  stderr: .empty)
+        // The form the storage help screen advertises works too.
+        expectRun(sandbox.runExactly(["storage", "help", "put"]), status: 0, stdout: .exactly(result.stdout))
+        expectRun(sandbox.runExactly(["storage", "put", "--help"]), status: 0, stdout: .exactly(result.stdout))
+    }
+
+    @Test func help_ofAnUnknownCommand_isAUsageError() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        expectRun(sandbox.runExactly(["help", "plugns"]), status: 2, stdout: .empty,
+                  stderr: .contains("unknown command \"plugns\"", "Did you mean \"plugins\"?"))
+    }
+
+    @Test func version_printsVersionsAndExitsZero() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let result = sandbox.runExactly(["--version"])
+        expectRun(result, status: 0, stdout: .contains("plugboard 0.1.0 (PlugboardAPI ", ", plugin ABI "), stderr: .empty)
+        #expect(result.stdout.hasSuffix(")\n") && result.stdout.split(separator: "\n").count == 1)
+        // Anywhere on the line, and without a manifest.
+        expectRun(sandbox.runExactly(["storage", "get", "--version"]), status: 0, stdout: .exactly(result.stdout))
+        // An unknown option is still an error.
+        expectRun(sandbox.runExactly(["--version", "--bogus"]), status: 2, stdout: .empty,
+                  stderr: .contains("unknown option \"--bogus\""))
+    }
+
+    @Test func version_asJSON() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let result = sandbox.runExactly(["--version", "--json"])
+        expectRun(result, status: 0, stderr: .empty)
+        let json = try result.json()
+        #expect(json.keys == ["plugboard", "api", "abi"])
+        #expect(json["plugboard"]?.string == "0.1.0")
+        #expect(json["abi"]?.integer != nil)
+    }
+}

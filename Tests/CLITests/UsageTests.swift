@@ -1,0 +1,156 @@
+import PlugboardHost
+import Testing
+
+/// Bad command lines: exit status 2, a message naming the bad word on standard error
+/// (or the error object on standard output with `--json`), and nothing started.
+@Suite struct UsageTests {
+    @Test func unknownOption_suggestsTheClosestOne() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        expectRun(sandbox.runExactly(["--mainfest", "x.json", "check"]), status: 2, stdout: .empty,
+                  stderr: .exactly("plugboard: error: unknown option \"--mainfest\"\nHINT: Did you mean \"--manifest\"?\n"))
+        // After the subcommand, among its own and the global options.
+        expectRun(sandbox.runExactly(["storage", "put", "k", "--contnet-type", "text/plain"]), status: 2, stdout: .empty,
+                  stderr: .contains("unknown option \"--contnet-type\"", "Did you mean \"--content-type\"?"))
+        expectRun(sandbox.runExactly(["graph", "--fromat", "json"]), status: 2, stdout: .empty,
+                  stderr: .contains("unknown option \"--fromat\"", "Did you mean \"--format\"?"))
+    }
+
+    @Test func unknownOption_withNothingClose_pointsAtHelp() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        expectRun(sandbox.runExactly(["check", "--xyzzy-frobnicate"]), status: 2, stdout: .empty,
+                  stderr: .contains("unknown option \"--xyzzy-frobnicate\"", "plugboard check --help"))
+        expectRun(sandbox.runExactly(["check", "-q"]), status: 2, stdout: .empty, stderr: .contains("unknown option \"-q\""))
+    }
+
+    @Test func unknownSubcommand_suggestsTheClosestOne() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        expectRun(sandbox.runExactly(["plugns"]), status: 2, stdout: .empty, stderr: .exactly("""
+            plugboard: error: unknown command "plugns"
+            DETAIL: Expected one of: check, plugins, services, inspect, graph, storage.
+            HINT: Did you mean "plugins"?
+
+            """))
+        expectRun(sandbox.runExactly(["storage", "lst"]), status: 2, stdout: .empty,
+                  stderr: .contains("unknown command \"lst\" for \"storage\"", "Did you mean \"list\"?"))
+    }
+
+    @Test func missingCommand_andMissingSubcommand() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        expectRun(sandbox.runExactly([]), status: 2, stdout: .empty,
+                  stderr: .contains("missing command", "check, plugins, services, inspect, graph, storage"))
+        expectRun(sandbox.runExactly(["storage"]), status: 2, stdout: .empty,
+                  stderr: .contains("missing subcommand for \"storage\"", "put, get, head, delete, list"))
+    }
+
+    @Test func missingArgument_namesIt() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        expectRun(sandbox.runExactly(["storage", "get"]), status: 2, stdout: .empty, stderr: .exactly("""
+            plugboard: error: missing argument KEY for "storage get"
+            DETAIL: The object's key.
+            HINT: Run "plugboard storage get --help" for usage.
+
+            """))
+        expectRun(sandbox.runExactly(["inspect"]), status: 2, stdout: .empty,
+                  stderr: .contains("missing argument FILE for \"inspect\""))
+    }
+
+    @Test func otherUsageErrors() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        expectRun(sandbox.runExactly(["check", "extra"]), status: 2, stdout: .empty,
+                  stderr: .contains("unexpected argument \"extra\" for \"check\""))
+        expectRun(sandbox.runExactly(["check", "--manifest"]), status: 2, stdout: .empty,
+                  stderr: .contains("missing value for option \"--manifest\"", "Expected PATH after it."))
+        expectRun(sandbox.runExactly(["check", "--json=yes"]), status: 2, stdout: .empty,
+                  stderr: .contains("option \"--json\" takes no value"))
+        expectRun(sandbox.runExactly(["check", "--manifest", "a.json", "--manifest", "b.json"]), status: 2,
+                  stdout: .empty, stderr: .contains("option \"--manifest\" given more than once"))
+        // Values the parser accepts but validation refuses, before anything is loaded.
+        expectRun(sandbox.runExactly(["check", "--env", "prod"]), status: 2, stdout: .empty,
+                  stderr: .contains("unknown environment \"prod\"", "Did you mean \"production\"?"))
+        expectRun(sandbox.runExactly(["check", "--log-level", "warn"]), status: 2, stdout: .empty,
+                  stderr: .contains("unknown log level \"warn\"", "Did you mean \"warning\"?"))
+        expectRun(sandbox.runExactly(["graph", "--format", "svg"]), status: 2, stdout: .empty,
+                  stderr: .contains("unknown graph format \"svg\""))
+        expectRun(sandbox.runExactly(["storage", "put", "k", "--meta", "novalue"]), status: 2, stdout: .empty,
+                  stderr: .contains("invalid --meta \"novalue\"", "Expected KEY=VALUE."))
+    }
+
+    /// `--json` turns a usage error into the error object on standard output, with the
+    /// same exit status, wherever `--json` stands.
+    @Test(arguments: [
+        ["--json", "plugns"],
+        ["plugns", "--json"],
+        ["--json", "--mainfest", "x", "check"],
+        ["storage", "get", "--json"],
+        ["check", "--env", "prod", "--json"],
+    ])
+    func usageError_asJSON(arguments: [String]) throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let result = sandbox.runExactly(arguments)
+        expectRun(result, status: 2, stderr: .empty)
+        let json = try result.json()
+        #expect(json.keys == ["error"])
+        let error = try #require(json["error"])
+        #expect(error.keys == ["code", "message", "detail", "hint"])
+        #expect(error["code"]?.string == "cli.usage")
+        #expect(error["message"]?.string?.isEmpty == false)
+        #expect(error["detail"]?.string != nil || error["detail"]?.isNull == true)
+        #expect(error["hint"]?.string != nil || error["hint"]?.isNull == true)
+    }
+
+    @Test func usageErrorJSON_hasNullDetail_andTheSuggestionAsHint() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let result = sandbox.runExactly(["--mainfest", "x", "check", "--json"])
+        expectRun(result, status: 2, stdout: .exactly("""
+            {
+              "error": {
+                "code": "cli.usage",
+                "message": "unknown option \\"--mainfest\\"",
+                "detail": null,
+                "hint": "Did you mean \\"--manifest\\"?"
+              }
+            }
+
+            """), stderr: .empty)
+    }
+
+    /// Global options work before and after the subcommand, in `--name value` and
+    /// `--name=value` forms, and `--` ends the options.
+    @Test func globalOptions_beforeAndAfterTheSubcommand() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.makeFolder("conf")
+        try sandbox.write("conf/m.json", ManifestText.make([ManifestText.memory]))
+        let cache = sandbox.cacheDirectory
+        let forms: [[String]] = [
+            ["--manifest", "conf/m.json", "--json", "--cache-dir", cache, "plugins"],
+            ["plugins", "--manifest", "conf/m.json", "--json", "--cache-dir", cache],
+            ["--json", "plugins", "--manifest=conf/m.json", "--cache-dir=\(cache)"],
+            ["--log-level", "error", "plugins", "--env", "development", "--manifest", "conf/m.json", "--json",
+             "--cache-dir", cache],
+        ]
+        var outputs: [String] = []
+        for args in forms {
+            let result = sandbox.runExactly(args)
+            expectRun(result, status: 0, stdout: .contains("\"name\": \"Mem\"", "\"state\": \"active\""))
+            outputs.append(result.stdout)
+        }
+        #expect(Set(outputs).count == 1, "the same options in other places give other output")
+
+        // Storage: options between the subcommands and after the arguments.
+        expectRun(sandbox.runExactly(["storage", "--manifest", "conf/m.json", "list", "--cache-dir", cache, "--json"]),
+                  status: 0, stdout: .exactly("[]\n"))
+        // `--` ends the options: a key that looks like an option.
+        let put = sandbox.runExactly(["--manifest", "conf/m.json", "--cache-dir", cache, "--json",
+                                      "storage", "put", "--", "--weird-key"], stdin: Array("x".utf8))
+        expectRun(put, status: 0, stdout: .contains("\"key\": \"--weird-key\""))
+    }
+}
