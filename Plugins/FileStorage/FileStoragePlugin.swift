@@ -30,6 +30,12 @@ enum FileStoragePlugin: Plugin {
                                                           currentDirectory: FileSystem.currentDirectory())
         let plugin = registrar.pluginName
         let logger = registrar.logger
+        if case .string(let written)? = registrar.config["root"], !written.hasPrefix("/") {
+            // The manifest's rule is "relative to the manifest's folder", which the registrar
+            // does not tell; say where the store really is.
+            logger.notice("relative root resolved against the working directory", metadata: [
+                "root": .string(written), "resolved": .string(configuration.root)])
+        }
         try registrar.register((any ObjectStorage).self, managed: true, implementation: FileStorage.self) { _ in
             FileStorage(configuration: configuration, plugin: plugin, logger: logger)
         }

@@ -78,7 +78,10 @@ final class FolderEntries {
                     }
                     guard matches(digits, length, isFile: isFile, prefix: prefix),
                           after == nil || follows(digits, length, isFile: isFile, after: afterBytes) else { continue }
-                    entries.append(digits, length, isFile: isFile)
+                    guard entries.append(digits, length, isFile: isFile) else {
+                        failure = FileSystemError("readdir", folder, code: ENOMEM)
+                        return
+                    }
                 }
             }
         }
@@ -98,11 +101,13 @@ final class FolderEntries {
 
     private func record(_ index: Int) -> UnsafeMutableRawPointer { buffer! + index * Self.recordSize }
 
-    private func append(_ digits: UnsafeRawPointer, _ length: Int, isFile: Bool) {
+    /// Adds a record; false when memory ran out.
+    private func append(_ digits: UnsafeRawPointer, _ length: Int, isFile: Bool) -> Bool {
         if count == capacity {
-            capacity = max(64, capacity * 2)
-            guard let grown = realloc(buffer, capacity * Self.recordSize) else { return }
+            let grownCapacity = max(64, capacity * 2)
+            guard let grown = realloc(buffer, grownCapacity * Self.recordSize) else { return false }
             buffer = grown
+            capacity = grownCapacity
         }
         let record = record(count)
         memset(record, 0, Self.recordSize)
@@ -110,6 +115,7 @@ final class FolderEntries {
         record.storeBytes(of: isFile ? 0 : 1, toByteOffset: Self.kindOffset, as: UInt8.self)
         record.storeBytes(of: UInt16(length), toByteOffset: Self.lengthOffset, as: UInt16.self)
         count += 1
+        return true
     }
 
     /// Whether keys starting with the digits can start with `prefix`: a file's digits must

@@ -17,7 +17,7 @@ import PlugboardAPI
 /// | ... | 4 + ... | metadata: entry count, then per entry key and value, each length + bytes, keys in byte order |
 ///
 /// The object's data follows the body, to the end of the file.
-struct ObjectFileHeader: Sendable, Equatable {
+struct ObjectFileHeader: Sendable {
     /// The first 8 bytes of every object file.
     static let magic: [UInt8] = Array("PBFSOBJ".utf8) + [0x01]
     /// Magic and body length: what is read first.
@@ -37,8 +37,6 @@ struct ObjectFileHeader: Sendable, Equatable {
         ObjectInfo(key: key, size: size, etag: etag, contentType: contentType,
                    lastModified: lastModified, metadata: metadata)
     }
-
-    static func == (lhs: ObjectFileHeader, rhs: ObjectFileHeader) -> Bool { lhs.info == rhs.info }
 
     /// Magic, body length and body: the bytes that precede the data.
     func encoded() -> [UInt8] {

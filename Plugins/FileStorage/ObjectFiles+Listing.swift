@@ -10,9 +10,9 @@ extension ObjectFiles {
     /// order until the page is full and one more key is known to follow. Then it reads
     /// the header of each file on the page.
     ///
-    /// Cost: every folder on the way is read whole. Keys up to 125 bytes are files directly
-    /// in `objects/`, so a page costs one read of that folder plus one header read per
-    /// object returned.
+    /// Cost: every folder on the way is read whole (``FolderEntries``). Keys up to 125 bytes
+    /// are files directly in `objects/`, so a page costs one read of that folder plus one
+    /// header read per object returned.
     ///
     /// - Parameter onDamaged: Told about object files that cannot be read; they are left
     ///   out of the page.

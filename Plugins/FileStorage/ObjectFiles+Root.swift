@@ -96,7 +96,12 @@ extension ObjectFiles {
                 }
                 return
             }
-            let foreign = try FileSystem.names(in: root).filter { !$0.starts(with: Array(Self.markerName.utf8)) }
+            // A concurrent start may have written the marker's temporary file, or the
+            // marker and the folders since the check above: those names are ours.
+            let ours = [Array("objects".utf8), Array("tmp".utf8)]
+            let foreign = try FileSystem.names(in: root).filter {
+                !$0.starts(with: Array(Self.markerName.utf8)) && !ours.contains($0)
+            }
             if let first = foreign.first {
                 throw PlugboardError(
                     .configInvalid, "FileStorage root \(FileStorageText.quote(root)) is not empty and is not a FileStorage root",

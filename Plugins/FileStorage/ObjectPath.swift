@@ -22,7 +22,7 @@ import PlugboardAPI
 ///   folder's name.
 /// - **Order is kept.** Two hex digits per byte, and `0-9` sort before `a-f` in ASCII, so
 ///   comparing digit strings compares key bytes: a listing walks the folders in name order
-///   and gets UTF-8 byte order without an index.
+///   and gets UTF-8 byte order without an index (``FolderEntries`` reads the names back).
 /// - It works on case-insensitive file systems (digits are lowercase only).
 struct ObjectPath: Sendable {
     /// The digits in one folder name: 250, i.e. 125 bytes of key.
@@ -67,27 +67,6 @@ struct ObjectPath: Sendable {
 
     // MARK: - Reading names back (listings)
 
-    /// What a name found in an objects folder stands for.
-    enum Entry {
-        /// A file: the digits after `_`.
-        case file([UInt8])
-        /// A folder: its 250 digits.
-        case folder([UInt8])
-    }
-
-    /// Classifies a name found in an objects folder, or nil for a name this encoding never
-    /// makes (such names are ignored, never served).
-    static func entry(named name: [UInt8]) -> Entry? {
-        if name.first == UInt8(ascii: "_") {
-            let digits = Array(name.dropFirst())
-            guard !digits.isEmpty, digits.count <= folderDigits, digits.count % 2 == 0,
-                  digits.allSatisfy(isHexDigit) else { return nil }
-            return .file(digits)
-        }
-        guard name.count == folderDigits, name.allSatisfy(isHexDigit) else { return nil }
-        return .folder(name)
-    }
-
     /// The key that `digits` (a whole key's hex) spells, or nil when the bytes are not a
     /// valid key.
     static func key(fromDigits digits: [UInt8]) -> String? {
@@ -104,10 +83,6 @@ struct ObjectPath: Sendable {
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    private static func isHexDigit(_ c: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(c)
-    }
 
     private static func value(of c: UInt8) -> UInt8? {
         switch c {

@@ -41,7 +41,7 @@ import Testing
         let reader = try await fixture.storage()
         let writer = "\(PluginFixtures.productsFolder)/filestorage-crash-writer"
         let log = "\(fixture.sandbox)/writer.log"
-        let pid = try PluginFixtures.spawn(writer, [fixture.root], output: log,
+        let pid = try PluginFixtures.spawn(writer, [fixture.root, "\(fixture.sandbox)/writer-cache"], output: log,
                                            extraEnvironment: ["SWIFT_BACKTRACE": "enable=no"])
         var killed = false
         defer {

@@ -27,11 +27,18 @@ enum PluginFixtures {
         func storage() throws -> any ObjectStorage { try container.resolve() }
     }
 
+    /// The loader's cache, shared by every load of this test process (it is
+    /// content-addressed) and removed when the process exits.
+    static let cacheFolder: String = {
+        let folder = temporaryFolder("plugin-tests-cache")
+        atexit { PluginFixtures.removeTree(PluginFixtures.cacheFolder) }
+        return folder
+    }()
+
     /// Loads `lib<plugin>.so` through `PluginLoader` into a new container.
     static func load(_ plugin: String, config: [String: ConfigValue] = [:], as name: String? = nil) async throws -> Loaded {
         let container = Container(environment: .testing)
-        let loader = try PluginLoader(container: container,
-                                      configuration: .init(cacheDirectory: temporaryFolder("plugin-tests-cache")))
+        let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheFolder))
         let name = name ?? plugin
         let record = await loader.load(.init(name: name, path: product(plugin), config: PluginConfig(config, plugin: name)))
         return Loaded(container: container, record: record)
@@ -61,10 +68,13 @@ enum PluginFixtures {
         return path
     }
 
-    /// Removes a folder and everything in it.
+    /// Removes a folder under /tmp and everything in it (without following links).
     static func removeTree(_ path: String) {
-        guard path.hasPrefix("/tmp/") else { return }
-        _ = try? run("/bin/rm", ["-rf", path])
+        guard path.hasPrefix("/tmp/"), !path.contains("/../") else { return }
+        chmod(path, 0o700)
+        // paths(under:) lists a folder before its content, so reversed, content comes first.
+        for entry in paths(under: path).reversed() { _ = remove(entry) }
+        _ = remove(path)
     }
 
     /// Every path under `folder` (files, folders, links), depth first, without `folder`.

@@ -1,4 +1,4 @@
-// filestorage-crash-writer <root> [<libFileStorage.so>]
+// filestorage-crash-writer <root> <cache folder> [<libFileStorage.so>]
 //
 // The child of PluginTests' crash test: loads libFileStorage.so through the host's
 // loader, as `plugboard` does, and then writes, overwrites and deletes objects under
@@ -15,20 +15,15 @@ import PlugboardHost
 enum CrashWriter {
     static func main() async {
         let arguments = CommandLine.arguments
-        guard arguments.count >= 2 else { fail("usage: filestorage-crash-writer <root> [<libFileStorage.so>]") }
+        guard arguments.count >= 3 else { fail("usage: filestorage-crash-writer <root> <cache folder> [<libFileStorage.so>]") }
         let root = arguments[1]
+        let cache = arguments[2]
         let executable = realpath("/proc/self/exe", nil).map { pointer -> String in
             defer { free(pointer) }
             return String(cString: pointer)
         } ?? arguments[0]
         let folder = String(executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)])
-        let pluginPath = arguments.count >= 3 ? arguments[2] : "\(folder)/libFileStorage.so"
-
-        var cacheTemplate = Array("/tmp/filestorage-crash-writer-XXXXXX".utf8CString)
-        guard let cache = cacheTemplate.withUnsafeMutableBufferPointer({ buffer -> String? in
-            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
-            return String(cString: base)
-        }) else { fail("could not create a cache folder") }
+        let pluginPath = arguments.count >= 4 ? arguments[3] : "\(folder)/libFileStorage.so"
 
         let container = Container(environment: .testing)
         let storage: any ObjectStorage
