@@ -127,7 +127,13 @@ struct ObjectFiles: Sendable {
             if sync { try FileSystem.sync(temporary.fd, path: temporary.path) }
             try place(temporary.path, at: target, folders: object.folders)
             placed = true
-            if sync { try FileSystem.syncFolder(FileSystem.parent(target)) }
+            if sync {
+                do throws(FileSystemError) {
+                    try FileSystem.syncFolder(FileSystem.parent(target))
+                } catch where error.code == ENOENT {
+                    // A concurrent delete of this key removed the file and its folder.
+                }
+            }
         } catch {
             throw error.storageError(action, root: root)
         }
@@ -143,7 +149,11 @@ struct ObjectFiles: Sendable {
                 return
             } catch where error.code == ENOENT && !folders.isEmpty && attempt < Self.placementAttempts {
                 attempt += 1
-                try makeFolders(folders)
+                do throws(FileSystemError) {
+                    try makeFolders(folders)
+                } catch where error.code == ENOENT {
+                    // A concurrent delete removed a folder above the one being made: again.
+                }
             }
         }
     }

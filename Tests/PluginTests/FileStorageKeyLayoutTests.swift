@@ -105,4 +105,29 @@ import Testing
         // The emptied folders went with the objects.
         #expect(PluginFixtures.paths(under: fixture.objectsFolder) == [])
     }
+
+    /// Deletes remove emptied folders while puts of other keys in them create them again:
+    /// a put must retry, never fail, and every object written last must be there.
+    @Test func concurrentPutsAndDeletes_ofLongKeysSharingFolders_neverFail() async throws {
+        let fixture = FileStorageFixture("filestorage-folder-race")
+        defer { fixture.remove() }
+        let storage = try await fixture.storage(fsync: false)
+        let stem = String(repeating: "s", count: 300)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for round in 0..<40 {
+                        let key = "\(stem)/\(task)"
+                        _ = try await storage.put(key, data: [UInt8(round)], contentType: nil, metadata: [:])
+                        if round < 39 { try await storage.delete(key) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        for task in 0..<8 {
+            #expect(try await storage.get("\(stem)/\(task)").data == [39])
+        }
+        #expect(try await storage.list(prefix: stem, limit: 100, continuationToken: nil).objects.count == 8)
+    }
 }
