@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "PlugboardTesting", targets: ["PlugboardTesting"]),
         .executable(name: "plugboard", targets: ["plugboard"]),
         .library(name: "MemoryStorage", type: .dynamic, targets: ["MemoryStorage"]),
+        .library(name: "FileStorage", type: .dynamic, targets: ["FileStorage"]),
         .executable(name: "plugboard-bench", targets: ["plugboard-bench"]),
     ],
     dependencies: [
@@ -33,6 +34,11 @@ let package = Package(
         // In-tree plugins: each builds lib<Name>.so.
         .target(name: "MemoryStorage", dependencies: [api, "PlugboardTesting", "PlugboardConcurrency"],
                 path: "Plugins/MemoryStorage"),
+        .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"],
+                path: "Plugins/FileStorage"),
+        // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
+        .executableTarget(name: "filestorage-crash-writer", dependencies: [api, "PlugboardHost"],
+                          path: "Tests/Tools/filestorage-crash-writer"),
         .executableTarget(
             name: "plugboard-bench",
             dependencies: [api, .product(name: "BenchFloor", package: "BenchFloor")],
@@ -42,6 +48,8 @@ let package = Package(
         .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
         .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost"]),
+        // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.
+        .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"]),
     ]
 )
 

@@ -1,0 +1,131 @@
+import PlugboardAPI
+import PlugboardCrypto
+
+/// An ``ObjectStorage`` that keeps each object as one file under a root folder.
+///
+/// - **Atomic writes.** An object file holds a small header (key, size, ETag, content
+///   type, metadata, lastModified) followed by the data. `put` writes it whole to
+///   `<root>/tmp`, flushes it, renames it over the object's file and flushes the folder,
+///   so a reader sees the old object or the new one whole, also after `kill -9` or a power
+///   loss; data and metadata can never disagree.
+/// - **Every valid key, nothing outside the root.** File names are the key's bytes in hex
+///   (``ObjectPath``), cut into folders of 125 bytes: `a` beside `a/b`, `..`, 1024 bytes
+///   without `/` all work, and no key can name a path outside `<root>/objects`.
+/// - **Listing without an index.** Hex names sort like the keys' bytes, so a listing
+///   reads the folders in name order; nothing has to be kept in step, and several
+///   processes may share a root.
+///
+/// Managed: `start` creates and checks the root (see ``ObjectFiles/prepare(plugin:)``);
+/// `stop` has nothing to release. Every method runs its file-system work through
+/// ``BlockingIO``, off Swift's cooperative pool.
+final class FileStorage: ObjectStorage, ManagedService {
+    /// How it was set up.
+    let configuration: Configuration
+    private let files: ObjectFiles
+    private let plugin: String
+    private let logger: Logger
+
+    /// A storage over `configuration.root`; nothing touches the disk before ``start()``.
+    ///
+    /// - Parameters:
+    ///   - plugin: The plugin's name in the manifest, for messages.
+    ///   - logger: Where it reports start, stop and damaged files.
+    init(configuration: Configuration, plugin: String = "FileStorage", logger: Logger = .disabled) {
+        self.configuration = configuration
+        self.files = ObjectFiles(root: configuration.root, sync: configuration.fsync)
+        self.plugin = plugin
+        self.logger = logger.with("root", .string(configuration.root))
+    }
+
+    // MARK: - ManagedService
+
+    /// Creates and checks the root folder and removes dead writers' temporary files.
+    func start() async throws {
+        let files = self.files, plugin = self.plugin
+        let preparation = try await BlockingIO.run { () throws(PlugboardError) in try files.prepare(plugin: plugin) }
+        logger.info("file storage ready", metadata: [
+            "createdRoot": .string("\(preparation.createdRoot)"),
+            "removedTemporaryFiles": .string("\(preparation.removedTemporaryFiles)"),
+            "fsync": .string("\(configuration.fsync)")])
+    }
+
+    /// Nothing to release: every operation opens and closes its own files.
+    func stop() async {
+        logger.debug("file storage stopped")
+    }
+
+    // MARK: - ObjectStorage
+
+    /// Stores `data` under `key` atomically, replacing any object there.
+    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+        try ObjectKey.validate(key)
+        let contentType = try ObjectContentType.resolve(contentType)
+        try ObjectMetadata.validate(metadata)
+        try Task.checkCancellation()
+        let files = self.files
+        return try await BlockingIO.run { () throws(PlugboardError) -> ObjectInfo in
+            let header = ObjectFileHeader(
+                key: key, size: data.count, etag: try Self.etag(of: data, key: key), contentType: contentType,
+                lastModified: Timestamp.now(), metadata: metadata)
+            try files.write(header, data: data)
+            return header.info
+        }
+    }
+
+    /// Returns the object under `key`, header and data read from one file.
+    func get(_ key: String) async throws -> StoredObject {
+        try ObjectKey.validate(key)
+        try Task.checkCancellation()
+        let files = self.files
+        return try await BlockingIO.run { () throws(PlugboardError) -> StoredObject in
+            guard let object = try files.read(key, includeData: true) else { throw PlugboardError.objectNotFound(key: key) }
+            return StoredObject(info: object.header.info, data: object.data)
+        }
+    }
+
+    /// Returns the information of the object under `key`, from its file's header.
+    func head(_ key: String) async throws -> ObjectInfo {
+        try ObjectKey.validate(key)
+        try Task.checkCancellation()
+        let files = self.files
+        return try await BlockingIO.run { () throws(PlugboardError) -> ObjectInfo in
+            guard let object = try files.read(key, includeData: false) else { throw PlugboardError.objectNotFound(key: key) }
+            return object.header.info
+        }
+    }
+
+    /// Removes the object under `key`; succeeds when there is none.
+    func delete(_ key: String) async throws {
+        try ObjectKey.validate(key)
+        try Task.checkCancellation()
+        let files = self.files
+        try await BlockingIO.run { () throws(PlugboardError) in try files.remove(key) }
+    }
+
+    /// Returns one page of the keys starting with `prefix`, in UTF-8 byte order, with
+    /// ``ListingRequest``'s continuation tokens.
+    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
+        let request = try ListingRequest(prefix: prefix, limit: limit, continuationToken: continuationToken)
+        try Task.checkCancellation()
+        let files = self.files, logger = self.logger
+        return try await BlockingIO.run { () throws(PlugboardError) -> ObjectListing in
+            try files.list(request) { error in
+                logger.error("object file left out of a listing", metadata: [
+                    "code": .string(error.code.rawValue), "error": .string(error.message)])
+            }
+        }
+    }
+
+    /// The lowercase hex MD5 of `data`.
+    private static func etag(of data: [UInt8], key: String) throws(PlugboardError) -> String {
+        do throws(CryptoError) {
+            var hasher = try MD5Hasher()
+            data.withUnsafeBytes { hasher.update($0) }
+            return Hex.encode(try hasher.finalize())
+        } catch {
+            throw PlugboardError(
+                .storageFailed, "could not compute the ETag of object \(FileStorageText.quote(key)): \(error.message)",
+                detail: error.detail, hint: error.hint, underlying: error)
+        }
+    }
+}

@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import PlugboardAPI
+
+extension ObjectFiles {
+    /// What ``prepare(plugin:)`` did.
+    struct Preparation: Sendable {
+        /// Whether the root folder was created.
+        var createdRoot: Bool
+        /// How many temporary files of dead writers were removed.
+        var removedTemporaryFiles: Int
+    }
+
+    /// Makes the root ready: creates it (and any missing parent) with mode 0700, checks
+    /// that it is a folder holding FileStorage's layout (or nothing), writes the format
+    /// marker, creates `objects` and `tmp`, and removes temporary files left by writers
+    /// that died.
+    ///
+    /// A folder that holds other files and no marker is refused rather than written into:
+    /// a `root` pointing at the wrong folder (a home folder, `/`) must not become a store.
+    ///
+    /// - Parameter plugin: The plugin's name in the manifest, for messages.
+    /// - Throws: `plugin.config_invalid` naming the path when the root (or a folder on its
+    ///   way) is not a folder, holds other files, or holds another format;
+    ///   `storage.access_denied` or `storage.failed` when it cannot be created or read.
+    func prepare(plugin: String) throws(PlugboardError) -> Preparation {
+        let createdRoot = try makeRoot(plugin: plugin)
+        try checkMarker(plugin: plugin)
+        do throws(FileSystemError) {
+            var created = false
+            for folder in [objectsFolder, temporaryFolder] {
+                if try FileSystem.makeFolder(folder, mode: 0o700) {
+                    created = true
+                } else if let st = try FileSystem.status(folder), !FileSystem.isFolder(st.st_mode) {
+                    throw FileSystemError("mkdir", folder, code: ENOTDIR)
+                }
+            }
+            if created && sync { try FileSystem.syncFolder(root) }
+        } catch {
+            throw error.storageError("could not prepare FileStorage root \(FileStorageText.quote(root))", root: root)
+        }
+        let removed = TemporaryFile.removeStale(in: temporaryFolder, olderThan: Self.staleTemporaryFileSeconds)
+        return Preparation(createdRoot: createdRoot, removedTemporaryFiles: removed)
+    }
+
+    /// Creates the root and its missing parents (mode 0700); returns whether it created
+    /// the root.
+    private func makeRoot(plugin: String) throws(PlugboardError) -> Bool {
+        var path = ""
+        var created = false
+        let components = root.split(separator: "/", omittingEmptySubsequences: true)
+        for (index, component) in components.enumerated() {
+            let parent = path.isEmpty ? "/" : path
+            path += "/" + component
+            let isRoot = index == components.count - 1
+            let found: stat?
+            do throws(FileSystemError) {
+                // stat first: mkdir of an existing folder one may not write in can fail
+                // with EACCES or EROFS rather than EEXIST.
+                if let existing = try FileSystem.status(path) {
+                    found = existing
+                } else if try FileSystem.makeFolder(path, mode: 0o700) {
+                    created = isRoot
+                    if sync { try FileSystem.syncFolder(parent) }
+                    continue
+                } else {
+                    found = try FileSystem.status(path)
+                }
+            } catch {
+                throw error.storageError("could not create FileStorage root \(FileStorageText.quote(root))", root: root)
+            }
+            if let found, !FileSystem.isFolder(found.st_mode) {
+                throw notAFolder(path, kind: FileSystem.kind(found.st_mode), isRoot: isRoot, plugin: plugin)
+            }
+        }
+        return created
+    }
+
+    /// Checks the format marker, or writes it into a root that holds nothing else.
+    private func checkMarker(plugin: String) throws(PlugboardError) {
+        let action = "could not open FileStorage root \(FileStorageText.quote(root))"
+        do {
+            if try FileSystem.status(markerPath) != nil {
+                let fd = try FileSystem.open(markerPath, O_RDONLY | O_NOFOLLOW)
+                defer { close(fd) }
+                let content = try FileSystem.read(fd, count: 256, at: 0, path: markerPath)
+                guard content == Array(Self.markerContent.utf8) else {
+                    let found = String(decoding: content.prefix(64), as: UTF8.self)
+                    throw PlugboardError(
+                        .configInvalid, "FileStorage root \(FileStorageText.quote(root)) holds another format",
+                        detail: "Its marker \(Self.markerName) reads \(FileStorageText.quote(found)); this plugin reads \(FileStorageText.quote(Self.markerContent)).",
+                        hint: "Use the FileStorage version that wrote this folder, or point \"root\" of plugin \"\(plugin)\" at another folder.")
+                }
+                return
+            }
+            // A concurrent start may have written the marker's temporary file, or the
+            // marker and the folders since the check above: those names are ours.
+            let ours = [Array("objects".utf8), Array("tmp".utf8)]
+            let foreign = try FileSystem.names(in: root).filter {
+                !$0.starts(with: Array(Self.markerName.utf8)) && !ours.contains($0)
+            }
+            if let first = foreign.first {
+                throw PlugboardError(
+                    .configInvalid, "FileStorage root \(FileStorageText.quote(root)) is not empty and is not a FileStorage root",
+                    detail: "It holds \(foreign.count) entries, among them \(FileStorageText.quote(String(decoding: first, as: UTF8.self))), and no \(Self.markerName) marker.",
+                    hint: "Point \"root\" of plugin \"\(plugin)\" at a new or empty folder; FileStorage creates it and keeps only its own files there.")
+            }
+            // Written whole under a temporary name, then renamed: a concurrent start sees
+            // the marker complete or not at all.
+            var generator = SystemRandomNumberGenerator()
+            let temporary = "\(markerPath).\(getpid())-\(String(generator.next() as UInt64, radix: 16))\(TemporaryFile.suffix)"
+            let fd = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            do throws(FileSystemError) {
+                try FileSystem.writeAll(fd, Array(Self.markerContent.utf8), path: temporary)
+                if sync { try FileSystem.sync(fd, path: temporary) }
+                close(fd)
+                try FileSystem.rename(temporary, to: markerPath)
+            } catch {
+                close(fd)
+                unlink(temporary)
+                throw error
+            }
+            if sync { try FileSystem.syncFolder(root) }
+        } catch let error as FileSystemError {
+            throw error.storageError(action, root: root)
+        } catch let error as PlugboardError {
+            throw error
+        } catch {
+            throw PlugboardError(.storageFailed, "\(action): \(error)", underlying: error)
+        }
+    }
+
+    private func notAFolder(_ path: String, kind: String, isRoot: Bool, plugin: String) -> PlugboardError {
+        let what = isRoot ? "FileStorage root \(FileStorageText.quote(path))" : "\(FileStorageText.quote(path)), on the way to FileStorage root \(FileStorageText.quote(root)),"
+        return PlugboardError(
+            .configInvalid, "\(what) is not a folder",
+            detail: "config.root of plugin \"\(plugin)\" needs a folder there; found \(kind).",
+            hint: "Point \"root\" at a folder (FileStorage creates a missing one), or move the file out of the way.")
+    }
+}
