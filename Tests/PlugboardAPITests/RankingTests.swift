@@ -143,3 +143,15 @@ struct RankingTests {
         #expect(try c.resolve((any Greeter).self).greet() == "bonjour")
     }
 }
+
+@Suite("Replacing keeps the place")
+struct ReplacePlaceTests {
+    @Test func aReplacedProvider_keepsItsPlaceAmongEqualRanks() throws {
+        let c = Container()
+        try c.register((any Greeter).self, owner: "first") { _ in English() }
+        try c.register((any Greeter).self, owner: "second") { _ in German() }
+        #expect(try c.resolve((any Greeter).self).greet() == "hello")
+        try c.replace((any Greeter).self, owner: "first") { _ in French() }
+        #expect(try c.resolve((any Greeter).self).greet() == "bonjour")
+    }
+}

@@ -189,3 +189,51 @@ struct TransactionTests {
         #expect(torn.all.isEmpty)
     }
 }
+
+@Suite("Transaction conflicts")
+struct TransactionConflictTests {
+    /// A managed service whose start waits until the test lets it go.
+    final class GatedService: ManagedService, @unchecked Sendable {
+        // @unchecked Sendable: the stream and continuation are themselves Sendable.
+        let started: AsyncStream<Void>.Continuation
+        let release: AsyncStream<Void>
+        let stops = Collected<String>()
+        init(started: AsyncStream<Void>.Continuation, release: AsyncStream<Void>) {
+            self.started = started
+            self.release = release
+        }
+        func start() async throws {
+            started.yield()
+            for await _ in release { return }
+        }
+        func stop() async { stops.append("stopped") }
+    }
+
+    @Test func aChangeCommittedWhileItsServicesStart_makesTheTransactionAConflict() async throws {
+        let c = Container()
+        let (startedStream, startedContinuation) = AsyncStream<Void>.makeStream()
+        let (releaseStream, releaseContinuation) = AsyncStream<Void>.makeStream()
+        let service = GatedService(started: startedContinuation, release: releaseStream)
+        let commit = Task {
+            try await c.transaction(owner: "p") { tx in
+                try tx.register(GatedService.self, managed: true, instance: service)
+            }
+        }
+        for await _ in startedStream { break }
+        // Meanwhile the same owner registers the same key: the transaction no longer applies.
+        try c.register(GatedService.self, owner: "p", instance: service)
+        releaseContinuation.yield()
+        let result = await commit.result
+        let error = try #require(result.failure as? PlugboardError)
+        #expect(error.code == .transactionConflict)
+        #expect((error.underlying as? PlugboardError)?.code == .duplicateRegistration)
+        #expect(service.stops.all == ["stopped"])
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let e) = self { return e }
+        return nil
+    }
+}

@@ -33,7 +33,15 @@ extension Container {
             try publish(ops, owner: tx.owner, started: started)
         } catch {
             for reg in started.reversed() { await stop(reg) }
-            throw error
+            guard !started.isEmpty, error.code != .shutDown else { throw error }
+            // It applied to the registrations its services were started against; a change
+            // committed meanwhile made it invalid.
+            let owner = tx.owner
+            throw PlugboardError(.transactionConflict, underlying: error) {
+                .init(message: "transaction of \"\(owner)\" conflicts with a change committed while its services were starting",
+                      detail: "Applying it to the current registrations failed: \(error.code): \(error.message). Its managed services were stopped again and nothing was published.",
+                      hint: "Retry the transaction.")
+            }
         }
         scheduleDrainedStops()
     }

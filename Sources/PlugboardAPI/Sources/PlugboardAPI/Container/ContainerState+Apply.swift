@@ -41,9 +41,13 @@ extension ContainerState {
                     }
                     let old = next.ranked[i].remove(at: j)
                     changes.remove(old, replacedBy: reg)
+                    // A replacement keeps its place among equal ranks (OSGi's "modified"):
+                    // swapping one's own implementation does not hand a tie to another owner.
+                    reg.sequence = old.sequence
+                } else {
+                    next.sequence += 1
+                    reg.sequence = next.sequence
                 }
-                next.sequence += 1
-                reg.sequence = next.sequence
                 let at = next.ranked[i].firstIndex { Registration.ranksBefore(reg, $0) } ?? next.ranked[i].count
                 next.ranked[i].insert(reg, at: at)
                 changes.added.append(reg)

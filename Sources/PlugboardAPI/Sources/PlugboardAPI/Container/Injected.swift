@@ -5,8 +5,9 @@
 ///     @Injected(from: container) var storage: (any ObjectStorage)?
 /// }
 /// ```
-/// The property is optional because reading it must not trap: it is nil when nothing
-/// provides the service, and `$storage.resolve()` throws the reason. Each read returns the
+/// The property is optional because reading it must not trap: it is nil when the service
+/// cannot be resolved (nothing provides it, or its factory failed), and
+/// `$storage.resolve()` throws the reason. Each read returns the
 /// current provider (it is backed by a ``ServiceHandle``), so a swap reaches it at once.
 /// Prefer constructor injection; use this where the object is not built by a factory.
 @propertyWrapper
