@@ -1,5 +1,3 @@
-import Foundation
-
 /// What ``SHA256Hasher`` and ``MD5Hasher`` share: streaming input, a consuming
 /// `finalize()`, and the conveniences built on them.
 public protocol DigestHasher: ~Copyable {
@@ -12,17 +10,19 @@ public protocol DigestHasher: ~Copyable {
 }
 
 extension DigestHasher where Self: ~Copyable {
-    /// Adds the bytes of `data`, region by region, without copying.
-    public mutating func update(_ data: some DataProtocol) {
-        for region in data.regions {
-            region.withUnsafeBytes { update($0) }
+    /// Adds the bytes of `data`, without copying when they are contiguous (an array,
+    /// Foundation's `Data`, a slice).
+    public mutating func update(_ data: some Sequence<UInt8>) {
+        let done: Void? = data.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
+        if done == nil {
+            Array(data).withUnsafeBytes { update($0) }
         }
     }
 
     /// The digest of `data`.
     ///
     /// - Throws: ``CryptoError`` when libcrypto cannot be loaded or fails.
-    public static func hash(_ data: some DataProtocol) throws(CryptoError) -> [UInt8] {
+    public static func hash(_ data: some Sequence<UInt8>) throws(CryptoError) -> [UInt8] {
         var hasher = try Self()
         hasher.update(data)
         return try hasher.finalize()

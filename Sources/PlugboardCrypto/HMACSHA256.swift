@@ -1,13 +1,11 @@
-import Foundation
-
 /// Computes an HMAC-SHA256 authentication code (RFC 2104, RFC 4231), all at once or in
 /// pieces, on top of ``SHA256Hasher``.
 ///
 /// ```swift
-/// let mac = try HMACSHA256.authenticationCode(for: Data("message".utf8), key: Data("secret".utf8))
+/// let mac = try HMACSHA256.authenticationCode(for: Array("message".utf8), key: Array("secret".utf8))
 ///
 /// var hmac = try HMACSHA256(key: signingKey)
-/// hmac.update(Data(stringToSign.utf8))
+/// hmac.update(Array(stringToSign.utf8))
 /// let signature = Hex.encode(try hmac.finalize())
 /// ```
 ///
@@ -26,8 +24,9 @@ public struct HMACSHA256: ~Copyable, Sendable {
     /// Starts an authentication code with `key`, of any length.
     ///
     /// - Throws: ``CryptoError`` when libcrypto cannot be loaded or fails.
-    public init(key: some DataProtocol) throws(CryptoError) {
-        var block = key.count > Self.blockByteCount ? try SHA256Hasher.hash(key) : Array(key)
+    public init(key: some Sequence<UInt8>) throws(CryptoError) {
+        let keyBytes = Array(key)
+        var block = keyBytes.count > Self.blockByteCount ? try SHA256Hasher.hash(keyBytes) : keyBytes
         block.append(contentsOf: repeatElement(0, count: Self.blockByteCount - block.count))
         var hasher = try SHA256Hasher()
         hasher.update(block.map { $0 ^ 0x36 })
@@ -41,7 +40,7 @@ public struct HMACSHA256: ~Copyable, Sendable {
     }
 
     /// Adds the bytes of `data` to the message.
-    public mutating func update(_ data: some DataProtocol) {
+    public mutating func update(_ data: some Sequence<UInt8>) {
         inner.update(data)
     }
 
@@ -59,7 +58,7 @@ public struct HMACSHA256: ~Copyable, Sendable {
     /// The HMAC-SHA256 code of `message` under `key`.
     ///
     /// - Throws: ``CryptoError`` when libcrypto cannot be loaded or fails.
-    public static func authenticationCode(for message: some DataProtocol, key: some DataProtocol) throws(CryptoError) -> [UInt8] {
+    public static func authenticationCode(for message: some Sequence<UInt8>, key: some Sequence<UInt8>) throws(CryptoError) -> [UInt8] {
         var hmac = try HMACSHA256(key: key)
         hmac.update(message)
         return try hmac.finalize()

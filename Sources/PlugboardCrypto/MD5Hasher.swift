@@ -1,5 +1,3 @@
-import Foundation
-
 /// Computes an MD5 digest (RFC 1321) with OpenSSL's libcrypto, all at once or in
 /// pieces.
 ///
@@ -7,7 +5,7 @@ import Foundation
 /// authenticate or to tell apart content an attacker chooses.
 ///
 /// ```swift
-/// let digest = try MD5Hasher.hash(Data("abc".utf8))   // 16 bytes
+/// let digest = try MD5Hasher.hash(Array("abc".utf8))   // 16 bytes
 /// print(Hex.encode(digest))                         // 900150983cd24fb0...
 ///
 /// var hasher = try MD5Hasher()

@@ -1,10 +1,8 @@
-import Foundation
-
 /// Computes a SHA-256 digest (FIPS 180-4) with OpenSSL's libcrypto, all at once or in
 /// pieces.
 ///
 /// ```swift
-/// let digest = try SHA256Hasher.hash(Data("abc".utf8))   // 32 bytes
+/// let digest = try SHA256Hasher.hash(Array("abc".utf8))   // 32 bytes
 /// print(Hex.encode(digest))                            // ba7816bf...
 ///
 /// var hasher = try SHA256Hasher()
