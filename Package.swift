@@ -41,7 +41,7 @@ let package = Package(
                           path: "Tests/Tools/filestorage-crash-writer"),
         .executableTarget(
             name: "plugboard-bench",
-            dependencies: [api, .product(name: "BenchFloor", package: "BenchFloor")],
+            dependencies: [api, "PlugboardHost", .product(name: "BenchFloor", package: "BenchFloor")],
             path: "Benchmarks/plugboard-bench"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),

@@ -7,24 +7,45 @@ import PlugboardAPI
 
 let usage = """
     usage: plugboard-bench container [--json] [--seconds S] [--samples N] [--only CASES] [--check]
+           plugboard-bench load [--json] [--rounds R] [--startup-runs N] [--only CASES] [--swiftc PATH]
+                                [--keep] [--check]
 
-    Measures the container's resolve paths against the floor (a call into another module
-    that returns a stored reference, then the same method call), in one run.
+      container      the container's resolve paths against the floor (a call into another
+                     module that returns a stored reference, then the same method call)
+      load           loading N distinct small plugins (N = 1, 10, 100) through the full
+                     loader against a bare dlopen + entry-call loop, in one run; and the
+                     start-up of `plugboard services` with 100 plugins, as a whole process
 
-      container      the container benchmark (the only subcommand so far)
+    Common options:
       --json         one JSON object per case and line, instead of a table
-      --seconds S    time spent on each case, in seconds (default 0.5)
-      --samples N    samples per case; the best counts (default 5; two-thread cases: at most 3)
-      --only CASES   only these cases, comma-separated, plus the floor and what their gates
-                     need (for profiling): floor, singleton, handle, transient, alloc, named,
-                     miss, floor-threads-one, floor-threads-shared, floor-threads-distinct,
-                     threads-one, threads-shared, threads-distinct
+      --only CASES   only these cases, comma-separated (see below)
       --check        exit 1 if any acceptance gate fails
       -h, --help     this help
+
+    container:
+      --seconds S    time spent on each case, in seconds (default 0.5)
+      --samples N    samples per case; the best counts (default 5; two-thread cases: at most 3)
+      --only CASES   plus the floor and what their gates need (for profiling): floor,
+                     singleton, handle, transient, alloc, named, miss, floor-threads-one,
+                     floor-threads-shared, floor-threads-distinct, threads-one,
+                     threads-shared, threads-distinct
+
+    load:
+      --rounds R        rounds per case, each on N fresh plugins; the best counts
+                        (default 3; load-1 takes at least 30)
+      --startup-runs N  runs per start-up figure; the median counts (default 5)
+      --only CASES      load-1, load-10, load-100, load-100-warm, startup-services-100,
+                        startup-services-100-warm (a start-up case adds load-100)
+      --swiftc PATH     the compiler for the benchmark's plugin (default: swiftc in PATH;
+                        it must be the toolchain that built the host)
+      --keep            keep the run's plugin copies, caches and manifests (under
+                        $TMPDIR/plugboard-bench-<uid>/run-<pid>)
 
     Build and run in release mode:
       swift build -c release --product plugboard-bench
       .build/release/plugboard-bench container
+      swift build -c release --product plugboard    # for load's start-up cases
+      .build/release/plugboard-bench load
 
     """
 
@@ -44,7 +65,7 @@ struct StandardError: TextOutputStream {
 
 @main
 enum PlugboardBench {
-    static func main() {
+    static func main() async {
         var args = Array(CommandLine.arguments.dropFirst())
         if args.contains("-h") || args.contains("--help") {
             print(usage, terminator: "")
@@ -52,8 +73,71 @@ enum PlugboardBench {
         }
         guard let command = args.first else { fail("missing subcommand") }
         args.removeFirst()
-        guard command == "container" else { fail("unknown subcommand '\(command)'") }
+        switch command {
+        case "container": container(args)
+        case "load": await load(args)
+        default: fail("unknown subcommand '\(command)'")
+        }
+    }
 
+    static func load(_ args: [String]) async {
+        var options = LoadOptions()
+        var json = false, check = false
+        var i = 0
+        func value(_ flag: String) -> String {
+            i += 1
+            guard i < args.count else { fail("\(flag) needs a value") }
+            return args[i]
+        }
+        while i < args.count {
+            switch args[i] {
+            case "--json": json = true
+            case "--check": check = true
+            case "--keep": options.keepFiles = true
+            case "--rounds":
+                guard let n = Int(value("--rounds")), n >= 1, n <= 20 else { fail("--rounds needs a whole number in [1, 20]") }
+                options.rounds = n
+            case "--startup-runs":
+                guard let n = Int(value("--startup-runs")), n >= 1, n <= 100 else {
+                    fail("--startup-runs needs a whole number in [1, 100]")
+                }
+                options.startupRuns = n
+            case "--only":
+                let names = value("--only").split(separator: ",").map(String.init)
+                for name in names where !loadCases.contains(name) { fail("unknown case '\(name)'") }
+                options.only = names
+            case "--swiftc": options.swiftc = value("--swiftc")
+            default: fail("unknown option '\(args[i])'")
+            }
+            i += 1
+        }
+
+        let results: [LoadResult]
+        let quiet = json
+        do {
+            results = try await runLoadBench(options) { message in
+                if !quiet {
+                    var err = StandardError()
+                    print("  \(message)...", to: &err)
+                }
+            }
+        } catch {
+            var err = StandardError()
+            print("plugboard-bench: \(error)", to: &err)
+            exit(1)
+        }
+        if json {
+            for r in results { print(loadJSONLine(r)) }
+        } else {
+            print("plugboard-bench load: µs per plugin, best round; floor = dlopen + dlsym + handshake call + register call + commit")
+            print("loadavg: \(loadAverage())")
+            for r in results { print(loadTextLine(r)) }
+        }
+        report(gatesFailed: results.filter { $0.gate?.pass == false }.map(\.name),
+               noisy: results.filter { $0.otherLoad >= noisyLoad }.map(\.name), json: json, check: check)
+    }
+
+    static func container(_ args: [String]) {
         var options = BenchOptions()
         var json = false, check = false
         var i = 0
@@ -103,12 +187,17 @@ enum PlugboardBench {
             print(header(options))
             for r in results { print(textLine(r, floor: floor)) }
         }
-        let failed = results.filter { $0.gate?.pass == false }.map(\.name)
+        report(gatesFailed: results.filter { $0.gate?.pass == false }.map(\.name),
+               noisy: results.filter { ($0.otherLoad ?? 0) >= noisyLoad }.map(\.name), json: json, check: check)
+    }
+
+    /// The verdict line, the noise warning, and the exit status for --check.
+    static func report(gatesFailed failed: [String], noisy: [String], json: Bool, check: Bool) {
         if !json {
             print(failed.isEmpty ? "all gates pass" : "gates failed: \(failed.joined(separator: ", "))")
         }
-        let noisy = results.filter { ($0.otherLoad ?? 0) >= noisyLoad }.map(\.name)
         if !noisy.isEmpty {
+            var err = StandardError()
             print("plugboard-bench: warning: other processes used the CPU during \(noisy.joined(separator: ", ")); "
                   + "run again on an idle machine", to: &err)
         }
@@ -118,7 +207,7 @@ enum PlugboardBench {
     /// Other processes' load, in cores, from which a case's figure is flagged as noisy.
     static let noisyLoad = 0.2
 
-    static func header(_ o: BenchOptions) -> String {
+    static func loadAverage() -> String {
         var load = "?"
         if let f = fopen("/proc/loadavg", "r") {
             var buf = [CChar](repeating: 0, count: 128)
@@ -127,10 +216,14 @@ enum PlugboardBench {
             }
             fclose(f)
         }
-        return """
-            plugboard-bench container: 100+ registered keys, \(fmt(o.seconds, 2)) s per case, best of \(o.samples) samples
-            loadavg: \(load)
-            """
+        return load
+    }
+
+    static func header(_ o: BenchOptions) -> String {
+        """
+        plugboard-bench container: 100+ registered keys, \(fmt(o.seconds, 2)) s per case, best of \(o.samples) samples
+        loadavg: \(loadAverage())
+        """
     }
 
     static func textLine(_ r: CaseResult, floor: Double) -> String {

@@ -69,7 +69,9 @@ struct CPUSnapshot {
     var own: Double
     var wall: UInt64
 
-    static func now() -> CPUSnapshot {
+    /// - Parameter includingChildren: count the CPU time of this process's waited-for
+    ///   children as its own (for cases that run child processes).
+    static func now(includingChildren: Bool = false) -> CPUSnapshot {
         var busy = 0.0
         if let f = fopen("/proc/stat", "r") {
             var buf = [CChar](repeating: 0, count: 512)
@@ -84,10 +86,13 @@ struct CPUSnapshot {
             }
             fclose(f)
         }
-        var ru = rusage()
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &ru)
-        let own = Double(ru.ru_utime.tv_sec) + Double(ru.ru_utime.tv_usec) / 1e6
-            + Double(ru.ru_stime.tv_sec) + Double(ru.ru_stime.tv_usec) / 1e6
+        func seconds(_ who: __rusage_who) -> Double {
+            var ru = rusage()
+            getrusage(__rusage_who_t(who.rawValue), &ru)
+            return Double(ru.ru_utime.tv_sec) + Double(ru.ru_utime.tv_usec) / 1e6
+                + Double(ru.ru_stime.tv_sec) + Double(ru.ru_stime.tv_usec) / 1e6
+        }
+        let own = seconds(RUSAGE_SELF) + (includingChildren ? seconds(RUSAGE_CHILDREN) : 0)
         return CPUSnapshot(busy: busy, own: own, wall: nowNs())
     }
 
