@@ -96,7 +96,7 @@ public final class PluginLoader: Sendable {
             }
             try await container.commit(registrar.transaction)
             record.state = .active
-            record.services = container.registrations().filter { $0.owner == request.name }.map(\.service)
+            record.services = container.registrations(owner: request.name).map(\.service)
             logger.info("loaded plugin", metadata: ["plugin": .string(request.name),
                                                      "version": .string(call.version ?? "?"),
                                                      "sha256": .string(String(record.sha256?.prefix(12) ?? ""))])

@@ -96,6 +96,14 @@ extension Container {
         }
     }
 
+    /// The registrations of one owner (a plugin), as ``registrations()`` describes them;
+    /// only those are described, so asking after each plugin load stays cheap.
+    public func registrations(owner: String) -> [RegistrationInfo] {
+        state.withLock { st in
+            st.current.ranked.flatMap { $0 }.filter { $0.owner == owner }.map { st.info($0) }
+        }
+    }
+
     func releaseLease(generation: UInt64) {
         let drainable = state.withLock { st -> Bool in
             guard let n = st.leases[generation] else { return false }

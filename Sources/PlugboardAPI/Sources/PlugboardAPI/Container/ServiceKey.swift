@@ -13,7 +13,10 @@ struct ServiceType: @unchecked Sendable {
     var displayName: String { Self.displayName(of: type) }
 
     static func displayName(of type: any Any.Type) -> String {
-        let name = String(reflecting: type)
+        // `_typeName` gives the same text as `String(reflecting:)` without the
+        // conformance lookups that `String(reflecting:)` makes (CustomDebugStringConvertible
+        // and friends), which rescan every loaded image after each plugin load.
+        let name = _typeName(type, qualified: true)
         return name.hasPrefix("any ") ? String(name.dropFirst(4)) : name
     }
 }
