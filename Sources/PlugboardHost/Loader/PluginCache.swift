@@ -32,8 +32,11 @@ struct PluginCache: Sendable {
     /// its content no longer matches.
     func store(_ bytes: [UInt8], sha256: String) throws(PlugboardError) -> String {
         let final = "\(directory)/\(sha256).so"
-        if let existing = try? PluginFile.readAll(final, plugin: sha256), existing.count == bytes.count,
-           (try? Digest.sha256Hex(existing)) == sha256 {
+        // An existing entry is used only if it still holds exactly these bytes (hashed
+        // above): a byte comparison is cheaper than hashing it again.
+        var st = stat()
+        if stat(final, &st) == 0, Int(st.st_size) == bytes.count,
+           let existing = try? PluginFile.readAll(final, plugin: sha256), existing == bytes {
             return final
         }
         let temp = "\(directory)/.tmp-\(sha256.prefix(16))-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

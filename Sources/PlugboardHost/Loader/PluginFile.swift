@@ -67,22 +67,30 @@ struct PluginFile {
                 hint: "Check the file's permissions.")
         }
         defer { close(fd) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        // One read into a buffer of the file's size (plus one byte, to notice growth),
+        // instead of appending chunks: plugin files are read on every load.
+        var st = stat()
+        let expected = fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFREG ? Int(st.st_size) : 0
+        var out = [UInt8](repeating: 0, count: min(expected, maxSize) + 1)
+        var filled = 0
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if filled == out.count {
+                guard out.count <= maxSize else {
+                    throw PlugboardError(.fileTooLarge, "plugin file \"\(path)\" is too large",
+                        detail: "It grew beyond \(maxSize) bytes while being read.")
+                }
+                out.append(contentsOf: repeatElement(0, count: max(out.count, 1 << 16)))
+            }
+            let n = out.withUnsafeMutableBytes { buf in buf.baseAddress.map { Glibc.read(fd, $0 + filled, buf.count - filled) } ?? 0 }
             if n == 0 { break }
             if n < 0 {
                 let err = errno
                 if err == EINTR { continue }
                 throw PlugboardError(.pluginFileUnreadable, "could not read file \"\(path)\" of plugin \"\(plugin)\": \(errnoText(err))")
             }
-            out.append(contentsOf: chunk[0..<n])
-            if out.count > maxSize {
-                throw PlugboardError(.fileTooLarge, "plugin file \"\(path)\" is too large",
-                    detail: "It grew beyond \(maxSize) bytes while being read.")
-            }
+            filled += n
         }
+        out.removeSubrange(filled...)
         return out
     }
 

@@ -150,9 +150,11 @@ public final class PluginLoader: Sendable {
         let folder = PluginFile.parentFolder(inspection.path)
         for needed in inspection.neededLibraries where !seen.contains(needed) {
             seen.insert(needed)
-            if DynamicLibrary.isLoaded(needed) { continue }
+            // Only a library beside the plugin is a sibling; the others (the Swift runtime,
+            // libc) are left to the dynamic loader's search. The file test comes first: it
+            // is one stat, where asking the loader walks every loaded image by name.
             let candidate = "\(folder)/\(needed)"
-            guard access(candidate, F_OK) == 0 else { continue }  // left to the dynamic loader's search
+            guard access(candidate, F_OK) == 0, !DynamicLibrary.isLoaded(needed) else { continue }
             let sibling = try PluginInspection.sibling(at: candidate, of: plugin)
             _ = try cache.store(sibling.bytes, sha256: sibling.sha256)
             links.append((needed, "../\(sibling.sha256).so"))
