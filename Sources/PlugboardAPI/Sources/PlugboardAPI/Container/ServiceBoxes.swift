@@ -13,7 +13,12 @@ final class ValueBox<T>: AnyValueBox, @unchecked Sendable {
     let pointer: UnsafeMutablePointer<T>
 
     init(_ value: T) {
-        pointer = .allocate(capacity: 1)
+        // A cache line of its own: the value is read by every resolve on every thread,
+        // and must not share a line with something written often (the service object's
+        // reference count, which malloc may place right beside a small allocation).
+        let size = max(MemoryLayout<T>.size, 64)
+        pointer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: max(MemoryLayout<T>.alignment, 64))
+            .bindMemory(to: T.self, capacity: 1)
         pointer.initialize(to: value)
     }
 
