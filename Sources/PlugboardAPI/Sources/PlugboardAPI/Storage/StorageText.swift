@@ -6,11 +6,11 @@ enum StorageText {
 
     /// `"text"`, with `"`, `\` and control characters escaped Swift-style and text longer
     /// than ``maxShownCharacters`` cut.
-    static func quote(_ text: String) -> String {
+    static func quote(_ text: String, maxCharacters: Int = maxShownCharacters) -> String {
         var out = "\""
         var shown = 0
         for scalar in text.unicodeScalars {
-            if shown == maxShownCharacters {
+            if shown == maxCharacters {
                 out += "..."
                 break
             }
