@@ -150,7 +150,7 @@ struct ErrorTests {
         try c.register((any CycleA).self) { r in barrier.arrive(); _ = try r.resolve((any CycleB).self); return CycleNode() }
         try c.register((any CycleB).self) { r in barrier.arrive(); _ = try r.resolve((any CycleA).self); return CycleNode() }
         let errors = Collected<PlugboardError>()
-        let finished = await onThreads(2, timeout: 15) { i in
+        let finished = await onThreads(2, timeout: 60) { i in
             do throws(PlugboardError) {
                 if i == 0 { _ = try c.resolve((any CycleA).self) } else { _ = try c.resolve((any CycleB).self) }
             } catch {
@@ -172,7 +172,7 @@ struct ErrorTests {
         try c.register((any CycleB).self) { r in barrier.arrive(); _ = try r.resolve((any CycleC).self); return CycleNode() }
         try c.register((any CycleC).self) { r in barrier.arrive(); _ = try r.resolve((any CycleA).self); return CycleNode() }
         let codes = Collected<PlugboardError.Code>()
-        let finished = await onThreads(3, timeout: 15) { i in
+        let finished = await onThreads(3, timeout: 60) { i in
             do throws(PlugboardError) {
                 switch i {
                 case 0: _ = try c.resolve((any CycleA).self)

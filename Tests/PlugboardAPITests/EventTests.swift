@@ -110,7 +110,7 @@ struct EventTests {
         let c = Container()
         let events = c.events()
         try c.register((any Greeter).self) { _ in English() }
-        let ended = await finishes(within: 10) { await c.shutdown() }
+        let ended = await finishes(within: 60) { await c.shutdown() }
         #expect(ended, "shutdown hung while ending the event streams")
         guard ended else { return }
         var kinds: [ContainerEvent.Kind] = []
@@ -131,7 +131,7 @@ struct EventTests {
         reader.cancel()
         _ = await reader.value
         try c.register((any Store).self) { _ in MemoryStore() }
-        let ended = await finishes(within: 10) { await c.shutdown() }
+        let ended = await finishes(within: 60) { await c.shutdown() }
         #expect(ended)
     }
 }

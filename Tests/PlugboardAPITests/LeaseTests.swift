@@ -130,7 +130,7 @@ struct LeaseTests {
 
     @Test func awaitPendingStops_returnsAtOnce_whenNothingIsPending() async {
         let c = Container()
-        let finished = await finishes(within: 30) { await c.awaitPendingStops() }
+        let finished = await finishes(within: 60) { await c.awaitPendingStops() }
         #expect(finished)
     }
 }

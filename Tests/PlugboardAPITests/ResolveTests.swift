@@ -118,7 +118,7 @@ struct ResolveTests {
             return Parrot(inner.label)
         }
         let result = Collected<String>()
-        let finished = await onThreads(1, timeout: 10) { _ in
+        let finished = await onThreads(1, timeout: 60) { _ in
             result.append((try? c.resolve((any Greeter).self).greet()) ?? "failed")
         }
         #expect(finished, "the factory deadlocked")

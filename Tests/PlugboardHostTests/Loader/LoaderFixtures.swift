@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import PlugboardAPI
 @testable import PlugboardHost
 
@@ -76,11 +77,16 @@ enum LoaderFixtures {
     }
 
     /// Runs a program to completion; returns its exit status and output.
+    ///
+    /// The wait happens on a Dispatch thread, not on one of the concurrency pool's two
+    /// threads: a compiler running for seconds must not starve other tests' tasks.
     @discardableResult
-    static func run(_ program: String, _ args: [String]) throws -> (status: Int32, output: String) {
+    static func run(_ program: String, _ args: [String]) async throws -> (status: Int32, output: String) {
         let out = temporaryFolder("plugboard-run") + "/out.txt"
         let command = ([program] + args).map { "'" + $0.replacingAll("'", with: "'\\''") + "'" }.joined(separator: " ")
-        let status = system("\(command) > '\(out)' 2>&1")
+        let status: Int32 = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: system("\(command) > '\(out)' 2>&1")) }
+        }
         let text = String(decoding: (try? PluginFile.readAll(out, plugin: "run")) ?? [], as: UTF8.self)
         guard status == 0 else { throw FixtureError("\(program) failed (\(status)): \(text)") }
         return (status, text)
@@ -88,7 +94,7 @@ enum LoaderFixtures {
 
     /// A C shared object carrying a valid plugin header but no entry point, built with the
     /// toolchain's own clang so it passes the toolchain check.
-    static func headerOnlyCLibrary(in folder: String) throws -> String {
+    static func headerOnlyCLibrary(in folder: String) async throws -> String {
         let source = "\(folder)/header_only.c"
         let header = PluginHeader.expected
         try write(Array("""
@@ -98,16 +104,16 @@ enum LoaderFixtures {
             int not_an_entry_point(void) { return 7; }
             """.utf8), to: source)
         let output = "\(folder)/libHeaderOnly.so"
-        try run("\(toolchainBin)/clang", ["-shared", "-fPIC", "-o", output, source])
+        try await run("\(toolchainBin)/clang", ["-shared", "-fPIC", "-o", output, source])
         return output
     }
 
     /// A Swift plugin compiled together with its own copy of PlugboardAPI's sources, so it
     /// links the API statically: what a wrong package layout produces.
-    static func pluginWithItsOwnAPI(in folder: String) throws -> String {
+    static func pluginWithItsOwnAPI(in folder: String) async throws -> String {
         let apiSources = "\(repositoryRoot)/Sources/PlugboardAPI/Sources/PlugboardAPI"
         let tlsFolder = "\(repositoryRoot)/Sources/PlugboardAPI/Sources/CPlugboardThreadLocal"
-        let files = try listSwiftFiles(apiSources)
+        let files = try await listSwiftFiles(apiSources)
         let header = PluginHeader.expected
         let main = "\(folder)/DupPlugin.swift"
         try write(Array("""
@@ -126,16 +132,16 @@ enum LoaderFixtures {
             }
             """.utf8), to: main)
         let object = "\(folder)/ThreadLocal.o"
-        try run("\(toolchainBin)/clang", ["-c", "-fPIC", "-I", "\(tlsFolder)/include", "-o", object, "\(tlsFolder)/ThreadLocal.c"])
+        try await run("\(toolchainBin)/clang", ["-c", "-fPIC", "-I", "\(tlsFolder)/include", "-o", object, "\(tlsFolder)/ThreadLocal.c"])
         let output = "\(folder)/libDupPlugin.so"
-        try run("\(toolchainBin)/swiftc", ["-emit-library", "-parse-as-library", "-module-name", "DupPlugin",
+        try await run("\(toolchainBin)/swiftc", ["-emit-library", "-parse-as-library", "-module-name", "DupPlugin",
                                            "-swift-version", "6", "-I", "\(tlsFolder)/include",
                                            "-o", output, main, object] + files)
         return output
     }
 
-    static func listSwiftFiles(_ folder: String) throws -> [String] {
-        let (_, out) = try run("/usr/bin/find", [folder, "-name", "*.swift"])
+    static func listSwiftFiles(_ folder: String) async throws -> [String] {
+        let (_, out) = try await run("/usr/bin/find", [folder, "-name", "*.swift"])
         return out.split(separator: "\n").map(String.init).sorted()
     }
 }

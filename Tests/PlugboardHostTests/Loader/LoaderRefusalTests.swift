@@ -162,7 +162,7 @@ import Testing
     }
 
     @Test func aSharedObjectWithoutEntryPoint_fails_afterDlopen() async throws {
-        let path = try LoaderFixtures.headerOnlyCLibrary(in: folder)
+        let path = try await LoaderFixtures.headerOnlyCLibrary(in: folder)
         let record = await load(path)
         #expect(record.state == .failed)
         #expect(record.error?.code == .entryPointMissing)
@@ -170,7 +170,7 @@ import Testing
     }
 
     @Test func aPluginWithItsOwnCopyOfTheAPI_isRefusedByTheHandshake() async throws {
-        let path = try LoaderFixtures.pluginWithItsOwnAPI(in: folder)
+        let path = try await LoaderFixtures.pluginWithItsOwnAPI(in: folder)
         let record = await load(path, name: "DupPlugin")
         #expect(record.state == .failed)
         #expect(record.error?.code == .duplicateAPIModule)

@@ -17,11 +17,11 @@ import Testing
 
     /// Builds, in a fresh folder, `libGreeting.so` (C, answering `value`) and
     /// `lib<plugin>.so` (Swift) that links it and registers its answer under `name`.
-    static func build(plugin: String, answer value: Int32, library: String = "Greeting") throws -> String {
+    static func build(plugin: String, answer value: Int32, library: String = "Greeting") async throws -> String {
         let folder = LoaderFixtures.temporaryFolder("plugboard-sibling")
         let bin = LoaderFixtures.toolchainBin
         try LoaderFixtures.write(Array("int greeting_value(void) { return \(value); }\n".utf8), to: "\(folder)/greeting.c")
-        try LoaderFixtures.run("\(bin)/clang", ["-shared", "-fPIC", "-o", "\(folder)/lib\(library).so", "\(folder)/greeting.c"])
+        try await LoaderFixtures.run("\(bin)/clang", ["-shared", "-fPIC", "-o", "\(folder)/lib\(library).so", "\(folder)/greeting.c"])
         let header = PluginHeader.expected
         try LoaderFixtures.write(Array("""
             import PlugboardAPI
@@ -46,7 +46,7 @@ import Testing
             }
             """.utf8), to: "\(folder)/\(plugin).swift")
         let products = LoaderFixtures.productsFolder
-        try LoaderFixtures.run("\(bin)/swiftc", [
+        try await LoaderFixtures.run("\(bin)/swiftc", [
             "-emit-library", "-parse-as-library", "-module-name", plugin, "-swift-version", "6",
             "-I", "\(products)/Modules", "-L", products, "-lPlugboardAPI",
             "-L", folder, "-l\(library)", "-Xlinker", "-rpath", "-Xlinker", "$ORIGIN",
@@ -55,8 +55,8 @@ import Testing
     }
 
     @Test func aSiblingLibrary_isFoundFromTheCache_andAnotherBuildOfItIsNeverLoadedTwice() async throws {
-        let first = try Self.build(plugin: "SiblingOne", answer: 41)
-        let second = try Self.build(plugin: "SiblingTwo", answer: 99)
+        let first = try await Self.build(plugin: "SiblingOne", answer: 41)
+        let second = try await Self.build(plugin: "SiblingTwo", answer: 99)
         let cache = LoaderFixtures.temporaryFolder("plugboard-cache")
         let container = Container(environment: .testing)
         let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cache))
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func aSiblingThatFailsTheChecks_rejectsThePlugin_beforeDlopen() async throws {
-        let folder = try Self.build(plugin: "SiblingBad", answer: 7, library: "GreetingBad")
+        let folder = try await Self.build(plugin: "SiblingBad", answer: 7, library: "GreetingBad")
         chmod("\(folder)/libGreetingBad.so", 0o666)
         let loader = try PluginLoader(container: Container(),
                                       configuration: .init(cacheDirectory: LoaderFixtures.temporaryFolder("plugboard-cache")))
