@@ -212,3 +212,14 @@ import Testing
         #expect(apiMappings.count == 1, "libPlugboardAPI.so mapped from: \(apiMappings)")
     }
 }
+
+@Suite struct ToolchainTests {
+    @Test func theHostsToolchain_readFromItsHeaders_matchesTheWholeFileParse() throws {
+        let path = LoaderFixtures.product("PlugboardAPI")
+        let whole = try ELFImage(bytes: try PluginFile.readAll(path, plugin: "api")).comments
+        #expect(Toolchain.commentsOfFile(path) == whole)
+        #expect(Toolchain.identify(whole)?.contains("swiftlang") == true)
+        #expect(Toolchain.host == Toolchain.identify(whole))
+        #expect(Toolchain.commentsOfFile("/etc/hostname").isEmpty)
+    }
+}
