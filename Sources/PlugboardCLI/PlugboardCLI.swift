@@ -38,6 +38,7 @@ public enum PlugboardCLI {
             case ["storage", "head"]: return try await StorageCommand.head(ctx)
             case ["storage", "delete"]: return try await StorageCommand.delete(ctx)
             case ["storage", "list"]: return try await StorageCommand.list(ctx)
+            case ["new-plugin"]: return try await NewPluginCommand.run(ctx)
             default:
                 throw UsageError.make("command \"\(parsed.path.joined(separator: " "))\" cannot be run on its own",
                                       hint: "Run plugboard \(parsed.path.joined(separator: " ")) --help.")

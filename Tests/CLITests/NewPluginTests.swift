@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardAPI
+import PlugboardHost
+import Testing
+
+/// `plugboard new-plugin`: the package it writes builds, passes its own tests, and the
+/// host loads the result; bad names, full folders and a missing checkout are refused.
+@Suite struct NewPluginTests {
+    /// The checkout the tests run in (the folder above the products with Package.swift).
+    static var repositoryRoot: String {
+        var folder = CommandRunner.productsFolder
+        while folder != "/" && access("\(folder)/Package.swift", F_OK) != 0 { folder = CommandRunner.parent(folder) }
+        return folder
+    }
+
+    /// Runs a shell command line with its output in `log`, up to `seconds` (the
+    /// CommandRunner's 30-second limit is too short for a package build).
+    static func shell(_ command: String, log: String, seconds: Int) -> Int32 {
+        let line = "timeout \(seconds) sh -c \(CommandResult.shellQuote(command)) >\(CommandResult.shellQuote(log)) 2>&1"
+        var pid: pid_t = 0
+        let words: [String] = ["/bin/sh", "-c", line]
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
+
+    static func tail(_ sandbox: Sandbox, _ log: String) -> String {
+        let text = String(decoding: (try? sandbox.read(log)) ?? [], as: UTF8.self)
+        return String(text.suffix(4000))
+    }
+
+    /// The whole round trip: scaffold, `swift build`, `swift test`, then `plugboard check`
+    /// and `plugboard services` with the built library. Takes about 45 seconds
+    /// here (the package builds PlugboardAPI and PlugboardTesting once, in debug).
+    @Test(.timeLimit(.minutes(15))) func scaffold_builds_passesItsTests_andLoadsIntoTheHost() throws {
+        let sandbox = try Sandbox("plugboard-newplugin")
+        defer { sandbox.remove() }
+        let package = sandbox.path("acme")
+        let created = sandbox.run(["new-plugin", "AcmeStorage", "--dir", package, "--sdk", Self.repositoryRoot, "--json"])
+        expectRun(created, status: 0, stderr: .empty)
+        let json = try created.json()
+        #expect(json["directory"]?.string == package)
+        #expect(json["files"]?.strings == [
+            "Package.swift", "Sources/AcmeStorage/AcmeStoragePlugin.swift", "Sources/AcmeStorage/AcmeStorageObjectStorage.swift",
+            "Tests/AcmeStorageTests/AcmeStorageTests.swift", "plugins.snippet.json", "README.md", ".gitignore",
+        ])
+        let source = String(decoding: try sandbox.read("acme/Sources/AcmeStorage/AcmeStoragePlugin.swift"), as: UTF8.self)
+        let h = PluginHeader.expected
+        #expect(source.contains("= (0x4452_4250, 1, \(h.abiVersion), \(h.apiMajor), \(h.apiMinor))\n"))
+        let snippet = try JSONValue.parse(String(decoding: try sandbox.read("acme/plugins.snippet.json"), as: UTF8.self))
+        #expect(snippet["path"]?.string == "\(package)/.build/release/libAcmeStorage.so")
+
+        // One scratch folder for the build and the tests, so the second reuses the first.
+        let scratch = sandbox.path("scratch")
+        let build = Self.shell("cd \(CommandResult.shellQuote(package)) && swift build --scratch-path \(CommandResult.shellQuote(scratch))",
+                               log: sandbox.path("build.log"), seconds: 600)
+        try #require(build == 0, "swift build failed (\(build)):\n\(Self.tail(sandbox, "build.log"))")
+        let test = Self.shell("cd \(CommandResult.shellQuote(package)) && swift test --scratch-path \(CommandResult.shellQuote(scratch))",
+                              log: sandbox.path("test.log"), seconds: 600)
+        #expect(test == 0, "swift test failed (\(test)):\n\(Self.tail(sandbox, "test.log"))")
+
+        let library = "\(scratch)/debug/libAcmeStorage.so"
+        try #require(sandbox.exists(library))
+        try sandbox.write("m.json", ManifestText.make([#"{"name": "AcmeStorage", "path": "\#(library)", "required": true}"#]))
+        let check = sandbox.run(["check", "--manifest", "m.json", "--json"])
+        expectRun(check, status: 0)
+        let plugin = try #require(try check.json().elements?.first)
+        #expect(plugin["name"]?.string == "AcmeStorage")
+        #expect(plugin["state"]?.string == "active", "\(check.stdout)")
+        #expect(plugin["services"]?.strings == ["PlugboardAPI.ObjectStorage"])
+        let services = sandbox.run(["services", "--manifest", "m.json", "--json"])
+        expectRun(services, status: 0)
+        #expect(services.stdout.contains("\"PlugboardAPI.ObjectStorage\""))
+        #expect(services.stdout.contains("\"AcmeStorage\""))
+        // And the host's storage commands use it (in memory: each run starts empty).
+        expectRun(sandbox.run(["storage", "put", "k", "--manifest", "m.json", "--json"], stdin: Array("hi".utf8)), status: 0,
+                  stdout: .contains("\"etag\": \"49f68a5c8493ec2c0bf489821c21fc3b\""))
+    }
+
+    @Test func text_listsTheFilesWritten() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let result = sandbox.run(["new-plugin", "Acme", "--dir", "pkg/acme", "--sdk", Self.repositoryRoot])
+        expectRun(result, status: 0, stdout: .contains("Created plugin package Acme in \(sandbox.path("pkg/acme")):\n  Package.swift\n",
+                                                       "  plugins.snippet.json\n  README.md\n"), stderr: .empty)
+        let manifest = String(decoding: try sandbox.read("pkg/acme/Package.swift"), as: UTF8.self)
+        #expect(manifest.hasPrefix("// swift-tools-version: 6.2\n"))
+        #expect(manifest.contains(".library(name: \"Acme\", type: .dynamic, targets: [\"Acme\"])"))
+        #expect(manifest.contains(".package(path: \"\(Self.repositoryRoot)/Sources/PlugboardAPI\")"))
+        #expect(manifest.contains(".package(path: \"\(Self.repositoryRoot)\")"))
+    }
+
+    @Test(arguments: ["acme", "9Lives", "Acme-Storage", "Acme_Storage", "", "Ünicode", "PlugboardAPI", "Foundation"])
+    func invalidName_isAUsageError(_ name: String) throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let result = sandbox.run(["new-plugin", name, "--dir", "out", "--sdk", Self.repositoryRoot, "--json"])
+        expectRun(result, status: 2, stderr: .empty)
+        #expect(try result.json()["error"]?["code"]?.string == "cli.usage")
+        #expect(!sandbox.exists("out"))
+    }
+
+    @Test func nonEmptyDirectory_isRefused_andLeftAlone() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.makeFolder("out")
+        try sandbox.write("out/keep.txt", "mine")
+        let result = sandbox.run(["new-plugin", "Acme", "--dir", "out", "--sdk", Self.repositoryRoot])
+        expectRun(result, status: 2, stdout: .empty, stderr: .contains("plugboard: error: folder \"\(sandbox.path("out"))\" is not empty\n",
+                                                                        "HINT: Give --dir a new or empty folder.\n"))
+        #expect(!sandbox.exists("out/Package.swift"))
+        // An empty one is fine.
+        try sandbox.makeFolder("empty")
+        expectRun(sandbox.run(["new-plugin", "Acme", "--dir", "empty", "--sdk", Self.repositoryRoot]), status: 0)
+        #expect(sandbox.exists("empty/Package.swift"))
+    }
+
+    @Test func directoryInsideTheCheckout_isRefused() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let inside = "\(Self.repositoryRoot)/.build/new-plugin-test-\(getpid())"
+        let result = sandbox.run(["new-plugin", "Acme", "--dir", inside, "--sdk", Self.repositoryRoot])
+        expectRun(result, status: 2, stderr: .contains("is inside the Plugboard checkout"))
+        #expect(!sandbox.exists(inside))
+    }
+
+    @Test func missingDirOrUnknownService_isAUsageError() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        expectRun(sandbox.run(["new-plugin", "Acme", "--sdk", Self.repositoryRoot]), status: 2,
+                  stderr: .contains("missing option --dir"))
+        expectRun(sandbox.run(["new-plugin", "Acme", "--dir", "out", "--service", "ObjectStorag", "--sdk", Self.repositoryRoot]),
+                  status: 2, stderr: .contains("unknown service \"ObjectStorag\"", "Did you mean \"ObjectStorage\"?"))
+    }
+
+    @Test func sdkOption_withoutACheckout_isRefused() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let result = sandbox.run(["new-plugin", "Acme", "--dir", "out", "--sdk", sandbox.root, "--json"])
+        expectRun(result, status: 1)
+        #expect(try result.json()["error"]?["code"]?.string == "cli.sdk_not_found")
+        #expect(!sandbox.exists("out"))
+    }
+
+    /// A copy of the executable outside any checkout finds none, and says where it looked.
+    @Test func executableOutsideACheckout_findsNoSDK_andSaysWhereItLooked() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let bin = try sandbox.makeFolder("bin")
+        for file in ["plugboard", "libPlugboardAPI.so"] {
+            let copy = CommandRunner.spawn("/bin/cp", ["\(CommandRunner.productsFolder)/\(file)", bin], in: "/", environment: [:])
+            try #require(copy.status == 0, "\(copy.stderr)")
+        }
+        let result = CommandRunner.spawn("\(bin)/plugboard", ["new-plugin", "Acme", "--dir", "out"], in: sandbox.root,
+                                         environment: ["HOME": sandbox.home])
+        expectRun(result, status: 1, stdout: .empty,
+                  stderr: .contains("plugboard: error: could not find the Plugboard checkout this plugboard was built from\n",
+                                    "in every folder above \(bin)/plugboard: \(bin), \(sandbox.root), /tmp, /.",
+                                    "HINT: Pass --sdk PATH"))
+        #expect(!sandbox.exists("out"))
+    }
+}
