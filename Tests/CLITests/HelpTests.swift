@@ -44,6 +44,8 @@ import Testing
           graph                   Show plugins, their services and who requires whom.
           storage                 Use the ObjectStorage the manifest binds (the
                                   highest-ranked one).
+          new-plugin              Write a SwiftPM package for a new plugin, ready to
+                                  build and test.
 
           See 'plugboard help <subcommand>' for detailed help.
 
