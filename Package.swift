@@ -34,7 +34,7 @@ let package = Package(
         // In-tree plugins: each builds lib<Name>.so.
         .target(name: "MemoryStorage", dependencies: [api, "PlugboardTesting", "PlugboardConcurrency"],
                 path: "Plugins/MemoryStorage"),
-        .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"],
+        .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto"],
                 path: "Plugins/FileStorage"),
         // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
         .executableTarget(name: "filestorage-crash-writer", dependencies: [api, "PlugboardHost"],
