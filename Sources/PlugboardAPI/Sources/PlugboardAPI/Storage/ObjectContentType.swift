@@ -25,21 +25,19 @@ public enum ObjectContentType {
                 detail: "A content type is 1 to \(maxByteCount) bytes; this one has \(count) bytes.",
                 hint: "Pass nil to store the object as \(defaultValue), or a media type such as \"text/plain\".")
         }
-        var offset = 0
-        for byte in contentType.utf8 {
-            if byte < 0x20 || byte > 0x7E {
-                throw PlugboardError(
-                    .storageInvalidArgument, "invalid content type \(StorageText.quote(contentType))",
-                    detail: "A content type is printable ASCII (0x20 to 0x7E); this one has the byte \(StorageText.hexByte(byte)) at offset \(offset).",
-                    hint: "Pass a media type such as \"text/plain; charset=utf-8\".")
-            }
-            offset += 1
-        }
-        if contentType.utf8.first == UInt8(ascii: " ") || contentType.utf8.last == UInt8(ascii: " ") {
+        switch StorageText.headerTextProblem(contentType) {
+        case .byte(let byte, let offset)?:
+            throw PlugboardError(
+                .storageInvalidArgument, "invalid content type \(StorageText.quote(contentType))",
+                detail: "A content type is printable ASCII (0x20 to 0x7E); this one has the byte \(StorageText.hexByte(byte)) at offset \(offset).",
+                hint: "Pass a media type such as \"text/plain; charset=utf-8\".")
+        case .edgeSpace?:
             throw PlugboardError(
                 .storageInvalidArgument, "invalid content type \(StorageText.quote(contentType))",
                 detail: "A content type may not start or end with a space; this one does.",
                 hint: "Trim the content type.")
+        case nil:
+            break
         }
         return contentType
     }

@@ -59,21 +59,19 @@ public enum ObjectMetadata {
     }
 
     private static func validateValue(_ value: String, key: String) throws(PlugboardError) {
-        var offset = 0
-        for byte in value.utf8 {
-            if byte < 0x20 || byte > 0x7E {
-                throw PlugboardError(
-                    .storageInvalidMetadata, "invalid value for metadata key \(StorageText.quote(key))",
-                    detail: "Metadata values are printable ASCII (0x20 to 0x7E); this value has the byte \(StorageText.hexByte(byte)) at offset \(offset).",
-                    hint: "Percent-encode or base64-encode other characters before storing them.")
-            }
-            offset += 1
-        }
-        if value.utf8.first == UInt8(ascii: " ") || value.utf8.last == UInt8(ascii: " ") {
+        switch StorageText.headerTextProblem(value) {
+        case .byte(let byte, let offset)?:
+            throw PlugboardError(
+                .storageInvalidMetadata, "invalid value for metadata key \(StorageText.quote(key))",
+                detail: "Metadata values are printable ASCII (0x20 to 0x7E); this value has the byte \(StorageText.hexByte(byte)) at offset \(offset).",
+                hint: "Percent-encode or base64-encode other characters before storing them.")
+        case .edgeSpace?:
             throw PlugboardError(
                 .storageInvalidMetadata, "invalid value for metadata key \(StorageText.quote(key))",
                 detail: "Metadata values may not start or end with a space, because HTTP headers drop it; this value does.",
                 hint: "Trim the value, or encode it if the spaces matter.")
+        case nil:
+            break
         }
     }
 }

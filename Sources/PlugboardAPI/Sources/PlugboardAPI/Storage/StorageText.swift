@@ -32,6 +32,21 @@ enum StorageText {
         return out + "\""
     }
 
+    /// Why `text` cannot travel as an HTTP header value, or nil if it can: a byte outside
+    /// printable ASCII (with its offset), or a space at either end (headers drop it).
+    enum HeaderTextProblem {
+        case byte(UInt8, offset: Int)
+        case edgeSpace
+    }
+
+    static func headerTextProblem(_ text: String) -> HeaderTextProblem? {
+        for (offset, byte) in text.utf8.enumerated() where byte < 0x20 || byte > 0x7E {
+            return .byte(byte, offset: offset)
+        }
+        if text.utf8.first == UInt8(ascii: " ") || text.utf8.last == UInt8(ascii: " ") { return .edgeSpace }
+        return nil
+    }
+
     /// `0x0A`: one byte as two upper-case hex digits.
     static func hexByte(_ byte: UInt8) -> String {
         let digits = String(byte, radix: 16, uppercase: true)
