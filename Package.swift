@@ -9,6 +9,8 @@ let package = Package(
     name: "Plugboard",
     products: [
         .library(name: "PlugboardTesting", targets: ["PlugboardTesting"]),
+        // For plugins that need SHA-256, MD5 or HMAC (the scaffold's ETags).
+        .library(name: "PlugboardCrypto", targets: ["PlugboardCrypto"]),
         .executable(name: "plugboard", targets: ["plugboard"]),
         .library(name: "MemoryStorage", type: .dynamic, targets: ["MemoryStorage"]),
         .library(name: "FileStorage", type: .dynamic, targets: ["FileStorage"]),
@@ -24,15 +26,20 @@ let package = Package(
         // A value kept with its pthread lock (NIO's NIOLockedValueBox idea), shared by the
         // host, the test kit and the plugins.
         .target(name: "PlugboardConcurrency"),
-        // The kit for plugin authors: in-memory storage, the ObjectStorage conformance suite.
-        .target(name: "PlugboardTesting", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
+        // The reference ObjectStorage, kept in memory: MemoryStorage's backend and the test
+        // kit's stand-in. Its own target so that a plugin using it links no host code.
+        .target(name: "InMemoryStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
+        // The kit for plugin authors: load a plugin .so through the host's checks, the
+        // ObjectStorage conformance suite, the in-memory storage.
+        .target(name: "PlugboardTesting",
+                dependencies: [api, "InMemoryStorage", "PlugboardHost", "PlugboardCrypto", "PlugboardConcurrency"]),
         // The host: manifest, loader, plugin registry. The CLI is a thin layer over it.
         .target(name: "PlugboardHost", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardHost"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
-        .target(name: "MemoryStorage", dependencies: [api, "PlugboardTesting", "PlugboardConcurrency"],
+        .target(name: "MemoryStorage", dependencies: [api, "InMemoryStorage", "PlugboardConcurrency"],
                 path: "Plugins/MemoryStorage"),
         .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto"],
                 path: "Plugins/FileStorage"),

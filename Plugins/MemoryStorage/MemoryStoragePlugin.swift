@@ -1,5 +1,5 @@
 import PlugboardAPI
-import PlugboardTesting
+import InMemoryStorage
 
 // The plugin header (docs/PLUGIN_HEADER.md): magic, layout, ABI, API major, API minor.
 @section("plugboard_header") @used

@@ -61,7 +61,7 @@ public final class InMemoryObjectStorage: ObjectStorage {
             etag = Hex.encode(try MD5Hasher.hash(data))
         } catch {
             throw PlugboardError(
-                .storageFailed, "could not compute the ETag of object \(ConformanceText.quote(key)): \(error.message)",
+                .storageFailed, "could not compute the ETag of object \(PlugboardError.quoted(key)): \(error.message)",
                 detail: error.detail, hint: error.hint, underlying: error)
         }
         let info = ObjectInfo(key: key, size: data.count, etag: etag, contentType: resolvedType,

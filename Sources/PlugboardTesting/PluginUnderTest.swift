@@ -1,0 +1,166 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardAPI
+import PlugboardConcurrency
+import PlugboardHost
+
+/// Loads a plugin's built `.so` the way `plugboard` does — path and permission checks, the
+/// ELF and plugin headers, the toolchain stamp, the content-addressed cache, `dlopen`, the
+/// handshake, registration in one transaction — into a fresh container, so a plugin's own
+/// tests see exactly the refusals and the services the host would.
+///
+/// ```swift
+/// let plugin = try await PluginUnderTest.load(product: "AcmeStorage", config: ["bucket": "test"])
+/// let report = await plugin.objectStorageConformance().run()
+/// #expect(report.allPassed, "\(report)")
+/// ```
+public enum PluginUnderTest {
+    /// Loads the plugin file at `path` into a new container.
+    ///
+    /// - Parameters:
+    ///   - path: The plugin's `.so` file.
+    ///   - name: The plugin's name in the (imagined) manifest; by default the file's name
+    ///     without `lib` and `.so`.
+    ///   - config: The plugin's `config` object, as `plugins.json` would give it.
+    ///   - environment: The container's environment.
+    ///   - baseDirectory: What relative paths in `config` are relative to (the manifest's
+    ///     folder, for the host); nil leaves them relative to the working directory.
+    /// - Throws: the loader's refusal or the plugin's registration error, exactly as
+    ///   `plugboard check` would print it (`loader.*`, `plugin.*`, `container.*`).
+    public static func load(path: String, name: String? = nil, config: [String: ConfigValue] = [:],
+                            environment: Environment = .testing,
+                            baseDirectory: String? = nil) async throws(PlugboardError) -> LoadedPlugin {
+        let name = name ?? defaultName(path)
+        let container = Container(environment: environment)
+        let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheDirectory))
+        let record = await loader.load(.init(
+            name: name, path: path, config: PluginConfig(config, plugin: name, baseDirectory: baseDirectory)))
+        guard record.state == .active else {
+            throw record.error ?? PlugboardError(.registrationFailed, "plugin \"\(name)\" is \(record.state) after loading \(path)")
+        }
+        return LoadedPlugin(container: container, record: record)
+    }
+
+    /// Loads `lib<product>.so` from the folder the running tests were built into, which
+    /// is where `swift build` and `swift test` put the package's library products.
+    public static func load(product: String, name: String? = nil, config: [String: ConfigValue] = [:],
+                            environment: Environment = .testing,
+                            baseDirectory: String? = nil) async throws(PlugboardError) -> LoadedPlugin {
+        let path = productPath(product)
+        guard access(path, F_OK) == 0 else {
+            throw PlugboardError(.pluginFileNotFound, "plugin product \"\(product)\" has not been built",
+                                 detail: "Expected \(path), next to the test runner.",
+                                 hint: "Declare it as a dynamic library product in Package.swift; swift build and swift test build it there.")
+        }
+        return try await load(path: path, name: name ?? product, config: config, environment: environment,
+                              baseDirectory: baseDirectory)
+    }
+
+    /// `lib<product>.so` in ``productsFolder``.
+    public static func productPath(_ product: String) -> String { "\(productsFolder)/lib\(product).so" }
+
+    /// The folder the running test executable was built into (`.build/<triple>/debug`),
+    /// outside any `.xctest` bundle.
+    public static var productsFolder: String {
+        var folder = parent(realPath("/proc/self/exe") ?? ".")
+        while folder.hasSuffix(".xctest") || folder.contains(".xctest/") { folder = parent(folder) }
+        return folder
+    }
+
+    private static func defaultName(_ path: String) -> String {
+        var file = path.split(separator: "/").last.map(String.init) ?? path
+        if file.hasPrefix("lib") { file.removeFirst(3) }
+        if let dot = file.firstIndex(of: ".") { file = String(file[..<dot]) }
+        return file.isEmpty ? path : file
+    }
+
+    private static func parent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// One cache for the whole test process (it is content-addressed, so loads share it),
+    /// under `$TMPDIR`, private to the user as the loader requires.
+    private static let cacheDirectory: String = {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/plugboard-test-cache-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
+            guard let start = buffer.baseAddress, mkdtemp(start) != nil else { return nil }
+            return String(cString: start)
+        }
+        let folder = made ?? "\(base)/plugboard-test-cache-\(getpid())"
+        atexit { PluginUnderTest.removeCache() }
+        return folder
+    }()
+
+    /// Removes the cache folder and everything in it, without following links.
+    private static func removeCache() { removeTree(cacheDirectory) }
+
+    private static func removeTree(_ path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        if (info.st_mode & S_IFMT) == S_IFDIR, let folder = opendir(path) {
+            var names: [String] = []
+            while let entry = readdir(folder) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                if name != "." && name != ".." { names.append(name) }
+            }
+            closedir(folder)
+            for name in names { removeTree("\(path)/\(name)") }
+        }
+        _ = remove(path)
+    }
+}
+
+/// A plugin loaded by ``PluginUnderTest``: its container and what it declared.
+public struct LoadedPlugin: Sendable {
+    /// The fresh container the plugin registered into.
+    public let container: Container
+    /// The plugin's name, as loaded.
+    public let name: String
+    /// The version the plugin reports.
+    public let version: String?
+    /// The services it registered, as `plugboard services` names them.
+    public let services: [String]
+    /// The plugin header read from the file.
+    public let header: PluginHeader?
+    /// The file's real path and SHA-256.
+    public let path: String
+    public let sha256: String
+
+    init(container: Container, record: PluginRecord) {
+        self.container = container
+        name = record.name
+        version = record.version
+        services = record.services
+        header = record.header
+        path = record.path ?? ""
+        sha256 = record.sha256 ?? ""
+    }
+
+    /// The highest-ranked `ObjectStorage` the plugin registered.
+    public func storage() throws(PlugboardError) -> any ObjectStorage {
+        try container.resolve((any ObjectStorage).self)
+    }
+
+    /// The conformance suite over this plugin's storage (one shared instance: each rule
+    /// works under its own key prefix and deletes what it wrote).
+    public func objectStorageConformance(options: ObjectStorageConformance.Options = .init()) -> ObjectStorageConformance {
+        let container = self.container
+        return ObjectStorageConformance(makeStorage: { try container.resolve((any ObjectStorage).self) }, options: options)
+    }
+
+    /// Stops the plugin's managed services, as the host does when it exits.
+    public func shutdown() async {
+        await container.shutdown()
+    }
+}

@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardAPI
+import PlugboardTesting
+import Testing
+
+/// `PluginUnderTest`, the entry point plugin authors' tests use: a real plugin file goes
+/// through the host's checks, and every refusal comes back as the host's own error.
+@Suite struct PluginUnderTestTests {
+    @Test func builtProduct_loadsIntoAFreshContainer_andPassesTheConformanceSuite() async throws {
+        let plugin = try await PluginUnderTest.load(product: "MemoryStorage")
+        #expect(plugin.name == "MemoryStorage")
+        #expect(plugin.services == ["PlugboardAPI.ObjectStorage"])
+        #expect(plugin.header == PluginHeader.expected)
+        #expect(plugin.path.hasSuffix("/libMemoryStorage.so"))
+        #expect(plugin.sha256.count == 64)
+        let report = await plugin.objectStorageConformance(options: .init(includeLargeObjects: false)).run()
+        #expect(report.allPassed, "\(report)")
+        await plugin.shutdown()
+    }
+
+    @Test func eachLoad_hasItsOwnContainer() async throws {
+        let first = try await PluginUnderTest.load(product: "MemoryStorage")
+        let second = try await PluginUnderTest.load(product: "MemoryStorage")
+        _ = try await first.storage().put("only-in-first", data: [1], contentType: nil, metadata: [:])
+        await #expect(throws: PlugboardError.self) { try await second.storage().head("only-in-first") }
+    }
+
+    @Test func configReachesThePlugin_andABadOneIsThePluginsOwnError() async throws {
+        let failing = try await PluginUnderTest.load(product: "MemoryStorage", config: ["failOperations": .array([.string("get")])])
+        let error = await failure { _ = try await failing.storage().get("k") }
+        #expect(error?.code == .storageUnavailable, "\(String(describing: error))")
+
+        let refused = await failure {
+            _ = try await PluginUnderTest.load(product: "MemoryStorage", config: ["failureRate": .integer(2)])
+        }
+        #expect(refused?.code == .configInvalid, "\(String(describing: refused))")
+    }
+
+    @Test func productNotBuilt_saysWhereItLookedAndWhatToDo() async throws {
+        let error = await failure { _ = try await PluginUnderTest.load(product: "NoSuchPlugin") }
+        #expect(error?.code.rawValue == "loader.file_not_found")
+        #expect(error?.detail?.contains(PluginUnderTest.productPath("NoSuchPlugin")) == true)
+        #expect(error?.hint?.contains("dynamic library product") == true)
+    }
+
+    @Test func aFileThatIsNotAPlugin_isRefusedBeforeLoading_withTheLoadersCode() async throws {
+        var template = Array("/tmp/put-notelf-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        try #require(fd >= 0)
+        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        defer { unlink(path) }
+        let text = Array("not a shared object\n".utf8)
+        _ = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        fchmod(fd, 0o644)
+        close(fd)
+        let error = await failure { _ = try await PluginUnderTest.load(path: path, name: "Text") }
+        #expect(error?.code.rawValue == "loader.not_elf", "\(String(describing: error))")
+    }
+
+    /// The PlugboardError `body` throws; records an issue when it throws nothing.
+    private func failure(_ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async -> PlugboardError? {
+        do {
+            try await body()
+            Issue.record("expected a PlugboardError, nothing was thrown", sourceLocation: sourceLocation)
+            return nil
+        } catch let error as PlugboardError {
+            return error
+        } catch {
+            Issue.record("expected a PlugboardError, got \(error)", sourceLocation: sourceLocation)
+            return nil
+        }
+    }
+}
