@@ -60,7 +60,9 @@ struct PluginScaffold {
 
         let api: Target.Dependency = .product(name: "PlugboardAPI", package: \#(quoted(Self.packageIdentity(apiPath))))
         // The root Plugboard package (named "Plugboard"; SwiftPM knows a path dependency by
-        // its folder's name): the test kit, with an in-memory storage and the conformance suite.
+        // its folder's name): SHA-256/MD5 for the plugin, and the test kit, which loads the
+        // built .so through the host's own checks and runs the conformance suite on it.
+        let crypto: Target.Dependency = .product(name: "PlugboardCrypto", package: \#(quoted(Self.packageIdentity(sdk))))
         let testing: Target.Dependency = .product(name: "PlugboardTesting", package: \#(quoted(Self.packageIdentity(sdk))))
 
         let package = Package(
@@ -73,8 +75,10 @@ struct PluginScaffold {
                 .package(path: \#(quoted(sdk))),
             ],
             targets: [
-                .target(name: "\#(name)", dependencies: [api, testing]),
-                .testTarget(name: "\#(name)Tests", dependencies: ["\#(name)", api, testing]),
+                .target(name: "\#(name)", dependencies: [api, crypto]),
+                // The tests load lib\#(name).so as the host does, so they do not link the
+                // plugin's module themselves (two copies of it in one process).
+                .testTarget(name: "\#(name)Tests", dependencies: [api, testing]),
             ]
         )
 
@@ -127,40 +131,76 @@ struct PluginScaffold {
     var storageSource: String {
         #"""
         import PlugboardAPI
-        import PlugboardTesting
+        import PlugboardCrypto
+        import Synchronization
 
-        /// The plugin's `ObjectStorage`. It starts as a wrapper of PlugboardTesting's
-        /// `InMemoryObjectStorage`, which passes the whole conformance suite; replace the
-        /// forwarding calls with your backend, and keep `swift test` green.
+        /// The plugin's `ObjectStorage`: objects kept in memory, to start from. It passes the
+        /// whole conformance suite as written; replace the dictionary with your backend and
+        /// keep `swift test` green.
         ///
         /// Rules every implementation follows (see `ObjectStorage` in PlugboardAPI): check
         /// arguments with `ObjectKey.validate`, `ObjectContentType.resolve` and
-        /// `ObjectMetadata.validate`; the ETag is the lowercase hex MD5 of the data; listings
-        /// are in UTF-8 byte order and page with `ListingRequest`'s continuation tokens; errors
-        /// are `PlugboardError`s (`storage.not_found`, `storage.unavailable`, ...).
+        /// `ObjectMetadata.validate`, in that order; the ETag is the lowercase hex MD5 of the
+        /// data; keys are byte strings (compare and order their UTF-8, never `String`);
+        /// listings page with `ListingRequest`'s continuation tokens; errors are
+        /// `PlugboardError`s with `storage.*` codes.
         public final class \#(name)ObjectStorage: ObjectStorage {
-            private let base = InMemoryObjectStorage()
+            /// Objects by the UTF-8 bytes of their keys: `String ==` would merge keys that
+            /// are canonically equivalent but different bytes.
+            private let objects = Mutex<[[UInt8]: StoredObject]>([:])
 
             public init() {}
 
             public func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
-                try await base.put(key, data: data, contentType: contentType, metadata: metadata)
+                try ObjectKey.validate(key)
+                let storedType = try ObjectContentType.resolve(contentType)
+                try ObjectMetadata.validate(metadata)
+                let info = ObjectInfo(key: key, size: data.count, etag: try Self.etag(of: data, key: key),
+                                      contentType: storedType, lastModified: Timestamp.now(), metadata: metadata)
+                objects.withLock { $0[Array(key.utf8)] = StoredObject(info: info, data: data) }
+                return info
             }
 
             public func get(_ key: String) async throws -> StoredObject {
-                try await base.get(key)
+                try ObjectKey.validate(key)
+                guard let object = objects.withLock({ $0[Array(key.utf8)] }) else {
+                    throw PlugboardError.objectNotFound(key: key)
+                }
+                return object
             }
 
             public func head(_ key: String) async throws -> ObjectInfo {
-                try await base.head(key)
+                try await get(key).info
             }
 
             public func delete(_ key: String) async throws {
-                try await base.delete(key)
+                try ObjectKey.validate(key)
+                _ = objects.withLock { $0.removeValue(forKey: Array(key.utf8)) }
             }
 
             public func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
-                try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
+                let request = try ListingRequest(prefix: prefix, limit: limit, continuationToken: continuationToken)
+                let prefixBytes = Array(request.prefix.utf8)
+                let after = request.startAfter.map { Array($0.utf8) }
+                let matching = objects.withLock { all in
+                    all.filter { key, _ in
+                        key.starts(with: prefixBytes) && (after.map { $0.lexicographicallyPrecedes(key) } ?? true)
+                    }.map(\.value.info)
+                }.sorted { ObjectKey.precedes($0.key, $1.key) }
+                let page = Array(matching.prefix(request.limit))
+                let more = matching.count > page.count
+                return ObjectListing(objects: page,
+                                     nextContinuationToken: more ? page.last.map { ListingRequest.continuationToken(after: $0.key) } : nil)
+            }
+
+            private static func etag(of data: [UInt8], key: String) throws -> String {
+                do {
+                    return Hex.encode(try MD5Hasher.hash(data))
+                } catch {
+                    // libcrypto could not be loaded: a backend failure, under the storage's own code.
+                    throw PlugboardError(.storageFailed, "could not compute the ETag of object \(PlugboardError.quoted(key))",
+                                         detail: error.message, hint: error.hint, underlying: error)
+                }
             }
         }
 
@@ -169,78 +209,31 @@ struct PluginScaffold {
 
     var testSource: String {
         #"""
-        import Foundation
         import PlugboardAPI
         import PlugboardTesting
         import Testing
-        import \#(name)
 
+        /// These tests load the built lib\#(name).so exactly as the `plugboard` host does
+        /// (file and ELF checks, the plugin header, the toolchain stamp, dlopen, the
+        /// handshake, registration), so a refusal here is the one the host would print.
         @Suite struct \#(name)Tests {
-            /// The whole ObjectStorage conformance suite, on a fresh storage.
-            @Test func storage_passesTheConformanceSuite() async throws {
-                let report = await ObjectStorageConformance(makeStorage: { \#(name)ObjectStorage() }).run()
-                #expect(report.allPassed, "\(report)")
-            }
-
             /// What `plugboard inspect` and `plugboard services` will show.
-            @Test func plugin_declaresItsNameAndService() {
-                #expect(\#(name)Plugin.name == "\#(name)")
-                #expect(\#(name)Plugin.services == ["PlugboardAPI.ObjectStorage"])
+            @Test func plugin_loadsThroughTheHostsChecks_andDeclaresItsService() async throws {
+                let plugin = try await PluginUnderTest.load(product: "\#(name)")
+                #expect(plugin.version == "0.1.0")
+                #expect(plugin.services == ["PlugboardAPI.ObjectStorage"])
+                // The host accepts an older minor version too; equality means the literal in
+                // \#(name)Plugin.swift is up to date with the PlugboardAPI it builds against.
+                #expect(plugin.header == PluginHeader.expected,
+                        "the header literal in \#(name)Plugin.swift is out of date: expected \(PluginHeader.expected), found \(String(describing: plugin.header))")
             }
 
-            /// The handshake the host performs first: the versions compiled into the plugin
-            /// match the PlugboardAPI it builds against.
-            @Test func entryPoint_answersTheHandshake() throws {
-                var words = [UInt64](repeating: 0, count: 8)
-                let status = words.withUnsafeMutableBytes { plugboardPluginEntry(1, $0.baseAddress) }
-                #expect(status == 0)
-                try PluginHandshake(words: words, plugin: "\#(name)").check(plugin: "\#(name)")
-            }
-
-            /// The built lib\#(name).so carries a plugboard_header section equal to the header
-            /// this PlugboardAPI expects; the host refuses the file before loading it otherwise.
-            @Test func builtLibrary_carriesTheExpectedPluginHeader() throws {
-                let library = Self.productsFolder + "/lib\#(name).so"
-                let data = try #require(FileManager.default.contents(atPath: library),
-                                        "\(library) not found; `swift build` builds it")
-                let section = try #require(Self.section(PluginHeader.sectionName, in: [UInt8](data)),
-                                           "no \(PluginHeader.sectionName) section in \(library)")
-                #expect(section == PluginHeader.expected.bytes,
-                        "the header literal in \#(name)Plugin.swift is out of date: expected \(PluginHeader.expected), found \(section)")
-                let header = try PluginHeader(bytes: section, plugin: "\#(name)")
-                try header.checkCompatible(plugin: "\#(name)")
-            }
-
-            /// The folder the test runner (and every product of the package) is built into.
-            static var productsFolder: String {
-                var url = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-                while url.path.contains(".xctest") { url = url.deletingLastPathComponent() }
-                return url.path
-            }
-
-            /// The bytes of an ELF64 little-endian file's section called `name`.
-            static func section(_ name: String, in b: [UInt8]) -> [UInt8]? {
-                func int(_ at: Int, _ size: Int) -> Int {
-                    (0..<size).reduce(0) { $0 | Int(b[at + $1]) << (8 * $1) }
-                }
-                guard b.count >= 64, b[0..<4] == [0x7F, 0x45, 0x4C, 0x46], b[4] == 2, b[5] == 1 else { return nil }
-                let shoff = int(0x28, 8), shentsize = int(0x3A, 2), shnum = int(0x3C, 2), shstrndx = int(0x3E, 2)
-                guard shoff > 0, shentsize >= 64, shstrndx < shnum, shoff + shnum * shentsize <= b.count else { return nil }
-                func header(_ i: Int) -> (name: Int, offset: Int, size: Int) {
-                    let h = shoff + i * shentsize
-                    return (int(h, 4), int(h + 0x18, 8), int(h + 0x20, 8))
-                }
-                let names = header(shstrndx)
-                for i in 0..<shnum {
-                    let h = header(i)
-                    var end = names.offset + h.name
-                    while end < b.count && b[end] != 0 { end += 1 }
-                    guard names.offset + h.name <= end,
-                          String(decoding: b[(names.offset + h.name)..<end], as: UTF8.self) == name,
-                          h.offset + h.size <= b.count else { continue }
-                    return Array(b[h.offset..<(h.offset + h.size)])
-                }
-                return nil
+            /// The whole ObjectStorage conformance suite, on the storage the loaded plugin registered.
+            @Test func storage_passesTheConformanceSuite() async throws {
+                let plugin = try await PluginUnderTest.load(product: "\#(name)")
+                let report = await plugin.objectStorageConformance().run()
+                #expect(report.allPassed, "\(report)")
+                await plugin.shutdown()
             }
         }
 
@@ -283,10 +276,10 @@ struct PluginScaffold {
         swift test
         ```
 
-        The tests run the ObjectStorage conformance suite on `\#(name)ObjectStorage`,
-        check the plugin's name and services, answer the host's handshake through
-        `plugboard_plugin_entry`, and read the built `lib\#(name).so` to check that its
-        `plugboard_header` section equals `PluginHeader.expected`.
+        The tests load the built `lib\#(name).so` through the host's own checks
+        (`PluginUnderTest` from PlugboardTesting), check what it declares and that its
+        `plugboard_header` equals `PluginHeader.expected`, and run the ObjectStorage
+        conformance suite on the storage it registered; a failing rule is reported by name.
 
         ## Use it
 

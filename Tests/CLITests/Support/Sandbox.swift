@@ -64,6 +64,18 @@ struct Sandbox: Sendable {
         }
     }
 
+    /// The names in a folder (without `.` and `..`); empty when it does not exist.
+    func entries(_ relative: String) -> [String] {
+        guard let folder = opendir(relative.hasPrefix("/") ? relative : path(relative)) else { return [] }
+        defer { closedir(folder) }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
     func exists(_ relative: String) -> Bool {
         access(relative.hasPrefix("/") ? relative : path(relative), F_OK) == 0
     }

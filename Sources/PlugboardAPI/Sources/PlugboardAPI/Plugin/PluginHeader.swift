@@ -97,7 +97,7 @@ public enum PluginCompatibility {
     public static func check(plugin: String, abi: UInt32, api: APIVersion,
                              comparePatch: Bool = true) throws(PlugboardError) {
         let host = APIVersion.current
-        let rebuild = "Rebuild the plugin against this host's PlugboardAPI (swift build in the plugin's package, with its PlugboardAPI path dependency pointing at this host's checkout)."
+        let rebuild = "Rebuild the plugin against this host's PlugboardAPI: point its PlugboardAPI path dependency at this host's checkout, then run swift build -c release in the plugin's package."
         guard abi == PluginABI.current else {
             throw PlugboardError(.abiMismatch, "incompatible plugin \"\(plugin)\": ABI mismatch",
                 detail: "Host has plugin ABI \(PluginABI.current), the plugin was built for ABI \(abi).",
@@ -113,7 +113,7 @@ public enum PluginCompatibility {
         guard api.minor <= host.minor else {
             throw PlugboardError(.apiVersionMismatch, "incompatible plugin \"\(plugin)\": API version mismatch",
                 detail: "Host provides PlugboardAPI \(hostShown), the plugin was built against the newer \(shown) and may use what this host lacks.",
-                hint: "Upgrade the host, or rebuild the plugin against this host's PlugboardAPI.")
+                hint: "Upgrade the host, or rebuild the plugin against this host's PlugboardAPI: point its PlugboardAPI path dependency at this host's checkout, then run swift build -c release in the plugin's package.")
         }
     }
 }

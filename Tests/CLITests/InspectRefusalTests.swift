@@ -1,0 +1,72 @@
+import PlugboardAPI
+import PlugboardHost
+import Testing
+
+/// `plugboard inspect` on copies of a real plugin made incompatible: another PlugboardAPI
+/// major version in its header, another compiler in its `.comment` section. Both are
+/// refused from the file alone, before `dlopen`, naming both versions and the command that
+/// rebuilds the plugin.
+@Suite struct InspectRefusalTests {
+    static var memoryStorage: String { "\(CommandRunner.productsFolder)/libMemoryStorage.so" }
+
+    /// The bytes of `libMemoryStorage.so` with every occurrence of `target` replaced by
+    /// `replacement` (same length, so the ELF layout is untouched).
+    static func patched(_ target: [UInt8], _ replacement: [UInt8], in sandbox: Sandbox) throws -> [UInt8] {
+        precondition(target.count == replacement.count)
+        var bytes = try sandbox.read(memoryStorage)
+        var found = 0
+        var index = 0
+        while index + target.count <= bytes.count {
+            if bytes[index] == target[0] && Array(bytes[index..<(index + target.count)]) == target {
+                bytes.replaceSubrange(index..<(index + target.count), with: replacement)
+                found += 1
+                index += target.count
+            } else {
+                index += 1
+            }
+        }
+        try #require(found > 0, "the pattern to patch was not found in \(memoryStorage)")
+        return bytes
+    }
+
+    static func words(_ values: [UInt32]) -> [UInt8] {
+        values.flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+    }
+
+    @Test(arguments: [false, true]) func otherAPIMajor_isRefusedBeforeLoading(noLoad: Bool) throws {
+        let h = PluginHeader.expected
+        let header = [PluginHeader.magic, h.layoutVersion, h.abiVersion, h.apiMajor, h.apiMinor]
+        let forged = [PluginHeader.magic, h.layoutVersion, h.abiVersion, h.apiMajor + 1, 0]
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("libMemoryStorage.so", try Self.patched(Self.words(header), Self.words(forged), in: sandbox))
+        let result = sandbox.run(["inspect"] + (noLoad ? ["--no-load"] : []) + ["libMemoryStorage.so"])
+        expectRun(result, status: 1, stdout: .empty, stderr: .contains(
+            "plugboard: error: incompatible plugin \"MemoryStorage\": API version mismatch\n",
+            "DETAIL: Host provides PlugboardAPI \(h.apiMajor).\(h.apiMinor), the plugin was built against \(h.apiMajor + 1).0.\n",
+            "HINT: Rebuild the plugin against this host's PlugboardAPI: point its PlugboardAPI path dependency at this host's checkout, then run swift build -c release in the plugin's package.\n"))
+        // Refused from the file: nothing was copied into the cache, so nothing was dlopen'ed.
+        #expect(sandbox.entries(sandbox.cacheDirectory) == [])
+
+        let json = try sandbox.run(["inspect", "--json", "libMemoryStorage.so"]).json()
+        #expect(json["error"]?["code"]?.string == "plugin.api_version_mismatch")
+    }
+
+    @Test(arguments: [false, true]) func otherToolchain_isRefusedBeforeLoading(noLoad: Bool) throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let real = try #require(sandbox.run(["inspect", "--no-load", "--json", Self.memoryStorage]).json()["toolchain"]?.string)
+        // Every digit moved on by one: the same length, another compiler version and commit.
+        let forged = String(real.map { c in c.isASCII && c.isNumber ? Character(String((Int(String(c))! + 1) % 10)) : c })
+        try sandbox.write("libMemoryStorage.so", try Self.patched(Array(real.utf8), Array(forged.utf8), in: sandbox))
+        let result = sandbox.run(["inspect"] + (noLoad ? ["--no-load"] : []) + ["libMemoryStorage.so"])
+        expectRun(result, status: 1, stdout: .empty, stderr: .contains(
+            "plugboard: error: incompatible plugin \"MemoryStorage\": toolchain mismatch\n",
+            "DETAIL: The host was built by \"\(real)\", the plugin by \"\(forged)\".",
+            "HINT: Rebuild the plugin with the host's Swift toolchain: swift build -c release in the plugin's package.\n"))
+        #expect(sandbox.entries(sandbox.cacheDirectory) == [])
+
+        let json = try sandbox.run(["inspect", "--json", "libMemoryStorage.so"]).json()
+        #expect(json["error"]?["code"]?.string == "plugin.toolchain_mismatch")
+    }
+}
