@@ -3,10 +3,11 @@ import PlugboardHost
 import PlugboardTesting
 import Testing
 
-/// Listing straight from the folders, at a size where an O(n²) walk would show.
+/// Listing straight from the folders, at a size where an O(n²) walk would blow the time
+/// limit (a liveness bound for loaded machines; speed is measured by benchmarks, not here).
 @Suite struct FileStorageListingTests {
     @Test(.timeLimit(.minutes(1)))
-    func listing10000Objects_inPagesOf1000_isOrderedCompleteAndQuick() async throws {
+    func listing10000Objects_inPagesOf1000_isOrderedAndComplete() async throws {
         let fixture = FileStorageFixture("filestorage-10k")
         defer { fixture.remove() }
         let storage = try await fixture.storage(fsync: false)
@@ -22,20 +23,16 @@ import Testing
             try await group.waitForAll()
         }
 
-        let clock = ContinuousClock()
         var listed: [String] = []
-        let elapsed = try await clock.measure {
-            var token: String?
-            repeat {
-                let page = try await storage.list(prefix: "", limit: 1000, continuationToken: token)
-                #expect(page.objects.count <= 1000)
-                listed += page.objects.map(\.key)
-                token = page.nextContinuationToken
-            } while token != nil
-        }
+        var token: String?
+        repeat {
+            let page = try await storage.list(prefix: "", limit: 1000, continuationToken: token)
+            #expect(page.objects.count <= 1000)
+            listed += page.objects.map(\.key)
+            token = page.nextContinuationToken
+        } while token != nil
         #expect(listed.count == 10_000)
         #expect(listed.map { Array($0.utf8) } == keys.sorted(by: ObjectKey.precedes).map { Array($0.utf8) })
-        #expect(elapsed < .seconds(3), "listing 10,000 objects took \(elapsed)")
 
         let prefixed = try await storage.list(prefix: "bulk/3/item-99", limit: 1000, continuationToken: nil)
         let expected = keys.filter { ObjectKey.hasPrefix($0, "bulk/3/item-99") }.sorted(by: ObjectKey.precedes)
