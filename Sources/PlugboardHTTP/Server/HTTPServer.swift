@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PlugboardAPI
 import PlugboardConcurrency
+import Dispatch
 
 /// An HTTP/1.1 server on plain sockets: one accept thread, one thread per connection (at
 /// most ``ServerConfiguration/maxConnections``), blocking I/O bounded by socket timeouts.
@@ -22,6 +23,8 @@ public final class HTTPServer: Sendable {
     /// The wake pipe: [read, write].
     private let wake: (Int32, Int32)
     private let acceptDone = LockedValueBox(false)
+    /// Signalled once the accept loop has ended.
+    private let stopSignal = DispatchSemaphore(value: 0)
 
     public init(configuration: ServerConfiguration, handler: any HTTPHandler, logger: Logger) {
         self.configuration = configuration
@@ -71,6 +74,19 @@ public final class HTTPServer: Sendable {
         return registry.openCount
     }
 
+    /// Waits, off Swift's cooperative pool, until the server is asked to stop, then until
+    /// its connections close or `drainTimeoutSeconds` pass; returns those still open.
+    public func stopped(drainTimeoutSeconds: Double) async -> Int {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+            let spawned = Threads.spawn {
+                self.stopSignal.wait()
+                self.stopSignal.signal()
+                continuation.resume(returning: self.waitUntilDrained(timeoutSeconds: drainTimeoutSeconds))
+            }
+            if !spawned { continuation.resume(returning: registry.openCount) }
+        }
+    }
+
     /// Connections open now.
     public var openConnections: Int { registry.openCount }
 
@@ -101,6 +117,7 @@ public final class HTTPServer: Sendable {
         close(listener)
         registry.beginStop()
         acceptDone.withLock { $0 = true }
+        stopSignal.signal()
     }
 
     private func admit(_ client: Int32) {
