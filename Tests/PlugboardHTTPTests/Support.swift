@@ -1,3 +1,4 @@
+import PlugboardAPI
 import PlugboardHTTP
 
 /// Bytes handed to the reader in pieces of the given sizes (cycled), as a socket might.
