@@ -112,3 +112,33 @@ import Testing
         #expect(status == 200)
     }
 }
+
+/// Random bytes over real connections: every one gets an answer or a close, and the
+/// server keeps serving.
+@Suite struct SocketFuzzTests {
+    @Test func randomBytes_neverTakeTheServerDown() throws {
+        let server = try ServerProcess(arguments: ["--request-timeout", "1"])
+        var state: UInt64 = 0x5EED_0007
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        let prefixes = ["", "GET / HTTP/1.1\r\n", "PUT /v1/objects/k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n",
+                        "GET /v1/objects/%"]
+        for round in 0..<120 {
+            let c = try server.client()
+            let count = Int(next() % 400)
+            var bytes = Array(prefixes[round % prefixes.count].utf8)
+            bytes += (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }
+            bytes += Array("\r\n\r\n".utf8)
+            try? c.send(bytes)
+            shutdown(c.fd, Int32(SHUT_WR))
+            _ = c.isClosedByServer()
+        }
+        #expect(try server.client().request("GET", "/healthz").status == 200)
+        #expect(server.stop() == 0)
+    }
+}

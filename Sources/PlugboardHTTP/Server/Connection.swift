@@ -41,7 +41,9 @@ struct Connection {
             }
             let request = HTTPRequest(head: head, body: body)
             let handler = self.handler
-            let response = Threads.runBlocking(orElse: HTTPResponse(status: 500)) {
+            let fallback = handler.refusal(HTTPError(500, PlugboardError(.httpInternal, "the request handler gave no answer")),
+                                           head: head)
+            let response = Threads.runBlocking(orElse: fallback) {
                 await handler.respond(to: request)
             }
             let closes = HTTPError.closingStatuses.contains(response.status)
