@@ -125,6 +125,19 @@ import Testing
         #expect(get.body == body)
     }
 
+    @Test func unavailableStorage_is503WithRetryAfter() throws {
+        let plugin = #"{"name": "Mem", "product": "MemoryStorage", "config": {"failOperations": ["get", "head"]}}"#
+        let server = try ServerProcess(plugins: [plugin])
+        let r = try server.client().request("GET", "/v1/objects/k")
+        #expect(r.status == 503)
+        #expect(r.errorCode == "storage.unavailable")
+        #expect(r.header("retry-after") == "1")
+        let head = try server.client().request("HEAD", "/v1/objects/k")
+        #expect(head.status == 503)
+        #expect(head.body.isEmpty)
+        #expect(head.header("retry-after") == "1")
+    }
+
     @Test func noStorageBound_is503ContainerNotRegistered_andNotReady() throws {
         let server = try ServerProcess(plugins: [])
         let r = try server.client().request("GET", "/v1/objects/k")

@@ -11,8 +11,9 @@ enum Threads {
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
-    /// Starts a detached thread running `body`; false when the system refuses one.
-    static func spawn(stackBytes: Int = 1 << 20, _ body: @escaping @Sendable () -> Void) -> Bool {
+    /// Starts a detached thread running `body`; false when the system refuses one. The
+    /// stack is reserved, not committed: only the pages a request touches cost memory.
+    static func spawn(stackBytes: Int = 4 << 20, _ body: @escaping @Sendable () -> Void) -> Bool {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
