@@ -37,15 +37,15 @@ enum Threads {
     /// right here (`Task.immediate`), so an operation that never suspends (an in-memory
     /// lookup) costs no thread hop; one that does suspend finishes on the pool while this
     /// thread waits.
-    static func runBlocking<T: Sendable>(orElse fallback: T, _ operation: @escaping @Sendable () async -> T) -> T {
+    static func runBlocking<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T? {
         let box = ResultBox<T>()
         Task.immediate {
             box.value = await operation()
             box.done.signal()
         }
         box.done.wait()
-        // The semaphore orders the write before this read, so the fallback is never used.
-        return box.value ?? fallback
+        // The semaphore orders the write before this read: never nil in practice.
+        return box.value
     }
 
     private final class ResultBox<T>: @unchecked Sendable {
