@@ -31,6 +31,14 @@ struct Connection {
                 refuse(error, head: nil, started: reader.source.requestStarted, peer: peer)
                 return
             }
+            if let early = handler.screen(head) {
+                // The body, if any, stays unread, so the connection cannot go on after it.
+                let bodyless = head.framing == .none || head.framing == .length(0)
+                if !answer(early, to: head, keepAlive: bodyless && head.keepAlive, peer: peer, started: reader.source.requestStarted) {
+                    return
+                }
+                continue
+            }
             if head.expectsContinue && !Socket.writeAll(fd, HTTPResponse.continueLine) { break }
             let body: [UInt8]
             do throws(HTTPError) {
@@ -43,20 +51,26 @@ struct Connection {
             let handler = self.handler
             let response = Threads.runBlocking { await handler.respond(to: request) }
                 ?? handler.refusal(HTTPError(500, PlugboardError(.httpInternal, "the request handler gave no answer")), head: head)
-            let closes = HTTPError.closingStatuses.contains(response.status)
-            let keepAlive = head.keepAlive && !closes && !registry.isStopping
-            let sent = Socket.writeAll(fd, response.serialize(head: head.method == "HEAD", keepAlive: keepAlive,
-                                                              version: head.version, date: dates.current()))
-            handler.completed(Exchange(method: head.method, target: head.target, status: response.status,
-                                       bytes: head.method == "HEAD" ? 0 : response.body.count,
-                                       durationSeconds: Clock.now() - reader.source.requestStarted, peer: peer))
-            if !sent { break }
-            if !keepAlive {
-                if closes { Socket.lingeringClose(fd) } else { close(fd) }
+            if !answer(response, to: head, keepAlive: head.keepAlive, peer: peer, started: reader.source.requestStarted) {
                 return
             }
         }
         close(fd)
+    }
+
+    /// Writes `response`; returns whether the connection goes on, else it is closed.
+    private func answer(_ response: HTTPResponse, to head: RequestHead, keepAlive wanted: Bool, peer: String,
+                        started: Double) -> Bool {
+        let closes = HTTPError.closingStatuses.contains(response.status)
+        let keepAlive = wanted && !closes && !registry.isStopping
+        let sent = Socket.writeAll(fd, response.serialize(head: head.method == "HEAD", keepAlive: keepAlive,
+                                                          version: head.version, date: dates.current()))
+        handler.completed(Exchange(method: head.method, target: head.target, status: response.status,
+                                   bytes: head.method == "HEAD" ? 0 : response.body.count,
+                                   durationSeconds: Clock.now() - started, peer: peer))
+        if sent && keepAlive { return true }
+        if sent && (closes || !wanted && head.framing != .none) { Socket.lingeringClose(fd) } else { close(fd) }
+        return false
     }
 
     /// Answers a request refused at the HTTP level and closes the connection.

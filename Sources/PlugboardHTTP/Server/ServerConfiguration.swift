@@ -36,6 +36,10 @@ public struct ServerConfiguration: Sendable {
 
 /// What the server asks of the application.
 public protocol HTTPHandler: Sendable {
+    /// Looks at a request before its body is read and answers it at once when it will be
+    /// refused anyway (unknown route, wrong method, missing token): the server does not
+    /// take in a body, up to the body limit, only to refuse it. Nil lets the request in.
+    func screen(_ head: RequestHead) -> HTTPResponse?
     /// Answers a well-formed request. Runs on the connection's own thread; it may suspend.
     func respond(to request: HTTPRequest) async -> HTTPResponse
     /// Answers a request the server refused before it was complete (`head` is nil when

@@ -23,16 +23,21 @@ public final class APIRouter: HTTPHandler {
         self.openConnections = openConnections
     }
 
-    public func respond(to request: HTTPRequest) async -> HTTPResponse {
-        let route = Route(path: request.head.path)
+    public func screen(_ head: RequestHead) -> HTTPResponse? {
+        let route = Route(path: head.path)
         guard route != .unknown else {
-            return ErrorResponses.response(PlugboardError(.httpNotFound, "no route for \(request.head.path.prefix(200))",
+            return ErrorResponses.response(PlugboardError(.httpNotFound, "no route for \(head.path.prefix(200))",
                 hint: "The API serves /v1/objects, /v1/objects/{key}, /healthz, /readyz, /metrics and /v1/admin/*; see docs/openapi.yaml."))
         }
-        guard route.allowedMethods.contains(request.method) else {
-            return ErrorResponses.response(route.methodRefusal(request.method))
+        guard route.allowedMethods.contains(head.method) else {
+            return ErrorResponses.response(route.methodRefusal(head.method))
         }
-        if let refusal = authorize(route, request) { return refusal }
+        return authorize(route, head)
+    }
+
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        if let refusal = screen(request.head) { return refusal }
+        let route = Route(path: request.head.path)
         do throws(HTTPError) {
             switch route {
             case .object(let encoded):
@@ -82,7 +87,7 @@ public final class APIRouter: HTTPHandler {
         }
     }
 
-    private func authorize(_ route: Route, _ request: HTTPRequest) -> HTTPResponse? {
+    private func authorize(_ route: Route, _ head: RequestHead) -> HTTPResponse? {
         let token: String?
         switch route.tokenGuard {
         case .none: return nil
@@ -90,7 +95,7 @@ public final class APIRouter: HTTPHandler {
         case .admin: token = adminToken
         }
         guard let token else { return nil }
-        let header = request.headers["authorization"]
+        let header = head.headers["authorization"]
         if BearerToken.matches(header, token: token) { return nil }
         let variable = route.tokenGuard == .admin ? "PLUGBOARD_ADMIN_TOKEN" : "PLUGBOARD_API_TOKEN"
         return ErrorResponses.response(PlugboardError(.httpUnauthorized,

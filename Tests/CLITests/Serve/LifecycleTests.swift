@@ -67,6 +67,14 @@ import Testing
         for path in ["/healthz", "/readyz", "/metrics"] {
             #expect(try server.client().request("GET", path).status == 200, "\(path)")
         }
+        // Refused before the body is read: the server does not take in 10 MB it will not
+        // use, and closes the connection since the body is still coming.
+        let early = try server.client()
+        try early.send("PUT /v1/objects/k HTTP/1.1\r\nHost: h\r\nContent-Length: 10000000\r\nExpect: 100-continue\r\n\r\n")
+        let refused = try early.response()
+        #expect(refused.status == 401)
+        #expect(refused.header("connection") == "close")
+        #expect(early.isClosedByServer())
     }
 
     @Test func nonLoopbackWithoutAdminToken_isRefusedAtStart() throws {
