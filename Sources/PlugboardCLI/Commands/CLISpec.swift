@@ -68,7 +68,7 @@ enum CLISpec {
                             .value("max-body-bytes", "BYTES", help: "The largest request body accepted (413 beyond).", default: "67108864"),
                             .value("max-connections", "N", help: "Open connections at most (503 beyond).", default: "256"),
                             .value("idle-timeout", "SECONDS", help: "How long a kept-alive connection may wait for its next request.", default: "60"),
-                            .value("request-timeout", "SECONDS", help: "How long a request head may take to arrive, and the longest pause inside a body (408 beyond).", default: "10"),
+                            .value("request-timeout", "SECONDS", help: "How long a request head may take to arrive (and a new connection its first byte), and the longest pause inside a body (408 beyond).", default: "10"),
                         ]),
             CommandSpec(name: "new-plugin", abstract: "Write a SwiftPM package for a new plugin, ready to build and test.",
                         discussion: "Writes Package.swift (building libNAME.so against this checkout's PlugboardAPI), the plugin's source with its header and entry point, an in-memory ObjectStorage to start from, tests (the conformance suite and a check of the built file's plugin header), plugins.snippet.json and README.md. The checkout is found above the plugboard executable unless --sdk is given. Exits 2 for an invalid NAME or a --dir that is not empty, 1 if no checkout is found.",

@@ -15,6 +15,10 @@ struct SocketSource: ByteSource {
     private var bodyStarted: Double?
     private var bodyBytes = 0
     private var timeoutSet = -1.0
+    /// Whether a request has begun on this connection: before the first one, the wait
+    /// for a byte is the (shorter) header deadline, so a connection opened and left
+    /// silent does not hold a slot for the whole idle timeout.
+    private var hadRequest = false
 
     init(fd: Int32, id: Int, configuration: ServerConfiguration, registry: ConnectionRegistry) {
         self.fd = fd
@@ -36,7 +40,7 @@ struct SocketSource: ByteSource {
         case .idle:
             // A server that is stopping takes no new request on this connection.
             guard registry.setIdle(id, true) else { return 0 }
-            setTimeout(configuration.idleTimeoutSeconds)
+            setTimeout(hadRequest ? configuration.idleTimeoutSeconds : configuration.headerTimeoutSeconds)
         case .head:
             let remaining = requestStarted + configuration.headerTimeoutSeconds - now
             guard remaining > 0 else { throw headTimeout() }
@@ -56,6 +60,7 @@ struct SocketSource: ByteSource {
             let n = recv(fd, buffer.baseAddress, buffer.count, 0)
             if n > 0 {
                 if phase == .idle {
+                    hadRequest = true
                     _ = registry.setIdle(id, false)
                     requestStarted = Clock.now()
                 } else if phase == .body {

@@ -28,6 +28,28 @@ import Testing
         #expect(throws: FixtureError.self) { try server.client() }
     }
 
+    @Test func shutdownTimeout_boundsTheWaitForSlowRequests() throws {
+        let server = try ServerProcess(plugins: [ServerProcess.memory(latencyMilliseconds: 20_000)],
+                                       arguments: ["--shutdown-timeout", "1"])
+        let c = try server.client()
+        try c.send("GET /v1/objects/slow HTTP/1.1\r\nHost: h\r\n\r\n")
+        usleep(300_000)
+        let started = CommandRunner.monotonicMilliseconds()
+        #expect(server.stop() == 0)
+        #expect(CommandRunner.monotonicMilliseconds() - started < 8_000)
+        #expect(server.stderr.contains("shutdown timeout"))
+    }
+
+    @Test func idleConnections_areClosedAfterTheIdleTimeout() throws {
+        let server = try ServerProcess(arguments: ["--idle-timeout", "1"])
+        let c = try server.client()
+        #expect(try c.request("GET", "/healthz").status == 200)
+        let started = CommandRunner.monotonicMilliseconds()
+        #expect(c.isClosedByServer())
+        let waited = CommandRunner.monotonicMilliseconds() - started
+        #expect(waited >= 500 && waited < 5_000)
+    }
+
     @Test func sigint_stopsAnIdleServer() throws {
         let server = try ServerProcess()
         #expect(server.stop(SIGINT) == 0)

@@ -88,6 +88,12 @@ import Testing
         let body = try server.client()
         try body.send("PUT /v1/objects/k HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\nabc")
         #expect(try body.response().status == 408)
+
+        // A connection that never sends a byte is closed quietly after the same deadline.
+        let silent = try server.client()
+        let opened = CommandRunner.monotonicMilliseconds()
+        #expect(silent.isClosedByServer())
+        #expect(CommandRunner.monotonicMilliseconds() - opened < 5_000)
     }
 
     @Test func connectionsOverTheLimit_get503() throws {
