@@ -79,7 +79,8 @@ struct Connection {
         _ = Socket.writeAll(fd, response.serialize(head: head?.method == "HEAD", keepAlive: false,
                                                    version: head?.version ?? .http11, date: dates.current()))
         handler.completed(Exchange(method: head?.method ?? "-", target: head?.target ?? "-", status: response.status,
-                                   bytes: response.body.count, durationSeconds: Clock.now() - started, peer: peer))
+                                   bytes: head?.method == "HEAD" ? 0 : response.body.count,
+                                   durationSeconds: Clock.now() - started, peer: peer))
         Socket.lingeringClose(fd)
     }
 }
