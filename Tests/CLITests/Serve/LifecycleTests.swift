@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardHost
+import Testing
+
+/// Start-up, authentication, admin reports, metrics and graceful stop.
+@Suite struct LifecycleTests {
+    @Test func startLine_isExactlyOneLine() throws {
+        let server = try ServerProcess()
+        #expect(server.startLine == "plugboard serve: listening on http://127.0.0.1:\(server.port)")
+        #expect(server.stop() == 0)
+    }
+
+    @Test func sigtermDuringARequest_finishesIt_thenExitsZero() throws {
+        let server = try ServerProcess(plugins: [ServerProcess.memory(latencyMilliseconds: 1500)])
+        let c = try server.client()
+        try c.send("GET /v1/objects/slow HTTP/1.1\r\nHost: h\r\n\r\n")
+        let idle = try server.client()
+        #expect(try idle.request("GET", "/healthz").status == 200)
+        usleep(300_000)
+        kill(server.pid, SIGTERM)
+        let r = try c.response()
+        #expect(r.status == 404)
+        #expect(r.header("connection") == "close")
+        #expect(idle.isClosedByServer())
+        #expect(server.waitForExit(timeoutMilliseconds: 20_000) == 0)
+        #expect(throws: FixtureError.self) { try server.client() }
+    }
+
+    @Test func shutdownTimeout_boundsTheWaitForSlowRequests() throws {
+        let server = try ServerProcess(plugins: [ServerProcess.memory(latencyMilliseconds: 20_000)],
+                                       arguments: ["--shutdown-timeout", "1"])
+        let c = try server.client()
+        try c.send("GET /v1/objects/slow HTTP/1.1\r\nHost: h\r\n\r\n")
+        usleep(300_000)
+        let started = CommandRunner.monotonicMilliseconds()
+        #expect(server.stop() == 0)
+        #expect(CommandRunner.monotonicMilliseconds() - started < 8_000)
+        #expect(server.stderr.contains("shutdown timeout"))
+    }
+
+    @Test func idleConnections_areClosedAfterTheIdleTimeout() throws {
+        let server = try ServerProcess(arguments: ["--idle-timeout", "1"])
+        let c = try server.client()
+        #expect(try c.request("GET", "/healthz").status == 200)
+        let started = CommandRunner.monotonicMilliseconds()
+        #expect(c.isClosedByServer())
+        let waited = CommandRunner.monotonicMilliseconds() - started
+        #expect(waited >= 500 && waited < 5_000)
+    }
+
+    @Test func sigint_stopsAnIdleServer() throws {
+        let server = try ServerProcess()
+        #expect(server.stop(SIGINT) == 0)
+    }
+
+    @Test func adminEndpoints_needTheAdminToken_andMatchTheCLI() throws {
+        let server = try ServerProcess(environment: ["PLUGBOARD_ADMIN_TOKEN": "s3cret"])
+        let missing = try server.client().request("GET", "/v1/admin/plugins")
+        #expect(missing.status == 401)
+        #expect(missing.header("www-authenticate") == "Bearer")
+        #expect(missing.errorCode == "http.unauthorized")
+        let wrong = try server.client().request("GET", "/v1/admin/services", headers: [("Authorization", "Bearer s3cre")])
+        #expect(wrong.status == 401)
+        #expect(!server.stderr.contains("s3cret"))
+        let auth = [("Authorization", "Bearer s3cret")]
+        let plugins = try server.client().request("GET", "/v1/admin/plugins", headers: auth)
+        #expect(plugins.status == 200)
+        let services = try server.client().request("GET", "/v1/admin/services", headers: auth)
+        #expect(services.status == 200)
+        let cliPlugins = server.sandbox.run(["plugins", "--json"])
+        let cliServices = server.sandbox.run(["services", "--json"])
+        #expect(cliPlugins.status == 0 && cliServices.status == 0)
+        #expect(plugins.text == cliPlugins.stdout)
+        #expect(services.text == cliServices.stdout)
+        #expect(try JSONValue.parse(plugins.text).elements?.first?.keys == ["name", "state", "version", "path", "sha256", "services", "error"])
+        // Objects need no token unless PLUGBOARD_API_TOKEN is set.
+        #expect(try server.client().request("GET", "/v1/objects").status == 200)
+    }
+
+    @Test func apiToken_guardsObjects_butNotHealthOrMetrics() throws {
+        let server = try ServerProcess(environment: ["PLUGBOARD_API_TOKEN": "tok"])
+        #expect(try server.client().request("GET", "/v1/objects/k").status == 401)
+        #expect(try server.client().request("GET", "/v1/objects").status == 401)
+        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Bearer tok")]).status == 404)
+        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "bearer tok")]).status == 404)
+        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Basic tok")]).status == 401)
+        for path in ["/healthz", "/readyz", "/metrics"] {
+            #expect(try server.client().request("GET", path).status == 200, "\(path)")
+        }
+        // Refused before the body is read: the server does not take in 10 MB it will not
+        // use, and closes the connection since the body is still coming.
+        let early = try server.client()
+        try early.send("PUT /v1/objects/k HTTP/1.1\r\nHost: h\r\nContent-Length: 10000000\r\nExpect: 100-continue\r\n\r\n")
+        let refused = try early.response()
+        #expect(refused.status == 401)
+        #expect(refused.header("connection") == "close")
+        #expect(early.isClosedByServer())
+    }
+
+    @Test func nonLoopbackWithoutAdminToken_isRefusedAtStart() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", ManifestText.make([ManifestText.memory]))
+        expectRun(sandbox.run(["serve", "--listen", "0.0.0.0:0"]), status: 2, stdout: .empty,
+                  stderr: .contains("0.0.0.0", "PLUGBOARD_ADMIN_TOKEN"))
+        expectRun(sandbox.run(["serve", "--listen", "nowhere"]), status: 2, stdout: .empty,
+                  stderr: .contains("invalid --listen \"nowhere\""))
+    }
+
+    @Test func metrics_countRequestsByRouteAndStatus_andShowPlugins() throws {
+        let server = try ServerProcess()
+        let c = try server.client()
+        _ = try c.request("PUT", "/v1/objects/m", body: [1])
+        _ = try c.request("GET", "/v1/objects/m")
+        _ = try c.request("GET", "/v1/objects/missing")
+        _ = try c.request("GET", "/nope")
+        let metrics = try c.request("GET", "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.header("content-type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        for line in ["plugboard_http_requests_total{route=\"object\",method=\"PUT\",status=\"200\"} 1",
+                     "plugboard_http_requests_total{route=\"object\",method=\"GET\",status=\"200\"} 1",
+                     "plugboard_http_requests_total{route=\"object\",method=\"GET\",status=\"404\"} 1",
+                     "plugboard_http_requests_total{route=\"unknown\",method=\"GET\",status=\"404\"} 1",
+                     "plugboard_http_request_duration_seconds_count{route=\"object\"} 3",
+                     "plugboard_plugin_state{plugin=\"Mem\",state=\"active\"} 1",
+                     "plugboard_plugin_loads_total 1",
+                     "plugboard_plugin_load_failures_total{state=\"failed\"} 0",
+                     "plugboard_http_connections_open 1"] {
+            #expect(metrics.text.split(separator: "\n").contains(Substring(line)), "\(line)")
+        }
+    }
+
+    @Test func accessLog_namesEachRequest_withoutTokens() throws {
+        let server = try ServerProcess(arguments: ["--log-level", "info"], environment: ["PLUGBOARD_API_TOKEN": "hush"])
+        _ = try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Bearer hush")])
+        #expect(server.stop() == 0)
+        let log = server.stderr
+        #expect(log.contains("GET /v1/objects/k 404 "))
+        #expect(!log.contains("hush"))
+    }
+}
