@@ -29,8 +29,12 @@ let package = Package(
         .target(name: "PlugboardTesting", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
         // The host: manifest, loader, plugin registry. The CLI is a thin layer over it.
         .target(name: "PlugboardHost", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
+        // HTTP/1.1 on Glibc sockets: request parser with limits, responses, the server core.
+        .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardConcurrency"]),
+        // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.
+        .target(name: "PlugboardServer", dependencies: [api, "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
-        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardHost"]),
+        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardHost", "PlugboardServer"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
         .target(name: "MemoryStorage", dependencies: [api, "PlugboardTesting", "PlugboardConcurrency"],
@@ -55,6 +59,9 @@ let package = Package(
         .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
         .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost"]),
+        .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP"]),
+        // `plugboard serve` as a real process, over real sockets.
+        .testTarget(name: "ServerTests", dependencies: [api]),
         // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.
         .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"]),
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.

@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardServer
 
 /// The `plugboard` command line: parses arguments, runs one command, maps errors to exit
 /// status and output. `Sources/plugboard/main.swift` only calls ``main(_:environment:)``.
@@ -39,6 +40,7 @@ public enum PlugboardCLI {
             case ["storage", "delete"]: return try await StorageCommand.delete(ctx)
             case ["storage", "list"]: return try await StorageCommand.list(ctx)
             case ["new-plugin"]: return try await NewPluginCommand.run(ctx)
+            case ["serve"]: return try await ServeCommand.run(ctx)
             default:
                 throw UsageError.make("command \"\(parsed.path.joined(separator: " "))\" cannot be run on its own",
                                       hint: "Run plugboard \(parsed.path.joined(separator: " ")) --help.")
@@ -64,9 +66,10 @@ public enum PlugboardCLI {
         return status
     }
 
-    /// 2 for usage and manifest-level errors, 1 for everything else.
+    /// 2 for usage and manifest-level errors (and a server that would expose its admin
+    /// API without a token), 1 for everything else.
     static func exitStatus(for error: PlugboardError) -> Int32 {
-        error.code == .usage || error.code.area == "manifest" ? 2 : 1
+        error.code == .usage || error.code == .serveUnprotected || error.code.area == "manifest" ? 2 : 1
     }
 
     static func printVersion(json: Bool) -> Int32 {

@@ -60,6 +60,16 @@ enum CLISpec {
                             CommandSpec(name: "list", abstract: "List keys, one per line.",
                                         arguments: [ArgumentSpec(name: "PREFIX", help: "Only keys that start with PREFIX.", optional: true)]),
                         ]),
+            CommandSpec(name: "serve", abstract: "Serve the bound ObjectStorage over HTTP until SIGTERM or SIGINT.",
+                        discussion: "Endpoints: PUT, GET, HEAD and DELETE /v1/objects/{key}; GET /v1/objects?prefix=&limit=&cursor=; GET /healthz, /readyz, /metrics; GET /v1/admin/plugins and /v1/admin/services (docs/openapi.yaml). Once listening, prints one line to standard output: plugboard serve: listening on http://HOST:PORT. PLUGBOARD_API_TOKEN, when set, guards /v1/objects; PLUGBOARD_ADMIN_TOKEN guards /v1/admin (Authorization: Bearer TOKEN). A non-loopback --listen without PLUGBOARD_ADMIN_TOKEN is refused (exit 2). On SIGTERM or SIGINT it stops accepting, lets requests in flight finish, stops the plugins' services and exits 0. Access log lines are written at --log-level info.",
+                        options: [
+                            .value("listen", "HOST:PORT", help: "The address to listen on; port 0 picks a free port.", default: "127.0.0.1:8080"),
+                            .value("shutdown-timeout", "SECONDS", help: "How long requests in flight may take to finish after SIGTERM or SIGINT.", default: "10"),
+                            .value("max-body-bytes", "BYTES", help: "The largest request body accepted (413 beyond).", default: "67108864"),
+                            .value("max-connections", "N", help: "Open connections at most (503 beyond).", default: "256"),
+                            .value("idle-timeout", "SECONDS", help: "How long a kept-alive connection may wait for its next request.", default: "60"),
+                            .value("request-timeout", "SECONDS", help: "How long a request head may take to arrive, and the longest pause inside a body (408 beyond).", default: "10"),
+                        ]),
             CommandSpec(name: "new-plugin", abstract: "Write a SwiftPM package for a new plugin, ready to build and test.",
                         discussion: "Writes Package.swift (building libNAME.so against this checkout's PlugboardAPI), the plugin's source with its header and entry point, an in-memory ObjectStorage to start from, tests (the conformance suite and a check of the built file's plugin header), plugins.snippet.json and README.md. The checkout is found above the plugboard executable unless --sdk is given. Exits 2 for an invalid NAME or a --dir that is not empty, 1 if no checkout is found.",
                         options: [

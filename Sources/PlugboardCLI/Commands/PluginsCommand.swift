@@ -32,7 +32,7 @@ enum PluginsCommand {
 
     static func print(_ host: PluginHost, _ ctx: CommandContext, withServices: Bool) {
         if ctx.json {
-            ctx.out(.array(host.records.map(json)))
+            ctx.out(Reports.plugins(host))
             return
         }
         var table = Table(["PLUGIN", "STATE", "VERSION", "SERVICES", "ERROR"])
@@ -49,14 +49,6 @@ enum PluginsCommand {
             if let h = e.hint { lines += "  HINT: \(h)\n" }
             ctx.out(lines)
         }
-    }
-
-    static func json(_ r: PluginRecord) -> JSONOutput {
-        .object([
-            ("name", .string(r.name)), ("state", .string(r.state.description)), ("version", .string(r.version)),
-            ("path", .string(r.path)), ("sha256", .string(r.sha256)),
-            ("services", .array(r.services.map { .string($0) })), ("error", JSONOutput.errorBody(r.error)),
-        ])
     }
 
     /// Throws the error of the first required plugin that is not active, if any: the

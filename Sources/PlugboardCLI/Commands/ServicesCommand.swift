@@ -9,11 +9,7 @@ enum ServicesCommand {
         await host.shutdown()
         try PluginsCommand.requireRequiredPlugins(host)
         if ctx.json {
-            ctx.out(.array(registrations.map { r in
-                .object([("service", .string(r.service)), ("name", .string(r.name)), ("rank", .int(Int64(r.rank))),
-                         ("scope", .string(r.scope.description)), ("owner", .string(r.owner)),
-                         ("implementation", .string(r.implementation)), ("active", .bool(r.isActive))])
-            }))
+            ctx.out(Reports.services(registrations))
         } else {
             var table = Table(["SERVICE", "NAME", "RANK", "SCOPE", "OWNER", "IMPLEMENTATION", "ACTIVE"])
             for r in registrations {

@@ -81,10 +81,7 @@ enum StorageCommand {
 
     /// An object's information as `--json` prints it, with `extra` members at the end.
     static func json(_ info: ObjectInfo, extra: [(String, JSONOutput)] = []) -> JSONOutput {
-        .object([("key", .string(info.key)), ("size", .int(Int64(info.size))), ("etag", .string(info.etag)),
-                 ("contentType", .string(info.contentType)), ("lastModified", .string(info.lastModified.iso8601)),
-                 ("metadata", .object(info.metadata.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))]
-                + extra)
+        Reports.object(info, extra: extra)
     }
 
     /// Starts the host, resolves its storage, runs `body`, and shuts the host down.

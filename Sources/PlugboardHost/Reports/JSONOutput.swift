@@ -1,8 +1,8 @@
 import PlugboardAPI
 
-/// JSON the CLI prints: objects keep their keys in the order given, so output is stable
+/// JSON the CLI prints and the HTTP API answers with: objects keep their keys in the order given, so output is stable
 /// and reads in a sensible order; `null` is written, never omitted.
-indirect enum JSONOutput: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+public indirect enum JSONOutput: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
     case null
     case bool(Bool)
@@ -12,27 +12,27 @@ indirect enum JSONOutput: Sendable, ExpressibleByStringLiteral, ExpressibleByInt
     case array([JSONOutput])
     case object([(String, JSONOutput)])
 
-    init(stringLiteral value: String) { self = .string(value) }
-    init(integerLiteral value: Int64) { self = .int(value) }
-    init(booleanLiteral value: Bool) { self = .bool(value) }
-    init(nilLiteral: ()) { self = .null }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(nilLiteral: ()) { self = .null }
 
-    static func string(_ s: String?) -> JSONOutput { s.map { .string($0) } ?? .null }
+    public static func string(_ s: String?) -> JSONOutput { s.map { .string($0) } ?? .null }
 
     /// `{"error": {"code", "message", "detail", "hint"}}`: the one error shape of the CLI
     /// and the HTTP API.
-    static func error(_ e: PlugboardError) -> JSONOutput {
+    public static func error(_ e: PlugboardError) -> JSONOutput {
         .object([("error", errorBody(e))])
     }
 
-    static func errorBody(_ e: PlugboardError?) -> JSONOutput {
+    public static func errorBody(_ e: PlugboardError?) -> JSONOutput {
         guard let e else { return .null }
         return .object([("code", .string(e.code.rawValue)), ("message", .string(e.message)),
                         ("detail", .string(e.detail)), ("hint", .string(e.hint))])
     }
 
     /// A config value as JSON.
-    static func config(_ v: ConfigValue) -> JSONOutput {
+    public static func config(_ v: ConfigValue) -> JSONOutput {
         switch v {
         case .null: return .null
         case .bool(let b): return .bool(b)
@@ -45,7 +45,7 @@ indirect enum JSONOutput: Sendable, ExpressibleByStringLiteral, ExpressibleByInt
     }
 
     /// Compact (`pretty == false`) or indented text.
-    func render(pretty: Bool = true, indent: String = "") -> String {
+    public func render(pretty: Bool = true, indent: String = "") -> String {
         switch self {
         case .null: return "null"
         case .bool(let b): return b ? "true" : "false"
@@ -69,7 +69,7 @@ indirect enum JSONOutput: Sendable, ExpressibleByStringLiteral, ExpressibleByInt
     }
 
     /// A JSON string literal; `ConfigValue` (JSON itself) knows how to write one.
-    static func quote(_ s: String) -> String {
+    public static func quote(_ s: String) -> String {
         ConfigValue.string(s).description
     }
 }

@@ -1,0 +1,52 @@
+import PlugboardAPI
+import PlugboardHTTP
+import PlugboardHost
+import PlugboardServer
+
+/// `plugboard serve`: the HTTP API over the bound ObjectStorage until SIGTERM or SIGINT.
+enum ServeCommand {
+    static func run(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
+        let options = try options(ctx)
+        try ServeLifecycle.checkExposure(options, logger: ctx.logger)
+        let host = try await ctx.startHost()
+        return try await ServeLifecycle.run(host: host, options: options, logger: ctx.logger) { line in
+            Output.write(line, to: 1)
+        }
+    }
+
+    static func options(_ ctx: CommandContext) throws(PlugboardError) -> ServeLifecycle.Options {
+        let listenText = ctx.parsed.value("listen") ?? ListenAddress.defaultText
+        guard let listen = ListenAddress(listenText) else {
+            throw UsageError.make("invalid --listen \"\(listenText)\"",
+                                  detail: "Expected HOST:PORT with a numeric IPv4 address, [IPv6] or localhost, and a port from 0 to 65535.",
+                                  hint: "Write --listen 127.0.0.1:8080, or port 0 for a free one.")
+        }
+        var server = ServerConfiguration()
+        server.limits.maxBodyBytes = try integer(ctx, "max-body-bytes", default: server.limits.maxBodyBytes, range: 0...(1 << 40))
+        server.maxConnections = try integer(ctx, "max-connections", default: server.maxConnections, range: 1...65_536)
+        server.idleTimeoutSeconds = try seconds(ctx, "idle-timeout", default: server.idleTimeoutSeconds)
+        server.headerTimeoutSeconds = try seconds(ctx, "request-timeout", default: server.headerTimeoutSeconds)
+        server.bodyTimeoutSeconds = server.headerTimeoutSeconds
+        func token(_ name: String) -> String? { ctx.processEnvironment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        return ServeLifecycle.Options(listen: listen, server: server,
+                                      shutdownTimeoutSeconds: try seconds(ctx, "shutdown-timeout", default: 10),
+                                      apiToken: token("PLUGBOARD_API_TOKEN"), adminToken: token("PLUGBOARD_ADMIN_TOKEN"))
+    }
+
+    private static func integer(_ ctx: CommandContext, _ name: String, default value: Int,
+                                range: ClosedRange<Int>) throws(PlugboardError) -> Int {
+        guard let text = ctx.parsed.value(name) else { return value }
+        guard let n = Int(text), range.contains(n) else {
+            throw UsageError.make("invalid --\(name) \"\(text)\"", detail: "Expected a whole number from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return n
+    }
+
+    private static func seconds(_ ctx: CommandContext, _ name: String, default value: Double) throws(PlugboardError) -> Double {
+        guard let text = ctx.parsed.value(name) else { return value }
+        guard let n = Double(text), n.isFinite, n > 0, n <= 86_400 else {
+            throw UsageError.make("invalid --\(name) \"\(text)\"", detail: "Expected a number of seconds above 0, at most 86400.")
+        }
+        return n
+    }
+}

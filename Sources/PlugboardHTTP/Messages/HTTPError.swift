@@ -1,0 +1,79 @@
+import PlugboardAPI
+
+/// A request the server refuses at the HTTP level: the status to answer with, and the
+/// error (an `http.*` code) that becomes the JSON body.
+public struct HTTPError: Error, Sendable {
+    public var status: Int
+    public var error: PlugboardError
+    /// Extra response headers (`Allow`, `WWW-Authenticate`).
+    public var headers: [(String, String)]
+
+    public init(_ status: Int, _ error: PlugboardError, headers: [(String, String)] = []) {
+        self.status = status
+        self.error = error
+        self.headers = headers
+    }
+
+    /// Whether the connection must be closed after the answer: the request's framing is
+    /// unknown or untrusted, so the bytes that follow cannot be read as a next request.
+    public var closesConnection: Bool { Self.closingStatuses.contains(status) }
+
+    static func make(_ status: Int, _ code: PlugboardError.Code, _ message: String,
+                     detail: String? = nil, hint: String? = nil) -> HTTPError {
+        HTTPError(status, PlugboardError(code, message, detail: detail, hint: hint))
+    }
+
+    public static func badRequest(_ message: String, detail: String? = nil,
+                                  hint: String? = "Send a well-formed HTTP/1.1 request (RFC 9112).") -> HTTPError {
+        make(400, .httpBadRequest, message, detail: detail, hint: hint)
+    }
+
+    public static func timeout(_ message: String, detail: String? = nil) -> HTTPError {
+        make(408, .httpRequestTimeout, message, detail: detail,
+             hint: "Send the whole request without pausing; the server does not wait for slow clients.")
+    }
+
+    public static func lengthRequired(_ method: String) -> HTTPError {
+        make(411, .httpLengthRequired, "\(method) needs a Content-Length or Transfer-Encoding: chunked",
+             detail: "The request has neither header, so its body cannot be framed.",
+             hint: "Send Content-Length: <bytes> (0 for an empty body), or a chunked body.")
+    }
+
+    public static func payloadTooLarge(limit: Int, found: String) -> HTTPError {
+        make(413, .httpPayloadTooLarge, "request body too large",
+             detail: "The limit is \(limit) bytes; the request has \(found).",
+             hint: "Send a smaller body, or start the server with a larger --max-body-bytes.")
+    }
+
+    public static func notImplemented(_ message: String, detail: String? = nil, hint: String? = nil) -> HTTPError {
+        make(501, .httpNotImplemented, message, detail: detail, hint: hint)
+    }
+}
+
+extension PlugboardError.Code {
+    // The HTTP server's own refusals; docs/ERRORS.md lists them in its `http` section.
+    /// The request is not well-formed HTTP/1.1, or breaks a framing rule.
+    public static let httpBadRequest: Self = "http.bad_request"
+    /// A bearer token is required and was missing or wrong.
+    public static let httpUnauthorized: Self = "http.unauthorized"
+    /// No route has this path.
+    public static let httpNotFound: Self = "http.not_found"
+    /// The route exists but not for this method.
+    public static let httpMethodNotAllowed: Self = "http.method_not_allowed"
+    /// The client was too slow to send its request.
+    public static let httpRequestTimeout: Self = "http.request_timeout"
+    /// A body-carrying method came without a length.
+    public static let httpLengthRequired: Self = "http.length_required"
+    /// The body is larger than the server takes.
+    public static let httpPayloadTooLarge: Self = "http.payload_too_large"
+    /// The request line or target is longer than the server takes.
+    public static let httpURITooLong: Self = "http.uri_too_long"
+    /// The header section is larger, or has more fields, than the server takes.
+    public static let httpHeadersTooLarge: Self = "http.headers_too_large"
+    /// A method or transfer coding the server does not implement.
+    public static let httpNotImplemented: Self = "http.not_implemented"
+    /// The server failed while answering.
+    public static let httpInternal: Self = "http.internal"
+    /// The server cannot take the request now: too many connections, or shutting down.
+    public static let httpUnavailable: Self = "http.unavailable"
+}

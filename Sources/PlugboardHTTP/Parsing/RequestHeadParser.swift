@@ -1,0 +1,168 @@
+import PlugboardAPI
+
+/// Parses one complete header block (request line, fields, final empty line already
+/// found by ``RequestReader``) into a ``RequestHead``, deciding the body's framing by
+/// RFC 9112 section 6: every message whose length could be read two ways is refused, so
+/// that no proxy in front can see different request boundaries (request smuggling).
+enum RequestHeadParser {
+    /// `bytes[range]` holds the request line and the fields, each ending in CRLF, and the
+    /// empty line's CRLF; `lineEnd` is where the request line's CR is.
+    static func parse(_ bytes: [UInt8], _ range: Range<Int>, requestLineEnd lineEnd: Int,
+                      limits: HTTPLimits) throws(HTTPError) -> RequestHead {
+        let (method, target, version) = try requestLine(bytes, range.lowerBound..<lineEnd)
+        var headers = HTTPHeaders()
+        var i = lineEnd + 2
+        // The block ends with CRLF CRLF; the last CRLF is the empty line.
+        let fieldsEnd = range.upperBound - 2
+        while i < fieldsEnd {
+            var j = i
+            while j < fieldsEnd && bytes[j] != ByteClass.cr { j += 1 }
+            try field(bytes, i..<j, into: &headers)
+            guard headers.count <= limits.maxHeaderCount else {
+                throw HTTPError.make(431, .httpHeadersTooLarge, "too many header fields",
+                                     detail: "The limit is \(limits.maxHeaderCount) fields.",
+                                     hint: "Send fewer header fields.")
+            }
+            i = j + 2
+        }
+        return try frame(method: method, target: target, version: version, headers: headers, limits: limits)
+    }
+
+    static func requestLine(_ b: [UInt8], _ r: Range<Int>) throws(HTTPError) -> (String, String, HTTPVersion) {
+        guard let sp1 = b[r].firstIndex(of: ByteClass.space) else {
+            throw HTTPError.badRequest("malformed request line", detail: "Expected METHOD SP TARGET SP VERSION.")
+        }
+        guard sp1 > r.lowerBound, b[r.lowerBound..<sp1].allSatisfy(ByteClass.isToken) else {
+            throw HTTPError.badRequest("invalid method", detail: "A method is a token (RFC 9110 section 9.1).")
+        }
+        let rest = (sp1 + 1)..<r.upperBound
+        guard let sp2 = b[rest].firstIndex(of: ByteClass.space), sp2 > rest.lowerBound else {
+            throw HTTPError.badRequest("malformed request line", detail: "Expected METHOD SP TARGET SP VERSION.")
+        }
+        let targetBytes = b[rest.lowerBound..<sp2]
+        guard targetBytes.allSatisfy(ByteClass.isTarget) else {
+            throw HTTPError.badRequest("invalid request target",
+                                       detail: "The target holds a byte outside visible ASCII, or a fragment.",
+                                       hint: "Percent-encode spaces, controls and non-ASCII bytes.")
+        }
+        guard targetBytes.first == UInt8(ascii: "/") else {
+            throw HTTPError.badRequest("unsupported request target form",
+                                       detail: "Only origin-form targets (starting with /) are served.")
+        }
+        let versionBytes = b[(sp2 + 1)..<r.upperBound]
+        let version: HTTPVersion
+        if versionBytes.elementsEqual("HTTP/1.1".utf8) {
+            version = .http11
+        } else if versionBytes.elementsEqual("HTTP/1.0".utf8) {
+            version = .http10
+        } else {
+            throw HTTPError.badRequest("unsupported HTTP version \"\(String(decoding: versionBytes.prefix(16), as: UTF8.self))\"",
+                                       detail: "This server speaks HTTP/1.1 and HTTP/1.0.")
+        }
+        return (String(decoding: b[r.lowerBound..<sp1], as: UTF8.self), String(decoding: targetBytes, as: UTF8.self),
+                version)
+    }
+
+    /// One `name: value` line (without its CRLF).
+    static func field(_ b: [UInt8], _ r: Range<Int>, into headers: inout HTTPHeaders) throws(HTTPError) {
+        guard let first = r.first.map({ b[$0] }) else {
+            throw HTTPError.badRequest("empty header line")
+        }
+        if first == ByteClass.space || first == ByteClass.tab {
+            throw HTTPError.badRequest("obsolete line folding in a header field",
+                                       detail: "A header line starts with whitespace (RFC 9112 section 5.2).",
+                                       hint: "Send each field on one line.")
+        }
+        guard let colon = b[r].firstIndex(of: UInt8(ascii: ":")) else {
+            throw HTTPError.badRequest("header line without a colon")
+        }
+        guard colon > r.lowerBound, b[r.lowerBound..<colon].allSatisfy(ByteClass.isToken) else {
+            throw HTTPError.badRequest("invalid header field name",
+                                       detail: "A field name is a token, with no whitespace before the colon.")
+        }
+        var lo = colon + 1, hi = r.upperBound
+        guard b[lo..<hi].allSatisfy(ByteClass.isFieldValue) else {
+            throw HTTPError.badRequest("invalid byte in a header field value",
+                                       detail: "Field values may not hold CR, LF, NUL or other control characters.")
+        }
+        while lo < hi && (b[lo] == ByteClass.space || b[lo] == ByteClass.tab) { lo += 1 }
+        while hi > lo && (b[hi - 1] == ByteClass.space || b[hi - 1] == ByteClass.tab) { hi -= 1 }
+        let name = String(decoding: b[r.lowerBound..<colon].lazy.map(ByteClass.lower), as: UTF8.self)
+        headers.append(name: name, value: String(decoding: b[lo..<hi], as: UTF8.self))
+    }
+
+    static func frame(method: String, target: String, version: HTTPVersion, headers: HTTPHeaders,
+                      limits: HTTPLimits) throws(HTTPError) -> RequestHead {
+        let hosts = headers.values("host")
+        if version == .http11 && hosts.count != 1 || hosts.count > 1 {
+            throw HTTPError.badRequest(hosts.isEmpty ? "missing Host header" : "more than one Host header",
+                                       detail: "An HTTP/1.1 request carries exactly one Host field (RFC 9112 section 3.2).")
+        }
+        let codings = headers.values("transfer-encoding")
+        let lengths = headers.values("content-length")
+        var framing = BodyFraming.none
+        if !codings.isEmpty {
+            guard lengths.isEmpty else {
+                throw HTTPError.badRequest("both Content-Length and Transfer-Encoding",
+                                           detail: "A request framed two ways is refused (RFC 9112 section 6.1).",
+                                           hint: "Send one of them.")
+            }
+            guard version == .http11 else {
+                throw HTTPError.badRequest("Transfer-Encoding in an HTTP/1.0 request",
+                                           hint: "Send Content-Length, or use HTTP/1.1.")
+            }
+            let list = codings.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+                .map { $0.trimmingOWS().lowercased() }
+            guard list == ["chunked"] else {
+                throw HTTPError.notImplemented("unsupported transfer coding \"\(codings.joined(separator: ", "))\"",
+                                               detail: "Only Transfer-Encoding: chunked is implemented.",
+                                               hint: "Send the body with Content-Length, or chunked alone.")
+            }
+            framing = .chunked
+        } else if !lengths.isEmpty {
+            guard lengths.count == 1 else {
+                throw HTTPError.badRequest("more than one Content-Length header",
+                                           detail: "Found: \(lengths.joined(separator: ", ")).", hint: "Send one Content-Length.")
+            }
+            framing = .length(try contentLength(lengths[0], limits: limits))
+        } else if method == "PUT" {
+            throw HTTPError.lengthRequired(method)
+        }
+        let connection = headers.values("connection")
+            .flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }
+        let keepAlive = version == .http11 ? !connection.contains("close") : connection.contains("keep-alive")
+        let expect = headers["expect"]?.lowercased()
+        let expectsContinue = version == .http11 && expect == "100-continue" && framing != .none && framing != .length(0)
+        return RequestHead(method: method, target: target, version: version, headers: headers, framing: framing,
+                           keepAlive: keepAlive, expectsContinue: expectsContinue)
+    }
+
+    /// `1*DIGIT`, at most the body limit; no list, no sign, no overflow.
+    static func contentLength(_ text: String, limits: HTTPLimits) throws(HTTPError) -> Int {
+        let digits = Array(text.utf8)
+        guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            throw HTTPError.badRequest("invalid Content-Length \"\(text.prefix(40))\"",
+                                       detail: "Expected a decimal number of bytes.")
+        }
+        var value = 0
+        for d in digits {
+            let (times, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times.addingReportingOverflow(Int(d - 0x30))
+            guard !o1, !o2, sum <= limits.maxBodyBytes else {
+                throw HTTPError.payloadTooLarge(limit: limits.maxBodyBytes, found: "Content-Length \(text.prefix(40))")
+            }
+            value = sum
+        }
+        return value
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    func trimmingOWS() -> String {
+        var s = Substring(self)
+        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
+        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

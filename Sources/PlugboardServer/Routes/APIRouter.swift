@@ -1,0 +1,122 @@
+import PlugboardAPI
+import PlugboardHTTP
+import PlugboardHost
+
+/// The HTTP API (docs/openapi.yaml) over a started host: objects through the bound
+/// `ObjectStorage`, listing, health, readiness, metrics and admin reports.
+public final class APIRouter: HTTPHandler {
+    let host: PluginHost
+    let apiToken: String?
+    let adminToken: String?
+    let metrics: ServerMetrics
+    let logger: Logger
+    /// Open connections, for `/metrics` (the server is made after the router).
+    let openConnections: @Sendable () -> Int
+
+    public init(host: PluginHost, apiToken: String?, adminToken: String?, metrics: ServerMetrics, logger: Logger,
+                openConnections: @escaping @Sendable () -> Int) {
+        self.host = host
+        self.apiToken = apiToken
+        self.adminToken = adminToken
+        self.metrics = metrics
+        self.logger = logger
+        self.openConnections = openConnections
+    }
+
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        let route = Route(path: request.head.path)
+        guard route != .unknown else {
+            return ErrorResponses.response(PlugboardError(.httpNotFound, "no route for \(request.head.path.prefix(200))",
+                hint: "The API serves /v1/objects, /v1/objects/{key}, /healthz, /readyz, /metrics and /v1/admin/*; see docs/openapi.yaml."))
+        }
+        guard route.allowedMethods.contains(request.method) else {
+            return ErrorResponses.response(route.methodRefusal(request.method))
+        }
+        if let refusal = authorize(route, request) { return refusal }
+        do throws(HTTPError) {
+            switch route {
+            case .object(let encoded):
+                return await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage)
+            case .listing:
+                return await ObjectRoutes.listing(query: request.head.query, storage: storage)
+            case .healthz:
+                return Self.json(200, "{\"status\":\"ok\"}\n")
+            case .readyz:
+                return readiness()
+            case .metrics:
+                return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                                    body: Array(metrics.render(plugins: host.records, openConnections: openConnections()).utf8))
+            case .adminPlugins:
+                return Self.json(200, Reports.plugins(host).render() + "\n")
+            case .adminServices:
+                return Self.json(200, Reports.services(host.container.registrations()).render() + "\n")
+            case .unknown:
+                throw HTTPError.badRequest("no route")
+            }
+        } catch {
+            return ErrorResponses.response(error)
+        }
+    }
+
+    public func refusal(_ error: HTTPError, head: RequestHead?) -> HTTPResponse {
+        ErrorResponses.response(error)
+    }
+
+    public func completed(_ exchange: Exchange) {
+        let route = exchange.target == "-" ? "none" : Route(path: Self.path(of: exchange.target)).label
+        metrics.record(route: route, method: exchange.method, status: exchange.status, seconds: exchange.durationSeconds)
+        logger.info("\(exchange.method) \(exchange.target.prefix(1024)) \(exchange.status) \(exchange.bytes)B \(Self.milliseconds(exchange.durationSeconds))ms",
+                    metadata: ["peer": .string(exchange.peer)])
+    }
+
+    /// The storage the host binds now (resolved per request, so a hot swap takes effect).
+    var storage: Result<any ObjectStorage, PlugboardError> {
+        do throws(PlugboardError) {
+            return .success(try host.container.resolve((any ObjectStorage).self))
+        } catch where error.code == .notRegistered {
+            return .failure(PlugboardError(.notRegistered, "no ObjectStorage is bound in the \(host.environment) environment",
+                detail: "Plugins: \(host.records.map { "\($0.name) is \($0.state)" }.joined(separator: ", ")).",
+                hint: "Enable a storage plugin for this environment in plugins.json; plugboard check shows why one failed."))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func authorize(_ route: Route, _ request: HTTPRequest) -> HTTPResponse? {
+        let token: String?
+        switch route.tokenGuard {
+        case .none: return nil
+        case .api: token = apiToken
+        case .admin: token = adminToken
+        }
+        guard let token else { return nil }
+        let header = request.headers["authorization"]
+        if BearerToken.matches(header, token: token) { return nil }
+        let variable = route.tokenGuard == .admin ? "PLUGBOARD_ADMIN_TOKEN" : "PLUGBOARD_API_TOKEN"
+        return ErrorResponses.response(PlugboardError(.httpUnauthorized,
+            header == nil ? "missing bearer token" : "wrong bearer token",
+            detail: "This path requires Authorization: Bearer <token>.",
+            hint: "Send the token the server was started with in \(variable)."))
+    }
+
+    private func readiness() -> HTTPResponse {
+        var reasons: [String] = host.requiredFailures.map { "required plugin \"\($0.name)\" is \($0.state)" }
+        if case .failure(let error) = storage { reasons.append(error.message) }
+        if reasons.isEmpty { return Self.json(200, "{\"status\":\"ready\"}\n") }
+        let body = JSONOutput.object([("status", "unavailable"), ("reasons", .array(reasons.map { .string($0) }))])
+        return Self.json(503, body.render(pretty: false) + "\n")
+    }
+
+    static func json(_ status: Int, _ text: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
+    }
+
+    static func path(of target: String) -> Substring {
+        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+    }
+
+    static func milliseconds(_ seconds: Double) -> String {
+        let tenths = Int((seconds * 10_000).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+}

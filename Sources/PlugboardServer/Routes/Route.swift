@@ -1,0 +1,83 @@
+import PlugboardAPI
+import PlugboardHTTP
+
+/// The HTTP API's routes, matched on the raw (still percent-encoded) path.
+enum Route: Equatable {
+    /// `/v1/objects/{key}`, the key still encoded.
+    case object(Substring)
+    case listing
+    case healthz
+    case readyz
+    case metrics
+    case adminPlugins
+    case adminServices
+    case unknown
+
+    static let objectPrefix = "/v1/objects/"
+
+    init(path: Substring) {
+        switch path {
+        case "/v1/objects": self = .listing
+        case "/healthz": self = .healthz
+        case "/readyz": self = .readyz
+        case "/metrics": self = .metrics
+        case "/v1/admin/plugins": self = .adminPlugins
+        case "/v1/admin/services": self = .adminServices
+        default:
+            if path.hasPrefix(Self.objectPrefix) {
+                self = .object(path.dropFirst(Self.objectPrefix.count))
+            } else {
+                self = .unknown
+            }
+        }
+    }
+
+    /// The metrics label: bounded, never the key.
+    var label: String {
+        switch self {
+        case .object: return "object"
+        case .listing: return "listing"
+        case .healthz: return "healthz"
+        case .readyz: return "readyz"
+        case .metrics: return "metrics"
+        case .adminPlugins: return "admin_plugins"
+        case .adminServices: return "admin_services"
+        case .unknown: return "unknown"
+        }
+    }
+
+    var allowedMethods: [String] {
+        switch self {
+        case .object: return ["GET", "HEAD", "PUT", "DELETE"]
+        case .unknown: return []
+        default: return ["GET", "HEAD"]
+        }
+    }
+
+    /// The token a route requires: the API token for objects, the admin token for admin.
+    enum Guard { case none, api, admin }
+    var tokenGuard: Guard {
+        switch self {
+        case .object, .listing: return .api
+        case .adminPlugins, .adminServices: return .admin
+        default: return .none
+        }
+    }
+
+    /// Methods that exist in HTTP: on a route without them the answer is 405; any other
+    /// method is 501.
+    static let knownMethods: Set<String> = ["GET", "HEAD", "PUT", "DELETE", "POST", "PATCH", "OPTIONS", "TRACE", "CONNECT"]
+
+    /// 405 or 501 for a method the route does not take.
+    func methodRefusal(_ method: String) -> HTTPError {
+        let allow = allowedMethods.joined(separator: ", ")
+        guard Self.knownMethods.contains(method) else {
+            return HTTPError.notImplemented("method \(method) is not implemented",
+                                            detail: "This server implements \(Route.knownMethods.sorted().joined(separator: ", ")).",
+                                            hint: "Use one of: \(allow).")
+        }
+        return HTTPError(405, PlugboardError(.httpMethodNotAllowed, "method \(method) is not allowed here",
+                                             detail: "This path takes \(allow).", hint: "Use one of: \(allow)."),
+                         headers: [("Allow", allow)])
+    }
+}

@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardAPI
+import PlugboardHTTP
+import PlugboardHost
+import PlugboardConcurrency
+import Synchronization
+
+/// `plugboard serve` from start to exit, in swift-service-lifecycle's shape: run the
+/// services, wait for SIGTERM or SIGINT, then shut down in order: stop accepting, let
+/// in-flight requests finish (bounded), stop the host's managed services, return 0.
+public enum ServeLifecycle {
+    public struct Options: Sendable {
+        public var listen: ListenAddress
+        public var server: ServerConfiguration
+        /// How long in-flight requests may take to finish once a stop is asked for.
+        public var shutdownTimeoutSeconds: Double
+        /// `PLUGBOARD_API_TOKEN`, `PLUGBOARD_ADMIN_TOKEN`; nil when unset or empty.
+        public var apiToken: String?
+        public var adminToken: String?
+
+        public init(listen: ListenAddress, server: ServerConfiguration, shutdownTimeoutSeconds: Double,
+                    apiToken: String?, adminToken: String?) {
+            self.listen = listen
+            self.server = server
+            self.shutdownTimeoutSeconds = shutdownTimeoutSeconds
+            self.apiToken = apiToken
+            self.adminToken = adminToken
+        }
+    }
+
+    /// Refuses, before anything starts, to open the admin API to the network without a
+    /// token.
+    public static func checkExposure(_ options: Options, logger: Logger) throws(PlugboardError) {
+        guard !options.listen.isLoopback else { return }
+        guard options.adminToken != nil else {
+            throw PlugboardError(.serveUnprotected, "refusing to serve on \(options.listen.host):\(options.listen.port) without PLUGBOARD_ADMIN_TOKEN",
+                detail: "\(options.listen.host) is not a loopback address, so other machines could reach /v1/admin/*.",
+                hint: "Set PLUGBOARD_ADMIN_TOKEN (and PLUGBOARD_API_TOKEN) in the environment, or listen on 127.0.0.1.")
+        }
+        if options.apiToken == nil {
+            logger.warning("serving objects on a non-loopback address without PLUGBOARD_API_TOKEN: anyone who can reach \(options.listen.host):\(options.listen.port) may read and write objects")
+        }
+    }
+
+    /// Serves `host` until a signal; returns the exit status. `announce` receives the
+    /// listening line once the socket is bound.
+    public static func run(host: PluginHost, options: Options, logger: Logger,
+                           announce: @Sendable (String) -> Void) async throws(PlugboardError) -> Int32 {
+        for failure in host.requiredFailures {
+            logger.error("required plugin \"\(failure.name)\" is \(failure.state); /readyz answers 503",
+                         metadata: ["error": .string(failure.error.map { "\($0.code): \($0.message)" } ?? "-")])
+        }
+        var configuration = options.server
+        configuration.host = options.listen.host
+        configuration.port = options.listen.port
+        let metrics = ServerMetrics()
+        let connections = OpenConnections()
+        let router = APIRouter(host: host, apiToken: options.apiToken, adminToken: options.adminToken, metrics: metrics,
+                               logger: logger.with("component", "http"), openConnections: { connections.count })
+        let server = HTTPServer(configuration: configuration, handler: router, logger: logger)
+        connections.server.withLock { $0 = server }
+        StopSignals.install(descriptor: server.stopDescriptor)
+        let port: Int
+        do throws(PlugboardError) {
+            port = try server.start()
+        } catch {
+            StopSignals.uninstall()
+            await host.shutdown()
+            throw error
+        }
+        announce("plugboard serve: listening on \(options.listen.url(port: port))\n")
+        logger.notice("listening", metadata: ["address": .string(options.listen.url(port: port))])
+        let open = await server.stopped(drainTimeoutSeconds: options.shutdownTimeoutSeconds)
+        StopSignals.uninstall()
+        if open > 0 {
+            logger.warning("shutdown timeout: \(open) connection(s) still busy after \(options.shutdownTimeoutSeconds) s; exiting without them")
+        }
+        logger.notice("stopped accepting; stopping managed services")
+        await host.shutdown()
+        return 0
+    }
+}
+
+/// The server's open-connection count for `/metrics` (the router is made first).
+final class OpenConnections: Sendable {
+    let server = LockedValueBox<HTTPServer?>(nil)
+    var count: Int { server.withLock { $0?.openConnections ?? 0 } }
+}
+
+/// SIGTERM and SIGINT write one byte to the server's stop descriptor, which is all a
+/// signal handler may safely do.
+enum StopSignals {
+    static let descriptor = Atomic<Int32>(-1)
+
+    static func install(descriptor fd: Int32) {
+        descriptor.store(fd, ordering: .sequentiallyConsistent)
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig) { _ in
+                let fd = StopSignals.descriptor.load(ordering: .sequentiallyConsistent)
+                var byte: UInt8 = 1
+                if fd >= 0 { _ = write(fd, &byte, 1) }
+            }
+        }
+    }
+
+    static func uninstall() {
+        for sig in [SIGTERM, SIGINT] { signal(sig, SIG_DFL) }
+        descriptor.store(-1, ordering: .sequentiallyConsistent)
+    }
+}
+
+extension PlugboardError.Code {
+    /// `serve` on a non-loopback address without `PLUGBOARD_ADMIN_TOKEN` (exit status 2).
+    public static let serveUnprotected: Self = "serve.unprotected_listen"
+}

@@ -1,0 +1,92 @@
+import PlugboardConcurrency
+import PlugboardHost
+
+/// The counters behind `GET /metrics`, in Prometheus' text format (version 0.0.4).
+public final class ServerMetrics: Sendable {
+    /// Upper bounds of the latency histogram, in seconds.
+    static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    private struct RequestKey: Hashable { var route: String; var method: String; var status: Int }
+    private struct Histogram {
+        var buckets = [Int](repeating: 0, count: ServerMetrics.bounds.count)
+        var count = 0
+        var sum = 0.0
+    }
+    private struct State {
+        var requests: [RequestKey: Int] = [:]
+        var latency: [String: Histogram] = [:]
+    }
+    private let state = LockedValueBox(State())
+
+    public init() {}
+
+    func record(route: String, method: String, status: Int, seconds: Double) {
+        let method = Self.methods.contains(method) ? method : "other"
+        state.withLock { s in
+            s.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
+            var h = s.latency[route] ?? Histogram()
+            if let i = Self.bounds.firstIndex(where: { seconds <= $0 }) { h.buckets[i] += 1 }
+            h.count += 1
+            h.sum += seconds
+            s.latency[route] = h
+        }
+    }
+
+    /// Known methods keep their name as a label; anything else is `other`, so that a
+    /// client cannot grow the label set without bound.
+    private static let methods: Set<String> = ["GET", "HEAD", "PUT", "DELETE", "POST", "PATCH", "OPTIONS"]
+
+    /// The exposition: HTTP counters and latency, open connections, and the plugins.
+    func render(plugins: [PluginRecord], openConnections: Int) -> String {
+        let s = state.withLock { $0 }
+        var out = "# HELP plugboard_http_requests_total HTTP requests answered, by route, method and status.\n"
+        out += "# TYPE plugboard_http_requests_total counter\n"
+        for (k, v) in s.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+            out += "plugboard_http_requests_total{route=\"\(k.route)\",method=\"\(k.method)\",status=\"\(k.status)\"} \(v)\n"
+        }
+        out += "# HELP plugboard_http_request_duration_seconds Time from a request's first byte to its answer written.\n"
+        out += "# TYPE plugboard_http_request_duration_seconds histogram\n"
+        for (route, h) in s.latency.sorted(by: { $0.key < $1.key }) {
+            var cumulative = 0
+            for (i, bound) in Self.bounds.enumerated() {
+                cumulative += h.buckets[i]
+                out += "plugboard_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(bound)\"} \(cumulative)\n"
+            }
+            out += "plugboard_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"+Inf\"} \(h.count)\n"
+            out += "plugboard_http_request_duration_seconds_sum{route=\"\(route)\"} \(h.sum)\n"
+            out += "plugboard_http_request_duration_seconds_count{route=\"\(route)\"} \(h.count)\n"
+        }
+        out += "# HELP plugboard_http_connections_open Client connections open now.\n"
+        out += "# TYPE plugboard_http_connections_open gauge\n"
+        out += "plugboard_http_connections_open \(openConnections)\n"
+        out += "# HELP plugboard_plugin_state 1 for each plugin's current state.\n"
+        out += "# TYPE plugboard_plugin_state gauge\n"
+        for r in plugins {
+            out += "plugboard_plugin_state{plugin=\"\(Self.escape(r.name))\",state=\"\(r.state)\"} 1\n"
+        }
+        let attempted = plugins.filter { [.active, .failed, .rejected].contains($0.state) }
+        out += "# HELP plugboard_plugin_loads_total Plugin loads attempted.\n"
+        out += "# TYPE plugboard_plugin_loads_total counter\n"
+        out += "plugboard_plugin_loads_total \(attempted.count)\n"
+        out += "# HELP plugboard_plugin_load_failures_total Plugin loads that failed or were rejected, by outcome.\n"
+        out += "# TYPE plugboard_plugin_load_failures_total counter\n"
+        for state in [PluginState.failed, .rejected] {
+            out += "plugboard_plugin_load_failures_total{state=\"\(state)\"} \(plugins.filter { $0.state == state }.count)\n"
+        }
+        return out
+    }
+
+    /// A label value with `\`, `"` and newlines escaped.
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for c in s {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}
