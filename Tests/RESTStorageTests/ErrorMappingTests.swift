@@ -25,6 +25,14 @@ import Testing
         #expect(await remote.requests.count == 1)
     }
 
+    /// The contract's HEAD errors have no body: a bodiless 404 to a HEAD is the object's absence.
+    @Test func aHeadWithoutBodyThatIs404IsNotFound() async {
+        let remote = ScriptedStorage([.success(HTTPResponse(status: 404, headers: ["Content-Type": "application/json"]))])
+        let error = await thrownError { _ = try await remote.storage.head("gone") }
+        #expect(error?.code == .storageNotFound)
+        #expect(error?.message == PlugboardError.objectNotFound(key: "gone").message)
+    }
+
     @Test func unauthorizedAndForbiddenAreAccessDeniedWithAHintAboutTheToken() async {
         let missing = ScriptedStorage([Responses.error(401, "http.unauthorized", "bearer token required",
                                                        headers: ["WWW-Authenticate": "Bearer"])])

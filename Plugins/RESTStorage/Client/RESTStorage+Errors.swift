@@ -26,6 +26,8 @@ struct FailureMapping: Sendable {
     var tokenConfigured: Bool
     var attempts: Int
 
+    private var isHead: Bool { operation == "head" }
+
     private var what: String {
         guard let key else { return operation }
         return operation == "list" ? "list of prefix \(RESTStorageText.quote(key))" : "\(operation) of key \(RESTStorageText.quote(key))"
@@ -72,6 +74,13 @@ struct FailureMapping: Sendable {
             }
             // The remote backend's own verdict, in its words (the same validators and texts).
             return PlugboardError(PlugboardError.Code(body.code), body.message, detail: body.detail, hint: body.hint,
+                                  underlying: remote)
+        }
+        if isHead && response.status == 404 && response.body.isEmpty, let key {
+            // A HEAD error has no body to name its code; on an object's URL, 404 is the
+            // object's absence (an unknown route shows on the first GET, PUT or list).
+            let notFound = PlugboardError.objectNotFound(key: key)
+            return PlugboardError(.storageNotFound, notFound.message, detail: notFound.detail, hint: notFound.hint,
                                   underlying: remote)
         }
         switch response.status {
