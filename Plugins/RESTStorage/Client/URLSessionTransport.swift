@@ -77,8 +77,11 @@ public final class URLSessionTransport: HTTPTransport {
         switch urlError.code {
         case .timedOut:
             return TransportFailure(.timedOut, text)
+        // badServerResponse is libcurl's "Empty reply from server": the connection closed
+        // before any answer, as when a server drops an idle keep-alive connection just as
+        // a request goes out. Like a refused connection, it is worth another attempt.
         case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .networkConnectionLost,
-             .notConnectedToInternet, .resourceUnavailable:
+             .notConnectedToInternet, .resourceUnavailable, .badServerResponse:
             return TransportFailure(.cannotConnect, text)
         default:
             return TransportFailure(.other, text)
