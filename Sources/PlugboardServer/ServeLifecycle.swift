@@ -52,6 +52,9 @@ public enum ServeLifecycle {
             logger.error("required plugin \"\(failure.name)\" is \(failure.state); /readyz answers 503",
                          metadata: ["error": .string(failure.error.map { "\($0.code): \($0.message)" } ?? "-")])
         }
+        // A reader that went away (`plugboard serve | head -1`, a closed log pipe) must
+        // not kill the server; failed writes are reported by their return value instead.
+        signal(SIGPIPE, SIG_IGN)
         var configuration = options.server
         configuration.host = options.listen.host
         configuration.port = options.listen.port

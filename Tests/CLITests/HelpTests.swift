@@ -44,6 +44,8 @@ import Testing
           graph                   Show plugins, their services and who requires whom.
           storage                 Use the ObjectStorage the manifest binds (the
                                   highest-ranked one).
+          serve                   Serve the bound ObjectStorage over HTTP until SIGTERM
+                                  or SIGINT.
           new-plugin              Write a SwiftPM package for a new plugin, ready to
                                   build and test.
 
@@ -79,6 +81,8 @@ import Testing
         (["storage", "head"], "OVERVIEW: Show an object's size", ["meta-<key>: <value>"]),
         (["storage", "delete"], "OVERVIEW: Delete an object; deleting a missing key succeeds.", ["KEY"]),
         (["storage", "list"], "OVERVIEW: List keys, one per line.", ["[PREFIX]"]),
+        (["serve"], "OVERVIEW: Serve the bound ObjectStorage over HTTP", ["--listen HOST:PORT", "--shutdown-timeout SECONDS",
+                                                                           "--max-body-bytes BYTES", "--max-connections N"]),
     ])
     func subcommandHelp(path: [String], overview: String, mentions: [String]) throws {
         let sandbox = try Sandbox()

@@ -84,7 +84,9 @@ public struct RequestReader<Source: ByteSource> {
         case .none: return []
         case .length(let n):
             var body: [UInt8] = []
-            body.reserveCapacity(n)
+            // Reserved up to 1 MiB only: a client announcing a large body and sending
+            // nothing must not make the server commit memory for it.
+            body.reserveCapacity(min(n, 1 << 20))
             try take(n, into: &body)
             return body
         case .chunked:
@@ -102,7 +104,6 @@ public struct RequestReader<Source: ByteSource> {
                 throw HTTPError.payloadTooLarge(limit: limits.maxBodyBytes, found: "more in chunks")
             }
             if size == 0 { break }
-            body.reserveCapacity(total)
             try take(size, into: &body)
             let crlf = try readLine(maxBytes: 0, tooLong: HTTPError.badRequest("chunk data longer than its size"))
             guard crlf.isEmpty else { throw HTTPError.badRequest("chunk data longer than its size") }

@@ -41,9 +41,8 @@ struct Connection {
             }
             let request = HTTPRequest(head: head, body: body)
             let handler = self.handler
-            let response = Threads.runBlocking(orElse: HTTPResponse(status: 500)) {
-                await handler.respond(to: request)
-            }
+            let response = Threads.runBlocking { await handler.respond(to: request) }
+                ?? handler.refusal(HTTPError(500, PlugboardError(.httpInternal, "the request handler gave no answer")), head: head)
             let closes = HTTPError.closingStatuses.contains(response.status)
             let keepAlive = head.keepAlive && !closes && !registry.isStopping
             let sent = Socket.writeAll(fd, response.serialize(head: head.method == "HEAD", keepAlive: keepAlive,

@@ -91,6 +91,14 @@ public final class HTTPServer: Sendable {
     public var openConnections: Int { registry.openCount }
 
     private func acceptLoop(_ listener: Int32) {
+        // A process inherits its parent's blocked signals (test runners and some
+        // supervisors block SIGTERM and SIGINT); this thread takes them, so a stop signal
+        // always reaches its handler.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: wake.0, events: Int16(POLLIN), revents: 0)]
         while true {

@@ -11,8 +11,9 @@ enum Threads {
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
-    /// Starts a detached thread running `body`; false when the system refuses one.
-    static func spawn(stackBytes: Int = 1 << 20, _ body: @escaping @Sendable () -> Void) -> Bool {
+    /// Starts a detached thread running `body`; false when the system refuses one. The
+    /// stack is reserved, not committed: only the pages a request touches cost memory.
+    static func spawn(stackBytes: Int = 4 << 20, _ body: @escaping @Sendable () -> Void) -> Bool {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -36,15 +37,15 @@ enum Threads {
     /// right here (`Task.immediate`), so an operation that never suspends (an in-memory
     /// lookup) costs no thread hop; one that does suspend finishes on the pool while this
     /// thread waits.
-    static func runBlocking<T: Sendable>(orElse fallback: T, _ operation: @escaping @Sendable () async -> T) -> T {
+    static func runBlocking<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T? {
         let box = ResultBox<T>()
         Task.immediate {
             box.value = await operation()
             box.done.signal()
         }
         box.done.wait()
-        // The semaphore orders the write before this read, so the fallback is never used.
-        return box.value ?? fallback
+        // The semaphore orders the write before this read: never nil in practice.
+        return box.value
     }
 
     private final class ResultBox<T>: @unchecked Sendable {

@@ -64,19 +64,11 @@ enum Route: Equatable {
         }
     }
 
-    /// Methods that exist in HTTP: on a route without them the answer is 405; any other
-    /// method is 501.
-    static let knownMethods: Set<String> = ["GET", "HEAD", "PUT", "DELETE", "POST", "PATCH", "OPTIONS", "TRACE", "CONNECT"]
-
-    /// 405 or 501 for a method the route does not take.
+    /// 405 for a method the route does not take, known to HTTP or not: the route exists,
+    /// and `Allow` says what it takes (501 is kept for unsupported transfer codings).
     func methodRefusal(_ method: String) -> HTTPError {
         let allow = allowedMethods.joined(separator: ", ")
-        guard Self.knownMethods.contains(method) else {
-            return HTTPError.notImplemented("method \(method) is not implemented",
-                                            detail: "This server implements \(Route.knownMethods.sorted().joined(separator: ", ")).",
-                                            hint: "Use one of: \(allow).")
-        }
-        return HTTPError(405, PlugboardError(.httpMethodNotAllowed, "method \(method) is not allowed here",
+        return HTTPError(405, PlugboardError(.httpMethodNotAllowed, "method \(method.prefix(40)) is not allowed here",
                                              detail: "This path takes \(allow).", hint: "Use one of: \(allow)."),
                          headers: [("Allow", allow)])
     }

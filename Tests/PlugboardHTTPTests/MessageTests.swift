@@ -1,0 +1,34 @@
+import PlugboardHTTP
+import Testing
+
+@Suite struct MessageTests {
+    @Test func percentDecoding_followsTheContract() throws {
+        #expect(try PercentDecoding.decode("a%2Fb%2e%2E+c%C3%A9") == Array("a/b..+c\u{e9}".utf8))
+        #expect(try PercentDecoding.decode("a/b") == Array("a/b".utf8))
+        #expect(try PercentDecoding.decode("%00") == [0])
+        for bad in ["%", "%4", "%zz", "a%g0", "%%41"] {
+            #expect(throws: HTTPError.self) { try PercentDecoding.decode(Substring(bad)) }
+        }
+    }
+
+    @Test func queryItems_decodeNamesAndValues_andKeepEmptyValues() throws {
+        let items = try PercentDecoding.queryItems("prefix=a%2Fb+c&cursor=&limit=5&flag")
+        #expect(items.map(\.name) == ["prefix", "cursor", "limit", "flag"])
+        #expect(items.map(\.value) == ["a/b+c", "", "5", ""])
+        #expect(try PercentDecoding.queryItems(nil).isEmpty)
+        #expect(throws: HTTPError.self) { try PercentDecoding.queryItems("prefix=%FF") }
+    }
+
+    @Test func serializer_writesLengthConnectionAndDate_andOmitsHeadBodies() {
+        let r = HTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("X-Bad", "a\r\nInjected: 1")],
+                             body: Array("hello".utf8))
+        let text = String(decoding: r.serialize(head: false, keepAlive: true, date: "D"), as: UTF8.self)
+        #expect(text == "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Bad: a  Injected: 1\r\nContent-Length: 5\r\nDate: D\r\n\r\nhello")
+        let head = HTTPResponse(status: 200, headLength: 42)
+        #expect(String(decoding: head.serialize(head: true, keepAlive: false, date: "D"), as: UTF8.self)
+                == "HTTP/1.1 200 OK\r\nContent-Length: 42\r\nConnection: close\r\nDate: D\r\n\r\n")
+        let noContent = HTTPResponse(status: 204)
+        #expect(String(decoding: noContent.serialize(head: false, keepAlive: true, version: .http10, date: "D"), as: UTF8.self)
+                == "HTTP/1.0 204 No Content\r\nConnection: keep-alive\r\nDate: D\r\n\r\n")
+    }
+}

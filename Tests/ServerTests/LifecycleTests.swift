@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+/// Start-up, authentication, admin reports, metrics and graceful stop.
+@Suite struct LifecycleTests {
+    @Test func startLine_isExactlyOneLine() throws {
+        let server = try ServerProcess()
+        #expect(server.startLine == "plugboard serve: listening on http://127.0.0.1:\(server.port)")
+        #expect(server.stop() == 0)
+    }
+
+    @Test func sigtermDuringARequest_finishesIt_thenExitsZero() throws {
+        let server = try ServerProcess(plugins: [ServerProcess.memory(latencyMilliseconds: 1500)])
+        let c = try server.client()
+        try c.send("GET /v1/objects/slow HTTP/1.1\r\nHost: h\r\n\r\n")
+        let idle = try server.client()
+        #expect(try idle.request("GET", "/healthz").status == 200)
+        usleep(300_000)
+        kill(server.pid, SIGTERM)
+        let r = try c.response()
+        #expect(r.status == 404)
+        #expect(r.header("connection") == "close")
+        #expect(idle.isClosedByServer())
+        #expect(server.waitForExit(timeoutSeconds: 20) == 0)
+        #expect(throws: TestFailure.self) { try server.client() }
+    }
+
+    @Test func sigint_stopsAnIdleServer() throws {
+        let server = try ServerProcess()
+        #expect(server.stop(SIGINT) == 0)
+    }
+
+    @Test func adminEndpoints_needTheAdminToken_andMatchTheCLI() throws {
+        let server = try ServerProcess(environment: ["PLUGBOARD_ADMIN_TOKEN": "s3cret"])
+        let missing = try server.client().request("GET", "/v1/admin/plugins")
+        #expect(missing.status == 401)
+        #expect(missing.header("www-authenticate") == "Bearer")
+        #expect(missing.errorCode == "http.unauthorized")
+        let wrong = try server.client().request("GET", "/v1/admin/services", headers: [("Authorization", "Bearer s3cre")])
+        #expect(wrong.status == 401)
+        #expect(!server.stderr.contains("s3cret"))
+        let auth = [("Authorization", "Bearer s3cret")]
+        let plugins = try server.client().request("GET", "/v1/admin/plugins", headers: auth)
+        #expect(plugins.status == 200)
+        let services = try server.client().request("GET", "/v1/admin/services", headers: auth)
+        #expect(services.status == 200)
+        let (status1, cliPlugins) = try ServerProcess.runCLI(["plugins", "--json"], folder: server.folder)
+        let (status2, cliServices) = try ServerProcess.runCLI(["services", "--json"], folder: server.folder)
+        #expect(status1 == 0 && status2 == 0)
+        #expect(plugins.text == cliPlugins)
+        #expect(services.text == cliServices)
+        // Objects need no token unless PLUGBOARD_API_TOKEN is set.
+        #expect(try server.client().request("GET", "/v1/objects").status == 200)
+    }
+
+    @Test func apiToken_guardsObjects_butNotHealthOrMetrics() throws {
+        let server = try ServerProcess(environment: ["PLUGBOARD_API_TOKEN": "tok"])
+        #expect(try server.client().request("GET", "/v1/objects/k").status == 401)
+        #expect(try server.client().request("GET", "/v1/objects").status == 401)
+        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Bearer tok")]).status == 404)
+        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "bearer tok")]).status == 404)
+        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Basic tok")]).status == 401)
+        for path in ["/healthz", "/readyz", "/metrics"] {
+            #expect(try server.client().request("GET", path).status == 200, "\(path)")
+        }
+    }
+
+    @Test func nonLoopbackWithoutAdminToken_isRefusedAtStart() throws {
+        let folder = try ServerProcess.makeFolder()
+        defer { _ = try? ServerProcess.run(["/bin/rm", "-rf", folder]) }
+        try ServerProcess.write("\(folder)/plugins.json", "{\"schemaVersion\": 1, \"plugins\": [\(ServerProcess.memory)]}")
+        let (status, out) = try ServerProcess.runCLI(["serve", "--listen", "0.0.0.0:0"], folder: folder)
+        #expect(status == 2)
+        #expect(out.isEmpty)
+        let err = ServerProcess.readFile("\(folder)/stderr.txt")
+        #expect(err.contains("0.0.0.0") && err.contains("PLUGBOARD_ADMIN_TOKEN"))
+        let (badStatus, _) = try ServerProcess.runCLI(["serve", "--listen", "nowhere"], folder: folder)
+        #expect(badStatus == 2)
+    }
+
+    @Test func metrics_countRequestsByRouteAndStatus_andShowPlugins() throws {
+        let server = try ServerProcess()
+        let c = try server.client()
+        _ = try c.request("PUT", "/v1/objects/m", body: [1])
+        _ = try c.request("GET", "/v1/objects/m")
+        _ = try c.request("GET", "/v1/objects/missing")
+        _ = try c.request("GET", "/nope")
+        let metrics = try c.request("GET", "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.header("content-type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        for line in ["plugboard_http_requests_total{route=\"object\",method=\"PUT\",status=\"200\"} 1",
+                     "plugboard_http_requests_total{route=\"object\",method=\"GET\",status=\"200\"} 1",
+                     "plugboard_http_requests_total{route=\"object\",method=\"GET\",status=\"404\"} 1",
+                     "plugboard_http_requests_total{route=\"unknown\",method=\"GET\",status=\"404\"} 1",
+                     "plugboard_http_request_duration_seconds_count{route=\"object\"} 3",
+                     "plugboard_plugin_state{plugin=\"Mem\",state=\"active\"} 1",
+                     "plugboard_plugin_loads_total 1",
+                     "plugboard_plugin_load_failures_total{state=\"failed\"} 0",
+                     "plugboard_http_connections_open 1"] {
+            #expect(metrics.text.split(separator: "\n").contains(Substring(line)), "\(line)")
+        }
+    }
+
+    @Test func accessLog_namesEachRequest_withoutTokens() throws {
+        let server = try ServerProcess(arguments: ["--log-level", "info"], environment: ["PLUGBOARD_API_TOKEN": "hush"])
+        _ = try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Bearer hush")])
+        #expect(server.stop() == 0)
+        let log = server.stderr
+        #expect(log.contains("GET /v1/objects/k 404 "))
+        #expect(!log.contains("hush"))
+    }
+}
