@@ -65,72 +65,52 @@ public final class RESTStorage: ObjectStorage, ManagedService {
         try ObjectMetadata.validate(metadata)
         // Always sent, `application/octet-stream` included: URLSession would otherwise add
         // a form content type of its own to a request with a body.
-        var headers = [(name: "Content-Type", value: resolvedType)]
-        headers += MetadataHeaders.fields(metadata)
-        let request = makeRequest(.put, configuration.endpoint.object(key), headers: headers, body: data)
-        let (response, mapping) = try await send(request, operation: "put", key: key)
-        guard response.status == 200 || response.status == 201 else {
-            throw mapping.error(for: response, expected: "HTTP 200 with the stored object's info")
-        }
-        do throws(UnexpectedResponse) {
-            let info = try ResponseDecoding.putInfo(response.body)
+        let headers = [(name: "Content-Type", value: resolvedType)] + MetadataHeaders.fields(metadata)
+        let response = try await call(.put, configuration.endpoint.object(key), "put", key, headers: headers, body: data,
+                                      success: [200, 201], expected: "HTTP 200 with the stored object's info")
+        return try response.decode { answer throws(UnexpectedResponse) in
+            let info = try ResponseDecoding.putInfo(answer.body)
             try check(info, matches: key, data: data, contentType: resolvedType, metadata: metadata)
             return ObjectInfo(key: key, size: data.count, etag: info.etag, contentType: resolvedType,
                               lastModified: info.lastModified, metadata: metadata)
-        } catch {
-            throw mapping.error(for: error, status: response.status)
         }
     }
 
     public func get(_ key: String) async throws -> StoredObject {
         try ObjectKey.validate(key)
-        let (response, mapping) = try await send(makeRequest(.get, configuration.endpoint.object(key)), operation: "get", key: key)
-        guard response.status == 200 else {
-            throw mapping.error(for: response, expected: "HTTP 200 with the object's bytes")
-        }
-        do throws(UnexpectedResponse) {
-            let info = try ResponseDecoding.headerInfo(response, key: key, size: response.body.count)
-            let digest = try md5(response.body)
+        let response = try await call(.get, configuration.endpoint.object(key), "get", key,
+                                      success: [200], expected: "HTTP 200 with the object's bytes")
+        return try response.decode { answer throws(UnexpectedResponse) in
+            let info = try ResponseDecoding.headerInfo(answer, key: key, size: answer.body.count)
+            let digest = try md5(answer.body)
             guard digest == info.etag else {
                 throw UnexpectedResponse(expected: "a body whose MD5 is the ETag \(info.etag)",
-                                         found: "\(response.body.count) bytes with MD5 \(digest)")
+                                         found: "\(answer.body.count) bytes with MD5 \(digest)")
             }
-            return StoredObject(info: info, data: response.body)
-        } catch {
-            throw mapping.error(for: error, status: response.status)
+            return StoredObject(info: info, data: answer.body)
         }
     }
 
     public func head(_ key: String) async throws -> ObjectInfo {
         try ObjectKey.validate(key)
-        let (response, mapping) = try await send(makeRequest(.head, configuration.endpoint.object(key)), operation: "head", key: key)
-        guard response.status == 200 else {
-            throw mapping.error(for: response, expected: "HTTP 200 with the object's headers")
-        }
-        do throws(UnexpectedResponse) {
-            return try ResponseDecoding.headerInfo(response, key: key, size: nil)
-        } catch {
-            throw mapping.error(for: error, status: response.status)
+        let response = try await call(.head, configuration.endpoint.object(key), "head", key,
+                                      success: [200], expected: "HTTP 200 with the object's headers")
+        return try response.decode { answer throws(UnexpectedResponse) in
+            try ResponseDecoding.headerInfo(answer, key: key, size: nil)
         }
     }
 
     public func delete(_ key: String) async throws {
         try ObjectKey.validate(key)
-        let (response, mapping) = try await send(makeRequest(.delete, configuration.endpoint.object(key)), operation: "delete", key: key)
-        guard response.status == 204 || response.status == 200 else {
-            throw mapping.error(for: response, expected: "HTTP 204")
-        }
+        _ = try await call(.delete, configuration.endpoint.object(key), "delete", key, success: [200, 204], expected: "HTTP 204")
     }
 
     public func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
         try ListingRequest.validate(prefix: prefix, limit: limit)
         let url = configuration.endpoint.listing(prefix: prefix, limit: limit, cursor: continuationToken)
-        let (response, mapping) = try await send(makeRequest(.get, url), operation: "list", key: prefix)
-        guard response.status == 200 else {
-            throw mapping.error(for: response, expected: "HTTP 200 with a listing")
-        }
-        do throws(UnexpectedResponse) {
-            let listing = try ResponseDecoding.listing(response.body)
+        let response = try await call(.get, url, "list", prefix, success: [200], expected: "HTTP 200 with a listing")
+        return try response.decode { answer throws(UnexpectedResponse) in
+            let listing = try ResponseDecoding.listing(answer.body)
             if let stray = listing.objects.first(where: { !ObjectKey.hasPrefix($0.key, prefix) }) {
                 throw UnexpectedResponse(expected: "keys that start with the prefix \(RESTStorageText.quote(prefix))",
                                          found: "the key \(RESTStorageText.quote(stray.key))")
@@ -139,8 +119,6 @@ public final class RESTStorage: ObjectStorage, ManagedService {
                 throw UnexpectedResponse(expected: "at most \(limit) objects", found: "\(listing.objects.count)")
             }
             return listing
-        } catch {
-            throw mapping.error(for: error, status: response.status)
         }
     }
 
@@ -151,6 +129,17 @@ public final class RESTStorage: ObjectStorage, ManagedService {
         var fields = headers
         if let token = configuration.token { fields.append((name: "Authorization", value: "Bearer " + token)) }
         return HTTPRequest(method: method, url: url, headers: fields, body: body)
+    }
+
+    /// Sends one request of `operation` and returns an answer with one of the `success`
+    /// statuses; any other answer, or none, is thrown as the contract's error.
+    private func call(_ method: HTTPRequest.Method, _ url: String, _ operation: String, _ key: String,
+                      headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+                      success: Set<Int>, expected: String) async throws -> Answer {
+        let (response, mapping) = try await send(makeRequest(method, url, headers: headers, body: body),
+                                                 operation: operation, key: key)
+        guard success.contains(response.status) else { throw mapping.error(for: response, expected: expected) }
+        return Answer(response: response, mapping: mapping)
     }
 
     /// Sends `request`, again after a retryable outcome while retries remain. Returns the
@@ -226,6 +215,20 @@ public final class RESTStorage: ObjectStorage, ManagedService {
             return Hex.encode(try MD5Hasher.hash(data))
         } catch {
             throw UnexpectedResponse(expected: "an MD5 digest from libcrypto", found: error.message)
+        }
+    }
+}
+
+/// A success answer with the mapping that turns its unexpected content into `storage.failed`.
+private struct Answer {
+    let response: HTTPResponse
+    let mapping: FailureMapping
+
+    func decode<T>(_ read: (HTTPResponse) throws(UnexpectedResponse) -> T) throws(PlugboardError) -> T {
+        do throws(UnexpectedResponse) {
+            return try read(response)
+        } catch {
+            throw mapping.error(for: error, status: response.status)
         }
     }
 }

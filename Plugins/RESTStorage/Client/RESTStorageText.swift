@@ -1,28 +1,13 @@
-/// How RESTStorage shows text from its config or from a server in a message: quoted, with
-/// control and non-ASCII characters escaped and long text cut, so that a message stays one
-/// readable line whatever a misbehaving server sends.
+import PlugboardAPI
+
+/// How RESTStorage shows text from its config or from a server in a message:
+/// PlugboardAPI's quoting (escaped, one line, long text cut), so whatever a misbehaving
+/// server sends cannot break a message apart.
 enum RESTStorageText {
     static let maxShownCharacters = 120
 
     static func quote(_ text: some StringProtocol, maxCharacters: Int = maxShownCharacters) -> String {
-        var out = "\""
-        var shown = 0
-        for scalar in text.unicodeScalars {
-            if shown == maxCharacters {
-                out += "..."
-                break
-            }
-            shown += 1
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            default:
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        PlugboardError.quoted(String(text), maxCharacters: maxCharacters)
     }
 
     /// The start of a response body for a message: its text quoted when it is UTF-8,

@@ -6,9 +6,10 @@ import Glibc
 /// A real `plugboard serve` started by a test: the package's own executable, on a free
 /// loopback port, with its standard error kept in a file for failure messages.
 ///
-/// Spawned with `posix_spawn` and an empty signal mask, not with Foundation's `Process`:
-/// a child inherits the mask of the thread that spawns it, and a test runner's worker
-/// threads block SIGTERM, so a `Process` child never sees the SIGTERM that stops it.
+/// Spawned with `posix_spawn`, an empty signal mask and default signal actions, as a
+/// service manager starts a daemon: a child inherits the mask of the thread that spawns
+/// it, and a test runner's worker threads block SIGTERM (Foundation's `Process` passes
+/// that mask on), which would test the test runner's state instead of the server's.
 final class ServeProcess: @unchecked Sendable {
     // @unchecked Sendable: `exitStatus` is only read and written under `lock`.
     private let pid: pid_t
