@@ -56,6 +56,18 @@ import Testing
         #expect(garbage.requests.count == 1)
     }
 
+    @Test func afterStopNothingIsSent_andCallsAreUnavailableNotATrap() async throws {
+        let server = try RawHTTPServer(.respond("HTTP/1.1 204 No Content\r\n\r\n"))
+        defer { server.stop() }
+        let stopped = storage(server.baseURL, maxRetries: 3)
+        try await stopped.delete("k")
+        await stopped.stop()
+        let error = await thrownError { try await stopped.delete("k") }
+        #expect(error?.code == .storageUnavailable)
+        #expect(error?.message.contains("was stopped") == true)
+        #expect(server.requests.count == 1)
+    }
+
     @Test func aPortWithNothingListeningIsUnavailable() async throws {
         let closed = try RawHTTPServer(.hangUp)
         let baseURL = closed.baseURL

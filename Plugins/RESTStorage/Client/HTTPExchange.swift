@@ -59,6 +59,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case cannotConnect
         /// The server took longer than the configured timeout. Worth retrying.
         case timedOut
+        /// The storage was stopped (its plugin unloaded or replaced) and sends nothing
+        /// more. Not retried: only a storage resolved anew can help.
+        case stopped
         /// Anything else the client library reports (TLS failure, a malformed response,
         /// a refused redirect). Not retried.
         case other

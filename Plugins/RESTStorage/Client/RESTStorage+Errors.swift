@@ -50,6 +50,12 @@ struct FailureMapping: Sendable {
                 detail: "The \(what) timed out after \(tries): \(failure.description).",
                 hint: "The server may be overloaded; retry later, or raise \"timeoutSeconds\" in plugin \"\(plugin)\"'s config.",
                 underlying: failure)
+        case .stopped:
+            return PlugboardError(
+                .storageUnavailable, "this RESTStorage instance was stopped",
+                detail: "The \(what) was not sent: \(failure.description).",
+                hint: "Resolve ObjectStorage from the container again; the plugin was unloaded or replaced, and the container stops an instance only after its leases end, so hold a lease or a ServiceHandle while using it.",
+                underlying: failure)
         case .other:
             return PlugboardError(
                 .storageFailed, "request to the storage server at \(base) failed",

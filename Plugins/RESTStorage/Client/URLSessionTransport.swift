@@ -8,8 +8,11 @@ import FoundationNetworking
 /// The session is ephemeral (no cookies, no cache) and refuses redirects: the token goes
 /// only to the configured base URL, and a Plugboard server never redirects, so a 3xx is
 /// returned as the response and reported.
-public final class URLSessionTransport: HTTPTransport {
+public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
+    // @unchecked Sendable: `invalidated` is only read and written under `lock`.
     private let session: URLSession
+    private let lock = NSLock()
+    private var invalidated = false
 
     /// - Parameter timeoutSeconds: How long a request may wait for the server with no
     ///   progress (`timeoutIntervalForRequest`); a large transfer that keeps moving is
@@ -24,9 +27,15 @@ public final class URLSessionTransport: HTTPTransport {
         session = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
     }
 
-    /// Lets running requests end and releases the session (and its delegate).
+    /// Lets running requests end and releases the session (and its delegate). Later
+    /// requests fail with ``TransportFailure/Kind/stopped`` instead of reaching an
+    /// invalidated session, which URLSession does not allow.
     public func invalidate() {
-        session.finishTasksAndInvalidate()
+        lock.withLock {
+            guard !invalidated else { return }
+            invalidated = true
+            session.finishTasksAndInvalidate()
+        }
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -42,10 +51,18 @@ public final class URLSessionTransport: HTTPTransport {
         let running = RunningTask()
         let outcome: Result<HTTPResponse, TransportFailure> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let task = session.dataTask(with: urlRequest) { data, response, error in
-                    continuation.resume(returning: Self.outcome(data: data, response: response, error: error))
+                // Made and started under the lock, so that `invalidate` comes before or after.
+                let started = lock.withLock { () -> Bool in
+                    guard !invalidated else { return false }
+                    let task = session.dataTask(with: urlRequest) { data, response, error in
+                        continuation.resume(returning: Self.outcome(data: data, response: response, error: error))
+                    }
+                    running.start(task)
+                    return true
                 }
-                running.start(task)
+                if !started {
+                    continuation.resume(returning: .failure(TransportFailure(.stopped, "the plugin's URL session was released when the storage was stopped")))
+                }
             }
         } onCancel: {
             running.cancel()
