@@ -60,8 +60,6 @@ let package = Package(
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
         .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost"]),
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP"]),
-        // `plugboard serve` as a real process, over real sockets.
-        .testTarget(name: "ServerTests", dependencies: [api]),
         // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.
         .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"]),
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.

@@ -27,7 +27,7 @@ final class RawClient {
 
     init(port: Int, timeoutSeconds: Int = 15) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket failed") }
+        guard fd >= 0 else { throw FixtureError("socket failed") }
         var tv = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
@@ -39,7 +39,7 @@ final class RawClient {
         }
         guard rc == 0 else {
             close(fd)
-            throw TestFailure("connect to port \(port) failed: \(String(cString: strerror(errno)))")
+            throw FixtureError("connect to port \(port) failed: \(String(cString: strerror(errno)))")
         }
     }
 
@@ -51,7 +51,7 @@ final class RawClient {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw TestFailure("send failed: \(String(cString: strerror(errno)))") }
+            guard n > 0 else { throw FixtureError("send failed: \(String(cString: strerror(errno)))") }
             offset += n
         }
     }
@@ -73,20 +73,20 @@ final class RawClient {
             buffer.removeFirst(end + 4)
             guard let statusLine = lines.first, statusLine.hasPrefix("HTTP/1."),
                   let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") else {
-                throw TestFailure("bad status line: \(lines.first ?? "")")
+                throw FixtureError("bad status line: \(lines.first ?? "")")
             }
             var headers: [(String, String)] = []
             for line in lines.dropFirst() {
-                guard let colon = line.firstIndex(of: ":") else { throw TestFailure("bad header line \(line)") }
+                guard let colon = line.firstIndex(of: ":") else { throw FixtureError("bad header line \(line)") }
                 headers.append((line[..<colon].lowercased(), String(line[line.index(after: colon)...].drop { $0 == " " })))
             }
             if status == 100 { continue }
             var response = RawResponse(status: status, headers: headers, body: [])
             if head || status == 204 { return response }
             guard let length = response.header("content-length").flatMap({ Int($0) }) else {
-                throw TestFailure("response without Content-Length")
+                throw FixtureError("response without Content-Length")
             }
-            while buffer.count < length { guard try fill() else { throw TestFailure("closed inside a body") } }
+            while buffer.count < length { guard try fill() else { throw FixtureError("closed inside a body") } }
             response.body = Array(buffer[..<length])
             buffer.removeFirst(length)
             return response
@@ -113,7 +113,7 @@ final class RawClient {
                 }
                 from = buffer.count - 3
             }
-            guard try fill() else { throw TestFailure("connection closed before a response head") }
+            guard try fill() else { throw FixtureError("connection closed before a response head") }
         }
     }
 
@@ -123,7 +123,7 @@ final class RawClient {
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if n < 0 {
             if errno == ECONNRESET { return false }
-            throw TestFailure("recv failed: \(String(cString: strerror(errno)))")
+            throw FixtureError("recv failed: \(String(cString: strerror(errno)))")
         }
         if n == 0 { return false }
         buffer += chunk[0..<n]

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PlugboardHost
 import Testing
 
 /// Start-up, authentication, admin reports, metrics and graceful stop.
@@ -23,8 +24,8 @@ import Testing
         #expect(r.status == 404)
         #expect(r.header("connection") == "close")
         #expect(idle.isClosedByServer())
-        #expect(server.waitForExit(timeoutSeconds: 20) == 0)
-        #expect(throws: TestFailure.self) { try server.client() }
+        #expect(server.waitForExit(timeoutMilliseconds: 20_000) == 0)
+        #expect(throws: FixtureError.self) { try server.client() }
     }
 
     @Test func sigint_stopsAnIdleServer() throws {
@@ -46,11 +47,12 @@ import Testing
         #expect(plugins.status == 200)
         let services = try server.client().request("GET", "/v1/admin/services", headers: auth)
         #expect(services.status == 200)
-        let (status1, cliPlugins) = try ServerProcess.runCLI(["plugins", "--json"], folder: server.folder)
-        let (status2, cliServices) = try ServerProcess.runCLI(["services", "--json"], folder: server.folder)
-        #expect(status1 == 0 && status2 == 0)
-        #expect(plugins.text == cliPlugins)
-        #expect(services.text == cliServices)
+        let cliPlugins = server.sandbox.run(["plugins", "--json"])
+        let cliServices = server.sandbox.run(["services", "--json"])
+        #expect(cliPlugins.status == 0 && cliServices.status == 0)
+        #expect(plugins.text == cliPlugins.stdout)
+        #expect(services.text == cliServices.stdout)
+        #expect(try JSONValue.parse(plugins.text).elements?.first?.keys == ["name", "state", "version", "path", "sha256", "services", "error"])
         // Objects need no token unless PLUGBOARD_API_TOKEN is set.
         #expect(try server.client().request("GET", "/v1/objects").status == 200)
     }
@@ -68,16 +70,13 @@ import Testing
     }
 
     @Test func nonLoopbackWithoutAdminToken_isRefusedAtStart() throws {
-        let folder = try ServerProcess.makeFolder()
-        defer { _ = try? ServerProcess.run(["/bin/rm", "-rf", folder]) }
-        try ServerProcess.write("\(folder)/plugins.json", "{\"schemaVersion\": 1, \"plugins\": [\(ServerProcess.memory)]}")
-        let (status, out) = try ServerProcess.runCLI(["serve", "--listen", "0.0.0.0:0"], folder: folder)
-        #expect(status == 2)
-        #expect(out.isEmpty)
-        let err = ServerProcess.readFile("\(folder)/stderr.txt")
-        #expect(err.contains("0.0.0.0") && err.contains("PLUGBOARD_ADMIN_TOKEN"))
-        let (badStatus, _) = try ServerProcess.runCLI(["serve", "--listen", "nowhere"], folder: folder)
-        #expect(badStatus == 2)
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", ManifestText.make([ManifestText.memory]))
+        expectRun(sandbox.run(["serve", "--listen", "0.0.0.0:0"]), status: 2, stdout: .empty,
+                  stderr: .contains("0.0.0.0", "PLUGBOARD_ADMIN_TOKEN"))
+        expectRun(sandbox.run(["serve", "--listen", "nowhere"]), status: 2, stdout: .empty,
+                  stderr: .contains("invalid --listen \"nowhere\""))
     }
 
     @Test func metrics_countRequestsByRouteAndStatus_andShowPlugins() throws {

@@ -1,0 +1,126 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A `plugboard serve` child process on a free loopback port, in its own sandbox with
+/// its own manifest; the port comes from the start-up line on standard output. Standard
+/// error goes to `stderr.txt` in the sandbox.
+final class ServerProcess: @unchecked Sendable {
+    // @unchecked Sendable: every field is set once in init; the child is only signalled.
+    let sandbox: Sandbox
+    let pid: pid_t
+    let port: Int
+    let startLine: String
+    private var exited = false
+
+    static let memory = ManifestText.memory
+    static func memory(latencyMilliseconds: Int) -> String {
+        #"{"name": "Mem", "product": "MemoryStorage", "config": {"latencyMilliseconds": \#(latencyMilliseconds)}}"#
+    }
+
+    /// Starts `plugboard serve --listen 127.0.0.1:0` plus `arguments`, with `plugins.json`
+    /// holding `plugins` and `environment` added to the test's own.
+    init(plugins: [String] = [ServerProcess.memory], arguments: [String] = [],
+         environment: [String: String] = [:]) throws {
+        sandbox = try Sandbox("plugboard-serve")
+        try sandbox.write("plugins.json", ManifestText.make(plugins))
+        let (pid, out) = try Self.spawn(["serve", "--listen", "127.0.0.1:0"] + arguments, sandbox: sandbox,
+                                        environment: environment)
+        self.pid = pid
+        let line = Self.readLine(out, timeoutMilliseconds: 60_000)
+        close(out)
+        guard let line, line.hasPrefix("plugboard serve: listening on http://127.0.0.1:"),
+              let port = Int(line.split(separator: ":").last ?? "") else {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            let log = (try? sandbox.read("stderr.txt")).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            sandbox.remove()
+            throw FixtureError("serve did not start; stdout \(line ?? "(nothing)"); stderr:\n\(log)")
+        }
+        self.port = port
+        self.startLine = line
+    }
+
+    deinit {
+        if !exited {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        sandbox.remove()
+    }
+
+    var stderr: String { (try? sandbox.read("stderr.txt")).map { String(decoding: $0, as: UTF8.self) } ?? "" }
+
+    func client() throws -> RawClient { try RawClient(port: port) }
+
+    /// Sends `signal` and waits for the exit status (128+N for a signal death).
+    func stop(_ signal: Int32 = SIGTERM, timeoutMilliseconds: Int64 = 20_000) -> Int32? {
+        kill(pid, signal)
+        return waitForExit(timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    func waitForExit(timeoutMilliseconds: Int64) -> Int32? {
+        let deadline = CommandRunner.monotonicMilliseconds() + timeoutMilliseconds
+        while CommandRunner.monotonicMilliseconds() < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                exited = true
+                return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+            }
+            usleep(20_000)
+        }
+        return nil
+    }
+
+    /// Starts the executable in the sandbox, standard output on a pipe (returned),
+    /// standard error appended to `stderr.txt`, with the sandbox's manifest and cache.
+    /// CommandRunner waits for its children; a server has to be read while it runs.
+    private static func spawn(_ arguments: [String], sandbox: Sandbox,
+                              environment: [String: String]) throws -> (pid_t, Int32) {
+        var env = CommandRunner.processEnvironment.filter {
+            !CommandRunner.controlledVariables.contains($0.key) && !$0.key.hasSuffix("_TOKEN")
+        }
+        env["SWIFT_BACKTRACE"] = "enable=no"
+        env["HOME"] = sandbox.home
+        for (k, v) in environment { env[k] = v }
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw FixtureError("pipe failed") }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, sandbox.path("stderr.txt"), O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        let executable = CommandRunner.executable
+        let argv = ([executable] + arguments + ["--manifest", sandbox.path("plugins.json"), "--cache-dir", sandbox.cacheDirectory])
+            .map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for p in argv + envp { free(p) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        close(fds[1])
+        guard rc == 0 else {
+            close(fds[0])
+            throw FixtureError("posix_spawn \(executable): \(String(cString: strerror(rc)))")
+        }
+        return (pid, fds[0])
+    }
+
+    private static func readLine(_ fd: Int32, timeoutMilliseconds: Int64) -> String? {
+        var line: [UInt8] = []
+        let deadline = CommandRunner.monotonicMilliseconds() + timeoutMilliseconds
+        while CommandRunner.monotonicMilliseconds() < deadline {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 200) >= 0 || errno == EINTR else { return nil }
+            guard p.revents != 0 else { continue }
+            var byte: UInt8 = 0
+            if read(fd, &byte, 1) <= 0 { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
+            if byte == 10 { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+        return nil
+    }
+}
