@@ -48,7 +48,7 @@ extension RESTStorage {
             let timeout = try config.double("timeoutSeconds", default: Self.defaultTimeoutSeconds)
             guard timeout > 0, timeout <= Self.maxTimeoutSeconds else {
                 throw Self.invalid(config, "timeoutSeconds", "a number of seconds above 0 and at most \(Int(Self.maxTimeoutSeconds))",
-                                   "\(timeout)")
+                                   config["timeoutSeconds"].map { "\($0)" } ?? "\(timeout)")
             }
             let retries = try config.int("maxRetries", default: Self.defaultMaxRetries)
             guard (0...Self.maxMaxRetries).contains(retries) else {
