@@ -38,6 +38,20 @@ import Testing
         #expect(ContinuousClock.now - start < .seconds(20))
     }
 
+    @Test func cancellingTheCallerCancelsTheRequestInFlight() async throws {
+        let silent = try RawHTTPServer(.silence)
+        defer { silent.stop() }
+        let remote = storage(silent.baseURL, timeoutSeconds: 60, maxRetries: 3)
+        let start = ContinuousClock.now
+        let call = Task { try await remote.get("k") }
+        while silent.requests.isEmpty && ContinuousClock.now - start < .seconds(30) { try await Task.sleep(for: .milliseconds(10)) }
+        call.cancel()
+        let result = await call.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(ContinuousClock.now - start < .seconds(30))
+        #expect(silent.requests.count == 1)
+    }
+
     @Test func aConnectionClosedWithoutAnswerIsRetriedThenReported() async throws {
         let rude = try RawHTTPServer(.hangUp)
         defer { rude.stop() }
