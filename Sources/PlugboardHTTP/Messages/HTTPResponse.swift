@@ -20,27 +20,54 @@ public struct HTTPResponse: Sendable {
     /// The response as bytes on the wire. For HEAD the body is left out and the length
     /// header says what GET would send.
     public func serialize(head: Bool, keepAlive: Bool, version: HTTPVersion = .http11, date: String) -> [UInt8] {
+        // Appended piece by piece, without string interpolation: this runs once per
+        // response and showed in the benchmark profile.
         var out: [UInt8] = []
-        out.reserveCapacity(160 + body.count + headers.count * 40)
-        out.append(contentsOf: "\(version == .http10 ? "HTTP/1.0" : "HTTP/1.1") \(status) \(Self.reason(status))\r\n".utf8)
+        out.reserveCapacity(160 + (head ? 0 : body.count) + headers.count * 48)
+        out.append(contentsOf: (version == .http10 ? "HTTP/1.0 " : "HTTP/1.1 ").utf8)
+        Self.appendDecimal(status, to: &out)
+        out.append(32)
+        out.append(contentsOf: Self.reason(status).utf8)
+        out.append(contentsOf: Self.crlf)
         for (name, value) in headers {
             out.append(contentsOf: name.utf8)
             out.append(contentsOf: ": ".utf8)
             // A value can hold no CR or LF: a stored value with one would split the header.
-            out.append(contentsOf: value.utf8.lazy.map { $0 == 13 || $0 == 10 ? 32 : $0 })
-            out.append(contentsOf: "\r\n".utf8)
+            for b in value.utf8 { out.append(b == 13 || b == 10 ? 32 : b) }
+            out.append(contentsOf: Self.crlf)
         }
         if !forbidsContent {
-            out.append(contentsOf: "Content-Length: \(head ? headLength ?? body.count : body.count)\r\n".utf8)
+            out.append(contentsOf: "Content-Length: ".utf8)
+            Self.appendDecimal(head ? headLength ?? body.count : body.count, to: &out)
+            out.append(contentsOf: Self.crlf)
         }
         if !keepAlive {
             out.append(contentsOf: "Connection: close\r\n".utf8)
         } else if version == .http10 {
             out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
         }
-        out.append(contentsOf: "Date: \(date)\r\n\r\n".utf8)
+        out.append(contentsOf: "Date: ".utf8)
+        out.append(contentsOf: date.utf8)
+        out.append(contentsOf: Self.crlf)
+        out.append(contentsOf: Self.crlf)
         if !head && !forbidsContent { out.append(contentsOf: body) }
         return out
+    }
+
+    private static let crlf: [UInt8] = [13, 10]
+
+    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        guard value > 0 else {
+            out.append(contentsOf: String(value).utf8)
+            return
+        }
+        var digits: [UInt8] = []
+        var n = value
+        while n > 0 {
+            digits.append(UInt8(48 + n % 10))
+            n /= 10
+        }
+        out.append(contentsOf: digits.reversed())
     }
 
     /// `HTTP/1.1 100 Continue`, sent before reading a body the client holds back.
