@@ -125,7 +125,8 @@ import Testing
             #expect(error?.message.contains(server.baseURL) == true)
             #expect(error?.detail?.contains("3 attempts") == true, "\(String(describing: error))")
         }
-        // Three calls of three attempts, backing off at most 100 + 200 ms each.
-        #expect(ContinuousClock.now - start < .seconds(10))
+        // Three calls of three attempts, backing off at most 100 + 200 ms each; the bound
+        // is liveness only, wide enough for a loaded machine.
+        #expect(ContinuousClock.now - start < .seconds(60))
     }
 }
