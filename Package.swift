@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "plugboard", targets: ["plugboard"]),
         .library(name: "MemoryStorage", type: .dynamic, targets: ["MemoryStorage"]),
         .library(name: "FileStorage", type: .dynamic, targets: ["FileStorage"]),
+        .library(name: "RESTStorage", type: .dynamic, targets: ["RESTStorage"]),
         .executable(name: "plugboard-bench", targets: ["plugboard-bench"]),
     ],
     dependencies: [
@@ -47,6 +48,12 @@ let package = Package(
                 path: "Plugins/MemoryStorage"),
         .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto"],
                 path: "Plugins/FileStorage"),
+        // RESTStorage: the client (URLSession) in its own target so that unit tests can link
+        // it without the plugin's entry point; the plugin target is the entry point alone.
+        .target(name: "RESTStorageClient", dependencies: [api, "PlugboardCrypto"],
+                path: "Plugins/RESTStorage/Client"),
+        .target(name: "RESTStorage", dependencies: [api, "RESTStorageClient"],
+                path: "Plugins/RESTStorage/Plugin"),
         // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
         .executableTarget(name: "filestorage-crash-writer", dependencies: [api, "PlugboardHost"],
                           path: "Tests/Tools/filestorage-crash-writer"),
@@ -62,6 +69,9 @@ let package = Package(
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP"]),
         // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.
         .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"]),
+        // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.
+        .testTarget(name: "RESTStorageTests",
+                    dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "RESTStorageClient"]),
     ]
 )
 

@@ -1,0 +1,55 @@
+/// The URLs of the `/v1/objects` API under one base URL (docs/http-contract: keys are
+/// percent-encoded byte by byte, everything except `A-Z a-z 0-9 - _ ~`).
+public struct Endpoint: Sendable, Equatable {
+    /// The base URL without a trailing `/`, such as `http://127.0.0.1:8080` or
+    /// `https://storage.example/plugboard`.
+    public let base: String
+
+    public init(base: String) {
+        var trimmed = Substring(base)
+        while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        self.base = String(trimmed)
+    }
+
+    /// `{base}/v1/objects/{key}`.
+    public func object(_ key: String) -> String {
+        base + "/v1/objects/" + Self.percentEncode(key)
+    }
+
+    /// `{base}/v1/objects?prefix=P&limit=N[&cursor=C]`; `cursor` is sent whenever it is not
+    /// nil, the empty string included, so that the server refuses a token it did not issue.
+    public func listing(prefix: String, limit: Int, cursor: String?) -> String {
+        var url = base + "/v1/objects?prefix=" + Self.percentEncode(prefix) + "&limit=" + String(limit)
+        if let cursor { url += "&cursor=" + Self.percentEncode(cursor) }
+        return url
+    }
+
+    /// Every byte of `text`'s UTF-8 as `%XX` (upper-case hex) except the unreserved
+    /// `A-Z a-z 0-9 - _ ~`. `.` and `/` are encoded too, so that no client library or
+    /// proxy can fold `.`, `..` or `//` path segments away.
+    public static func percentEncode(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count * 3)
+        for byte in text.utf8 {
+            if isUnreserved(byte) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import PlugboardAPI
+
+/// An error response from the storage server, kept as `underlying` of the error RESTStorage
+/// throws.
+public struct RemoteError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var status: Int
+    /// The server's error code (`storage.not_found`, `http.unauthorized`), when the body
+    /// had one.
+    public var code: String?
+    public var message: String?
+
+    public var description: String {
+        "HTTP \(status)" + (code.map { " \($0)" } ?? "") + (message.map { ": \($0)" } ?? "")
+    }
+}
+
+/// Turns what one call got (after its retries) into the `PlugboardError` the
+/// `ObjectStorage` contract asks for.
+struct FailureMapping: Sendable {
+    /// `put`, `get`, `head`, `delete`, `list`.
+    var operation: String
+    /// The key, or the prefix of a listing.
+    var key: String?
+    var base: String
+    var plugin: String
+    var tokenConfigured: Bool
+    var attempts: Int
+
+    private var isHead: Bool { operation == "head" }
+
+    private var what: String {
+        guard let key else { return operation }
+        return operation == "list" ? "list of prefix \(RESTStorageText.quote(key))" : "\(operation) of key \(RESTStorageText.quote(key))"
+    }
+
+    private var tries: String { attempts == 1 ? "1 attempt" : "\(attempts) attempts" }
+
+    /// No HTTP answer at all.
+    func error(for failure: TransportFailure) -> PlugboardError {
+        switch failure.kind {
+        case .cannotConnect:
+            return PlugboardError(
+                .storageUnavailable, "cannot reach the storage server at \(base)",
+                detail: "The \(what) got no answer after \(tries): \(failure.description).",
+                hint: "Check that `plugboard serve` runs at \(base) and that this host can reach it; the call may succeed later.",
+                underlying: failure)
+        case .timedOut:
+            return PlugboardError(
+                .storageUnavailable, "the storage server at \(base) did not answer in time",
+                detail: "The \(what) timed out after \(tries): \(failure.description).",
+                hint: "The server may be overloaded; retry later, or raise \"timeoutSeconds\" in plugin \"\(plugin)\"'s config.",
+                underlying: failure)
+        case .stopped:
+            return PlugboardError(
+                .storageUnavailable, "this RESTStorage instance was stopped",
+                detail: "The \(what) was not sent: \(failure.description).",
+                hint: "Resolve ObjectStorage from the container again; the plugin was unloaded or replaced, and the container stops an instance only after its leases end, so hold a lease or a ServiceHandle while using it.",
+                underlying: failure)
+        case .other:
+            return PlugboardError(
+                .storageFailed, "request to the storage server at \(base) failed",
+                detail: "The \(what) failed: \(failure.description).",
+                hint: "Check \"baseURL\" in plugin \"\(plugin)\"'s config (scheme, host, port, TLS).",
+                underlying: failure)
+        }
+    }
+
+    /// An answer that is not the success the call expects.
+    func error(for response: HTTPResponse, expected: String) -> PlugboardError {
+        let body = ResponseDecoding.errorBody(response.body)
+        let remote = RemoteError(status: response.status, code: body?.code, message: body?.message)
+        let found = "HTTP \(response.status)" + (body.map { " with error \($0.code): \($0.message)" }
+            ?? " with \(RESTStorageText.describeBody(response.body))")
+
+        if let body, body.code.hasPrefix("storage.") {
+            if body.code == PlugboardError.Code.storageNotFound.rawValue, let key, operation != "list" {
+                let notFound = PlugboardError.objectNotFound(key: key)
+                return PlugboardError(.storageNotFound, notFound.message, detail: notFound.detail, hint: notFound.hint,
+                                      underlying: remote)
+            }
+            // The remote backend's own verdict, in its words (the same validators and texts).
+            return PlugboardError(PlugboardError.Code(body.code), body.message, detail: body.detail, hint: body.hint,
+                                  underlying: remote)
+        }
+        if isHead && response.status == 404 && response.body.isEmpty, let key {
+            // A HEAD error has no body to name its code; on an object's URL, 404 is the
+            // object's absence (an unknown route shows on the first GET, PUT or list).
+            let notFound = PlugboardError.objectNotFound(key: key)
+            return PlugboardError(.storageNotFound, notFound.message, detail: notFound.detail, hint: notFound.hint,
+                                  underlying: remote)
+        }
+        switch response.status {
+        case 401, 403:
+            let hint = tokenConfigured
+                ? "Set \"token\" in plugin \"\(plugin)\"'s config to the server's PLUGBOARD_API_TOKEN; the configured token was refused."
+                : "The server requires a bearer token: set \"token\" in plugin \"\(plugin)\"'s config to the server's PLUGBOARD_API_TOKEN."
+            return PlugboardError(
+                .storageAccessDenied, "the storage server at \(base) refused the \(operation)",
+                detail: "Expected the \(operation) to be allowed, found \(found).", hint: hint, underlying: remote)
+        case 408, 502, 503, 504:
+            return PlugboardError(
+                .storageUnavailable, "the storage server at \(base) is unavailable",
+                detail: "The \(what) got \(found) after \(tries).",
+                hint: "Retry later; on the server, `plugboard plugins` and GET /readyz show whether its storage is up.",
+                underlying: remote)
+        case 413:
+            return PlugboardError(
+                .storageInvalidArgument, "the storage server at \(base) refused the object as too large",
+                detail: "The \(what) got \(found).",
+                hint: "Store smaller objects, or raise the server's body size limit.", underlying: remote)
+        case 404:
+            return PlugboardError(
+                .storageFailed, "no Plugboard object API at \(base)",
+                detail: "Expected \(expected), found \(found).",
+                hint: "Check \"baseURL\" in plugin \"\(plugin)\"'s config: it names the server's root (with any path prefix), without /v1/objects.",
+                underlying: remote)
+        case 300...399:
+            return PlugboardError(
+                .storageFailed, "the storage server at \(base) redirected the \(operation)",
+                detail: "Expected \(expected), found \(found) to \(response.header("location").map { RESTStorageText.quote($0) } ?? "no Location").",
+                hint: "Set \"baseURL\" in plugin \"\(plugin)\"'s config to the address the server answers at; redirects are not followed, so the token goes nowhere else.",
+                underlying: remote)
+        default:
+            return PlugboardError(
+                .storageFailed, "the storage server at \(base) failed the \(operation)",
+                detail: "Expected \(expected), found \(found).",
+                hint: "See the server's log for the request.", underlying: remote)
+        }
+    }
+
+    /// A success status whose content is not what the contract says.
+    func error(for unexpected: UnexpectedResponse, status: Int) -> PlugboardError {
+        PlugboardError(
+            .storageFailed, "unexpected answer from the storage server at \(base)",
+            detail: "The \(what) got HTTP \(status); expected \(unexpected.expected), found \(unexpected.found).",
+            hint: "Check that \"baseURL\" in plugin \"\(plugin)\"'s config points at a Plugboard server of the same API version (/v1).",
+            underlying: unexpected)
+    }
+}

@@ -1,0 +1,234 @@
+import PlugboardAPI
+import PlugboardCrypto
+
+/// An ``ObjectStorage`` kept by another Plugboard host, over its `/v1/objects` HTTP API
+/// (docs/plugins/RESTStorage.md).
+///
+/// Every argument is checked here first, with the shared validators and in the contract's
+/// order, so that a bad call fails the same way as on any other backend and never reaches
+/// the network. The server's storage error codes come back as the same codes; what only
+/// HTTP can say (401, 503, a dropped connection) is mapped onto the contract's codes.
+public final class RESTStorage: ObjectStorage, ManagedService {
+    public let configuration: Configuration
+    private let transport: any HTTPTransport
+    private let sleeper: any RetrySleeper
+    private let random: @Sendable () -> Double
+    private let policy: RetryPolicy
+    private let plugin: String
+    private let logger: Logger
+    private let release: @Sendable () -> Void
+
+    /// A storage that talks through `transport`, waits with `sleeper` and draws jitter
+    /// from `random` (uniform in `0..<1`); tests inject all three.
+    public init(configuration: Configuration, transport: any HTTPTransport, plugin: String, logger: Logger,
+                sleeper: any RetrySleeper = TaskSleeper(),
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                retryPolicy: RetryPolicy? = nil,
+                release: @escaping @Sendable () -> Void = {}) {
+        self.configuration = configuration
+        self.transport = transport
+        self.sleeper = sleeper
+        self.random = random
+        self.policy = retryPolicy ?? RetryPolicy(maxRetries: configuration.maxRetries)
+        self.plugin = plugin
+        self.logger = logger
+        self.release = release
+    }
+
+    /// A storage over URLSession, released by ``stop()``.
+    public convenience init(configuration: Configuration, plugin: String, logger: Logger) {
+        let transport = URLSessionTransport(timeoutSeconds: configuration.timeoutSeconds)
+        self.init(configuration: configuration, transport: transport, plugin: plugin, logger: logger,
+                  release: { transport.invalidate() })
+    }
+
+    // MARK: ManagedService
+
+    /// Nothing to acquire: the other host may be down at start and come up later, which
+    /// each call reports as `storage.unavailable`; failing the load would be wrong.
+    public func start() async throws {
+        logger.info("remote storage configured", metadata: [
+            "baseURL": .string(configuration.endpoint.base),
+            "token": configuration.token == nil ? "none" : "set",
+            "timeoutSeconds": "\(configuration.timeoutSeconds)", "maxRetries": "\(configuration.maxRetries)"])
+    }
+
+    public func stop() async {
+        release()
+    }
+
+    // MARK: ObjectStorage
+
+    public func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+        try ObjectKey.validate(key)
+        let resolvedType = try ObjectContentType.resolve(contentType)
+        try ObjectMetadata.validate(metadata)
+        // Always sent, `application/octet-stream` included: URLSession would otherwise add
+        // a form content type of its own to a request with a body.
+        let headers = [(name: "Content-Type", value: resolvedType)] + MetadataHeaders.fields(metadata)
+        let response = try await call(.put, configuration.endpoint.object(key), "put", key, headers: headers, body: data,
+                                      success: [200, 201], expected: "HTTP 200 with the stored object's info")
+        return try response.decode { answer throws(UnexpectedResponse) in
+            let info = try ResponseDecoding.putInfo(answer.body)
+            try check(info, matches: key, data: data, contentType: resolvedType, metadata: metadata)
+            return ObjectInfo(key: key, size: data.count, etag: info.etag, contentType: resolvedType,
+                              lastModified: info.lastModified, metadata: metadata)
+        }
+    }
+
+    public func get(_ key: String) async throws -> StoredObject {
+        try ObjectKey.validate(key)
+        let response = try await call(.get, configuration.endpoint.object(key), "get", key,
+                                      success: [200], expected: "HTTP 200 with the object's bytes")
+        return try response.decode { answer throws(UnexpectedResponse) in
+            let info = try ResponseDecoding.headerInfo(answer, key: key, size: answer.body.count)
+            let digest = try md5(answer.body)
+            guard digest == info.etag else {
+                throw UnexpectedResponse(expected: "a body whose MD5 is the ETag \(info.etag)",
+                                         found: "\(answer.body.count) bytes with MD5 \(digest)")
+            }
+            return StoredObject(info: info, data: answer.body)
+        }
+    }
+
+    public func head(_ key: String) async throws -> ObjectInfo {
+        try ObjectKey.validate(key)
+        let response = try await call(.head, configuration.endpoint.object(key), "head", key,
+                                      success: [200], expected: "HTTP 200 with the object's headers")
+        return try response.decode { answer throws(UnexpectedResponse) in
+            try ResponseDecoding.headerInfo(answer, key: key, size: nil)
+        }
+    }
+
+    public func delete(_ key: String) async throws {
+        try ObjectKey.validate(key)
+        _ = try await call(.delete, configuration.endpoint.object(key), "delete", key, success: [200, 204], expected: "HTTP 204")
+    }
+
+    public func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
+        try ListingRequest.validate(prefix: prefix, limit: limit)
+        let url = configuration.endpoint.listing(prefix: prefix, limit: limit, cursor: continuationToken)
+        let response = try await call(.get, url, "list", prefix, success: [200], expected: "HTTP 200 with a listing")
+        return try response.decode { answer throws(UnexpectedResponse) in
+            let listing = try ResponseDecoding.listing(answer.body)
+            if let stray = listing.objects.first(where: { !ObjectKey.hasPrefix($0.key, prefix) }) {
+                throw UnexpectedResponse(expected: "keys that start with the prefix \(RESTStorageText.quote(prefix))",
+                                         found: "the key \(RESTStorageText.quote(stray.key))")
+            }
+            if listing.objects.count > limit {
+                throw UnexpectedResponse(expected: "at most \(limit) objects", found: "\(listing.objects.count)")
+            }
+            return listing
+        }
+    }
+
+    // MARK: Sending
+
+    private func makeRequest(_ method: HTTPRequest.Method, _ url: String,
+                             headers: [(name: String, value: String)] = [], body: [UInt8] = []) -> HTTPRequest {
+        var fields = headers
+        if let token = configuration.token { fields.append((name: "Authorization", value: "Bearer " + token)) }
+        return HTTPRequest(method: method, url: url, headers: fields, body: body)
+    }
+
+    /// Sends one request of `operation` and returns an answer with one of the `success`
+    /// statuses; any other answer, or none, is thrown as the contract's error.
+    private func call(_ method: HTTPRequest.Method, _ url: String, _ operation: String, _ key: String,
+                      headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+                      success: Set<Int>, expected: String) async throws -> Answer {
+        let (response, mapping) = try await send(makeRequest(method, url, headers: headers, body: body),
+                                                 operation: operation, key: key)
+        guard success.contains(response.status) else { throw mapping.error(for: response, expected: expected) }
+        return Answer(response: response, mapping: mapping)
+    }
+
+    /// Sends `request`, again after a retryable outcome while retries remain. Returns the
+    /// last response with the mapping for its errors; throws the mapped error when no
+    /// response came, and `CancellationError` as soon as the task is cancelled.
+    private func send(_ request: HTTPRequest, operation: String, key: String?) async throws -> (HTTPResponse, FailureMapping) {
+        var attempt = 0
+        while true {
+            try Task.checkCancellation()
+            attempt += 1
+            let outcome: Result<HTTPResponse, TransportFailure>
+            do {
+                outcome = .success(try await transport.send(request))
+            } catch let failure as TransportFailure {
+                outcome = .failure(failure)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                outcome = .failure(TransportFailure(.other, String(describing: error)))
+            }
+            let mapping = FailureMapping(operation: operation, key: key, base: configuration.endpoint.base, plugin: plugin,
+                                         tokenConfigured: configuration.token != nil, attempts: attempt)
+            let retriesLeft = RetryPolicy.isIdempotent(request.method) && attempt <= policy.maxRetries
+            guard retriesLeft, RetryPolicy.isRetryable(outcome) else {
+                switch outcome {
+                case .success(let response): return (response, mapping)
+                case .failure(let failure): throw mapping.error(for: failure)
+                }
+            }
+            let retryAfter = (try? outcome.get())?.header("retry-after").flatMap { Int($0) }
+            let wait = policy.delay(beforeRetry: attempt - 1, unit: random(), retryAfterSeconds: retryAfter)
+            logger.notice("retrying storage request", metadata: [
+                "operation": .string(operation), "attempt": "\(attempt)",
+                "outcome": .string(Self.summary(outcome)), "waitMilliseconds": "\(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)"])
+            try await sleeper.sleep(for: wait)
+        }
+    }
+
+    private static func summary(_ outcome: Result<HTTPResponse, TransportFailure>) -> String {
+        switch outcome {
+        case .success(let response): return "HTTP \(response.status)"
+        case .failure(let failure): return failure.description
+        }
+    }
+
+    /// The server must have stored what was sent: same key, size, MD5, and (when its JSON
+    /// has them) content type and metadata.
+    private func check(_ info: ObjectInfo, matches key: String, data: [UInt8], contentType: String,
+                       metadata: [String: String]) throws(UnexpectedResponse) {
+        guard ObjectKey.isSame(info.key, as: key) else {
+            throw UnexpectedResponse(expected: "the key \(RESTStorageText.quote(key)) in the object info",
+                                     found: RESTStorageText.quote(info.key))
+        }
+        guard info.size == data.count else {
+            throw UnexpectedResponse(expected: "the size \(data.count) (the bytes sent)", found: "\(info.size)")
+        }
+        let digest = try md5(data)
+        guard info.etag == digest else {
+            throw UnexpectedResponse(expected: "the ETag \(digest) (the MD5 of the bytes sent)", found: info.etag)
+        }
+        guard info.contentType == contentType else {
+            throw UnexpectedResponse(expected: "the content type \(RESTStorageText.quote(contentType)) that was sent",
+                                     found: RESTStorageText.quote(info.contentType))
+        }
+        guard info.metadata == metadata else {
+            throw UnexpectedResponse(expected: "the \(metadata.count) metadata entries that were sent",
+                                     found: "\(info.metadata.count) entries that differ")
+        }
+    }
+
+    private func md5(_ data: [UInt8]) throws(UnexpectedResponse) -> String {
+        do {
+            return Hex.encode(try MD5Hasher.hash(data))
+        } catch {
+            throw UnexpectedResponse(expected: "an MD5 digest from libcrypto", found: error.message)
+        }
+    }
+}
+
+/// A success answer with the mapping that turns its unexpected content into `storage.failed`.
+private struct Answer {
+    let response: HTTPResponse
+    let mapping: FailureMapping
+
+    func decode<T>(_ read: (HTTPResponse) throws(UnexpectedResponse) -> T) throws(PlugboardError) -> T {
+        do throws(UnexpectedResponse) {
+            return try read(response)
+        } catch {
+            throw mapping.error(for: error, status: response.status)
+        }
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import PlugboardAPI
+
+/// What a response should have held and what it held instead: becomes `storage.failed`.
+struct UnexpectedResponse: Error, Sendable, Equatable {
+    /// `the object info JSON of a PUT`, `an ETag header`, ...
+    var expected: String
+    var found: String
+}
+
+/// Reads the server's answers: object info from JSON or from GET/HEAD headers, listing
+/// pages, error bodies. Nothing here traps on any input.
+enum ResponseDecoding {
+    /// The `error` object of an error response (the CLI's `--json` shape), when the body
+    /// is one.
+    struct ErrorBody: Sendable, Equatable {
+        var code: String
+        var message: String
+        var detail: String?
+        var hint: String?
+    }
+
+    static func errorBody(_ body: [UInt8]) -> ErrorBody? {
+        guard let root = try? json(body) as? [String: Any], let error = root["error"] as? [String: Any],
+              let code = error["code"] as? String, let message = error["message"] as? String
+        else { return nil }
+        return ErrorBody(code: code, message: message, detail: error["detail"] as? String, hint: error["hint"] as? String)
+    }
+
+    /// An object info JSON object (`plugboard storage head --json`'s shape). `contentType`
+    /// and `metadata` may be missing (a listing of a backend that does not have them).
+    static func objectInfo(_ value: Any, at path: String) throws(UnexpectedResponse) -> ObjectInfo {
+        guard let object = value as? [String: Any] else {
+            throw UnexpectedResponse(expected: "an object info JSON object at \(path)", found: kind(value))
+        }
+        let key = try string(object, "key", path)
+        do {
+            _ = try ObjectKey.validate(bytes: Array(key.utf8))
+        } catch {
+            throw UnexpectedResponse(expected: "a valid object key at \(path).key", found: error.message)
+        }
+        guard let sizeValue = object["size"], let size = integer(sizeValue), size >= 0 else {
+            throw UnexpectedResponse(expected: "a size in bytes (an integer of 0 or more) at \(path).size",
+                                     found: object["size"].map(kind) ?? "nothing")
+        }
+        let etag = try string(object, "etag", path)
+        guard isETag(etag) else {
+            throw UnexpectedResponse(expected: "an ETag of 32 lowercase hex digits at \(path).etag",
+                                     found: RESTStorageText.quote(etag))
+        }
+        let modified = try string(object, "lastModified", path)
+        guard let lastModified = Timestamp(iso8601: modified) else {
+            throw UnexpectedResponse(expected: "an ISO 8601 timestamp at \(path).lastModified",
+                                     found: RESTStorageText.quote(modified))
+        }
+        var contentType = ObjectContentType.defaultValue
+        if let value = object["contentType"], !(value is NSNull) {
+            guard let text = value as? String else {
+                throw UnexpectedResponse(expected: "a string at \(path).contentType", found: kind(value))
+            }
+            contentType = text
+        }
+        var metadata: [String: String] = [:]
+        if let value = object["metadata"], !(value is NSNull) {
+            guard let entries = value as? [String: Any] else {
+                throw UnexpectedResponse(expected: "an object of strings at \(path).metadata", found: kind(value))
+            }
+            for (name, entry) in entries {
+                guard let text = entry as? String else {
+                    throw UnexpectedResponse(expected: "a string at \(path).metadata.\(name)", found: kind(entry))
+                }
+                metadata[name] = text
+            }
+        }
+        return ObjectInfo(key: key, size: size, etag: etag, contentType: contentType,
+                          lastModified: lastModified, metadata: metadata)
+    }
+
+    /// A PUT's answer: the object info JSON.
+    static func putInfo(_ body: [UInt8]) throws(UnexpectedResponse) -> ObjectInfo {
+        try objectInfo(try document(body, "the object info JSON"), at: "the response")
+    }
+
+    /// A listing page: `{"objects": [...], "nextCursor": "..." | null}`.
+    static func listing(_ body: [UInt8]) throws(UnexpectedResponse) -> ObjectListing {
+        let value = try document(body, "a listing JSON object")
+        guard let root = value as? [String: Any] else {
+            throw UnexpectedResponse(expected: "a listing JSON object", found: kind(value))
+        }
+        guard let entries = root["objects"] as? [Any] else {
+            throw UnexpectedResponse(expected: "an array at objects", found: root["objects"].map(kind) ?? "nothing")
+        }
+        var objects: [ObjectInfo] = []
+        objects.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() {
+            objects.append(try objectInfo(entry, at: "objects[\(index)]"))
+        }
+        let cursor: String?
+        switch root["nextCursor"] {
+        case let text as String: cursor = text
+        case is NSNull: cursor = nil
+        case let other?: throw UnexpectedResponse(expected: "a string or null at nextCursor", found: kind(other))
+        case nil: throw UnexpectedResponse(expected: "a string or null at nextCursor", found: "nothing")
+        }
+        return ObjectListing(objects: objects, nextContinuationToken: cursor)
+    }
+
+    /// The object info a GET or HEAD carries in its headers. `size` is the body's size for
+    /// a GET, `Content-Length` for a HEAD.
+    static func headerInfo(_ response: HTTPResponse, key: String, size bodySize: Int?) throws(UnexpectedResponse) -> ObjectInfo {
+        guard let quotedETag = response.header("etag") else {
+            throw UnexpectedResponse(expected: "an ETag header", found: "none")
+        }
+        let etag = quotedETag.count >= 2 && quotedETag.hasPrefix("\"") && quotedETag.hasSuffix("\"")
+            ? String(quotedETag.dropFirst().dropLast()) : quotedETag
+        guard isETag(etag) else {
+            throw UnexpectedResponse(expected: "an ETag header of 32 lowercase hex digits in quotes",
+                                     found: RESTStorageText.quote(quotedETag))
+        }
+        let length = response.header("content-length")
+        let declared = length.flatMap { $0.utf8.allSatisfy { (0x30...0x39).contains($0) } ? Int($0) : nil }
+        if length != nil && declared == nil {
+            throw UnexpectedResponse(expected: "a Content-Length header of decimal digits", found: RESTStorageText.quote(length ?? ""))
+        }
+        let size: Int
+        if let bodySize {
+            if let declared, declared != bodySize {
+                throw UnexpectedResponse(expected: "a body of \(declared) bytes (its Content-Length)", found: "\(bodySize) bytes")
+            }
+            size = bodySize
+        } else {
+            guard let declared else { throw UnexpectedResponse(expected: "a Content-Length header", found: "none") }
+            size = declared
+        }
+        guard let contentType = response.header("content-type") else {
+            throw UnexpectedResponse(expected: "a Content-Type header", found: "none")
+        }
+        guard let modified = response.header("x-plugboard-last-modified") else {
+            throw UnexpectedResponse(expected: "an X-Plugboard-Last-Modified header", found: "none")
+        }
+        guard let lastModified = Timestamp(iso8601: modified) else {
+            throw UnexpectedResponse(expected: "an ISO 8601 timestamp in X-Plugboard-Last-Modified",
+                                     found: RESTStorageText.quote(modified))
+        }
+        var metadata: [String: String] = [:]
+        let prefix = MetadataHeaders.prefix
+        for (name, value) in response.headers where name.hasPrefix(prefix) && name.utf8.count > prefix.utf8.count {
+            metadata[String(name.dropFirst(prefix.count))] = HTTPText.trimmingOptionalWhitespace(value)
+        }
+        return ObjectInfo(key: key, size: size, etag: etag, contentType: contentType,
+                          lastModified: lastModified, metadata: metadata)
+    }
+
+    // MARK: - JSON helpers
+
+    private static func json(_ body: [UInt8]) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
+    }
+
+    private static func document(_ body: [UInt8], _ expected: String) throws(UnexpectedResponse) -> Any {
+        do {
+            return try json(body)
+        } catch {
+            throw UnexpectedResponse(expected: expected, found: "\(RESTStorageText.describeBody(body)), which is not JSON")
+        }
+    }
+
+    private static func string(_ object: [String: Any], _ name: String, _ path: String) throws(UnexpectedResponse) -> String {
+        guard let value = object[name] else {
+            throw UnexpectedResponse(expected: "a string at \(path).\(name)", found: "nothing")
+        }
+        guard let text = value as? String else {
+            throw UnexpectedResponse(expected: "a string at \(path).\(name)", found: kind(value))
+        }
+        return text
+    }
+
+    /// An integral JSON number that fits an `Int` (JSONSerialization gives NSNumber).
+    private static func integer(_ value: Any) -> Int? {
+        guard let number = value as? NSNumber else { return nil }
+        let double = number.doubleValue
+        guard double.rounded() == double, abs(double) < 9.0e15 else { return nil }
+        return Int(double)
+    }
+
+    static func isETag(_ text: String) -> Bool {
+        text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// `a string`, `a number`, `null`, ... for messages.
+    static func kind(_ value: Any) -> String {
+        switch value {
+        case let text as String: return "the string \(RESTStorageText.quote(text, maxCharacters: 40))"
+        case is NSNull: return "null"
+        case is [Any]: return "an array"
+        case is [String: Any]: return "an object"
+        case let number as NSNumber: return "the number \(number)"
+        default: return "a value of type \(type(of: value))"
+        }
+    }
+}
+
+/// The `X-Plugboard-Meta-<name>` headers that carry user metadata.
+enum MetadataHeaders {
+    static let prefix = "x-plugboard-meta-"
+
+    static func fields(_ metadata: [String: String]) -> [(name: String, value: String)] {
+        metadata.sorted { $0.key < $1.key }.map { (name: "X-Plugboard-Meta-" + $0.key, value: $0.value) }
+    }
+}

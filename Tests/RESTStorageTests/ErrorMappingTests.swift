@@ -1,0 +1,81 @@
+import PlugboardAPI
+import RESTStorageClient
+import Testing
+
+/// The server's answers become the `ObjectStorage` contract's codes.
+@Suite struct ErrorMappingTests {
+    @Test(arguments: ["storage.invalid_key", "storage.invalid_metadata", "storage.invalid_argument",
+                      "storage.access_denied", "storage.failed"])
+    func storageCodesFromTheServerPassThroughWithItsTexts(code: String) async {
+        let status = code == "storage.access_denied" ? 403 : code == "storage.failed" ? 502 : 400
+        let remote = ScriptedStorage([Responses.error(status, code, "remote words")], maxRetries: 0)
+        let error = await thrownError { _ = try await remote.storage.head("k") }
+        #expect(error?.code.rawValue == code)
+        #expect(error?.message == "remote words")
+        #expect(error?.detail == "server detail")
+        #expect((error?.underlying as? RemoteError)?.status == status)
+    }
+
+    @Test func notFoundSaysTheSameWordsAsEveryBackend() async {
+        let remote = ScriptedStorage([Responses.error(404, "storage.not_found")])
+        let error = await thrownError { _ = try await remote.storage.get("missing") }
+        let expected = PlugboardError.objectNotFound(key: "missing")
+        #expect(error?.code == .storageNotFound)
+        #expect(error?.message == expected.message && error?.detail == expected.detail)
+        #expect(await remote.requests.count == 1)
+    }
+
+    /// The contract's HEAD errors have no body: a bodiless 404 to a HEAD is the object's absence.
+    @Test func aHeadWithoutBodyThatIs404IsNotFound() async {
+        let remote = ScriptedStorage([.success(HTTPResponse(status: 404, headers: ["Content-Type": "application/json"]))])
+        let error = await thrownError { _ = try await remote.storage.head("gone") }
+        #expect(error?.code == .storageNotFound)
+        #expect(error?.message == PlugboardError.objectNotFound(key: "gone").message)
+    }
+
+    @Test func unauthorizedAndForbiddenAreAccessDeniedWithAHintAboutTheToken() async {
+        let missing = ScriptedStorage([Responses.error(401, "http.unauthorized", "bearer token required",
+                                                       headers: ["WWW-Authenticate": "Bearer"])])
+        let noToken = await thrownError { _ = try await missing.storage.get("k") }
+        #expect(noToken?.code == .storageAccessDenied)
+        #expect(noToken?.hint?.contains("set \"token\"") == true)
+        #expect(noToken?.detail?.contains("HTTP 401 with error http.unauthorized") == true)
+
+        let wrong = ScriptedStorage([.success(HTTPResponse(status: 403, body: Array("forbidden".utf8)))], token: "wrong-T0K3N")
+        let refused = await thrownError { try await wrong.storage.delete("k") }
+        #expect(refused?.code == .storageAccessDenied)
+        #expect(refused?.hint?.contains("configured token was refused") == true)
+        #expect(refused.map { "\($0)" }?.contains("wrong-T0K3N") == false)
+        #expect(await wrong.requests.count == 1)
+    }
+
+    @Test func unavailableAnswersAndDeadConnectionsAreUnavailable() async {
+        for outcome in [Responses.error(503, "container.not_registered"), Responses.error(503, "http.unavailable"),
+                        .success(HTTPResponse(status: 504)), .success(HTTPResponse(status: 502, body: Array("<html>".utf8))),
+                        Responses.refused, .failure(TransportFailure(.timedOut, "The request timed out."))] {
+            let remote = ScriptedStorage([outcome], maxRetries: 1)
+            let error = await thrownError { _ = try await remote.storage.list(prefix: "", limit: 1, continuationToken: nil) }
+            #expect(error?.code == .storageUnavailable, "\(outcome)")
+            #expect(error?.detail?.contains("2 attempts") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test func everythingElseIsFailedNamingWhatWasExpectedAndFound() async {
+        let cases: [(Result<HTTPResponse, TransportFailure>, PlugboardError.Code, String)] = [
+            (Responses.error(404, "http.not_found", "no route"), .storageFailed, "no Plugboard object API"),
+            (.success(HTTPResponse(status: 404, body: Array("Not Found".utf8))), .storageFailed, "the body \"Not Found\""),
+            (Responses.error(500, "http.internal"), .storageFailed, "HTTP 500 with error http.internal"),
+            (.success(HTTPResponse(status: 301, headers: ["Location": "http://elsewhere/"])), .storageFailed, "\"http://elsewhere/\""),
+            (Responses.error(413, "http.payload_too_large"), .storageInvalidArgument, "HTTP 413"),
+            (.success(HTTPResponse(status: 418, body: [0xFF, 0xFE])), .storageFailed, "2 bytes that are not UTF-8"),
+            (.failure(TransportFailure(.other, "SSL connect error")), .storageFailed, "SSL connect error"),
+        ]
+        for (outcome, code, text) in cases {
+            let remote = ScriptedStorage([outcome])
+            let error = await thrownError { _ = try await remote.storage.head("k") }
+            #expect(error?.code == code, "\(outcome)")
+            #expect(error.map { "\($0)" }?.contains(text) == true, "\(String(describing: error))")
+            #expect(await remote.requests.count == 1, "not retried: \(outcome)")
+        }
+    }
+}

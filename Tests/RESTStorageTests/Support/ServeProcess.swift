@@ -1,0 +1,153 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `plugboard serve` started by a test: the package's own executable, on a free
+/// loopback port, with its standard error kept in a file for failure messages.
+///
+/// Spawned with `posix_spawn`, an empty signal mask and default signal actions, as a
+/// service manager starts a daemon: a child inherits the mask of the thread that spawns
+/// it, and a test runner's worker threads block SIGTERM (Foundation's `Process` passes
+/// that mask on), which would test the test runner's state instead of the server's.
+final class ServeProcess: @unchecked Sendable {
+    // @unchecked Sendable: `exitStatus` is only read and written under `lock`.
+    private let pid: pid_t
+    private let lock = NSLock()
+    private var exitStatus: Int32?
+    /// `http://127.0.0.1:PORT`, from the first line the server prints.
+    let baseURL: String
+    let errorLog: String
+
+    /// How long a debug build on a loaded machine may take to load its plugins and listen.
+    static let startTimeout: TimeInterval = 60
+    /// How long shutdown may take: the server's own bound is 10 seconds.
+    static let stopTimeout: TimeInterval = 30
+
+    /// Starts `plugboard serve --listen 127.0.0.1:0` on `manifest` and waits for its
+    /// `listening on` line.
+    init(manifest: String, sandbox: TestSandbox, environment: [String: String] = [:]) throws {
+        errorLog = sandbox.path("serve-\(UUID().uuidString.prefix(8)).log")
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLUGBOARD_") && $0.key != "XDG_CACHE_HOME" }
+        env["HOME"] = sandbox.root
+        env["SWIFT_BACKTRACE"] = "enable=no"
+        for (name, value) in environment { env[name] = value }
+        let arguments = ["serve", "--listen", "127.0.0.1:0", "--manifest", manifest,
+                         "--cache-dir", sandbox.path("serve-cache"), "--log-level", "info"]
+        var output: [Int32] = [-1, -1]
+        guard pipe(&output) == 0 else { throw TestFailure("pipe failed: \(String(cString: strerror(errno)))") }
+        // Only the child's descriptor 1 (dup2 clears the flag) may reach the child, or
+        // another child spawned meanwhile would hold the pipe open.
+        for fd in output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        defer { close(output[0]) }
+        do {
+            defer { close(output[1]) }
+            pid = try Self.spawn(TestSandbox.productsFolder + "/plugboard", arguments, environment: env,
+                                 stdout: output[1], stderrPath: errorLog)
+        }
+        let line = Self.firstLine(output[0], timeout: Self.startTimeout)
+        let announced = "plugboard serve: listening on "
+        guard let line, line.hasPrefix(announced) else {
+            kill(pid, SIGKILL)
+            _ = Self.waitForExit(pid, timeout: Self.stopTimeout)
+            let log = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
+            throw TestFailure("plugboard serve did not announce its address; first line \(line.map { "\"\($0)\"" } ?? "none"), standard error:\n\(log)")
+        }
+        baseURL = String(line.dropFirst(announced.count))
+    }
+
+    deinit {
+        if lock.withLock({ exitStatus == nil }) {
+            kill(pid, SIGKILL)
+            _ = waitForExit(timeout: Self.stopTimeout)
+        }
+    }
+
+    /// SIGTERM, then waits for the exit; returns the exit status, 128 + the signal that
+    /// ended it, or -1 when it had to be killed after ``stopTimeout``.
+    @discardableResult
+    func stop() -> Int32 {
+        if let status = lock.withLock({ exitStatus }) { return status }
+        kill(pid, SIGTERM)
+        if let status = waitForExit(timeout: Self.stopTimeout) { return status }
+        kill(pid, SIGKILL)
+        _ = waitForExit(timeout: Self.stopTimeout)
+        return -1
+    }
+
+    /// The server's standard error so far.
+    var log: String { (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "" }
+
+    private func waitForExit(timeout: TimeInterval) -> Int32? {
+        guard let code = Self.waitForExit(pid, timeout: timeout) else { return nil }
+        lock.withLock { exitStatus = code }
+        return code
+    }
+
+    /// Reaps `pid`; its exit status or 128 + its signal, or nil when it is still running
+    /// after `timeout`.
+    private static func waitForExit(_ pid: pid_t, timeout: TimeInterval) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: Int32 = 0
+        while true {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid {
+                return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+            }
+            if reaped < 0 && errno != EINTR { return nil }
+            if Date() >= deadline { return nil }
+            usleep(10_000)
+        }
+    }
+
+    private static func spawn(_ program: String, _ arguments: [String], environment: [String: String],
+                              stdout: Int32, stderrPath: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
+        guard result == 0 else { throw TestFailure("could not start \(program): \(String(cString: strerror(result)))") }
+        return pid
+    }
+
+    /// Reads up to the first newline, waiting at most `timeout` in all.
+    private static func firstLine(_ fd: Int32, timeout: TimeInterval) -> String? {
+        var bytes: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        var byte: UInt8 = 0
+        while Date() < deadline {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 200)
+            if ready < 0 && errno != EINTR { return nil }
+            if ready <= 0 { continue }
+            let count = read(fd, &byte, 1)
+            if count <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+        return nil
+    }
+}
