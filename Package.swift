@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "plugboard", targets: ["plugboard"]),
         .library(name: "MemoryStorage", type: .dynamic, targets: ["MemoryStorage"]),
         .library(name: "FileStorage", type: .dynamic, targets: ["FileStorage"]),
+        .library(name: "S3Storage", type: .dynamic, targets: ["S3Storage"]),
         .executable(name: "plugboard-bench", targets: ["plugboard-bench"]),
     ],
     dependencies: [
@@ -36,6 +37,9 @@ let package = Package(
                 path: "Plugins/MemoryStorage"),
         .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto"],
                 path: "Plugins/FileStorage"),
+        // ObjectStorage over the S3 REST API, with URLSession (FoundationNetworking).
+        .target(name: "S3Storage", dependencies: [api, "PlugboardCrypto"],
+                path: "Plugins/S3Storage"),
         // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
         .executableTarget(name: "filestorage-crash-writer", dependencies: [api, "PlugboardHost"],
                           path: "Tests/Tools/filestorage-crash-writer"),
@@ -50,6 +54,8 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost"]),
         // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.
         .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"]),
+        // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
+        .testTarget(name: "S3StorageTests", dependencies: [api, "S3Storage", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"]),
     ]
 )
 
