@@ -1,0 +1,154 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `moto_server` (PyPI `moto[server]`) on a free loopback port, started for the
+/// tests and stopped when they end; and boto3, the reference client, beside it.
+final class MotoServer: @unchecked Sendable {
+    /// The package's root: three folders up from this file.
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    static let installCommand = "python3 -m venv .venv && .venv/bin/pip install 'moto[server]' boto3"
+
+    /// The credentials every test uses; moto accepts any.
+    static let accessKeyId = "AKIAPLUGBOARDTEST000"
+    static let secretAccessKey = "plugboard/test/secret+key/never-shown-0123"
+
+    /// The server's process id, for the exit handler (a C function captures nothing).
+    nonisolated(unsafe) static var childPID: pid_t = 0
+
+    let endpoint: String
+    let port: Int
+    private let process: Process
+
+    /// One server for the whole test run, started on first use.
+    static let shared: Result<MotoServer, any Error> = Result { try MotoServer() }
+
+    static func get() throws -> MotoServer { try shared.get() }
+
+    /// The path of `moto_server`: PLUGBOARD_MOTO_SERVER, or `.venv/bin/moto_server`.
+    static func executable() throws -> String {
+        let path = ProcessInfo.processInfo.environment["PLUGBOARD_MOTO_SERVER"] ?? "\(packageRoot)/.venv/bin/moto_server"
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw TestFailure("moto_server not found at \(path); install it from the package root with: \(installCommand) (or set PLUGBOARD_MOTO_SERVER)")
+        }
+        return path
+    }
+
+    /// `.venv/bin/python` beside moto_server, with boto3.
+    static func python() throws -> String {
+        let server = try executable()
+        let python = URL(fileURLWithPath: server).deletingLastPathComponent().appendingPathComponent("python").path
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw TestFailure("python not found beside moto_server at \(python); install with: \(installCommand)")
+        }
+        return python
+    }
+
+    private init() throws {
+        port = try Self.freePort()
+        endpoint = "http://127.0.0.1:\(port)"
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: try Self.executable())
+        process.arguments = ["-H", "127.0.0.1", "-p", String(port)]
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("moto-\(port).log")
+        guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
+            throw TestFailure("cannot create \(log.path)")
+        }
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        Self.childPID = process.processIdentifier
+        atexit { if MotoServer.childPID > 0 { kill(MotoServer.childPID, SIGTERM) } }
+        try waitUntilListening(log: log.path)
+    }
+
+    private func waitUntilListening(log: String) throws {
+        for _ in 0..<300 {
+            if !process.isRunning {
+                let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                throw TestFailure("moto_server exited with \(process.terminationStatus): \(text.suffix(2000))")
+            }
+            if Self.canConnect(port: port) { return }
+            usleep(50_000)
+        }
+        throw TestFailure("moto_server did not listen on 127.0.0.1:\(port) within 15 seconds")
+    }
+
+    /// Runs the boto3 peer script; returns its standard output.
+    @discardableResult
+    func boto3(_ arguments: [String]) throws -> String {
+        let script = "\(Self.packageRoot)/Tests/S3StorageTests/Python/boto3_peer.py"
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: try Self.python())
+        child.arguments = [script] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["AWS_ACCESS_KEY_ID"] = Self.accessKeyId
+        environment["AWS_SECRET_ACCESS_KEY"] = Self.secretAccessKey
+        environment["AWS_REGION"] = "us-east-1"
+        environment.removeValue(forKey: "AWS_SESSION_TOKEN")
+        environment.removeValue(forKey: "AWS_PROFILE")
+        child.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        child.standardOutput = output
+        child.standardError = errors
+        try child.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        guard child.terminationStatus == 0 else {
+            throw TestFailure("boto3_peer.py \(arguments.first ?? "") exited with \(child.terminationStatus): \(String(decoding: err, as: UTF8.self).suffix(2000))")
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A new bucket, made with boto3.
+    func makeBucket(_ label: String) throws -> String {
+        let name = "\(label)-\(UInt32.random(in: 0...UInt32.max))"
+        try boto3(["create-bucket", endpoint, name])
+        return name
+    }
+
+    /// A port that was free a moment ago.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
+            }
+        }
+        guard bound else { throw TestFailure("bind() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func canConnect(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
