@@ -5,6 +5,7 @@ Usage (credentials and region come from AWS_* environment variables):
   boto3_peer.py put ENDPOINT BUCKET KEY FILE CONTENT_TYPE METADATA_JSON
   boto3_peer.py get ENDPOINT BUCKET KEY FILE      -> JSON {contentType, metadata, etag, size}
   boto3_peer.py bench ENDPOINT BUCKET COUNT SIZE  -> JSON {putSeconds, getSeconds}
+  boto3_peer.py moto-limits ENDPOINT BUCKET       -> JSON: which S3 behaviours this server lacks
 """
 import json
 import os
@@ -58,6 +59,22 @@ def main(argv):
         for key in keys:
             s3.delete_object(Bucket=bucket, Key=key)
         print(json.dumps({"putSeconds": put_seconds, "getSeconds": get_seconds}))
+    elif command == "moto-limits":
+        # Two things moto_server (Flask) gets wrong for every client: a multipart/form-data
+        # body is parsed as a form and stored empty, and a key with a newline is not routed.
+        limits = {}
+        s3.put_object(Bucket=bucket, Key="limits/multipart", Body=b"x",
+                      ContentType='multipart/form-data; boundary="x y"')
+        answer = s3.get_object(Bucket=bucket, Key="limits/multipart", ChecksumMode="DISABLED")
+        limits["multipartBodyKept"] = answer["ContentLength"] == 1
+        s3.delete_object(Bucket=bucket, Key="limits/multipart")
+        try:
+            s3.put_object(Bucket=bucket, Key="limits/new\nline", Body=b"x")
+            limits["newlineKeyWorks"] = True
+            s3.delete_object(Bucket=bucket, Key="limits/new\nline")
+        except Exception:
+            limits["newlineKeyWorks"] = False
+        print(json.dumps(limits))
     else:
         raise SystemExit("unknown command %r" % command)
 
