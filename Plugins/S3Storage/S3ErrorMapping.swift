@@ -17,7 +17,7 @@ struct S3ErrorMapping: Sendable {
     /// The error for an answer with HTTP status `status` and the parsed body (nil when the
     /// body was empty, as for HEAD, or not an S3 error document).
     func error(_ operation: S3Operation, status: Int, body: S3ErrorBody?, bodyProblem: String? = nil) -> PlugboardError {
-        let code = body?.code ?? Self.codeForBodylessStatus(status)
+        let code = body?.code ?? Self.codeForBodylessStatus(status, operation.kind)
         let bucket = PlugboardError.quoted(configuration.bucket)
         let said = redactor.scrub(Self.said(status: status, body: body, bodyProblem: bodyProblem))
         func make(_ pbCode: PlugboardError.Code, _ message: String, hint: String?) -> PlugboardError {
@@ -70,13 +70,13 @@ struct S3ErrorMapping: Sendable {
     }
 
     /// A name for a status that came without a body (HEAD answers have none).
-    static func codeForBodylessStatus(_ status: Int) -> String {
+    static func codeForBodylessStatus(_ status: Int, _ kind: S3Operation.Kind) -> String {
         switch status {
-        case 404: "NoSuchKey"
+        case 404: kind == .headBucket ? "NoSuchBucket" : "NoSuchKey"
         case 403: "AccessDenied"
         case 301, 307: "PermanentRedirect"
         case 400: "BadRequest"
-        case 503: "SlowDown"
+        case 503: "ServiceUnavailable"
         default: "HTTP\(status)"
         }
     }

@@ -26,27 +26,18 @@ final class S3Storage: ObjectStorage, ManagedService {
 
     // MARK: - ManagedService
 
-    /// Asks S3 for the bucket (HeadBucket): a bucket that does not exist or credentials S3
-    /// refuses fail the load. An unreachable server, or a policy that allows object
-    /// operations but not HeadBucket, only logs a warning: the plugin may still work.
+    /// Asks S3 for the bucket (HeadBucket): a bucket that does not exist fails the load.
+    /// A refusal (HEAD answers carry no error code, so a policy without s3:ListBucket
+    /// looks the same as a wrong key) or an unreachable server only logs a warning: the
+    /// object operations may still work, and they report their own errors.
     func start() async throws {
         let operation = S3Operation(kind: .headBucket, key: nil, bucket: configuration.bucket)
         do {
             _ = try await client.send(S3Request(method: "HEAD", key: nil), operation)
-        } catch let error as PlugboardError {
-            switch (error.code, error.detail ?? "") {
-            case (.storageAccessDenied, let detail) where detail.contains("HTTP 403 without") || detail.contains("AccessDenied"):
-                logger.warning("cannot check the bucket; continuing", metadata: ["bucket": .string(configuration.bucket), "error": .string(error.message)])
-            case (.storageUnavailable, _):
-                logger.warning("S3 not reachable at start; continuing", metadata: ["endpoint": .string(configuration.endpoint.description), "error": .string(error.message)])
-            case (.storageNotFound, _):
-                throw PlugboardError(
-                    .storageFailed, "bucket \(PlugboardError.quoted(configuration.bucket)) does not exist at \(configuration.endpoint)",
-                    detail: "HeadBucket answered HTTP 404 (NoSuchBucket) in region \(configuration.region).",
-                    hint: "Create the bucket, or correct \"bucket\", \"region\" and \"endpoint\" in the plugin's config.")
-            default:
-                throw error
-            }
+        } catch let error as PlugboardError where error.code == .storageAccessDenied {
+            logger.warning("cannot check the bucket; continuing", metadata: ["bucket": .string(configuration.bucket), "error": .string(error.message)])
+        } catch let error as PlugboardError where error.code == .storageUnavailable {
+            logger.warning("S3 not reachable at start; continuing", metadata: ["endpoint": .string(configuration.endpoint.description), "error": .string(error.message)])
         }
     }
 

@@ -9,7 +9,7 @@ import Testing
     static let keys: [String: ConfigValue] = ["accessKeyId": "AKIDCONFIG", "secretAccessKey": "config-secret"]
 
     static func expectConfigInvalid(_ values: [String: ConfigValue], _ environment: [String: String] = [:],
-                                    containing expected: String, sourceLocation: SourceLocation = #_sourceLocation) {
+                                    containing expected: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
         do {
             _ = try S3Configuration(config(values), environment: ProcessEnvironment(environment))
             Issue.record("expected plugin.config_invalid containing \(expected)", sourceLocation: sourceLocation)

@@ -5,7 +5,7 @@ import Glibc
 
 /// A real `moto_server` (PyPI `moto[server]`) on a free loopback port, started for the
 /// tests and stopped when they end; and boto3, the reference client, beside it.
-final class MotoServer: @unchecked Sendable {
+final class MotoServer: Sendable {
     /// The package's root: three folders up from this file.
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -16,12 +16,9 @@ final class MotoServer: @unchecked Sendable {
     static let accessKeyId = "AKIAPLUGBOARDTEST000"
     static let secretAccessKey = "plugboard/test/secret+key/never-shown-0123"
 
-    /// The server's process id, for the exit handler (a C function captures nothing).
-    nonisolated(unsafe) static var childPID: pid_t = 0
-
     let endpoint: String
     let port: Int
-    private let process: Process
+    private let process: ServerProcess
 
     /// One server for the whole test run, started on first use.
     static let shared: Result<MotoServer, any Error> = Result { try MotoServer() }
@@ -48,34 +45,9 @@ final class MotoServer: @unchecked Sendable {
     }
 
     private init() throws {
-        port = try Self.freePort()
+        port = try ServerProcess.freePort()
         endpoint = "http://127.0.0.1:\(port)"
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: try Self.executable())
-        process.arguments = ["-H", "127.0.0.1", "-p", String(port)]
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("moto-\(port).log")
-        guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
-            throw TestFailure("cannot create \(log.path)")
-        }
-        let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        Self.childPID = process.processIdentifier
-        atexit { if MotoServer.childPID > 0 { kill(MotoServer.childPID, SIGTERM) } }
-        try waitUntilListening(log: log.path)
-    }
-
-    private func waitUntilListening(log: String) throws {
-        for _ in 0..<300 {
-            if !process.isRunning {
-                let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-                throw TestFailure("moto_server exited with \(process.terminationStatus): \(text.suffix(2000))")
-            }
-            if Self.canConnect(port: port) { return }
-            usleep(50_000)
-        }
-        throw TestFailure("moto_server did not listen on 127.0.0.1:\(port) within 15 seconds")
+        process = try ServerProcess(try Self.executable(), ["-H", "127.0.0.1", "-p", String(port)], port: port)
     }
 
     /// Runs the boto3 peer script; returns its standard output.
@@ -111,40 +83,6 @@ final class MotoServer: @unchecked Sendable {
         let name = "\(label)-\(UInt32.random(in: 0...UInt32.max))"
         try boto3(["create-bucket", endpoint, name])
         return name
-    }
-
-    /// A port that was free a moment ago.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard bound else { throw TestFailure("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    static func canConnect(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }
 

@@ -1,0 +1,74 @@
+"""A misbehaving S3 for S3Storage's failure tests. The bucket name picks the behaviour:
+
+  flaky-<n>   the first n requests get 503 SlowDown, then GET/HEAD of any key answer "ok"
+  down        every request gets 503 ServiceUnavailable
+  garbage     every request gets 200 with a body that is not XML
+  broken      every request gets 500 with a body that is not XML
+  slow        every request waits 30 seconds before answering
+  echo        403 AccessDenied whose message repeats the session token and the headers
+
+Usage: s3_stub.py PORT. Prints "ready" when it listens. Each request is logged to stderr.
+"""
+import hashlib
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+COUNTS = {}
+
+
+def error(code, message):
+    return ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>%s</Code><Message>%s</Message>"
+            "<RequestId>STUB</RequestId></Error>" % (code, message)).encode()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def answer(self, status, body=b"", headers=None):
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def handle_any(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        bucket = self.path.split("/")[1].split("?")[0]
+        COUNTS[bucket] = COUNTS.get(bucket, 0) + 1
+        if bucket.startswith("flaky-"):
+            if COUNTS[bucket] <= int(bucket.split("-")[1]):
+                return self.answer(503, error("SlowDown", "Please reduce your request rate."))
+            body = b"ok"
+            return self.answer(200, body, {"ETag": '"%s"' % hashlib.md5(body).hexdigest(),
+                                           "Last-Modified": "Sun, 29 Nov 2026 20:00:00 GMT",
+                                           "Content-Type": "text/plain", "x-amz-meta-try": str(COUNTS[bucket])})
+        if bucket == "down":
+            return self.answer(503, error("ServiceUnavailable", "Down for maintenance."))
+        if bucket == "garbage":
+            return self.answer(200, b"<html><body>Welcome to the captive portal</body></html>")
+        if bucket == "broken":
+            return self.answer(500, b"Internal proxy failure")
+        if bucket == "slow":
+            time.sleep(30)
+            return self.answer(200, b"")
+        if bucket == "echo":
+            seen = "token %s; headers %s" % (self.headers.get("x-amz-security-token"),
+                                             "; ".join("%s=%s" % (k, v) for k, v in self.headers.items()))
+            return self.answer(403, error("AccessDenied", seen.replace("&", "&amp;").replace("<", "&lt;")))
+        return self.answer(404, error("NoSuchBucket", "The specified bucket does not exist"))
+
+    do_GET = do_PUT = do_HEAD = do_DELETE = handle_any
+
+    def log_message(self, fmt, *args):
+        sys.stderr.write("%s %s\n" % (self.command, self.path))
+
+
+if __name__ == "__main__":
+    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+    print("ready", flush=True)
+    server.serve_forever()
