@@ -13,6 +13,7 @@ final class S3Stub: Sendable {
     private init() throws {
         let port = try ServerProcess.freePort()
         endpoint = "http://127.0.0.1:\(port)"
-        process = try ServerProcess(try MotoServer.python(), ["\(MotoServer.packageRoot)/Tests/S3StorageTests/Python/s3_stub.py", String(port)], port: port)
+        process = try ServerProcess(try MotoServer.python(), ["\(MotoServer.packageRoot)/Tests/S3StorageTests/Python/s3_stub.py", String(port)],
+                                    port: port)
     }
 }

@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// A server program the tests start on a loopback port and stop when the test process
-/// exits (moto_server, the misbehaving S3 stub).
+/// ends (moto_server, the misbehaving S3 stub).
 final class ServerProcess: @unchecked Sendable {
     /// Every started server's process id, for the exit handler (a C function captures nothing).
     nonisolated(unsafe) static var children: [pid_t] = []
@@ -13,12 +13,13 @@ final class ServerProcess: @unchecked Sendable {
     let port: Int
     private let process: Process
 
-    /// Starts `program` with `arguments` and waits until something listens on `port`.
+    /// Starts `program` with `arguments` under Python/with_parent.py (which ends it when
+    /// this process ends, however it ends) and waits until something listens on `port`.
     init(_ program: String, _ arguments: [String], port: Int) throws {
         self.port = port
         process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: try MotoServer.python())
+        process.arguments = ["\(MotoServer.packageRoot)/Tests/S3StorageTests/Python/with_parent.py", program] + arguments
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("s3-tests-server-\(port).log")
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
             throw TestFailure("cannot create \(log.path)")
