@@ -77,7 +77,8 @@ final class S3HTTPClient: Sendable {
     ///
     /// - Throws: the mapped ``PlugboardError`` for an S3 error or a connection failure once
     ///   retries are spent, or `CancellationError` when the task is cancelled.
-    func send(_ request: S3Request, _ operation: S3Operation, accept: (Int) -> Bool = { (200..<300).contains($0) }) async throws -> S3Response {
+    func send(_ request: S3Request, _ operation: S3Operation,
+              accept: (S3Response) -> Bool = { (200..<300).contains($0.status) }) async throws -> S3Response {
         var attempt = 0
         while true {
             try Task.checkCancellation()
@@ -85,7 +86,7 @@ final class S3HTTPClient: Sendable {
             let retryable: Bool
             do {
                 let response = try await perform(try urlRequest(for: request, date: AmzDate(Timestamp.now())))
-                if accept(response.status) { return response }
+                if accept(response) { return response }
                 let (body, problem) = Self.errorBody(response.body)
                 failure = mapping.error(operation, status: response.status, body: body, bodyProblem: problem)
                 retryable = S3ErrorMapping.isRetryable(status: response.status, code: body?.code)

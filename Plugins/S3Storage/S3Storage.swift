@@ -101,8 +101,12 @@ final class S3Storage: ObjectStorage, ManagedService {
     func delete(_ key: String) async throws {
         try ObjectKey.validate(key)
         let operation = S3Operation(kind: .delete, key: key, bucket: configuration.bucket)
-        // S3 answers 204 for a missing key too; some compatible servers answer 404.
-        _ = try await client.send(S3Request(method: "DELETE", key: key), operation) { (200..<300).contains($0) || $0 == 404 }
+        // S3 answers 204 for a missing key too; some compatible servers answer 404
+        // NoSuchKey, which is success here (but a missing bucket is not).
+        _ = try await client.send(S3Request(method: "DELETE", key: key), operation) { response in
+            (200..<300).contains(response.status)
+                || (response.status == 404 && (try? S3ErrorBody.parse(response.body))?.code != "NoSuchBucket")
+        }
     }
 
     func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {

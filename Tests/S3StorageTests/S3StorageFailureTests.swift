@@ -122,6 +122,13 @@ import Testing
         #expect(text.contains("\"never-created-bucket\" does not exist"), "\(text)")
         #expect(!text.contains(MotoServer.secretAccessKey))
         #expect(lines.lines.allSatisfy { !$0.contains(MotoServer.secretAccessKey) })
+        // Operations on the missing bucket say so too; delete does not pass for success.
+        let direct = S3Storage(configuration: try S3Configuration(
+            PluginConfig(S3PluginFixture.config(bucket: "never-created-bucket", server: server), plugin: "S3Storage"),
+            environment: ProcessEnvironment([:])), logger: .disabled, retry: Self.fast)
+        await Self.expectError(.storageFailed, containing: "\"never-created-bucket\" does not exist") { try await direct.delete("k") }
+        await Self.expectError(.storageFailed, containing: "Create the bucket") { _ = try await direct.get("k") }
+        await Self.expectError(.storageFailed, containing: "NoSuchBucket") { _ = try await direct.list(prefix: "", limit: 1, continuationToken: nil) }
     }
 
     @Test func missingKeyAndTokensNotIssuedHere() async throws {
