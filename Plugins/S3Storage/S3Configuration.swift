@@ -20,7 +20,8 @@ struct S3Configuration: Sendable {
     /// `https://endpoint/bucket/key` when true, `https://bucket.endpoint/key` when false.
     var pathStyle: Bool
     var credentials: S3Credentials
-    /// The longest a request may wait for the server before it fails (and is retried).
+    /// The longest a request may wait for data from the server before it fails (and is
+    /// retried), in whole seconds.
     var timeoutSeconds: Double
     /// How many times a failed idempotent request is sent again (0 to 10).
     var maxRetries: Int
@@ -79,10 +80,13 @@ struct S3Configuration: Sendable {
                 detail: "\"\(config.path).pathStyle\" is false, so the bucket would be part of the host name, which needs a DNS-compatible name without \".\" over https.",
                 hint: "Set \"pathStyle\" to true, or rename the bucket.")
         }
-        let timeout = try config.double("timeoutSeconds", default: Self.defaultTimeoutSeconds)
-        guard timeout > 0, timeout <= 3600 else {
-            throw Self.invalid(config, "timeoutSeconds", "a number of seconds above 0 and at most 3600", "\(timeout)")
+        let written = try config.double("timeoutSeconds", default: Self.defaultTimeoutSeconds)
+        guard written > 0, written <= 3600 else {
+            throw Self.invalid(config, "timeoutSeconds", "a number of seconds above 0 and at most 3600", "\(written)")
         }
+        // FoundationNetworking counts the timeout in whole seconds (it truncates): round
+        // up, so that 0.5 does not become "no time at all".
+        let timeout = written.rounded(.up)
         let retries = try config.int("maxRetries", default: Self.defaultMaxRetries)
         guard (0...10).contains(retries) else {
             throw Self.invalid(config, "maxRetries", "an integer from 0 to 10", "\(retries)")

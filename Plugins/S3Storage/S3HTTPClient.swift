@@ -143,6 +143,9 @@ final class S3HTTPClient: Sendable {
         }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method
+        // Some FoundationNetworking versions take the request's timeout, others the
+        // session's: set both.
+        urlRequest.timeoutInterval = configuration.timeoutSeconds
         for (name, value) in headers where name != "host" {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }

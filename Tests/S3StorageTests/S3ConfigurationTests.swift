@@ -34,7 +34,8 @@ import Testing
                                                  "timeoutSeconds": 2.5, "maxRetries": 0].merging(Self.keys) { $1 }),
                                     environment: ProcessEnvironment([:]))
         #expect(c.endpoint == S3Endpoint(scheme: "http", host: "127.0.0.1", port: 9000, isAWS: false))
-        #expect(c.pathStyle && c.region == "eu-west-1" && c.timeoutSeconds == 2.5 && c.maxRetries == 0)
+        // URLSession counts whole seconds: 2.5 is rounded up, never down to less.
+        #expect(c.pathStyle && c.region == "eu-west-1" && c.timeoutSeconds == 3 && c.maxRetries == 0)
         let virtual = try S3Configuration(Self.config(["bucket": "b-1", "endpoint": "https://minio.example:443", "pathStyle": false]
             .merging(Self.keys) { $1 }), environment: ProcessEnvironment([:]))
         #expect(!virtual.pathStyle && virtual.endpoint.authority == "minio.example")
