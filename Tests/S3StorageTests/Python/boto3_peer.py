@@ -6,6 +6,8 @@ Usage (credentials and region come from AWS_* environment variables):
   boto3_peer.py get ENDPOINT BUCKET KEY FILE      -> JSON {contentType, metadata, etag, size}
   boto3_peer.py bench ENDPOINT BUCKET COUNT SIZE  -> JSON {putSeconds, getSeconds}
   boto3_peer.py moto-limits ENDPOINT BUCKET       -> JSON: which S3 behaviours this server lacks
+  boto3_peer.py auth-setup ENDPOINT BUCKET        -> JSON {accessKeyId, secretAccessKey}: on a moto
+      started with INITIAL_NO_AUTH_ACTION_COUNT=3, an IAM user allowed s3:*, its key, and BUCKET
 """
 import json
 import os
@@ -59,6 +61,19 @@ def main(argv):
         for key in keys:
             s3.delete_object(Bucket=bucket, Key=key)
         print(json.dumps({"putSeconds": put_seconds, "getSeconds": get_seconds}))
+    elif command == "auth-setup":
+        # The first three requests are unauthenticated; every later one is verified.
+        iam = boto3.client("iam", endpoint_url=endpoint, region_name="us-east-1")
+        iam.create_user(UserName="plugboard")
+        key = iam.create_access_key(UserName="plugboard")["AccessKey"]
+        policy = {"Version": "2012-10-17",
+                  "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+        iam.put_user_policy(UserName="plugboard", PolicyName="s3", PolicyDocument=json.dumps(policy))
+        user = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                            aws_access_key_id=key["AccessKeyId"], aws_secret_access_key=key["SecretAccessKey"],
+                            config=Config(s3={"addressing_style": "path"}))
+        user.create_bucket(Bucket=bucket)
+        print(json.dumps({"accessKeyId": key["AccessKeyId"], "secretAccessKey": key["SecretAccessKey"]}))
     elif command == "moto-limits":
         # Two things moto_server (Flask) gets wrong for every client: a multipart/form-data
         # body is parsed as a form and stored empty, and a key with a newline is not routed.

@@ -21,9 +21,14 @@ final class MotoServer: Sendable {
     private let process: ServerProcess
 
     /// One server for the whole test run, started on first use.
-    static let shared: Result<MotoServer, any Error> = Result { try MotoServer() }
+    static let shared: Result<MotoServer, any Error> = Result { try MotoServer(authenticating: false) }
 
     static func get() throws -> MotoServer { try shared.get() }
+
+    /// A second server that verifies every signature (moto's
+    /// INITIAL_NO_AUTH_ACTION_COUNT): the first three requests set up an IAM user, its key
+    /// and its s3:* policy, then nothing unsigned or wrongly signed gets through.
+    static let authenticating: Result<MotoServer, any Error> = Result { try MotoServer(authenticating: true) }
 
     /// The path of `moto_server`: PLUGBOARD_MOTO_SERVER, or `.venv/bin/moto_server`.
     static func executable() throws -> String {
@@ -44,10 +49,11 @@ final class MotoServer: Sendable {
         return python
     }
 
-    private init() throws {
+    private init(authenticating: Bool) throws {
         port = try ServerProcess.freePort()
         endpoint = "http://127.0.0.1:\(port)"
-        process = try ServerProcess(try Self.executable(), ["-H", "127.0.0.1", "-p", String(port)], port: port)
+        process = try ServerProcess(try Self.executable(), ["-H", "127.0.0.1", "-p", String(port)], port: port,
+                                    environment: authenticating ? ["INITIAL_NO_AUTH_ACTION_COUNT": "3"] : [:])
     }
 
     /// Runs the boto3 peer script; returns its standard output.

@@ -15,9 +15,10 @@ final class ServerProcess: @unchecked Sendable {
 
     /// Starts `program` with `arguments` under Python/with_parent.py (which ends it when
     /// this process ends, however it ends) and waits until something listens on `port`.
-    init(_ program: String, _ arguments: [String], port: Int) throws {
+    init(_ program: String, _ arguments: [String], port: Int, environment: [String: String] = [:]) throws {
         self.port = port
         process = Process()
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.executableURL = URL(fileURLWithPath: try MotoServer.python())
         process.arguments = ["\(MotoServer.packageRoot)/Tests/S3StorageTests/Python/with_parent.py", program] + arguments
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("s3-tests-server-\(port).log")
