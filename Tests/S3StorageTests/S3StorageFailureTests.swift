@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardAPI
+import PlugboardCrypto
 import PlugboardHost
 import Testing
 @testable import S3Storage
@@ -95,6 +96,24 @@ import Testing
         await Self.expectError(.storageAccessDenied, containing: "token <redacted>") { _ = try await storage.put("k", data: [1]) }
         await Self.expectError(.storageAccessDenied, containing: "AccessDenied") { _ = try await storage.list(prefix: "", limit: 5, continuationToken: nil) }
         #expect(lines.lines.allSatisfy { !$0.contains(Self.secret) && !$0.contains(Self.token) })
+    }
+
+    /// A store whose ETags are not MD5s (SSE-KMS): the object is written again with its
+    /// MD5 in metadata, which head and get read back as the ETag and do not show.
+    @Test func storeWithoutMD5ETags_keepsTheMD5Itself() async throws {
+        let stub = try S3Stub.get()
+        let storage = try Self.storage("kms", endpoint: stub.endpoint)
+        let data = Array("not an md5 etag".utf8)
+        let info = try await storage.put("k", data: data, contentType: "text/plain", metadata: ["owner": "me"])
+        let expected = Hex.encode(try MD5Hasher.hash(data))
+        #expect(info.etag == expected)
+        let head = try await storage.head("k")
+        #expect(head.etag == expected && head.metadata == ["owner": "me"] && head.size == data.count)
+        let object = try await storage.get("k")
+        #expect(object.data == data && object.info == head)
+        let puts = try await storage.client.send(S3Request(method: "GET", key: nil, query: [("puts", "")]),
+                                                 S3Operation(kind: .get, key: "puts", bucket: "kms"))
+        #expect(String(decoding: puts.body, as: UTF8.self) == "2")
     }
 
     @Test func unreachableServer_loadsWithAWarning_thenUnavailable() async throws {

@@ -6,6 +6,8 @@
   broken      every request gets 500 with a body that is not XML
   slow        every request waits 30 seconds before answering
   echo        403 AccessDenied whose message repeats the session token and the headers
+  kms         a working store whose ETags are not MD5s (as with SSE-KMS): PUT, GET, HEAD;
+              GET /kms/?puts answers how many PUTs it took
 
 Usage: s3_stub.py PORT. Prints "ready" when it listens. Each request is logged to stderr.
 """
@@ -15,6 +17,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNTS = {}
+STORED = {}
 
 
 def error(code, message):
@@ -36,8 +39,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_any(self):
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        body = self.rfile.read(length) if length else b""
         bucket = self.path.split("/")[1].split("?")[0]
         COUNTS[bucket] = COUNTS.get(bucket, 0) + 1
         if bucket.startswith("flaky-"):
@@ -47,6 +49,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(200, body, {"ETag": '"%s"' % hashlib.md5(body).hexdigest(),
                                            "Last-Modified": "Sun, 29 Nov 2026 20:00:00 GMT",
                                            "Content-Type": "text/plain", "x-amz-meta-try": str(COUNTS[bucket])})
+        if bucket == "kms":
+            return self.kms(body)
         if bucket == "down":
             return self.answer(503, error("ServiceUnavailable", "Down for maintenance."))
         if bucket == "garbage":
@@ -61,6 +65,31 @@ class Handler(BaseHTTPRequestHandler):
                                              "; ".join("%s=%s" % (k, v) for k, v in self.headers.items()))
             return self.answer(403, error("AccessDenied", seen.replace("&", "&amp;").replace("<", "&lt;")))
         return self.answer(404, error("NoSuchBucket", "The specified bucket does not exist"))
+
+    def kms(self, body):
+        key = self.path.split("?")[0][len("/kms/"):]
+        if self.command == "GET" and "?puts" in self.path:
+            return self.answer(200, str(COUNTS.get("kms-puts", 0)).encode())
+        if self.command == "PUT":
+            COUNTS["kms-puts"] = COUNTS.get("kms-puts", 0) + 1
+            meta = {k.lower(): v for k, v in self.headers.items() if k.lower().startswith("x-amz-meta-")}
+            etag = hashlib.sha256(body).hexdigest()[:32]
+            STORED[key] = (body, self.headers.get("Content-Type"), meta, etag)
+            return self.answer(200, b"", {"ETag": '"%s"' % etag, "x-amz-server-side-encryption": "aws:kms"})
+        if key not in STORED:
+            return self.answer(404, error("NoSuchKey", "The specified key does not exist."))
+        data, content_type, meta, etag = STORED[key]
+        headers = {"ETag": '"%s"' % etag, "Content-Type": content_type,
+                   "Last-Modified": "Sun, 29 Nov 2026 20:00:00 GMT"}
+        headers.update(meta)
+        if self.command == "HEAD":
+            self.send_response(200)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            return None
+        return self.answer(200, data, headers)
 
     do_GET = do_PUT = do_HEAD = do_DELETE = handle_any
 
