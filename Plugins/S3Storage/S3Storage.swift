@@ -71,13 +71,19 @@ final class S3Storage: ObjectStorage, ManagedService {
         try ObjectKey.validate(key)
         let operation = S3Operation(kind: .get, key: key, bucket: configuration.bucket)
         let response = try await client.send(S3Request(method: "GET", key: key), operation)
-        let info = try info(key, response, size: response.body.count, operation)
+        var info = try info(key, response, size: response.body.count, operation)
         if let length = response.header("content-length").flatMap(Int.init), length != response.body.count {
             throw PlugboardError(.storageFailed, "\(operation.description) failed: the answer was cut short",
                                  detail: "S3 announced \(length) bytes and sent \(response.body.count).",
                                  hint: "Retry; if it keeps happening, check the network between this host and S3.")
         }
         let md5 = Hex.encode(try digest { () throws(CryptoError) in try MD5Hasher.hash(response.body) })
+        guard Self.etagIsMD5(response) else {
+            // Written by another client as a multipart upload or with SSE-KMS or SSE-C:
+            // the store's ETag says nothing about the bytes, their MD5 is the ETag.
+            info.etag = md5
+            return StoredObject(info: info, data: response.body)
+        }
         guard md5 == info.etag else {
             throw PlugboardError(.storageFailed, "\(operation.description) failed: the data does not match its ETag",
                                  detail: "The object's ETag is \(info.etag); the \(response.body.count) bytes received hash to \(md5).",
@@ -199,6 +205,16 @@ final class S3Storage: ObjectStorage, ManagedService {
         if text.hasPrefix("W/") { text.removeFirst(2) }
         if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") { text = String(text.dropFirst().dropLast()) }
         return text.lowercased()
+    }
+
+    /// Whether the answer's ETag is the MD5 of the object's data: the one kept in
+    /// metadata, or S3's own when it has MD5's shape (not `<hex>-<parts>` of a multipart
+    /// upload) and the object is not encrypted with KMS or a customer key.
+    static func etagIsMD5(_ response: S3Response) -> Bool {
+        if let kept = response.header(metaPrefix + md5MetadataKey), isMD5(kept) { return true }
+        let encryption = response.header("x-amz-server-side-encryption") ?? ""
+        return isMD5(unquoted(response.header("etag"))) && !encryption.hasPrefix("aws:kms")
+            && response.header("x-amz-server-side-encryption-customer-algorithm") == nil
     }
 
     static func isMD5(_ text: String) -> Bool {

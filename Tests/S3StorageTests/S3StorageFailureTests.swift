@@ -61,6 +61,8 @@ import Testing
         await Self.expectError(.storageFailed, containing: "expected a <ListBucketResult> document, found <html>") {
             _ = try await garbage.list(prefix: "", limit: 10, continuationToken: nil)
         }
+        let corrupt = try Self.storage("corrupt", endpoint: stub.endpoint)
+        await Self.expectError(.storageFailed, containing: "the data does not match its ETag") { _ = try await corrupt.get("k") }
         let broken = try Self.storage("broken", endpoint: stub.endpoint)
         await Self.expectError(.storageUnavailable, containing: "not an S3 error document") { _ = try await broken.get("k") }
     }
@@ -114,6 +116,10 @@ import Testing
         let puts = try await storage.client.send(S3Request(method: "GET", key: nil, query: [("puts", "")]),
                                                  S3Operation(kind: .get, key: "puts", bucket: "kms"))
         #expect(String(decoding: puts.body, as: UTF8.self) == "2")
+        // Another client's multipart object: get gives the data's MD5, not a failure.
+        let foreign = try await storage.get("foreign")
+        #expect(foreign.data == Array("written elsewhere".utf8))
+        #expect(foreign.info.etag == Hex.encode(try MD5Hasher.hash(foreign.data)))
     }
 
     @Test func unreachableServer_loadsWithAWarning_thenUnavailable() async throws {

@@ -3,11 +3,13 @@
   flaky-<n>   the first n requests get 503 SlowDown, then GET/HEAD of any key answer "ok"
   down        every request gets 503 ServiceUnavailable
   garbage     every request gets 200 with a body that is not XML
+  corrupt     GET answers bytes that do not match the MD5 ETag sent with them
   broken      every request gets 500 with a body that is not XML
   slow        every request waits 30 seconds before answering
   echo        403 AccessDenied whose message repeats the session token and the headers
   kms         a working store whose ETags are not MD5s (as with SSE-KMS): PUT, GET, HEAD;
-              GET /kms/?puts answers how many PUTs it took
+              GET /kms/?puts answers how many PUTs it took; GET /kms/foreign is an object
+              another client wrote (no MD5 kept in metadata)
 
 Usage: s3_stub.py PORT. Prints "ready" when it listens. Each request is logged to stderr.
 """
@@ -53,6 +55,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.kms(body)
         if bucket == "down":
             return self.answer(503, error("ServiceUnavailable", "Down for maintenance."))
+        if bucket == "corrupt":
+            return self.answer(200, b"abc", {"ETag": '"%s"' % hashlib.md5(b"abd").hexdigest(),
+                                             "Last-Modified": "Sun, 29 Nov 2026 20:00:00 GMT"})
         if bucket == "garbage":
             return self.answer(200, b"<html><body>Welcome to the captive portal</body></html>")
         if bucket == "broken":
@@ -76,6 +81,8 @@ class Handler(BaseHTTPRequestHandler):
             etag = hashlib.sha256(body).hexdigest()[:32]
             STORED[key] = (body, self.headers.get("Content-Type"), meta, etag)
             return self.answer(200, b"", {"ETag": '"%s"' % etag, "x-amz-server-side-encryption": "aws:kms"})
+        if key == "foreign" and key not in STORED:
+            STORED[key] = (b"written elsewhere", "text/plain", {}, "%s-2" % hashlib.md5(b"x").hexdigest())
         if key not in STORED:
             return self.answer(404, error("NoSuchKey", "The specified key does not exist."))
         data, content_type, meta, etag = STORED[key]
