@@ -16,7 +16,11 @@ struct S3ErrorMapping: Sendable {
 
     /// The error for an answer with HTTP status `status` and the parsed body (nil when the
     /// body was empty, as for HEAD, or not an S3 error document).
-    func error(_ operation: S3Operation, status: Int, body: S3ErrorBody?, bodyProblem: String? = nil) -> PlugboardError {
+    ///
+    /// `bucketRegion` is S3's `x-amz-bucket-region` header, which names the bucket's
+    /// region on a redirect even when the body is lost.
+    func error(_ operation: S3Operation, status: Int, body: S3ErrorBody?, bodyProblem: String? = nil,
+               bucketRegion: String? = nil) -> PlugboardError {
         let code = body?.code ?? Self.codeForBodylessStatus(status, operation.kind)
         let bucket = PlugboardError.quoted(configuration.bucket)
         let said = redactor.scrub(Self.said(status: status, body: body, bodyProblem: bodyProblem))
@@ -40,7 +44,7 @@ struct S3ErrorMapping: Sendable {
                         hint: "Synchronize the clock (for example with NTP): it says \(Timestamp.now().httpDate), S3 allows 15 minutes of difference\(body?.fields["ServerTime"].map { " and its time was \($0)" } ?? ""). The keys may be right.")
         case "AuthorizationHeaderMalformed", "PermanentRedirect", "IllegalLocationConstraintException":
             return make(.storageFailed, "\(operation.description) failed: the bucket is not in region \(PlugboardError.quoted(configuration.region)) or not at \(configuration.endpoint)",
-                        hint: "Set \"region\" to the bucket's region\(body?.fields["Region"].map { " (S3 says \($0))" } ?? ""), or correct \"endpoint\".")
+                        hint: "Set \"region\" to the bucket's region\((body?.fields["Region"] ?? bucketRegion).map { " (S3 says \($0))" } ?? ""), or correct \"endpoint\".")
         case "SlowDown", "ServiceUnavailable", "Throttling", "ThrottlingException", "RequestLimitExceeded", "RequestThrottled":
             return make(.storageUnavailable, "\(operation.description) failed: S3 asks to slow down (\(code))",
                         hint: "Retry later with backoff; the plugin already retried \(configuration.maxRetries) times (\"maxRetries\").")

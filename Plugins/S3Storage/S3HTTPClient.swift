@@ -88,7 +88,8 @@ final class S3HTTPClient: Sendable {
                 let response = try await perform(try urlRequest(for: request, date: AmzDate(Timestamp.now())))
                 if accept(response) { return response }
                 let (body, problem) = Self.errorBody(response.body)
-                failure = mapping.error(operation, status: response.status, body: body, bodyProblem: problem)
+                failure = mapping.error(operation, status: response.status, body: body, bodyProblem: problem,
+                                        bucketRegion: response.header("x-amz-bucket-region"))
                 retryable = S3ErrorMapping.isRetryable(status: response.status, code: body?.code)
             } catch let error as URLError {
                 if error.code == .cancelled || Task.isCancelled { throw CancellationError() }

@@ -4,6 +4,8 @@
   down        every request gets 503 ServiceUnavailable
   garbage     every request gets 200 with a body that is not XML
   corrupt     GET answers bytes that do not match the MD5 ETag sent with them
+  moved       301 PermanentRedirect (as S3 answers for a bucket in another region), with a
+              Location that leads to the "down" bucket
   broken      every request gets 500 with a body that is not XML
   slow        every request waits 30 seconds before answering
   echo        403 AccessDenied whose message repeats the session token and the headers
@@ -55,6 +57,12 @@ class Handler(BaseHTTPRequestHandler):
             return self.kms(body)
         if bucket == "down":
             return self.answer(503, error("ServiceUnavailable", "Down for maintenance."))
+        if bucket == "moved":
+            body = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>PermanentRedirect</Code>"
+                    "<Message>The bucket you are attempting to access must be addressed using the specified endpoint.</Message>"
+                    "<Endpoint>moved.s3.eu-central-1.amazonaws.com</Endpoint><Bucket>moved</Bucket>"
+                    "<RequestId>STUB</RequestId></Error>").encode()
+            return self.answer(301, body, {"Location": "/down/k", "x-amz-bucket-region": "eu-central-1"})
         if bucket == "corrupt":
             return self.answer(200, b"abc", {"ETag": '"%s"' % hashlib.md5(b"abd").hexdigest(),
                                              "Last-Modified": "Sun, 29 Nov 2026 20:00:00 GMT"})
