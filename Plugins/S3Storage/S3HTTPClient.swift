@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import PlugboardAPI
+import PlugboardCrypto
 
 /// One S3 request before signing: the object key (nil for the bucket itself), the query
 /// as raw pairs, extra headers to sign, and the body with its SHA-256.
@@ -47,6 +48,7 @@ final class S3HTTPClient: Sendable {
     let mapping: S3ErrorMapping
     let retry: S3RetryPolicy
     private let signer: SigV4Signer
+    private let signingKeys = SigningKeyCache()
     private let session: URLSession
     private let logger: Logger
 
@@ -127,8 +129,9 @@ final class S3HTTPClient: Sendable {
         }
         let signed: SigV4Signer.Signed
         do {
+            let key = try signingKeys.key(day: date.day) { () throws(CryptoError) in try signer.signingKey(day: date.day) }
             signed = try signer.sign(method: request.method, path: path, query: request.query, headers: headers,
-                                     payloadHash: request.payloadHash, date: date)
+                                     payloadHash: request.payloadHash, date: date, signingKey: key)
         } catch {
             throw PlugboardError(.storageFailed, "cannot sign the S3 request", detail: "\(error)",
                                  hint: "S3Storage needs OpenSSL's libcrypto.so.3 for SHA-256 and HMAC (Debian: apt-get install libssl3).")
@@ -213,6 +216,23 @@ final class S3HTTPClient: Sendable {
                                    detail: "URLSession reported: \(error.localizedDescription) (code \(error.code.rawValue)), after \(retry.maxRetries) retries.",
                                    hint: "Check that the server is up and that \"endpoint\" and \"region\" are right."), true)
         }
+    }
+}
+
+/// The signing key of the current day, derived once a day rather than once a request.
+private final class SigningKeyCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var day = ""
+    private var key: [UInt8] = []
+
+    func key(day: String, derive: () throws(CryptoError) -> [UInt8]) throws(CryptoError) -> [UInt8] {
+        if let cached = lock.withLock({ self.day == day ? key : nil }) { return cached }
+        let fresh = try derive()
+        lock.withLock {
+            self.day = day
+            key = fresh
+        }
+        return fresh
     }
 }
 

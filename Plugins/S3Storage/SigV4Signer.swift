@@ -27,8 +27,19 @@ struct SigV4Signer: Sendable {
         var authorization: String
     }
 
+    /// The key for one day's signatures: four HMACs from the secret, the same all day.
+    func signingKey(day: String) throws(CryptoError) -> [UInt8] {
+        var key = try HMACSHA256.authenticationCode(for: Array(day.utf8), key: Array("AWS4\(secretAccessKey)".utf8))
+        for part in [region, service, "aws4_request"] {
+            key = try HMACSHA256.authenticationCode(for: Array(part.utf8), key: key)
+        }
+        return key
+    }
+
+    /// Signs one request; `signingKey`, when given, must be ``signingKey(day:)`` of
+    /// `date`'s day (the client keeps it for the day).
     func sign(method: String, path: String, query: [(String, String)], headers: [(String, String)],
-              payloadHash: String, date: AmzDate) throws(CryptoError) -> Signed {
+              payloadHash: String, date: AmzDate, signingKey: [UInt8]? = nil) throws(CryptoError) -> Signed {
         let canonicalQuery = query
             .map { (S3URIEncoding.encodeQueryComponent($0.0), S3URIEncoding.encodeQueryComponent($0.1)) }
             .sorted { $0.0 == $1.0 ? $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) : $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
@@ -45,9 +56,11 @@ struct SigV4Signer: Sendable {
         let scope = "\(date.day)/\(region)/\(service)/aws4_request"
         let stringToSign = [Self.algorithm, date.stamp, scope, Hex.encode(try SHA256Hasher.hash(Array(canonicalRequest.utf8)))]
             .joined(separator: "\n")
-        var key = try HMACSHA256.authenticationCode(for: Array(date.day.utf8), key: Array("AWS4\(secretAccessKey)".utf8))
-        for part in [region, service, "aws4_request"] {
-            key = try HMACSHA256.authenticationCode(for: Array(part.utf8), key: key)
+        let key: [UInt8]
+        if let signingKey {
+            key = signingKey
+        } else {
+            key = try self.signingKey(day: date.day)
         }
         let signature = Hex.encode(try HMACSHA256.authenticationCode(for: Array(stringToSign.utf8), key: key))
         let authorization = "\(Self.algorithm) Credential=\(accessKeyId)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"

@@ -32,6 +32,13 @@ import Testing
             payloadHash: payloadHash, date: Self.date)
         #expect(signed.signedHeaders == "date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class")
         #expect(signed.signature == "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd")
+        // The same with the day's key given, as the client passes it from its cache.
+        let withKey = try Self.s3Example.sign(
+            method: "PUT", path: "/test%24file.text", query: [],
+            headers: [("Date", "Fri, 24 May 2013 00:00:00 GMT"), Self.host, ("x-amz-content-sha256", payloadHash),
+                      ("x-amz-date", "20130524T000000Z"), ("x-amz-storage-class", "REDUCED_REDUNDANCY")],
+            payloadHash: payloadHash, date: Self.date, signingKey: try Self.s3Example.signingKey(day: "20130524"))
+        #expect(withKey.signature == signed.signature)
     }
 
     @Test func getBucketLifecycle() throws {
