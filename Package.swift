@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "MemoryStorage", type: .dynamic, targets: ["MemoryStorage"]),
         .library(name: "FileStorage", type: .dynamic, targets: ["FileStorage"]),
         .library(name: "RESTStorage", type: .dynamic, targets: ["RESTStorage"]),
+        .library(name: "S3Storage", type: .dynamic, targets: ["S3Storage"]),
         .executable(name: "plugboard-bench", targets: ["plugboard-bench"]),
     ],
     dependencies: [
@@ -54,6 +55,9 @@ let package = Package(
                 path: "Plugins/RESTStorage/Client"),
         .target(name: "RESTStorage", dependencies: [api, "RESTStorageClient"],
                 path: "Plugins/RESTStorage/Plugin"),
+        // ObjectStorage over the S3 REST API, with URLSession (FoundationNetworking).
+        .target(name: "S3Storage", dependencies: [api, "PlugboardCrypto"],
+                path: "Plugins/S3Storage"),
         // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
         .executableTarget(name: "filestorage-crash-writer", dependencies: [api, "PlugboardHost"],
                           path: "Tests/Tools/filestorage-crash-writer"),
@@ -72,6 +76,9 @@ let package = Package(
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.
         .testTarget(name: "RESTStorageTests",
                     dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "RESTStorageClient"]),
+        // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
+        .testTarget(name: "S3StorageTests", dependencies: [api, "S3Storage", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"],
+                    exclude: ["Python"]),
     ]
 )
 

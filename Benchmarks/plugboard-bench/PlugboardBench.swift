@@ -9,12 +9,19 @@ let usage = """
     usage: plugboard-bench container [--json] [--seconds S] [--samples N] [--only CASES] [--check]
            plugboard-bench load [--json] [--rounds R] [--startup-runs N] [--only CASES] [--swiftc PATH]
                                 [--keep] [--check]
+           plugboard-bench s3 [--json] [--count N] [--size BYTES] [--rounds R] [--moto PATH] [--check]
 
       container      the container's resolve paths against the floor (a call into another
                      module that returns a stored reference, then the same method call)
       load           loading N distinct small plugins (N = 1, 10, 100) through the full
                      loader against a bare dlopen + entry-call loop, in one run; and the
                      start-up of `plugboard services` with 100 plugins, as a whole process
+
+      s3             libS3Storage.so against boto3 on one moto_server started for the run:
+                     N sequential puts, then N gets, of objects of one size (default 200 of
+                     64 KiB), best of R rounds (default 3); the gate is S3Storage >= 1.0x boto3.
+                     moto_server: --moto, PLUGBOARD_MOTO_SERVER or .venv/bin/moto_server;
+                     build first: swift build -c release --product S3Storage
 
     Common options:
       --json         one JSON object per case and line, instead of a table
@@ -76,6 +83,7 @@ enum PlugboardBench {
         switch command {
         case "container": container(args)
         case "load": await load(args)
+        case "s3": await s3(args)
         default: fail("unknown subcommand '\(command)'")
         }
     }

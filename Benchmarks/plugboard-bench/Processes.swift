@@ -15,6 +15,19 @@ struct BenchFailure: Error, CustomStringConvertible {
 /// sent to the given files (nil: /dev/null); returns the exit status (128 + signal if it
 /// was killed).
 func runProcess(_ argv: [String], stdout: String? = nil, stderr: String? = nil) throws(BenchFailure) -> Int32 {
+    let pid = try spawnProcess(argv, stdout: stdout, stderr: stderr)
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+        guard errno == EINTR else { throw BenchFailure("waitpid failed: \(String(cString: strerror(errno)))") }
+    }
+    // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import as macros.
+    let signal = status & 0x7F
+    return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+}
+
+/// Starts `argv` (argv[0] a path) with standard output and standard error sent to the
+/// given files (nil: /dev/null), and returns without waiting.
+func spawnProcess(_ argv: [String], stdout: String? = nil, stderr: String? = nil) throws(BenchFailure) -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -26,13 +39,7 @@ func runProcess(_ argv: [String], stdout: String? = nil, stderr: String? = nil) 
     var pid = pid_t()
     let rc = posix_spawn(&pid, argv[0], &actions, nil, cArgs, environ)
     guard rc == 0 else { throw BenchFailure("could not start \(argv[0]): \(String(cString: strerror(rc)))") }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-        guard errno == EINTR else { throw BenchFailure("waitpid failed: \(String(cString: strerror(errno)))") }
-    }
-    // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import as macros.
-    let signal = status & 0x7F
-    return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+    return pid
 }
 
 /// The first executable `name` in `$PATH`, or nil.

@@ -1,0 +1,269 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PlugboardAPI
+import PlugboardCrypto
+
+/// One S3 request before signing: the object key (nil for the bucket itself), the query
+/// as raw pairs, extra headers to sign, and the body with its SHA-256.
+struct S3Request: Sendable {
+    var method: String
+    var key: String?
+    var query: [(String, String)] = []
+    var headers: [(String, String)] = []
+    var body: [UInt8] = []
+    var payloadHash: String = SigV4Signer.emptyPayloadHash
+}
+
+/// An answer: status, headers with lower-case names, body.
+struct S3Response: Sendable {
+    var status: Int
+    var headers: [String: String]
+    var body: [UInt8]
+
+    func header(_ name: String) -> String? { headers[name] }
+}
+
+/// How failed requests are sent again: up to `maxRetries` more times, after a random
+/// pause between 0 and `min(cap, base * 2^attempt)` ("full jitter", AWS's advice).
+struct S3RetryPolicy: Sendable {
+    var maxRetries: Int
+    var base: Duration = .milliseconds(100)
+    var cap: Duration = .seconds(5)
+
+    func delay(beforeRetry attempt: Int) -> Duration {
+        let ceiling = min(cap, base * (1 << min(attempt, 20)))
+        let nanoseconds = ceiling.components.seconds * 1_000_000_000 + ceiling.components.attoseconds / 1_000_000_000
+        return .nanoseconds(Int64.random(in: 0...max(0, nanoseconds)))
+    }
+}
+
+/// Signs and sends S3 requests with URLSession, retrying what may be retried.
+///
+/// Every ObjectStorage call is idempotent (a PUT of the same bytes replaces the object
+/// with the same object), so all are retried on 5xx, SlowDown and connection errors.
+final class S3HTTPClient: Sendable {
+    let configuration: S3Configuration
+    let mapping: S3ErrorMapping
+    let retry: S3RetryPolicy
+    private let signer: SigV4Signer
+    private let signingKeys = SigningKeyCache()
+    private let session: URLSession
+    private let logger: Logger
+
+    init(configuration: S3Configuration, logger: Logger, retry: S3RetryPolicy? = nil) {
+        self.configuration = configuration
+        self.logger = logger
+        self.mapping = S3ErrorMapping(configuration: configuration, redactor: S3Redactor(configuration.credentials))
+        self.retry = retry ?? S3RetryPolicy(maxRetries: configuration.maxRetries)
+        self.signer = SigV4Signer(accessKeyId: configuration.credentials.accessKeyId,
+                                  secretAccessKey: configuration.credentials.secretAccessKey,
+                                  region: configuration.region, service: "s3")
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.timeoutIntervalForRequest = configuration.timeoutSeconds
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        sessionConfiguration.urlCache = nil
+        sessionConfiguration.httpCookieStorage = nil
+        sessionConfiguration.httpShouldSetCookies = false
+        sessionConfiguration.httpMaximumConnectionsPerHost = 32
+        session = URLSession(configuration: sessionConfiguration, delegate: RedirectRefuser(), delegateQueue: nil)
+    }
+
+    /// Lets running requests finish and frees the session.
+    func shutdown() {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Sends `request`, retrying, and returns the first answer `accept` takes.
+    ///
+    /// - Throws: the mapped ``PlugboardError`` for an S3 error or a connection failure once
+    ///   retries are spent, or `CancellationError` when the task is cancelled.
+    func send(_ request: S3Request, _ operation: S3Operation,
+              accept: (S3Response) -> Bool = { (200..<300).contains($0.status) }) async throws -> S3Response {
+        var attempt = 0
+        while true {
+            try Task.checkCancellation()
+            let failure: PlugboardError
+            let retryable: Bool
+            do {
+                let response = try await perform(try urlRequest(for: request, date: AmzDate(Timestamp.now())))
+                if accept(response) { return response }
+                let (body, problem) = Self.errorBody(response.body)
+                failure = mapping.error(operation, status: response.status, body: body, bodyProblem: problem,
+                                        bucketRegion: response.header("x-amz-bucket-region"))
+                retryable = S3ErrorMapping.isRetryable(status: response.status, code: body?.code)
+            } catch let error as URLError {
+                if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
+                (failure, retryable) = connectionFailure(error, operation)
+            }
+            guard retryable, attempt < retry.maxRetries else { throw failure }
+            let pause = retry.delay(beforeRetry: attempt)
+            attempt += 1
+            logger.notice("retrying S3 request", metadata: [
+                "operation": .string(operation.kind.rawValue), "attempt": .string("\(attempt) of \(retry.maxRetries)"),
+                "after": .string("\(pause)"), "reason": .string(failure.code.rawValue)])
+            try await Task.sleep(for: pause)
+        }
+    }
+
+    /// The URL, headers and signature for one attempt.
+    func urlRequest(for request: S3Request, date: AmzDate) throws -> URLRequest {
+        let endpoint = configuration.endpoint
+        let objectPath = request.key.map { "/" + S3URIEncoding.encodePath($0) }
+        let path: String
+        let host: String
+        if configuration.pathStyle {
+            path = "/" + configuration.bucket + (objectPath ?? "")
+            host = endpoint.authority
+        } else {
+            path = objectPath ?? "/"
+            host = configuration.bucket + "." + endpoint.authority
+        }
+        var headers = request.headers
+        headers.append(("host", host))
+        headers.append(("x-amz-date", date.stamp))
+        headers.append(("x-amz-content-sha256", request.payloadHash))
+        if let token = configuration.credentials.sessionToken {
+            headers.append(("x-amz-security-token", token))
+        }
+        let signed: SigV4Signer.Signed
+        do {
+            let key = try signingKeys.key(day: date.day) { () throws(CryptoError) in try signer.signingKey(day: date.day) }
+            signed = try signer.sign(method: request.method, path: path, query: request.query, headers: headers,
+                                     payloadHash: request.payloadHash, date: date, signingKey: key)
+        } catch {
+            throw PlugboardError(.storageFailed, "cannot sign the S3 request", detail: "\(error)",
+                                 hint: "S3Storage needs OpenSSL's libcrypto.so.3 for SHA-256 and HMAC (Debian: apt-get install libssl3).")
+        }
+        let query = request.query
+            .map { S3URIEncoding.encodeQueryComponent($0.0) + "=" + S3URIEncoding.encodeQueryComponent($0.1) }
+            .joined(separator: "&")
+        let text = "\(endpoint.scheme)://\(host)\(path)" + (query.isEmpty ? "" : "?" + query)
+        guard let url = URL(string: text) else {
+            throw PlugboardError(.storageFailed, "cannot build the URL for \(PlugboardError.quoted(request.key ?? configuration.bucket))",
+                                 detail: "Foundation refused the URL built from the endpoint, the bucket and the encoded key.",
+                                 hint: "Check \"endpoint\" and \"bucket\" in the plugin's config.")
+        }
+        var urlRequest = URLRequest(url: url)
+        urlRequest.httpMethod = request.method
+        // Some FoundationNetworking versions take the request's timeout, others the
+        // session's: set both.
+        urlRequest.timeoutInterval = configuration.timeoutSeconds
+        for (name, value) in headers where name != "host" {
+            urlRequest.setValue(value, forHTTPHeaderField: name)
+        }
+        urlRequest.setValue(signed.authorization, forHTTPHeaderField: "Authorization")
+        if request.method == "PUT" || !request.body.isEmpty {
+            urlRequest.httpBody = Data(request.body)
+        }
+        return urlRequest
+    }
+
+    /// Sends one request; cancelling the calling task cancels it.
+    private func perform(_ request: URLRequest) async throws -> S3Response {
+        let box = TaskBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<S3Response, any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: (error as? URLError) ?? URLError(.unknown))
+                        return
+                    }
+                    guard let http = response as? HTTPURLResponse else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                        return
+                    }
+                    var headers: [String: String] = [:]
+                    for (name, value) in http.allHeaderFields {
+                        if let name = name as? String, let value = value as? String {
+                            headers[name.lowercased()] = value
+                        }
+                    }
+                    continuation.resume(returning: S3Response(status: http.statusCode, headers: headers, body: data.map { Array($0) } ?? []))
+                }
+                box.start(task)
+            }
+        } onCancel: {
+            box.cancel()
+        }
+    }
+
+    private static func errorBody(_ bytes: [UInt8]) -> (S3ErrorBody?, String?) {
+        guard !bytes.isEmpty else { return (nil, nil) }
+        do {
+            return (try S3ErrorBody.parse(bytes), nil)
+        } catch {
+            let shown = String(decoding: bytes.prefix(120), as: UTF8.self)
+            return (nil, "\(error.description); it starts \(PlugboardError.quoted(shown, maxCharacters: 120))")
+        }
+    }
+
+    private func connectionFailure(_ error: URLError, _ operation: S3Operation) -> (PlugboardError, Bool) {
+        let endpoint = configuration.endpoint.description
+        switch error.code {
+        case .timedOut:
+            return (PlugboardError(.storageUnavailable, "\(operation.description) failed: \(endpoint) did not answer in time",
+                                   detail: "No data for \(configuration.timeoutSeconds) seconds (\"timeoutSeconds\"), after \(retry.maxRetries) retries.",
+                                   hint: "Check that the server is up and reachable, or raise \"timeoutSeconds\"."), true)
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+             .serverCertificateHasUnknownRoot, .clientCertificateRejected, .secureConnectionFailed:
+            return (PlugboardError(.storageFailed, "\(operation.description) failed: TLS with \(endpoint) failed",
+                                   detail: "URLSession reported: \(error.localizedDescription) (code \(error.code.rawValue)).",
+                                   hint: "Check the server's certificate, or use http:// in \"endpoint\" for a local test server."), false)
+        default:
+            return (PlugboardError(.storageUnavailable, "\(operation.description) failed: cannot reach \(endpoint)",
+                                   detail: "URLSession reported: \(error.localizedDescription) (code \(error.code.rawValue)), after \(retry.maxRetries) retries.",
+                                   hint: "Check that the server is up and that \"endpoint\" and \"region\" are right."), true)
+        }
+    }
+}
+
+/// The signing key of the current day, derived once a day rather than once a request.
+private final class SigningKeyCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var day = ""
+    private var key: [UInt8] = []
+
+    func key(day: String, derive: () throws(CryptoError) -> [UInt8]) throws(CryptoError) -> [UInt8] {
+        if let cached = lock.withLock({ self.day == day ? key : nil }) { return cached }
+        let fresh = try derive()
+        lock.withLock {
+            self.day = day
+            key = fresh
+        }
+        return fresh
+    }
+}
+
+/// The running URLSession task, so that a cancellation arriving at any moment cancels it.
+private final class TaskBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    func start(_ task: URLSessionDataTask) {
+        lock.lock()
+        self.task = task
+        let cancelled = self.cancelled
+        lock.unlock()
+        if cancelled { task.cancel() } else { task.resume() }
+    }
+
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        let task = self.task
+        lock.unlock()
+        task?.cancel()
+    }
+}
+
+/// Refuses redirects: a signed request must not be replayed to another host, and S3's
+/// redirects (wrong region) are errors to report, not to follow.
+private final class RedirectRefuser: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+}

@@ -1,0 +1,75 @@
+/// S3's `UriEncode`: every byte percent-encoded (upper-case hex) except the unreserved
+/// `A-Z a-z 0-9 - _ . ~`, and except `/` in paths. The same text is sent and signed.
+enum S3URIEncoding {
+    private static let hex = Array("0123456789ABCDEF".utf8)
+
+    /// A query name or value: `/` is encoded too.
+    static func encodeQueryComponent(_ text: String) -> String {
+        encode(text.utf8, keepSlash: false)
+    }
+
+    /// An object key as a path: `/` kept, and each segment made only of dots (`.`, `..`)
+    /// written as `%2E`s, so that no HTTP layer folds it away as a dot segment.
+    static func encodePath(_ key: String) -> String {
+        key.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { segment -> String in
+            if !segment.isEmpty && segment.allSatisfy({ $0 == UInt8(ascii: ".") }) {
+                return String(repeating: "%2E", count: segment.count)
+            }
+            return encode(segment, keepSlash: false)
+        }.joined(separator: "/")
+    }
+
+    static func encode(_ bytes: some Sequence<UInt8>, keepSlash: Bool) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount)
+        for byte in bytes {
+            if isUnreserved(byte) || (keepSlash && byte == UInt8(ascii: "/")) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes `%XX` (either case) and, as S3's `encoding-type=url` listings use it, `+`
+    /// as a space. Nil when a `%` is not followed by two hex digits.
+    static func decodeFormComponent(_ text: String) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                out.append(high << 4 | low)
+            case UInt8(ascii: "+"):
+                out.append(UInt8(ascii: " "))
+            default:
+                out.append(byte)
+            }
+        }
+        return out
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

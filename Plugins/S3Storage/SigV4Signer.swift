@@ -1,0 +1,90 @@
+import PlugboardAPI
+import PlugboardCrypto
+
+/// AWS Signature Version 4 for the `Authorization` header (docs.aws.amazon.com, "Signature
+/// Calculations for the Authorization Header"), with SHA-256 and HMAC from libcrypto.
+///
+/// The caller gives the path exactly as it is sent (already encoded; S3 paths are not
+/// normalized or encoded twice), the query as raw name/value pairs (encoded here, as
+/// they are in the URL), and every header to sign (`host` and `x-amz-date` included).
+struct SigV4Signer: Sendable {
+    static let algorithm = "AWS4-HMAC-SHA256"
+    /// The hex SHA-256 of no bytes: the payload hash of a request without a body.
+    static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    var accessKeyId: String
+    var secretAccessKey: String
+    var region: String
+    var service: String
+
+    /// One signing's inputs and results; the intermediate texts are kept for tests and
+    /// for SignatureDoesNotMatch diagnostics (they hold no secret).
+    struct Signed: Sendable {
+        var canonicalRequest: String
+        var stringToSign: String
+        var signedHeaders: String
+        var signature: String
+        var authorization: String
+    }
+
+    /// The key for one day's signatures: four HMACs from the secret, the same all day.
+    func signingKey(day: String) throws(CryptoError) -> [UInt8] {
+        var key = try HMACSHA256.authenticationCode(for: Array(day.utf8), key: Array("AWS4\(secretAccessKey)".utf8))
+        for part in [region, service, "aws4_request"] {
+            key = try HMACSHA256.authenticationCode(for: Array(part.utf8), key: key)
+        }
+        return key
+    }
+
+    /// Signs one request; `signingKey`, when given, must be ``signingKey(day:)`` of
+    /// `date`'s day (the client keeps it for the day).
+    func sign(method: String, path: String, query: [(String, String)], headers: [(String, String)],
+              payloadHash: String, date: AmzDate, signingKey: [UInt8]? = nil) throws(CryptoError) -> Signed {
+        let canonicalQuery = query
+            .map { (S3URIEncoding.encodeQueryComponent($0.0), S3URIEncoding.encodeQueryComponent($0.1)) }
+            .sorted { $0.0 == $1.0 ? $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) : $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+            .map { "\($0.0)=\($0.1)" }
+            .joined(separator: "&")
+        var byName: [String: [String]] = [:]
+        for (name, value) in headers {
+            byName[name.lowercased(), default: []].append(Self.canonicalValue(value))
+        }
+        let names = byName.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let canonicalHeaders = names.map { "\($0):\(byName[$0, default: []].joined(separator: ","))\n" }.joined()
+        let signedHeaders = names.joined(separator: ";")
+        let canonicalRequest = [method, path, canonicalQuery, canonicalHeaders, signedHeaders, payloadHash].joined(separator: "\n")
+        let scope = "\(date.day)/\(region)/\(service)/aws4_request"
+        let stringToSign = [Self.algorithm, date.stamp, scope, Hex.encode(try SHA256Hasher.hash(Array(canonicalRequest.utf8)))]
+            .joined(separator: "\n")
+        let key: [UInt8]
+        if let signingKey {
+            key = signingKey
+        } else {
+            key = try self.signingKey(day: date.day)
+        }
+        let signature = Hex.encode(try HMACSHA256.authenticationCode(for: Array(stringToSign.utf8), key: key))
+        let authorization = "\(Self.algorithm) Credential=\(accessKeyId)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
+        return Signed(canonicalRequest: canonicalRequest, stringToSign: stringToSign, signedHeaders: signedHeaders,
+                      signature: signature, authorization: authorization)
+    }
+
+    /// Leading and trailing spaces removed, inner runs of spaces folded into one.
+    static func canonicalValue(_ value: String) -> String {
+        value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+    }
+}
+
+/// The signing time: `20130524T000000Z` and its day `20130524`, in UTC.
+struct AmzDate: Sendable, Equatable {
+    var stamp: String
+    var day: String { String(stamp.prefix(8)) }
+
+    init(stamp: String) { self.stamp = stamp }
+
+    /// The whole second of `timestamp`: its ISO 8601 text (`2013-05-24T00:00:00.000Z`)
+    /// without separators and fraction.
+    init(_ timestamp: Timestamp) {
+        let iso = timestamp.iso8601.prefix(19)
+        stamp = String(iso.filter { $0 != "-" && $0 != ":" }) + "Z"
+    }
+}

@@ -1,0 +1,83 @@
+import Testing
+@testable import S3Storage
+
+/// S3's XML answers: listings (URL-encoded keys, pagination), errors, and bodies that are
+/// not what they should be, which must be error values naming what was expected.
+@Suite struct S3XMLTests {
+    static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    @Test func listingWithURLEncodedKeysAndToken() throws {
+        let page = try S3ListPage.parse(Self.bytes("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+              <Name>b</Name><Prefix>p%2F</Prefix><KeyCount>2</KeyCount><MaxKeys>2</MaxKeys>
+              <EncodingType>url</EncodingType><IsTruncated>true</IsTruncated>
+              <Contents><Key>p/a+b%0Ac%C3%A9</Key><LastModified>2026-11-29T20:42:08.123Z</LastModified>
+                <ETag>&quot;d41d8cd98f00b204e9800998ecf8427e&quot;</ETag><Size>0</Size><StorageClass>STANDARD</StorageClass></Contents>
+              <Contents><Key>p/%2B</Key><LastModified>2026-11-29T20:42:09.000Z</LastModified><ETag>"x"</ETag><Size>12</Size></Contents>
+              <NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken>
+            </ListBucketResult>
+            """))
+        #expect(page.entries.map(\.key) == ["p/a b\nc\u{E9}", "p/+"])
+        #expect(page.entries[0].etag == "\"d41d8cd98f00b204e9800998ecf8427e\"")
+        #expect(page.entries[1].size == 12)
+        #expect(page.isTruncated)
+        #expect(page.nextContinuationToken == "1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=")
+    }
+
+    @Test func listingWithoutEncodingKeepsKeysAsWritten() throws {
+        let page = try S3ListPage.parse(Self.bytes(
+            "<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>a+b%20</Key><LastModified>2026-01-01T00:00:00Z</LastModified><ETag>e</ETag><Size>1</Size></Contents></ListBucketResult>"))
+        #expect(page.entries.map(\.key) == ["a+b%20"])
+        #expect(!page.isTruncated && page.nextContinuationToken == nil)
+    }
+
+    @Test func emptyListing() throws {
+        let page = try S3ListPage.parse(Self.bytes("<ListBucketResult><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>"))
+        #expect(page.entries.isEmpty && page.nextContinuationToken == nil)
+    }
+
+    @Test func errorDocument() throws {
+        let error = try S3ErrorBody.parse(Self.bytes("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <Error><Code>RequestTimeTooSkewed</Code><Message>The difference is too large.</Message>
+            <RequestTime>20261129T000000Z</RequestTime><ServerTime>2026-11-29T01:00:00Z</ServerTime>
+            <RequestId>4442587FB7D0A2F9</RequestId></Error>
+            """))
+        #expect(error.code == "RequestTimeTooSkewed")
+        #expect(error.message == "The difference is too large.")
+        #expect(error.requestID == "4442587FB7D0A2F9")
+        #expect(error.fields["ServerTime"] == "2026-11-29T01:00:00Z")
+    }
+
+    @Test(arguments: [
+        ("", "an empty body"),
+        ("<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>a", "malformed XML"),
+        ("not xml at all", "malformed XML"),
+        ("<Error><Code>X</Code></Error>", "expected a <ListBucketResult> document, found <Error>"),
+        ("<ListBucketResult><Contents><Key>a</Key><Size>1</Size><LastModified>t</LastModified></Contents></ListBucketResult>", "expected <IsTruncated> true or false, found none"),
+        ("<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>a</Key><Size>-1</Size><LastModified>t</LastModified></Contents></ListBucketResult>", "non-negative integer <Size>"),
+        ("<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Size>1</Size><LastModified>t</LastModified></Contents></ListBucketResult>", "expected <Key> in <Contents> number 1"),
+        ("<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>", "expected <NextContinuationToken> in a truncated listing"),
+        ("<ListBucketResult><EncodingType>url</EncodingType><IsTruncated>false</IsTruncated><Contents><Key>%FF%FE</Key><Size>1</Size><LastModified>t</LastModified></Contents></ListBucketResult>", "URL-encoded UTF-8 <Key>"),
+        ("<!DOCTYPE x [<!ENTITY a \"aaaa\">]><ListBucketResult>&b;</ListBucketResult>", "malformed XML"),
+    ])
+    func malformedListingsAreErrorValues(body: String, expected: String) {
+        #expect {
+            _ = try S3ListPage.parse(Self.bytes(body))
+        } throws: { error in
+            "\(error)".contains(expected)
+        }
+    }
+
+    @Test func deeplyNestedXMLIsRefused() {
+        let body = String(repeating: "<a>", count: 100) + String(repeating: "</a>", count: 100)
+        #expect(throws: S3XML.ParseError.self) { _ = try S3XML.parse(Self.bytes(body)) }
+    }
+
+    @Test func malformedErrorDocuments() {
+        #expect(throws: S3XML.ParseError.self) { _ = try S3ErrorBody.parse(Self.bytes("<Error><Message>no code</Message></Error>")) }
+        #expect(throws: S3XML.ParseError.self) { _ = try S3ErrorBody.parse(Self.bytes("<html>Bad gateway</html>")) }
+        #expect(throws: S3XML.ParseError.self) { _ = try S3ErrorBody.parse(Self.bytes("<Error><Code>")) }
+    }
+}
