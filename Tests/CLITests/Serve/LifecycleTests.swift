@@ -29,14 +29,15 @@ import Testing
     }
 
     @Test func shutdownTimeout_boundsTheWaitForSlowRequests() throws {
-        let server = try ServerProcess(plugins: [ServerProcess.memory(latencyMilliseconds: 20_000)],
+        let server = try ServerProcess(plugins: [ServerProcess.memory(latencyMilliseconds: 60_000)],
                                        arguments: ["--shutdown-timeout", "1"])
         let c = try server.client()
         try c.send("GET /v1/objects/slow HTTP/1.1\r\nHost: h\r\n\r\n")
         usleep(300_000)
         let started = CommandRunner.monotonicMilliseconds()
         #expect(server.stop() == 0)
-        #expect(CommandRunner.monotonicMilliseconds() - started < 8_000)
+        // A liveness bound: well below the request's 60 s, loose for a loaded machine.
+        #expect(CommandRunner.monotonicMilliseconds() - started < 40_000)
         #expect(server.stderr.contains("shutdown timeout"))
     }
 
@@ -47,7 +48,9 @@ import Testing
         let started = CommandRunner.monotonicMilliseconds()
         #expect(c.isClosedByServer())
         let waited = CommandRunner.monotonicMilliseconds() - started
-        #expect(waited >= 500 && waited < 5_000)
+        // Closed after about the 1 s idle timeout, not the 60 s default; the upper bound is
+        // loose for a loaded machine and below the client's own 15 s read timeout.
+        #expect(waited >= 500 && waited < 14_000)
     }
 
     @Test func sigint_stopsAnIdleServer() throws {

@@ -83,7 +83,9 @@ import Testing
         #expect(r.status == 408)
         #expect(r.errorCode == "http.request_timeout")
         #expect(head.isClosedByServer())
-        #expect(CommandRunner.monotonicMilliseconds() - started < 5_000)
+        // Bounds here are liveness bounds for a loaded machine (a test process can stall for
+        // many seconds in CI): far above the 1 s deadline, below the client's own 15 s.
+        #expect(CommandRunner.monotonicMilliseconds() - started < 14_000)
 
         let body = try server.client()
         try body.send("PUT /v1/objects/k HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\nabc")
@@ -93,7 +95,7 @@ import Testing
         let silent = try server.client()
         let opened = CommandRunner.monotonicMilliseconds()
         #expect(silent.isClosedByServer())
-        #expect(CommandRunner.monotonicMilliseconds() - opened < 5_000)
+        #expect(CommandRunner.monotonicMilliseconds() - opened < 14_000)
     }
 
     @Test func connectionsOverTheLimit_get503() throws {

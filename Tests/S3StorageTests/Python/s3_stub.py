@@ -7,7 +7,7 @@
   moved       301 PermanentRedirect (as S3 answers for a bucket in another region), with a
               Location that leads to the "down" bucket
   broken      every request gets 500 with a body that is not XML
-  slow        every request waits 30 seconds before answering
+  slow        every request waits 150 seconds before answering
   echo        403 AccessDenied whose message repeats the session token and the headers
   kms         a working store whose ETags are not MD5s (as with SSE-KMS): PUT, GET, HEAD;
               GET /kms/?puts answers how many PUTs it took; GET /kms/foreign is an object
@@ -71,7 +71,7 @@ class Handler(BaseHTTPRequestHandler):
         if bucket == "broken":
             return self.answer(500, b"Internal proxy failure")
         if bucket == "slow":
-            time.sleep(30)
+            time.sleep(150)
             return self.answer(200, b"")
         if bucket == "echo":
             seen = "token %s; headers %s" % (self.headers.get("x-amz-security-token"),
