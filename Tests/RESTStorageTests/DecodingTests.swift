@@ -69,7 +69,7 @@ import Testing
             #expect(error?.code == .storageFailed)
             #expect(error?.detail?.contains(text) == true, "\(String(describing: error?.detail))")
         }
-        let headless = ScriptedStorage([.success(HTTPResponse(status: 200, headers: ["ETag": "\"\(Responses.helloETag)\""]))])
+        let headless = ScriptedStorage([.success(HTTPResponse(status: 200, headers: ["ETag": "\"\(Responses.helloETag)\"", "X-Plugboard-Key": "k"]))])
         let error = await thrownError { _ = try await headless.storage.head("k") }
         #expect(error?.code == .storageFailed)
         #expect(error?.detail?.contains("expected a Content-Length header, found none") == true)

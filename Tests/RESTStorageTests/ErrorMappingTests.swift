@@ -25,12 +25,47 @@ import Testing
         #expect(await remote.requests.count == 1)
     }
 
-    /// The contract's HEAD errors have no body: a bodiless 404 to a HEAD is the object's absence.
-    @Test func aHeadWithoutBodyThatIs404IsNotFound() async {
-        let remote = ScriptedStorage([.success(HTTPResponse(status: 404, headers: ["Content-Type": "application/json"]))])
-        let error = await thrownError { _ = try await remote.storage.head("gone") }
-        #expect(error?.code == .storageNotFound)
-        #expect(error?.message == PlugboardError.objectNotFound(key: "gone").message)
+    /// The contract's HEAD errors have no body: X-Plugboard-Error-Code tells a missing object
+    /// from an unknown route (a wrong base path), which a bare 404 cannot.
+    @Test func aHeadErrorIsReadFromItsErrorCodeHeader() async {
+        func head(_ status: Int, _ code: String?) async -> PlugboardError? {
+            let headers = ["Content-Type": "application/json"].merging(code.map { ["X-Plugboard-Error-Code": $0] } ?? [:]) { $1 }
+            let remote = ScriptedStorage([.success(HTTPResponse(status: status, headers: headers))], maxRetries: 0)
+            return await thrownError { _ = try await remote.storage.head("gone") }
+        }
+        let missing = await head(404, "storage.not_found")
+        #expect(missing?.code == .storageNotFound)
+        #expect(missing?.message == PlugboardError.objectNotFound(key: "gone").message)
+
+        let wrongRoute = await head(404, "http.not_found")
+        #expect(wrongRoute?.code == .storageFailed)
+        #expect(wrongRoute?.message.contains("no Plugboard object API") == true, "\(String(describing: wrongRoute))")
+        let notPlugboard = await head(404, nil)
+        #expect(notPlugboard?.code == .storageFailed)
+
+        let invalid = await head(400, "storage.invalid_metadata")
+        #expect(invalid?.code == .storageInvalidMetadata)
+        #expect(invalid?.detail?.contains("HTTP 400 with error code storage.invalid_metadata") == true)
+        #expect((invalid?.underlying as? RemoteError)?.code == "storage.invalid_metadata")
+    }
+
+    /// GET and HEAD answers name the object answered; another key means something between
+    /// client and server rewrote the path.
+    @Test func anAnswerForAnotherKeyIsAFailure() async {
+        for outcome in [Responses.object(extra: ["X-Plugboard-Key": "b"]), Responses.object(extra: ["X-Plugboard-Key": ""])] {
+            let remote = ScriptedStorage([outcome])
+            let error = await thrownError { _ = try await remote.storage.get("k") }
+            #expect(error?.code == .storageFailed)
+            #expect(error?.detail?.contains("X-Plugboard-Key k (the key asked for") == true, "\(String(describing: error?.detail))")
+        }
+        var headers = ["ETag": "\"\(Responses.helloETag)\"", "Content-Type": "text/plain", "Content-Length": "5",
+                       "X-Plugboard-Last-Modified": "2026-11-29T20:42:08.123Z"]
+        let unnamed = ScriptedStorage([.success(HTTPResponse(status: 200, headers: headers))])
+        let error = await thrownError { _ = try await unnamed.storage.head("k") }
+        #expect(error?.detail?.contains("found none") == true)
+        headers["X-Plugboard-Key"] = "%2E%2E"
+        let dots = ScriptedStorage([.success(HTTPResponse(status: 200, headers: headers))])
+        #expect(await thrownError { _ = try await dots.storage.head("..") } == nil)
     }
 
     @Test func unauthorizedAndForbiddenAreAccessDeniedWithAHintAboutTheToken() async {

@@ -30,7 +30,7 @@ import Testing
 
     @Test func getHeadDeleteAndListUseTheirMethodsAndURLs() async throws {
         let remote = ScriptedStorage([
-            Responses.object(), Responses.object(),
+            Responses.object(extra: ["X-Plugboard-Key": "%2E%2E"]), Responses.object(extra: ["X-Plugboard-Key": "%2E%2E"]),
             .success(HTTPResponse(status: 204)),
             Responses.json(200, #"{"objects": [], "nextCursor": null}"#),
         ])

@@ -68,7 +68,8 @@ struct FailureMapping: Sendable {
     /// An answer that is not the success the call expects.
     func error(for response: HTTPResponse, expected: String) -> PlugboardError {
         let body = ResponseDecoding.errorBody(response.body)
-        let remote = RemoteError(status: response.status, code: body?.code, message: body?.message)
+        let remote = RemoteError(status: response.status, code: body?.code ?? response.header("x-plugboard-error-code"),
+                                 message: body?.message)
         let found = "HTTP \(response.status)" + (body.map { " with error \($0.code): \($0.message)" }
             ?? " with \(RESTStorageText.describeBody(response.body))")
 
@@ -82,12 +83,21 @@ struct FailureMapping: Sendable {
             return PlugboardError(PlugboardError.Code(body.code), body.message, detail: body.detail, hint: body.hint,
                                   underlying: remote)
         }
-        if isHead && response.status == 404 && response.body.isEmpty, let key {
-            // A HEAD error has no body to name its code; on an object's URL, 404 is the
-            // object's absence (an unknown route shows on the first GET, PUT or list).
-            let notFound = PlugboardError.objectNotFound(key: key)
-            return PlugboardError(.storageNotFound, notFound.message, detail: notFound.detail, hint: notFound.hint,
-                                  underlying: remote)
+        if isHead && response.body.isEmpty, let key {
+            // A HEAD error has no body: its code comes in X-Plugboard-Error-Code, which tells
+            // a missing object (storage.not_found) from an unknown route (http.not_found).
+            switch response.header("x-plugboard-error-code") {
+            case PlugboardError.Code.storageNotFound.rawValue?:
+                let notFound = PlugboardError.objectNotFound(key: key)
+                return PlugboardError(.storageNotFound, notFound.message, detail: notFound.detail, hint: notFound.hint,
+                                      underlying: remote)
+            case let code? where code.hasPrefix("storage."):
+                return PlugboardError(PlugboardError.Code(code), "the storage server at \(base) refused the head of \(RESTStorageText.quote(key))",
+                                      detail: "It answered HTTP \(response.status) with error code \(code) (a HEAD answer has no body to say more).",
+                                      hint: "Run the same request as a GET to see the server's full error.", underlying: remote)
+            default:
+                break
+            }
         }
         switch response.status {
         case 401, 403:

@@ -108,6 +108,13 @@ enum ResponseDecoding {
     /// The object info a GET or HEAD carries in its headers. `size` is the body's size for
     /// a GET, `Content-Length` for a HEAD.
     static func headerInfo(_ response: HTTPResponse, key: String, size bodySize: Int?) throws(UnexpectedResponse) -> ObjectInfo {
+        // The server names the object it answered: a proxy that decoded and normalized the
+        // path (`a/../b` to `b`) would otherwise hand back another object, unnoticed.
+        let named = response.header("x-plugboard-key")
+        guard named == Endpoint.percentEncode(key) else {
+            throw UnexpectedResponse(expected: "X-Plugboard-Key \(Endpoint.percentEncode(key)) (the key asked for; a proxy between here and the server may rewrite paths)",
+                                     found: named.map { RESTStorageText.quote($0) } ?? "none")
+        }
         guard let quotedETag = response.header("etag") else {
             throw UnexpectedResponse(expected: "an ETag header", found: "none")
         }

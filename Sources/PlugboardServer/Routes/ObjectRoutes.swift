@@ -75,9 +75,11 @@ enum ObjectRoutes {
          ("X-Plugboard-Last-Modified", info.lastModified.iso8601)]
     }
 
-    /// What GET and HEAD of an object answer with, besides the length.
+    /// What GET and HEAD of an object answer with, besides the length. `X-Plugboard-Key`
+    /// names the object answered, so a client can tell when a proxy rewrote the path
+    /// (`a/../b` folded to `b`) and it got another object than it asked for.
     static func objectHeaders(_ info: ObjectInfo) -> [(String, String)] {
-        [("Content-Type", info.contentType)] + validators(info)
+        [("Content-Type", info.contentType), ("X-Plugboard-Key", PercentEncoding.encode(info.key))] + validators(info)
             + info.metadata.sorted { $0.key < $1.key }.map { ("X-Plugboard-Meta-\($0.key)", $0.value) }
     }
 

@@ -5,11 +5,15 @@ import PlugboardHost
 /// Errors as the HTTP API answers them: the CLI's `--json` error shape, with the status
 /// the contract gives each code.
 enum ErrorResponses {
+    /// The code goes in `X-Plugboard-Error-Code` too: a HEAD answer has no body, and the
+    /// header is how a client tells a missing object from an unknown route there.
     static func response(_ error: PlugboardError, status: Int? = nil, headers: [(String, String)] = []) -> HTTPResponse {
         let (mapped, extra) = statusAndHeaders(for: error.code)
         let body = Array((JSONOutput.error(error).render(pretty: false) + "\n").utf8)
         return HTTPResponse(status: status ?? mapped,
-                            headers: [("Content-Type", "application/json")] + extra + headers, body: body)
+                            headers: [("Content-Type", "application/json"), ("X-Plugboard-Error-Code", error.code.rawValue)]
+                                + extra + headers,
+                            body: body)
     }
 
     static func response(_ error: HTTPError) -> HTTPResponse {

@@ -34,6 +34,11 @@ import Testing
         #expect(get.header("x-plugboard-last-modified") == put.header("x-plugboard-last-modified"))
         #expect(get.header("x-plugboard-meta-author") == "ada")
         #expect(get.header("x-plugboard-meta-reviewed-by") == "grace")
+        // The object answered, named in the client's encoding (every byte but A-Z a-z 0-9 - _ ~).
+        #expect(get.header("x-plugboard-key") == key.utf8.map { b in
+            (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x5F || b == 0x7E
+                ? String(UnicodeScalar(b)) : "%" + (b < 16 ? "0" : "") + String(b, radix: 16, uppercase: true)
+        }.joined())
 
         let head = try c.request("HEAD", path)
         #expect(head.status == 200)
@@ -46,9 +51,12 @@ import Testing
         let gone = try c.request("GET", path)
         #expect(gone.status == 404)
         #expect(gone.errorCode == "storage.not_found")
+        #expect(gone.header("x-plugboard-error-code") == "storage.not_found")
         let goneHead = try c.request("HEAD", path)
         #expect(goneHead.status == 404)
         #expect(goneHead.body.isEmpty)
+        // A HEAD answer has no body: the header is where its code is.
+        #expect(goneHead.header("x-plugboard-error-code") == "storage.not_found")
     }
 
     @Test func rawSlashAndEncodedSlash_nameTheSameKey() throws {
@@ -72,6 +80,7 @@ import Testing
             let r = try server.client().request("GET", target)
             #expect(r.status == status, "\(target)")
             #expect(r.errorCode == code, "\(target)")
+            #expect(r.header("x-plugboard-error-code") == code, "\(target)")
             #expect(r.header("content-type") == "application/json")
             #expect(r.text.hasPrefix("{\"error\":{\"code\":\"\(code)\",\"message\":\""), "\(r.text)")
             #expect(r.text.contains("\"detail\":") && r.text.contains("\"hint\":"))

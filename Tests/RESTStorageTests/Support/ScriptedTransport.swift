@@ -57,7 +57,7 @@ enum Responses {
     static func error(_ status: Int, _ code: String, _ message: String = "refused",
                       headers: [String: String] = [:]) -> Result<HTTPResponse, TransportFailure> {
         json(status, #"{"error": {"code": "\#(code)", "message": "\#(message)", "detail": "server detail", "hint": null}}"#,
-             headers: headers)
+             headers: ["X-Plugboard-Error-Code": code].merging(headers) { $1 })
     }
 
     static func info(key: String = "k", size: Int = 5, etag: String = helloETag, contentType: String = "text/plain",
@@ -69,7 +69,7 @@ enum Responses {
                        extra: [String: String] = [:]) -> Result<HTTPResponse, TransportFailure> {
         var headers = ["ETag": "\"\(etag)\"", "Content-Type": "text/plain", "Content-Length": "\(body.utf8.count)",
                        "Last-Modified": "Sun, 29 Nov 2026 20:42:08 GMT", "X-Plugboard-Last-Modified": modified,
-                       "X-Plugboard-Meta-Owner": "me"]
+                       "X-Plugboard-Meta-Owner": "me", "X-Plugboard-Key": "k"]
         for (name, value) in extra { headers[name] = value }
         return .success(HTTPResponse(status: 200, headers: headers, body: Array(body.utf8)))
     }
