@@ -18,14 +18,17 @@ struct PlainHTTPRequest: Sendable {
 /// HTTP/1.1 over plain TCP for `http://` endpoints, without URLSession's hops between
 /// curl's event loop, dispatch sources and a delegate queue.
 ///
-/// Each exchange runs its blocking socket calls on a private concurrent Dispatch queue
-/// (overcommitting: a blocked exchange never starves Swift's cooperative pool) and resumes
-/// the caller from there. Idle keep-alive connections wait in a small pool per host.
+/// Each exchange runs its blocking socket calls on a serial Dispatch queue of its own and
+/// resumes the caller from there: serial queues run on libdispatch's overcommitting threads,
+/// which start at once when the others are blocked, so exchanges neither starve Swift's
+/// cooperative pool nor wait on one another. (A concurrent queue would share the
+/// non-overcommitting pool, one thread per core, and a third exchange would wait about a
+/// second for libdispatch to add a thread.) Idle keep-alive connections wait in a small
+/// pool per host.
 final class PlainHTTPClient: Sendable {
     let timeoutSeconds: Double
     let limits: PlainHTTPLimits
     let pool: PlainHTTPPool
-    private let queue = DispatchQueue(label: "plugboard.s3storage.plain-http", attributes: .concurrent)
 
     init(timeoutSeconds: Double, limits: PlainHTTPLimits = PlainHTTPLimits(), maxIdlePerHost: Int = 4) {
         self.timeoutSeconds = timeoutSeconds
@@ -46,7 +49,7 @@ final class PlainHTTPClient: Sendable {
         let box = PlainHTTPCancelBox()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PlainHTTPResponse, any Error>) in
-                queue.async { [self] in
+                DispatchQueue(label: "plugboard.s3storage.plain-http").async { [self] in
                     do {
                         continuation.resume(returning: try exchange(request, box))
                     } catch {

@@ -27,6 +27,8 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
     private(set) var source: Source
     private let limits: PlainHTTPLimits
     private var buffer: [UInt8] = []
+    /// Where reads land before `buffer` takes what arrived.
+    private var scratch = [UInt8](repeating: 0, count: 1 << 16)
     private var start = 0
     private var ended = false
     /// Whether any byte arrived: a reused connection that breaks before the first one
@@ -101,9 +103,13 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
 
     /// The bytes up to the blank line that ends a header block, without it.
     private mutating func readBlock() throws(PlainHTTPError) -> ArraySlice<UInt8> {
-        var searched = start
+        // How far past `start` the search got: `fill` may move the pending bytes to the front.
+        var searched = 0
         while true {
-            if let end = Self.blankLine(in: buffer, from: searched, start: start) {
+            if let end = Self.blankLine(in: buffer, from: start + searched, start: start) {
+                guard end.next - start <= limits.maxHeaderBytes else {
+                    throw .tooLarge(what: "response header", limit: limits.maxHeaderBytes, found: end.next - start)
+                }
                 let block = buffer[start..<end.blockEnd]
                 start = end.next
                 return block
@@ -112,7 +118,7 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
             guard pending <= limits.maxHeaderBytes else {
                 throw .tooLarge(what: "response header", limit: limits.maxHeaderBytes, found: pending)
             }
-            searched = max(start, buffer.count - 3)
+            searched = max(0, pending - 3)
             guard try fill() else {
                 if pending == 0 { throw .connectionLost("the server closed the connection before answering") }
                 throw .badResponse(expected: "a header block ending in a blank line", found: "the end of the stream after \(pending) bytes")
@@ -151,9 +157,9 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
 
     /// One line without its CRLF (or bare LF).
     private mutating func readLine() throws(PlainHTTPError) -> ArraySlice<UInt8> {
-        var searched = start
+        var searched = 0
         while true {
-            if let newline = buffer[searched...].firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = buffer[(start + searched)...].firstIndex(of: UInt8(ascii: "\n")) {
                 var end = newline
                 if end > start, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
                 let line = buffer[start..<end]
@@ -163,7 +169,7 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
             guard buffer.count - start <= limits.maxHeaderBytes else {
                 throw .tooLarge(what: "chunk header line", limit: limits.maxHeaderBytes, found: buffer.count - start)
             }
-            searched = buffer.count
+            searched = buffer.count - start
             guard try fill() else {
                 throw .connectionLost("the server closed the connection in the middle of a chunked body")
             }
@@ -188,15 +194,14 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
     }
 
     private mutating func readToEnd() throws(PlainHTTPError) -> [UInt8] {
-        var body = Array(buffer[start...])
-        start = buffer.count
-        while try fill() {
+        var body: [UInt8] = []
+        repeat {
             body += buffer[start...]
             start = buffer.count
             guard body.count <= limits.maxBodyBytes else {
                 throw .tooLarge(what: "response body", limit: limits.maxBodyBytes, found: body.count)
             }
-        }
+        } while try fill()
         return body
     }
 
@@ -210,25 +215,21 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
             buffer.removeFirst(start)
             start = 0
         }
-        let old = buffer.count
-        let want = 1 << 16
-        buffer.reserveCapacity(old + want)
         var read = 0
         var failure: PlainHTTPError?
-        buffer.append(contentsOf: repeatElement(0, count: want))
-        buffer.withUnsafeMutableBytes { bytes in
+        scratch.withUnsafeMutableBytes { bytes in
             do throws(PlainHTTPError) {
-                read = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[old...]))
+                read = try source.read(into: bytes)
             } catch {
                 failure = error
             }
         }
-        buffer.removeLast(want - read)
         if let failure { throw failure }
         if read == 0 {
             ended = true
             return false
         }
+        buffer += scratch[..<read]
         receivedAny = true
         return true
     }
