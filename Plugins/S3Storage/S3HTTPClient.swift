@@ -64,8 +64,7 @@ final class S3HTTPClient: Sendable {
     let retry: S3RetryPolicy
     private let signer: SigV4Signer
     private let signingKeys = SigningKeyCache()
-    private let session: URLSession?
-    private let plain: PlainHTTPClient?
+    private let transport: Transport
     private let logger: Logger
 
     init(configuration: S3Configuration, logger: Logger, retry: S3RetryPolicy? = nil) {
@@ -77,11 +76,9 @@ final class S3HTTPClient: Sendable {
                                   secretAccessKey: configuration.credentials.secretAccessKey,
                                   region: configuration.region, service: "s3")
         guard configuration.endpoint.scheme == "https" else {
-            plain = PlainHTTPClient(timeoutSeconds: configuration.timeoutSeconds)
-            session = nil
+            transport = .plain(PlainHTTPClient(timeoutSeconds: configuration.timeoutSeconds))
             return
         }
-        plain = nil
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = configuration.timeoutSeconds
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -89,13 +86,15 @@ final class S3HTTPClient: Sendable {
         sessionConfiguration.httpCookieStorage = nil
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.httpMaximumConnectionsPerHost = 32
-        session = URLSession(configuration: sessionConfiguration, delegate: RedirectRefuser(), delegateQueue: nil)
+        transport = .session(URLSession(configuration: sessionConfiguration, delegate: RedirectRefuser(), delegateQueue: nil))
     }
 
     /// Lets running requests finish and frees the session or the idle connections.
     func shutdown() {
-        session?.finishTasksAndInvalidate()
-        plain?.shutdown()
+        switch transport {
+        case .plain(let plain): plain.shutdown()
+        case .session(let session): session.finishTasksAndInvalidate()
+        }
     }
 
     /// Sends `request`, retrying, and returns the first answer `accept` takes.
@@ -198,12 +197,13 @@ final class S3HTTPClient: Sendable {
 
     /// Sends one request; cancelling the calling task cancels it.
     private func perform(_ request: SignedS3Request) async throws -> S3Response {
-        guard let session else {
-            let plain = try await plain!.perform(plainRequest(request))
-            return S3Response(status: plain.status, headers: plain.headers, body: plain.body)
+        switch transport {
+        case .plain(let plain):
+            let response = try await plain.perform(plainRequest(request))
+            return S3Response(status: response.status, headers: response.headers, body: response.body)
+        case .session(let session):
+            return try await perform(try urlRequest(request), on: session)
         }
-        let urlRequest = try urlRequest(request)
-        return try await perform(urlRequest, on: session)
     }
 
     /// The signed request for ``PlainHTTPClient``: it connects where the signed Host header
@@ -293,6 +293,12 @@ final class S3HTTPClient: Sendable {
                                    hint: "Check that the server is up and that \"endpoint\" and \"region\" are right."), true)
         }
     }
+}
+
+/// What carries requests: TLS needs URLSession; plain HTTP goes over sockets directly.
+private enum Transport: Sendable {
+    case plain(PlainHTTPClient)
+    case session(URLSession)
 }
 
 /// The signing key of the current day, derived once a day rather than once a request.

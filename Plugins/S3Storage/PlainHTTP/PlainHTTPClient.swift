@@ -78,12 +78,11 @@ final class PlainHTTPClient: Sendable {
             do {
                 try socket.send(bytes)
                 let response = try reader.read(method: request.method)
-                box.detach()
-                if response.reusable { pool.put(socket, key) }
+                // A cancellation that came as the last bytes did has shut the socket down.
+                if box.detach(), response.reusable { pool.put(socket, key) }
                 return response
             } catch {
-                box.detach()
-                if box.isCancelled { throw .cancelled }
+                if !box.detach() { throw .cancelled }
                 // The server may close an idle connection just as it is reused: go again on a
                 // new one when nothing came back (every S3 request here is idempotent).
                 if pooled != nil, !reader.receivedAny, case .connectionLost = error { continue }
@@ -166,12 +165,12 @@ final class PlainHTTPCancelBox: Sendable {
         }
     }
 
-    func detach() {
-        state.withLock { $0.socket = nil }
-    }
-
-    var isCancelled: Bool {
-        state.withLock { $0.cancelled }
+    /// False when the task was cancelled (and the socket shut down).
+    func detach() -> Bool {
+        state.withLock { state in
+            state.socket = nil
+            return !state.cancelled
+        }
     }
 
     func cancel() {

@@ -30,7 +30,7 @@ final class PlainHTTPSocket: @unchecked Sendable {
         var next: UnsafeMutablePointer<addrinfo>? = first
         while let info = next {
             next = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
             guard fd >= 0 else {
                 failure = .cannotConnect("socket(): \(errnoText())")
                 continue
@@ -55,7 +55,6 @@ final class PlainHTTPSocket: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
     }
 
     func send(_ bytes: [UInt8]) throws(PlainHTTPError) {
