@@ -8,8 +8,9 @@ protocol PlainHTTPByteSource {
 struct PlainHTTPLimits: Sendable {
     /// The status line and headers together (and a chunked body's trailers).
     var maxHeaderBytes = 64 * 1024
-    /// The body, whether framed by Content-Length, chunks or the end of the stream.
-    var maxBodyBytes = 1 << 30
+    /// The body, whether framed by Content-Length, chunks or the end of the stream: 5 GiB,
+    /// S3's single-PUT limit, the largest object this plugin writes.
+    var maxBodyBytes = 5 << 30
 }
 
 /// One response: status, headers with lower-case names (repeated ones joined with ", ",
