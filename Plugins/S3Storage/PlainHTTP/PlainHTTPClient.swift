@@ -71,7 +71,8 @@ final class PlainHTTPClient: Sendable {
             if let pooled {
                 socket = pooled
             } else {
-                socket = try PlainHTTPSocket.connect(host: request.host, port: request.port, timeoutSeconds: timeoutSeconds)
+                socket = try PlainHTTPSocket.connect(host: request.host, port: request.port, timeoutSeconds: timeoutSeconds,
+                                                     isCancelled: { box.isCancelled })
             }
             guard box.attach(socket) else { throw .cancelled }
             var reader = PlainHTTPResponseReader(PlainHTTPSocketSource(socket: socket), limits: limits)
@@ -163,6 +164,10 @@ final class PlainHTTPCancelBox: Sendable {
             state.socket = socket
             return true
         }
+    }
+
+    var isCancelled: Bool {
+        state.withLock { $0.cancelled }
     }
 
     /// False when the task was cancelled (and the socket shut down).

@@ -1,8 +1,8 @@
 import Glibc
 
-/// A connected TCP socket with blocking calls bounded by a timeout (SO_RCVTIMEO and
-/// SO_SNDTIMEO, which also bound `connect` on Linux). Used by one exchange at a time; only
-/// `PlainHTTPCancelBox` calls `shutdown` from another thread.
+/// A connected TCP socket with blocking sends and receives bounded by a timeout
+/// (SO_RCVTIMEO, SO_SNDTIMEO). Used by one exchange at a time; only `PlainHTTPCancelBox`
+/// calls `shutdown` from another thread.
 final class PlainHTTPSocket: @unchecked Sendable {
     let fd: Int32
 
@@ -14,8 +14,10 @@ final class PlainHTTPSocket: @unchecked Sendable {
         close(fd)
     }
 
-    /// Connects to the first address of `host` that accepts within `timeoutSeconds`.
-    static func connect(host: String, port: Int, timeoutSeconds: Double) throws(PlainHTTPError) -> PlainHTTPSocket {
+    /// Connects to the first address of `host` that accepts within `timeoutSeconds`,
+    /// giving up within 0.1 s once `isCancelled` says so (shutdown does not end a connect).
+    static func connect(host: String, port: Int, timeoutSeconds: Double,
+                        isCancelled: () -> Bool = { false }) throws(PlainHTTPError) -> PlainHTTPSocket {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -37,15 +39,39 @@ final class PlainHTTPSocket: @unchecked Sendable {
             }
             let socket = PlainHTTPSocket(fd: fd)
             socket.configure(timeoutSeconds: timeoutSeconds)
-            if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
-                return socket
-            }
-            let code = errno
-            // A connect that SO_SNDTIMEO interrupts reports EINPROGRESS.
-            failure = code == EINPROGRESS || code == EAGAIN ? .timedOut
-                : .cannotConnect("\(host) port \(port): \(String(cString: strerror(code)))")
+            let code = socket.connect(info.pointee.ai_addr, info.pointee.ai_addrlen, timeoutSeconds: timeoutSeconds, isCancelled: isCancelled)
+            if code == 0 { return socket }
+            if code == ECANCELED { throw .cancelled }
+            failure = code == ETIMEDOUT ? .timedOut : .cannotConnect("\(host) port \(port): \(String(cString: strerror(code)))")
         }
         throw failure
+    }
+
+    /// 0 when connected, else an errno (ETIMEDOUT, ECANCELED, ECONNREFUSED...): a
+    /// non-blocking connect, waited for in slices of at most 0.1 s.
+    private func connect(_ address: UnsafePointer<sockaddr>, _ length: socklen_t, timeoutSeconds: Double,
+                         isCancelled: () -> Bool) -> Int32 {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(fd, F_SETFL, flags) }
+        if Glibc.connect(fd, address, length) == 0 { return 0 }
+        guard errno == EINPROGRESS else { return errno }
+        var remaining = Int((timeoutSeconds * 1000).rounded(.up))
+        while remaining > 0 {
+            if isCancelled() { return ECANCELED }
+            var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let slice = min(remaining, 100)
+            let ready = poll(&entry, 1, Int32(slice))
+            if ready < 0 && errno != EINTR { return errno }
+            if ready > 0 {
+                var error: Int32 = 0
+                var size = socklen_t(MemoryLayout<Int32>.size)
+                guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return errno }
+                return error
+            }
+            remaining -= slice
+        }
+        return ETIMEDOUT
     }
 
     private func configure(timeoutSeconds: Double) {

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Synchronization
+@testable import S3Storage
 
 /// A loopback HTTP server that answers each request line with a scripted reply, counting
 /// the connections it accepts: what tells a reused connection from a new one.
@@ -92,5 +93,34 @@ final class ScriptedHTTPServer: Sendable {
             return index + 4
         }
         return 0
+    }
+}
+
+/// A loopback port whose accept queue is full (backlog 0, one connection waiting, never
+/// accepted): the kernel drops further SYNs, so a connect there hangs until it times out.
+final class FullListener {
+    let port: Int
+    private let listener: Int32
+    private let waiting: PlainHTTPSocket
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(listener, raw, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, raw, &length) == 0
+            }
+        }
+        guard bound else { throw ScriptedHTTPServer.CannotListen(errno: errno) }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        waiting = try PlainHTTPSocket.connect(host: "127.0.0.1", port: port, timeoutSeconds: 5)
+    }
+
+    deinit {
+        close(listener)
     }
 }
