@@ -39,7 +39,22 @@ struct S3RetryPolicy: Sendable {
     }
 }
 
-/// Signs and sends S3 requests with URLSession, retrying what may be retried.
+/// One request after signing: the Host header as signed, the encoded path and query, the
+/// other headers (with Authorization), the body.
+struct SignedS3Request: Sendable {
+    var method: String
+    var host: String
+    var path: String
+    var query: String
+    var headers: [(String, String)]
+    var body: [UInt8]
+
+    /// The path and `?query`, as the request line carries them.
+    var target: String { query.isEmpty ? path : path + "?" + query }
+}
+
+/// Signs and sends S3 requests, retrying what may be retried: over ``PlainHTTPClient`` for
+/// `http://` endpoints, over URLSession (which brings TLS) for `https://` ones.
 ///
 /// Every ObjectStorage call is idempotent (a PUT of the same bytes replaces the object
 /// with the same object), so all are retried on 5xx, SlowDown and connection errors.
@@ -49,7 +64,7 @@ final class S3HTTPClient: Sendable {
     let retry: S3RetryPolicy
     private let signer: SigV4Signer
     private let signingKeys = SigningKeyCache()
-    private let session: URLSession
+    private let transport: Transport
     private let logger: Logger
 
     init(configuration: S3Configuration, logger: Logger, retry: S3RetryPolicy? = nil) {
@@ -60,6 +75,10 @@ final class S3HTTPClient: Sendable {
         self.signer = SigV4Signer(accessKeyId: configuration.credentials.accessKeyId,
                                   secretAccessKey: configuration.credentials.secretAccessKey,
                                   region: configuration.region, service: "s3")
+        guard configuration.endpoint.scheme == "https" else {
+            transport = .plain(PlainHTTPClient(timeoutSeconds: configuration.timeoutSeconds))
+            return
+        }
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = configuration.timeoutSeconds
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -67,12 +86,15 @@ final class S3HTTPClient: Sendable {
         sessionConfiguration.httpCookieStorage = nil
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.httpMaximumConnectionsPerHost = 32
-        session = URLSession(configuration: sessionConfiguration, delegate: RedirectRefuser(), delegateQueue: nil)
+        transport = .session(URLSession(configuration: sessionConfiguration, delegate: RedirectRefuser(), delegateQueue: nil))
     }
 
-    /// Lets running requests finish and frees the session.
+    /// Lets running requests finish and frees the session or the idle connections.
     func shutdown() {
-        session.finishTasksAndInvalidate()
+        switch transport {
+        case .plain(let plain): plain.shutdown()
+        case .session(let session): session.finishTasksAndInvalidate()
+        }
     }
 
     /// Sends `request`, retrying, and returns the first answer `accept` takes.
@@ -87,7 +109,7 @@ final class S3HTTPClient: Sendable {
             let failure: PlugboardError
             let retryable: Bool
             do {
-                let response = try await perform(try urlRequest(for: request, date: AmzDate(Timestamp.now())))
+                let response = try await perform(try signed(request, date: AmzDate(Timestamp.now())))
                 if accept(response) { return response }
                 let (body, problem) = Self.errorBody(response.body)
                 failure = mapping.error(operation, status: response.status, body: body, bodyProblem: problem,
@@ -95,6 +117,9 @@ final class S3HTTPClient: Sendable {
                 retryable = S3ErrorMapping.isRetryable(status: response.status, code: body?.code)
             } catch let error as URLError {
                 if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
+                (failure, retryable) = connectionFailure(error, operation)
+            } catch let error as PlainHTTPError {
+                if error == .cancelled || Task.isCancelled { throw CancellationError() }
                 (failure, retryable) = connectionFailure(error, operation)
             }
             guard retryable, attempt < retry.maxRetries else { throw failure }
@@ -107,8 +132,13 @@ final class S3HTTPClient: Sendable {
         }
     }
 
-    /// The URL, headers and signature for one attempt.
+    /// The URL, headers and signature for one attempt, as URLSession takes them.
     func urlRequest(for request: S3Request, date: AmzDate) throws -> URLRequest {
+        try urlRequest(signed(request, date: date))
+    }
+
+    /// The host, path, query, headers and signature for one attempt.
+    func signed(_ request: S3Request, date: AmzDate) throws -> SignedS3Request {
         let endpoint = configuration.endpoint
         let objectPath = request.key.map { "/" + S3URIEncoding.encodePath($0) }
         let path: String
@@ -139,9 +169,15 @@ final class S3HTTPClient: Sendable {
         let query = request.query
             .map { S3URIEncoding.encodeQueryComponent($0.0) + "=" + S3URIEncoding.encodeQueryComponent($0.1) }
             .joined(separator: "&")
-        let text = "\(endpoint.scheme)://\(host)\(path)" + (query.isEmpty ? "" : "?" + query)
+        var sent = headers.filter { $0.0 != "host" }
+        sent.append(("Authorization", signed.authorization))
+        return SignedS3Request(method: request.method, host: host, path: path, query: query, headers: sent, body: request.body)
+    }
+
+    private func urlRequest(_ request: SignedS3Request) throws -> URLRequest {
+        let text = "\(configuration.endpoint.scheme)://\(request.host)\(request.target)"
         guard let url = URL(string: text) else {
-            throw PlugboardError(.storageFailed, "cannot build the URL for \(PlugboardError.quoted(request.key ?? configuration.bucket))",
+            throw PlugboardError(.storageFailed, "cannot build the URL for \(PlugboardError.quoted(request.path))",
                                  detail: "Foundation refused the URL built from the endpoint, the bucket and the encoded key.",
                                  hint: "Check \"endpoint\" and \"bucket\" in the plugin's config.")
         }
@@ -150,10 +186,9 @@ final class S3HTTPClient: Sendable {
         // Some FoundationNetworking versions take the request's timeout, others the
         // session's: set both.
         urlRequest.timeoutInterval = configuration.timeoutSeconds
-        for (name, value) in headers where name != "host" {
+        for (name, value) in request.headers {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
-        urlRequest.setValue(signed.authorization, forHTTPHeaderField: "Authorization")
         if request.method == "PUT" || !request.body.isEmpty {
             urlRequest.httpBody = Data(request.body)
         }
@@ -161,7 +196,28 @@ final class S3HTTPClient: Sendable {
     }
 
     /// Sends one request; cancelling the calling task cancels it.
-    private func perform(_ request: URLRequest) async throws -> S3Response {
+    private func perform(_ request: SignedS3Request) async throws -> S3Response {
+        switch transport {
+        case .plain(let plain):
+            let response = try await plain.perform(plainRequest(request))
+            return S3Response(status: response.status, headers: response.headers, body: response.body)
+        case .session(let session):
+            return try await perform(try urlRequest(request), on: session)
+        }
+    }
+
+    /// The signed request for ``PlainHTTPClient``: it connects where the signed Host header
+    /// points, IPv6 brackets removed, on the endpoint's port.
+    func plainRequest(_ request: SignedS3Request) -> PlainHTTPRequest {
+        let endpoint = configuration.endpoint
+        var host = configuration.pathStyle ? endpoint.host : configuration.bucket + "." + endpoint.host
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return PlainHTTPRequest(method: request.method, host: host, port: endpoint.port ?? 80, hostHeader: request.host,
+                                target: request.target, headers: request.headers, body: request.body,
+                                sendsLength: request.method == "PUT" || request.method == "POST")
+    }
+
+    private func perform(_ request: URLRequest, on session: URLSession) async throws -> S3Response {
         let box = TaskBox()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<S3Response, any Error>) in
@@ -199,13 +255,33 @@ final class S3HTTPClient: Sendable {
         }
     }
 
+    private func timeoutFailure(_ operation: S3Operation) -> (PlugboardError, Bool) {
+        (PlugboardError(.storageUnavailable, "\(operation.description) failed: \(configuration.endpoint) did not answer in time",
+                        detail: "No data for \(configuration.timeoutSeconds) seconds (\"timeoutSeconds\"), after \(retry.maxRetries) retries.",
+                        hint: "Check that the server is up and reachable, or raise \"timeoutSeconds\"."), true)
+    }
+
+    private func connectionFailure(_ error: PlainHTTPError, _ operation: S3Operation) -> (PlugboardError, Bool) {
+        let endpoint = configuration.endpoint.description
+        switch error {
+        case .timedOut:
+            return timeoutFailure(operation)
+        case .tooLarge, .invalidRequest:
+            return (PlugboardError(.storageFailed, "\(operation.description) failed: the exchange with \(endpoint) was refused",
+                                   detail: "The HTTP client reported: \(error).",
+                                   hint: "An object this large does not fit in memory here; a header must not hold CR or LF."), false)
+        case .cannotConnect, .connectionLost, .badResponse, .cancelled:
+            return (PlugboardError(.storageUnavailable, "\(operation.description) failed: cannot reach \(endpoint)",
+                                   detail: "The HTTP client reported: \(error), after \(retry.maxRetries) retries.",
+                                   hint: "Check that the server is up and that \"endpoint\" and \"region\" are right."), true)
+        }
+    }
+
     private func connectionFailure(_ error: URLError, _ operation: S3Operation) -> (PlugboardError, Bool) {
         let endpoint = configuration.endpoint.description
         switch error.code {
         case .timedOut:
-            return (PlugboardError(.storageUnavailable, "\(operation.description) failed: \(endpoint) did not answer in time",
-                                   detail: "No data for \(configuration.timeoutSeconds) seconds (\"timeoutSeconds\"), after \(retry.maxRetries) retries.",
-                                   hint: "Check that the server is up and reachable, or raise \"timeoutSeconds\"."), true)
+            return timeoutFailure(operation)
         case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
              .serverCertificateHasUnknownRoot, .clientCertificateRejected, .secureConnectionFailed:
             return (PlugboardError(.storageFailed, "\(operation.description) failed: TLS with \(endpoint) failed",
@@ -217,6 +293,12 @@ final class S3HTTPClient: Sendable {
                                    hint: "Check that the server is up and that \"endpoint\" and \"region\" are right."), true)
         }
     }
+}
+
+/// What carries requests: TLS needs URLSession; plain HTTP goes over sockets directly.
+private enum Transport: Sendable {
+    case plain(PlainHTTPClient)
+    case session(URLSession)
 }
 
 /// The signing key of the current day, derived once a day rather than once a request.

@@ -28,6 +28,17 @@ import Testing
         #expect(request.value(forHTTPHeaderField: "x-amz-content-sha256") == SigV4Signer.emptyPayloadHash)
     }
 
+    @Test func plainHTTPConnectsWhereTheSignedHostHeaderPoints() throws {
+        let ipv6 = Self.client(endpoint: try S3Endpoint.parse("http://[::1]:9000"), pathStyle: true)
+        let path = ipv6.plainRequest(try ipv6.signed(S3Request(method: "GET", key: "k"), date: Self.date))
+        #expect(path.host == "::1" && path.port == 9000 && path.hostHeader == "[::1]:9000" && path.target == "/photos/k")
+        #expect(!path.sendsLength && path.headers.contains { $0.0 == "Authorization" })
+        let named = Self.client(endpoint: try S3Endpoint.parse("http://minio.local"), pathStyle: false)
+        let virtual = named.plainRequest(try named.signed(S3Request(method: "PUT", key: "a b"), date: Self.date))
+        #expect(virtual.host == "photos.minio.local" && virtual.port == 80 && virtual.hostHeader == "photos.minio.local")
+        #expect(virtual.target == "/a%20b" && virtual.sendsLength)
+    }
+
     @Test func pathStyleWithPortAndListingQuery() throws {
         let client = Self.client(endpoint: try S3Endpoint.parse("http://127.0.0.1:9000"), pathStyle: true, token: "session")
         let list = try client.urlRequest(for: S3Request(method: "GET", key: nil, query: [("list-type", "2"), ("prefix", "a/b c")]), date: Self.date)

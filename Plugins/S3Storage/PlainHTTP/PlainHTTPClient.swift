@@ -1,0 +1,187 @@
+import Dispatch
+import Synchronization
+
+/// One request as it goes on the wire: `target` is the encoded path and query, `hostHeader`
+/// the Host header exactly as signed (with the port), `host` and `port` where to connect.
+struct PlainHTTPRequest: Sendable {
+    var method: String
+    var host: String
+    var port: Int
+    var hostHeader: String
+    var target: String
+    var headers: [(String, String)]
+    var body: [UInt8]
+    /// Whether to send `Content-Length` even for an empty body (PUT, POST).
+    var sendsLength: Bool
+}
+
+/// HTTP/1.1 over plain TCP for `http://` endpoints, without URLSession's hops between
+/// curl's event loop, dispatch sources and a delegate queue.
+///
+/// Each exchange runs its blocking socket calls on a serial Dispatch queue of its own and
+/// resumes the caller from there: serial queues run on libdispatch's overcommitting threads,
+/// which start at once when the others are blocked, so exchanges neither starve Swift's
+/// cooperative pool nor wait on one another. (A concurrent queue would share the
+/// non-overcommitting pool, one thread per core, and a third exchange would wait about a
+/// second for libdispatch to add a thread.) Idle keep-alive connections wait in a small
+/// pool per host.
+final class PlainHTTPClient: Sendable {
+    let timeoutSeconds: Double
+    let limits: PlainHTTPLimits
+    let pool: PlainHTTPPool
+
+    init(timeoutSeconds: Double, limits: PlainHTTPLimits = PlainHTTPLimits(), maxIdlePerHost: Int = 4) {
+        self.timeoutSeconds = timeoutSeconds
+        self.limits = limits
+        self.pool = PlainHTTPPool(maxIdlePerHost: maxIdlePerHost)
+    }
+
+    /// Closes the idle connections; running exchanges finish and close theirs.
+    func shutdown() {
+        pool.close()
+    }
+
+    /// Sends `request` and reads the answer; cancelling the calling task shuts the socket
+    /// down, which ends a blocked send or receive at once.
+    ///
+    /// - Throws: ``PlainHTTPError`` (`.cancelled` when the task was cancelled).
+    func perform(_ request: PlainHTTPRequest) async throws -> PlainHTTPResponse {
+        let box = PlainHTTPCancelBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PlainHTTPResponse, any Error>) in
+                DispatchQueue(label: "plugboard.s3storage.plain-http").async { [self] in
+                    do {
+                        continuation.resume(returning: try exchange(request, box))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        } onCancel: {
+            box.cancel()
+        }
+    }
+
+    private func exchange(_ request: PlainHTTPRequest, _ box: PlainHTTPCancelBox) throws(PlainHTTPError) -> PlainHTTPResponse {
+        let key = "\(request.host):\(request.port)"
+        let bytes = try Self.encode(request)
+        while true {
+            let pooled = pool.take(key)
+            let socket: PlainHTTPSocket
+            if let pooled {
+                socket = pooled
+            } else {
+                socket = try PlainHTTPSocket.connect(host: request.host, port: request.port, timeoutSeconds: timeoutSeconds,
+                                                     isCancelled: { box.isCancelled })
+            }
+            guard box.attach(socket) else { throw .cancelled }
+            var reader = PlainHTTPResponseReader(PlainHTTPSocketSource(socket: socket), limits: limits)
+            do {
+                try socket.send(bytes)
+                let response = try reader.read(method: request.method)
+                // A cancellation that came as the last bytes did has shut the socket down.
+                if box.detach(), response.reusable { pool.put(socket, key) }
+                return response
+            } catch {
+                if !box.detach() { throw .cancelled }
+                // The server may close an idle connection just as it is reused: go again on a
+                // new one when nothing came back (every S3 request here is idempotent).
+                if pooled != nil, !reader.receivedAny, case .connectionLost = error { continue }
+                throw error
+            }
+        }
+    }
+
+    /// The request line, the headers and the body, in one buffer.
+    static func encode(_ request: PlainHTTPRequest) throws(PlainHTTPError) -> [UInt8] {
+        var head = "\(request.method) \(request.target) HTTP/1.1\r\nHost: \(request.hostHeader)\r\n"
+        for (name, value) in request.headers {
+            head += name + ": " + value + "\r\n"
+        }
+        if request.sendsLength || !request.body.isEmpty {
+            head += "Content-Length: \(request.body.count)\r\n"
+        }
+        head += "\r\n"
+        // A CR or LF in a name or value would end the header early and smuggle a second one.
+        let fields = [request.method, request.target, request.hostHeader] + request.headers.flatMap { [$0.0, $0.1] }
+        if let bad = fields.first(where: { $0.utf8.contains { $0 == 13 || $0 == 10 } }) {
+            throw .invalidRequest("a header line holds a CR or LF: \"\(bad.prefix(40))\"")
+        }
+        var bytes = Array(head.utf8)
+        bytes += request.body
+        return bytes
+    }
+}
+
+/// Idle keep-alive connections by "host:port", at most `maxIdlePerHost` each. Only
+/// connections whose last response was read to its end, without `Connection: close`,
+/// come back here.
+final class PlainHTTPPool: Sendable {
+    let maxIdlePerHost: Int
+    private let state = Mutex<(idle: [String: [PlainHTTPSocket]], closed: Bool)>(([:], false))
+
+    init(maxIdlePerHost: Int) {
+        self.maxIdlePerHost = maxIdlePerHost
+    }
+
+    /// The most recently used idle connection to `key` that the server has not closed.
+    func take(_ key: String) -> PlainHTTPSocket? {
+        while let socket = state.withLock({ $0.idle[key]?.popLast() }) {
+            if !socket.hasPendingInput { return socket }
+        }
+        return nil
+    }
+
+    func put(_ socket: PlainHTTPSocket, _ key: String) {
+        state.withLock { state in
+            guard !state.closed, state.idle[key, default: []].count < maxIdlePerHost else { return }
+            state.idle[key, default: []].append(socket)
+        }
+    }
+
+    func idleCount(_ key: String) -> Int {
+        state.withLock { $0.idle[key]?.count ?? 0 }
+    }
+
+    func close() {
+        // Dropping the sockets closes them.
+        state.withLock { state in
+            state.closed = true
+            state.idle = [:]
+        }
+    }
+}
+
+/// The socket an exchange is using, so that a cancellation arriving at any moment reaches
+/// it; detached before the socket is pooled or closed, so it never touches a reused fd.
+final class PlainHTTPCancelBox: Sendable {
+    private let state = Mutex<(socket: PlainHTTPSocket?, cancelled: Bool)>((nil, false))
+
+    /// False when the task was already cancelled.
+    func attach(_ socket: PlainHTTPSocket) -> Bool {
+        state.withLock { state in
+            guard !state.cancelled else { return false }
+            state.socket = socket
+            return true
+        }
+    }
+
+    var isCancelled: Bool {
+        state.withLock { $0.cancelled }
+    }
+
+    /// False when the task was cancelled (and the socket shut down).
+    func detach() -> Bool {
+        state.withLock { state in
+            state.socket = nil
+            return !state.cancelled
+        }
+    }
+
+    func cancel() {
+        state.withLock { state in
+            state.cancelled = true
+            state.socket?.shutdownBothWays()
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Dispatch
+import Glibc
+import Synchronization
+@testable import S3Storage
+
+/// A loopback HTTP server that answers each request line with a scripted reply, counting
+/// the connections it accepts: what tells a reused connection from a new one.
+final class ScriptedHTTPServer: Sendable {
+    /// The bytes to send back, and whether to close the connection after them.
+    struct Reply: Sendable {
+        var bytes: [UInt8]
+        var close: Bool
+    }
+
+    let port: Int
+    private let listener: Int32
+    private let accepted = Mutex(0)
+    private let script: @Sendable (String) -> Reply
+
+    var acceptedConnections: Int { accepted.withLock { $0 } }
+
+    init(script: @escaping @Sendable (String) -> Reply) throws {
+        self.script = script
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(listener, raw, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, raw, &length) == 0
+            }
+        }
+        guard bound else { throw CannotListen(errno: errno) }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        // A serial queue each (overcommitting threads): connections blocked in recv never
+        // hold back the next accept.
+        DispatchQueue(label: "scripted-http-server").async { [self] in acceptLoop() }
+    }
+
+    /// Stops accepting: the port refuses from now on, and the server can be freed.
+    func stop() {
+        _ = shutdown(listener, Int32(SHUT_RDWR))
+    }
+
+    deinit {
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            accepted.withLock { $0 += 1 }
+            DispatchQueue(label: "scripted-http-connection").async { [self] in serve(connection) }
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        defer { close(connection) }
+        var pending: [UInt8] = []
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        while true {
+            // Requests here have no body: the head is the request.
+            while pending.count < 4 || !Self.hasBlankLine(pending) {
+                let count = recv(connection, &scratch, scratch.count, 0)
+                guard count > 0 else { return }
+                pending += scratch[..<count]
+            }
+            let end = Self.blankLineEnd(pending)
+            let head = String(decoding: pending[..<end], as: UTF8.self)
+            pending.removeFirst(end)
+            let requestLine = head.split(separator: "\r\n").first.map(String.init) ?? ""
+            let reply = script(requestLine)
+            _ = reply.bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if reply.close { return }
+        }
+    }
+
+    struct CannotListen: Error {
+        var errno: Int32
+    }
+
+    private static func hasBlankLine(_ bytes: [UInt8]) -> Bool {
+        blankLineEnd(bytes) > 0
+    }
+
+    private static func blankLineEnd(_ bytes: [UInt8]) -> Int {
+        let marker: [UInt8] = [13, 10, 13, 10]
+        guard bytes.count >= 4 else { return 0 }
+        for index in 0...(bytes.count - 4) where Array(bytes[index..<(index + 4)]) == marker {
+            return index + 4
+        }
+        return 0
+    }
+}
+
+/// A loopback port whose accept queue is full (backlog 0, one connection waiting, never
+/// accepted): the kernel drops further SYNs, so a connect there hangs until it times out.
+final class FullListener {
+    let port: Int
+    private let listener: Int32
+    private let waiting: PlainHTTPSocket
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(listener, raw, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, raw, &length) == 0
+            }
+        }
+        guard bound else { throw ScriptedHTTPServer.CannotListen(errno: errno) }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        waiting = try PlainHTTPSocket.connect(host: "127.0.0.1", port: port, timeoutSeconds: 5)
+    }
+
+    deinit {
+        close(listener)
+    }
+}
