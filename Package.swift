@@ -71,6 +71,8 @@ let package = Package(
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
         .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost"]),
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP"]),
+        // The API router in process: leases per request across a storage swap.
+        .testTarget(name: "PlugboardServerTests", dependencies: [api, "PlugboardServer", "PlugboardHTTP", "PlugboardHost"]),
         // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.
         .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"]),
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.

@@ -41,9 +41,13 @@ public final class APIRouter: HTTPHandler {
         do throws(HTTPError) {
             switch route {
             case .object(let encoded):
-                return await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage)
+                let lease = host.container.lease()
+                defer { lease.release() }
+                return await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease))
             case .listing:
-                return await ObjectRoutes.listing(query: request.head.query, storage: storage)
+                let lease = host.container.lease()
+                defer { lease.release() }
+                return await ObjectRoutes.listing(query: request.head.query, storage: storage(lease))
             case .healthz:
                 return Self.json(200, "{\"status\":\"ok\"}\n")
             case .readyz:
@@ -74,10 +78,12 @@ public final class APIRouter: HTTPHandler {
                     metadata: ["peer": .string(exchange.peer)])
     }
 
-    /// The storage the host binds now (resolved per request, so a hot swap takes effect).
-    var storage: Result<any ObjectStorage, PlugboardError> {
+    /// The storage the host binds now, through the request's lease: resolved per request,
+    /// so a swap takes effect on the next one, and held for the request, so a storage
+    /// replaced meanwhile is not stopped until the requests using it have answered.
+    func storage(_ lease: Lease) -> Result<any ObjectStorage, PlugboardError> {
         do throws(PlugboardError) {
-            return .success(try host.container.resolve((any ObjectStorage).self))
+            return .success(try lease.resolve((any ObjectStorage).self, name: nil))
         } catch where error.code == .notRegistered {
             return .failure(PlugboardError(.notRegistered, "no ObjectStorage is bound in the \(host.environment) environment",
                 detail: "Plugins: \(host.records.map { "\($0.name) is \($0.state)" }.joined(separator: ", ")).",
@@ -106,7 +112,9 @@ public final class APIRouter: HTTPHandler {
 
     private func readiness() -> HTTPResponse {
         var reasons: [String] = host.requiredFailures.map { "required plugin \"\($0.name)\" is \($0.state)" }
-        if case .failure(let error) = storage { reasons.append(error.message) }
+        let lease = host.container.lease()
+        defer { lease.release() }
+        if case .failure(let error) = storage(lease) { reasons.append(error.message) }
         if reasons.isEmpty { return Self.json(200, "{\"status\":\"ready\"}\n") }
         let body = JSONOutput.object([("status", "unavailable"), ("reasons", .array(reasons.map { .string($0) }))])
         return Self.json(503, body.render(pretty: false) + "\n")
