@@ -41,13 +41,13 @@ public final class APIRouter: HTTPHandler {
         do throws(HTTPError) {
             switch route {
             case .object(let encoded):
-                let lease = host.container.lease()
-                defer { lease.release() }
-                return await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease))
+                return await host.container.withLease { lease in
+                    await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease))
+                }
             case .listing:
-                let lease = host.container.lease()
-                defer { lease.release() }
-                return await ObjectRoutes.listing(query: request.head.query, storage: storage(lease))
+                return await host.container.withLease { lease in
+                    await ObjectRoutes.listing(query: request.head.query, storage: storage(lease))
+                }
             case .healthz:
                 return Self.json(200, "{\"status\":\"ok\"}\n")
             case .readyz:
@@ -81,9 +81,9 @@ public final class APIRouter: HTTPHandler {
     /// The storage the host binds now, through the request's lease: resolved per request,
     /// so a swap takes effect on the next one, and held for the request, so a storage
     /// replaced meanwhile is not stopped until the requests using it have answered.
-    func storage(_ lease: Lease) -> Result<any ObjectStorage, PlugboardError> {
+    func storage(_ resolver: some ServiceResolver) -> Result<any ObjectStorage, PlugboardError> {
         do throws(PlugboardError) {
-            return .success(try lease.resolve((any ObjectStorage).self, name: nil))
+            return .success(try resolver.resolve((any ObjectStorage).self, name: nil))
         } catch where error.code == .notRegistered {
             return .failure(PlugboardError(.notRegistered, "no ObjectStorage is bound in the \(host.environment) environment",
                 detail: "Plugins: \(host.records.map { "\($0.name) is \($0.state)" }.joined(separator: ", ")).",
@@ -112,9 +112,8 @@ public final class APIRouter: HTTPHandler {
 
     private func readiness() -> HTTPResponse {
         var reasons: [String] = host.requiredFailures.map { "required plugin \"\($0.name)\" is \($0.state)" }
-        let lease = host.container.lease()
-        defer { lease.release() }
-        if case .failure(let error) = storage(lease) { reasons.append(error.message) }
+        // Readiness only asks whether a storage is bound; it uses none, so it takes no lease.
+        if case .failure(let error) = storage(host.container) { reasons.append(error.message) }
         if reasons.isEmpty { return Self.json(200, "{\"status\":\"ready\"}\n") }
         let body = JSONOutput.object([("status", "unavailable"), ("reasons", .array(reasons.map { .string($0) }))])
         return Self.json(503, body.render(pretty: false) + "\n")
