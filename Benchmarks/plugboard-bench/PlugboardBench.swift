@@ -91,33 +91,18 @@ enum PlugboardBench {
     static func load(_ args: [String]) async {
         var options = LoadOptions()
         var json = false, check = false
-        var i = 0
-        func value(_ flag: String) -> String {
-            i += 1
-            guard i < args.count else { fail("\(flag) needs a value") }
-            return args[i]
-        }
-        while i < args.count {
-            switch args[i] {
+        var args = BenchArguments(args)
+        while let option = args.next() {
+            switch option {
             case "--json": json = true
             case "--check": check = true
             case "--keep": options.keepFiles = true
-            case "--rounds":
-                guard let n = Int(value("--rounds")), n >= 1, n <= 20 else { fail("--rounds needs a whole number in [1, 20]") }
-                options.rounds = n
-            case "--startup-runs":
-                guard let n = Int(value("--startup-runs")), n >= 1, n <= 100 else {
-                    fail("--startup-runs needs a whole number in [1, 100]")
-                }
-                options.startupRuns = n
-            case "--only":
-                let names = value("--only").split(separator: ",").map(String.init)
-                for name in names where !loadCases.contains(name) { fail("unknown case '\(name)'") }
-                options.only = names
-            case "--swiftc": options.swiftc = value("--swiftc")
-            default: fail("unknown option '\(args[i])'")
+            case "--rounds": options.rounds = args.integer(option, in: 1...20, what: "a whole number in [1, 20]")
+            case "--startup-runs": options.startupRuns = args.integer(option, in: 1...100, what: "a whole number in [1, 100]")
+            case "--only": options.only = args.cases(option, known: loadCases)
+            case "--swiftc": options.swiftc = args.value(option)
+            default: fail("unknown option '\(option)'")
             }
-            i += 1
         }
 
         let results: [LoadResult]
@@ -148,34 +133,20 @@ enum PlugboardBench {
     static func container(_ args: [String]) {
         var options = BenchOptions()
         var json = false, check = false
-        var i = 0
-        func value(_ flag: String) -> String {
-            i += 1
-            guard i < args.count else { fail("\(flag) needs a value") }
-            return args[i]
-        }
-        while i < args.count {
-            switch args[i] {
+        var args = BenchArguments(args)
+        while let option = args.next() {
+            switch option {
             case "--json": json = true
             case "--check": check = true
             case "--seconds":
-                guard let s = Double(value("--seconds")), s > 0, s <= 60 else {
+                guard let s = Double(args.value(option)), s > 0, s <= 60 else {
                     fail("--seconds needs a number of seconds in (0, 60]")
                 }
                 options.seconds = s
-            case "--samples":
-                guard let n = Int(value("--samples")), n >= 1, n <= 100 else {
-                    fail("--samples needs a whole number in [1, 100]")
-                }
-                options.samples = n
-            case "--only":
-                let names = value("--only").split(separator: ",").map(String.init)
-                for name in names where !allCases.contains(name) { fail("unknown case '\(name)'") }
-                options.only = names
-            default:
-                fail("unknown option '\(args[i])'")
+            case "--samples": options.samples = args.integer(option, in: 1...100, what: "a whole number in [1, 100]")
+            case "--only": options.only = args.cases(option, known: allCases)
+            default: fail("unknown option '\(option)'")
             }
-            i += 1
         }
 
         var err = StandardError()

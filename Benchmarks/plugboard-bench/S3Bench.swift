@@ -199,29 +199,17 @@ extension PlugboardBench {
     static func s3(_ args: [String]) async {
         var options = S3BenchOptions()
         var json = false, check = false
-        var i = 0
-        func value(_ flag: String) -> String {
-            i += 1
-            guard i < args.count else { fail("\(flag) needs a value") }
-            return args[i]
-        }
-        while i < args.count {
-            switch args[i] {
+        var args = BenchArguments(args)
+        while let option = args.next() {
+            switch option {
             case "--json": json = true
             case "--check": check = true
-            case "--count":
-                guard let n = Int(value("--count")), n >= 1, n <= 10_000 else { fail("--count needs a whole number in [1, 10000]") }
-                options.count = n
-            case "--size":
-                guard let n = Int(value("--size")), n >= 0, n <= 64 << 20 else { fail("--size needs a byte count in [0, 64 MiB]") }
-                options.size = n
-            case "--rounds":
-                guard let n = Int(value("--rounds")), n >= 1, n <= 20 else { fail("--rounds needs a whole number in [1, 20]") }
-                options.rounds = n
-            case "--moto": options.moto = value("--moto")
-            default: fail("unknown option '\(args[i])'")
+            case "--count": options.count = args.integer(option, in: 1...10_000, what: "a whole number in [1, 10000]")
+            case "--size": options.size = args.integer(option, in: 0...(64 << 20), what: "a byte count in [0, 64 MiB]")
+            case "--rounds": options.rounds = args.integer(option, in: 1...20, what: "a whole number in [1, 20]")
+            case "--moto": options.moto = args.value(option)
+            default: fail("unknown option '\(option)'")
             }
-            i += 1
         }
         var err = StandardError()
         let result: S3BenchResult
