@@ -35,8 +35,11 @@ let package = Package(
         // ObjectStorage conformance suite, the in-memory storage.
         .target(name: "PlugboardTesting",
                 dependencies: [api, "InMemoryStorage", "PlugboardHost", "PlugboardCrypto", "PlugboardConcurrency"]),
-        // The host: manifest, loader, plugin registry. The CLI is a thin layer over it.
-        .target(name: "PlugboardHost", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
+        // System calls Glibc's overlay does not expose (prctl), and the crash line naming
+        // the plugin whose code was running.
+        .target(name: "CPlugboardSystem"),
+        // The host: manifest, loader, plugin registry, hot swap. The CLI is a thin layer over it.
+        .target(name: "PlugboardHost", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem"]),
         // HTTP/1.1 on Glibc sockets: request parser with limits, responses, the server core.
         .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardConcurrency"]),
         // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.

@@ -41,6 +41,8 @@ public enum PlugboardCLI {
             case ["storage", "list"]: return try await StorageCommand.list(ctx)
             case ["new-plugin"]: return try await NewPluginCommand.run(ctx)
             case ["serve"]: return try await ServeCommand.run(ctx)
+            case ["reload"]: return try await ReloadCommand.run(ctx)
+            case ["preflight"]: return try await PreflightCommand.run(ctx)
             default:
                 throw UsageError.make("command \"\(parsed.path.joined(separator: " "))\" cannot be run on its own",
                                       hint: "Run plugboard \(parsed.path.joined(separator: " ")) --help.")
@@ -69,7 +71,7 @@ public enum PlugboardCLI {
     /// 2 for usage and manifest-level errors (and a server that would expose its admin
     /// API without a token), 1 for everything else.
     static func exitStatus(for error: PlugboardError) -> Int32 {
-        error.code == .usage || error.code == .serveUnprotected || error.code.area == "manifest" ? 2 : 1
+        error.code == .usage || error.code == .serveUnprotected || error.code == .watchRefused || error.code.area == "manifest" ? 2 : 1
     }
 
     static func printVersion(json: Bool) -> Int32 {

@@ -48,9 +48,19 @@ public enum ServeLifecycle {
     /// listening line once the socket is bound.
     public static func run(host: PluginHost, options: Options, logger: Logger,
                            announce: @Sendable (String) -> Void) async throws(PlugboardError) -> Int32 {
-        for failure in host.requiredFailures {
-            logger.error("required plugin \"\(failure.name)\" is \(failure.state); /readyz answers 503",
-                         metadata: ["error": .string(failure.error.map { "\($0.code): \($0.message)" } ?? "-")])
+        let mode = host.hotSwapMode
+        // The one rule for `required` (PluginHost.requiredFailure): without hot swap a
+        // failed required plugin stops serve at start; with it, serve runs not-ready until
+        // a reload fixes it.
+        if let failure = host.requiredFailure {
+            guard mode.enabled else {
+                await host.shutdown()
+                throw failure
+            }
+            for record in host.requiredFailures {
+                logger.error("required plugin \"\(record.name)\" is \(record.state); /readyz and object routes answer 503 until a reload fixes it",
+                             metadata: ["error": .string(record.error.map { "\($0.code): \($0.message)" } ?? "-")])
+            }
         }
         // A reader that went away (`plugboard serve | head -1`, a closed log pipe) must
         // not kill the server; failed writes are reported by their return value instead.
@@ -73,10 +83,13 @@ public enum ServeLifecycle {
             await host.shutdown()
             throw error
         }
+        let triggers = ReloadTriggers.start(host: host, mode: mode, logger: logger)
         announce("plugboard serve: listening on \(options.listen.url(port: port))\n")
-        logger.notice("listening", metadata: ["address": .string(options.listen.url(port: port))])
+        logger.notice("listening", metadata: ["address": .string(options.listen.url(port: port)),
+                                              "hotSwap": .string(mode.enabled ? (mode.watching ? "on, watching" : "on, not watching") : "off")])
         let open = await server.stopped(drainTimeoutSeconds: options.shutdownTimeoutSeconds)
         StopSignals.uninstall()
+        triggers.stop()
         if open > 0 {
             logger.warning("shutdown timeout: \(open) connection(s) still busy after \(options.shutdownTimeoutSeconds) s; exiting without them")
         }

@@ -8,7 +8,16 @@ enum ServeCommand {
     static func run(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         let options = try options(ctx)
         try ServeLifecycle.checkExposure(options, logger: ctx.logger)
-        let host = try await ctx.startHost()
+        if ctx.parsed.flag("watch") && ctx.parsed.flag("no-watch") {
+            throw UsageError.make("--watch and --no-watch contradict each other", hint: "Give one of them, or neither to follow the manifest's hotSwap.enabled.")
+        }
+        var configuration = ctx.hostConfiguration
+        configuration.watchOverride = ctx.parsed.flag("watch") ? true : ctx.parsed.flag("no-watch") ? false : nil
+        // Refuse --watch in production before anything loads (exit 2).
+        let manifest = try Manifest.load(path: configuration.manifestPath)
+        _ = try PluginHost.hotSwapMode(manifest.hotSwap, environment: configuration.environment ?? manifest.defaultEnvironment ?? .development,
+                                       watchOverride: configuration.watchOverride)
+        let host = try await PluginHost.start(configuration)
         return try await ServeLifecycle.run(host: host, options: options, logger: ctx.logger) { line in
             Output.write(line, to: 1)
         }

@@ -3,9 +3,12 @@ import Glibc
 #endif
 import PlugboardAPI
 import PlugboardConcurrency
+import CPlugboardSystem
+import Synchronization
 
 /// The host: a container, the manifest, and the plugins the manifest selects for the
-/// environment, loaded in `requires` order.
+/// environment, loaded in `requires` order; with hot swap on, it reloads the manifest
+/// while it serves (``reload(trigger:)``).
 ///
 /// ```swift
 /// let host = try await PluginHost.start(PluginHost.Configuration(manifestPath: "plugins.json"))
@@ -28,16 +31,23 @@ public final class PluginHost: Sendable {
         /// executable's folder, then `PLUGBOARD_PLUGIN_PATH`'s.
         public var productSearchPath: [String]
         public var logger: Logger
+        /// `serve --watch` (true) or `--no-watch` (false); nil follows the manifest.
+        public var watchOverride: Bool?
+        /// The `plugboard` executable that runs preflight children; nil for the running
+        /// executable.
+        public var preflightExecutable: String?
 
         public init(manifestPath: String, environment: Environment? = nil, cacheDirectory: String? = nil,
                     processEnvironment: [String: String] = [:], productSearchPath: [String]? = nil,
-                    logger: Logger = .disabled) {
+                    logger: Logger = .disabled, watchOverride: Bool? = nil, preflightExecutable: String? = nil) {
             self.manifestPath = manifestPath
             self.environment = environment
             self.cacheDirectory = cacheDirectory
             self.processEnvironment = processEnvironment
             self.productSearchPath = productSearchPath ?? Self.defaultSearchPath(processEnvironment)
             self.logger = logger
+            self.watchOverride = watchOverride
+            self.preflightExecutable = preflightExecutable
         }
 
         /// The running executable's folder, then `PLUGBOARD_PLUGIN_PATH`'s folders.
@@ -51,38 +61,84 @@ public final class PluginHost: Sendable {
         }
     }
 
+    /// What the host runs now; replaced whole by each applied reload.
+    struct State: Sendable {
+        var manifest: Manifest
+        /// SHA-256 of the manifest's bytes, to tell an unchanged rewrite.
+        var manifestDigest: String
+        /// Every plugin of the manifest, in manifest order, with its state.
+        var records: [PluginRecord]
+        /// What each selected plugin was loaded from, to tell what a reload changes.
+        var fingerprints: [String: PluginFingerprint]
+        /// Plugins replaced or removed by reloads, most recent first (bounded).
+        var retired: [PluginRecord] = []
+    }
+
     public let container: Container
-    public let manifest: Manifest
     public let environment: Environment
     public let loader: PluginLoader
-    private let recordsBox: LockedRecords
+    public let configuration: Configuration
+    let state: LockedValueBox<State>
+    /// Recent hot-swap events, for `/v1/admin/events`.
+    public let events = HotSwapEvents(capacity: 512)
+    /// Reload counters and the last attempt, for `/metrics` and `/v1/admin/plugins`.
+    public let reloads = ReloadStatistics()
+    let queue: ReloadQueue
+    let preflight: PreflightRunner
+    /// Whether every required plugin is active: read on every object request, so kept
+    /// as one atomic flag, updated whenever the records change.
+    let requiredActive = Atomic<Bool>(true)
+    /// Called after each reload, with its outcome (the server re-aims its watchers).
+    let reloadObservers = LockedValueBox<[@Sendable (ReloadOutcome) -> Void]>([])
 
+    /// True while every `required` plugin selected for the environment is active.
+    public var allRequiredActive: Bool { requiredActive.load(ordering: .relaxed) }
+
+    /// Calls `observer` after every reload, applied or not.
+    public func onReload(_ observer: @escaping @Sendable (ReloadOutcome) -> Void) {
+        reloadObservers.withLock { $0.append(observer) }
+    }
+
+    func updateReadiness() {
+        requiredActive.store(requiredFailures.isEmpty, ordering: .relaxed)
+    }
+
+    /// The manifest the host runs now.
+    public var manifest: Manifest { state.withLock { $0.manifest } }
     /// Every plugin of the manifest, in manifest order, with its state.
-    public var records: [PluginRecord] { recordsBox.value }
+    public var records: [PluginRecord] { state.withLock { $0.records } }
+    /// Plugins replaced or removed by hot swaps, most recent first.
+    public var retiredRecords: [PluginRecord] { state.withLock { $0.retired } }
 
-    private init(container: Container, manifest: Manifest, environment: Environment, loader: PluginLoader,
-                 records: [PluginRecord]) {
+    private init(container: Container, state: State, environment: Environment, loader: PluginLoader,
+                 configuration: Configuration) {
         self.container = container
-        self.manifest = manifest
         self.environment = environment
         self.loader = loader
-        self.recordsBox = LockedRecords(records)
+        self.configuration = configuration
+        self.state = LockedValueBox(state)
+        let executable = configuration.preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
+        self.preflight = PreflightRunner(executable: executable, logger: configuration.logger)
+        self.queue = ReloadQueue()
     }
 
     /// Reads the manifest and loads every plugin selected for the environment.
     ///
-    /// A plugin that fails is recorded with its error and the others still load; check
-    /// ``requiredFailures`` for the ones the manifest marks `required`.
+    /// A plugin that fails is recorded with its error and the others still load; see
+    /// ``requiredFailure`` for the ones the manifest marks `required`.
     ///
     /// - Throws: manifest errors (`manifest.*`, exit status 2), including a missing
     ///   `${VAR}` in the config of a selected plugin; `loader.cache_failed`.
     public static func start(_ configuration: Configuration) async throws(PlugboardError) -> PluginHost {
-        let manifest = try Manifest.load(path: configuration.manifestPath)
+        let bytes = try ManifestFile.read(path: configuration.manifestPath, maxBytes: 1 << 20)
+        let manifest = try Manifest.parse(bytes: bytes, path: configuration.manifestPath)
         let environment = configuration.environment ?? manifest.defaultEnvironment ?? .development
         let container = Container(environment: environment, logger: configuration.logger)
         let cache = configuration.cacheDirectory ?? PluginCache.defaultDirectory(environment: configuration.processEnvironment)
         let loader = try PluginLoader(container: container,
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger))
+        // A crash in plugin code later names the plugin on standard error.
+        plugboard_crash_install()
         // Every selected plugin's configuration first: a missing variable stops the host
         // before anything is loaded.
         let selected = manifest.selectedPlugins(for: environment)
@@ -90,6 +146,42 @@ public final class PluginHost: Sendable {
         for plugin in selected {
             configs[plugin.name] = try plugin.resolvedConfig(environment: configuration.processEnvironment)
         }
+        var byName = unselectedRecords(manifest, environment)
+        var fingerprints: [String: PluginFingerprint] = [:]
+        for plugin in selected {
+            let located = locate(plugin.source, plugin: plugin.name, searchPath: configuration.productSearchPath)
+            fingerprints[plugin.name] = PluginFingerprint(plugin, located: located)
+            if let blocker = plugin.requires.first(where: { byName[$0]?.state != .active }) {
+                byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)
+                continue
+            }
+            let path: String
+            switch located {
+            case .success(let p): path = p
+            case .failure(let error):
+                byName[plugin.name] = PluginRecord(name: plugin.name, state: .rejected, error: error)
+                continue
+            }
+            byName[plugin.name] = await loader.load(PluginLoader.Request(
+                name: plugin.name, path: path, sha256: plugin.sha256, config: configs[plugin.name], rank: plugin.rank))
+            fingerprints[plugin.name]?.sha256 = byName[plugin.name]?.sha256
+        }
+        let records = manifest.plugins.compactMap { byName[$0.name] }
+        let state = State(manifest: manifest, manifestDigest: (try? Digest.sha256Hex(bytes)) ?? "",
+                          records: records, fingerprints: fingerprints)
+        let host = PluginHost(container: container, state: state, environment: environment, loader: loader,
+                              configuration: configuration)
+        host.updateReadiness()
+        // Copies no running host maps, beyond the ones kept for quick swaps back.
+        let pruned = loader.pruneCache(keeping: manifest.hotSwap.maxRetainedImages)
+        if !pruned.isEmpty {
+            configuration.logger.info("pruned the plugin cache", metadata: ["removed": .string("\(pruned.count)")])
+        }
+        return host
+    }
+
+    /// Records of the plugins not selected (disabled, or for other environments).
+    static func unselectedRecords(_ manifest: Manifest, _ environment: Environment) -> [String: PluginRecord] {
         var byName: [String: PluginRecord] = [:]
         for plugin in manifest.plugins {
             switch plugin.selection(for: environment) {
@@ -98,28 +190,16 @@ public final class PluginHost: Sendable {
             case .selected: break
             }
         }
-        for plugin in selected {
-            if let blocker = plugin.requires.first(where: { byName[$0]?.state != .active }) {
-                let state = byName[blocker]?.state.description ?? "not loaded"
-                byName[plugin.name] = PluginRecord(name: plugin.name, state: .failed, error: PlugboardError(
-                    .requirementUnavailable, "plugin \"\(plugin.name)\" requires plugin \"\(blocker)\", which is \(state)",
-                    detail: "\(plugin.origin): \"requires\" lists \"\(blocker)\"; it must be active first.",
-                    hint: "Fix or enable \"\(blocker)\" for the \(environment) environment, or remove it from \"requires\"."))
-                continue
-            }
-            let path: String
-            switch locate(plugin.source, plugin: plugin.name, searchPath: configuration.productSearchPath) {
-            case .success(let p): path = p
-            case .failure(let error):
-                byName[plugin.name] = PluginRecord(name: plugin.name, state: .rejected, error: error)
-                continue
-            }
-            byName[plugin.name] = await loader.load(PluginLoader.Request(
-                name: plugin.name, path: path, sha256: plugin.sha256, config: configs[plugin.name], rank: plugin.rank))
-        }
-        let records = manifest.plugins.compactMap { byName[$0.name] }
-        return PluginHost(container: container, manifest: manifest, environment: environment, loader: loader,
-                          records: records)
+        return byName
+    }
+
+    static func requirementRecord(_ plugin: ManifestPlugin, blocker: String, state: PluginState?,
+                                  environment: Environment) -> PluginRecord {
+        let stateText = state?.description ?? "not loaded"
+        return PluginRecord(name: plugin.name, state: .failed, error: PlugboardError(
+            .requirementUnavailable, "plugin \"\(plugin.name)\" requires plugin \"\(blocker)\", which is \(stateText)",
+            detail: "\(plugin.origin): \"requires\" lists \"\(blocker)\"; it must be active first.",
+            hint: "Fix or enable \"\(blocker)\" for the \(environment) environment, or remove it from \"requires\"."))
     }
 
     /// `$XDG_CACHE_HOME/plugboard`, else `~/.cache/plugboard`.
@@ -129,8 +209,21 @@ public final class PluginHost: Sendable {
 
     /// The `required` plugins selected for this environment that are not active.
     public var requiredFailures: [PluginRecord] {
+        let (manifest, records) = state.withLock { ($0.manifest, $0.records) }
         let required = Set(manifest.plugins.filter { $0.required && $0.selection(for: environment) == .selected }.map(\.name))
         return records.filter { required.contains($0.name) && $0.state != .active }
+    }
+
+    /// The rule for `required`, in one place: the error of the first required plugin that
+    /// is not active, or nil. `check`, `plugins`, `services`, `graph` and `storage` exit 1
+    /// with it; `serve` exits 1 with it at start unless hot swap is on, and then serves
+    /// not-ready until a reload fixes it; a reload that would leave one not active is
+    /// refused.
+    public var requiredFailure: PlugboardError? {
+        guard let first = requiredFailures.first else { return nil }
+        return PlugboardError(.requiredPluginFailed, "required plugin \"\(first.name)\" is \(first.state)",
+            detail: first.error.map { "\($0.code): \($0.message)." + ($0.detail.map { " \($0)" } ?? "") },
+            hint: first.error?.hint ?? "Run plugboard check to see every plugin's state.")
     }
 
     /// Stops every managed service, in reverse start order.
@@ -157,11 +250,37 @@ public final class PluginHost: Sendable {
     }
 }
 
-/// The host's plugin records behind a lock (the hot-swap work will change them while
-/// serving).
-final class LockedRecords: @unchecked Sendable {
-    // @unchecked Sendable: `records` is only touched through `box`, under its lock.
-    private let box: LockedValueBox<[PluginRecord]>
-    init(_ records: [PluginRecord]) { box = LockedValueBox(records) }
-    var value: [PluginRecord] { box.withLock { $0 } }
+/// What a selected plugin was loaded from: a reload reloads it when any of this differs.
+struct PluginFingerprint: Sendable, Equatable {
+    let plugin: ManifestPlugin
+    /// The file it was located at, or nil when it could not be.
+    let path: String?
+    /// The SHA-256 of the file's bytes, when it was read.
+    var sha256: String?
+
+    init(_ plugin: ManifestPlugin, located: Result<String, PlugboardError>) {
+        self.plugin = plugin
+        if case .success(let p) = located { path = p } else { path = nil }
+        sha256 = nil
+    }
+
+    init(plugin: ManifestPlugin, path: String?, sha256: String?) {
+        self.plugin = plugin
+        self.path = path
+        self.sha256 = sha256
+    }
+
+    /// The same file, bytes, pin, rank, requirements and config: nothing to reload.
+    /// (`required`, `enabled`, environments and the place in the file do not change what
+    /// is loaded.)
+    static func == (a: PluginFingerprint, b: PluginFingerprint) -> Bool {
+        a.path == b.path && a.sha256 == b.sha256 && a.plugin.source == b.plugin.source && a.plugin.sha256 == b.plugin.sha256
+            && a.plugin.rank == b.plugin.rank && a.plugin.requires == b.plugin.requires
+            && a.plugin.rawConfig.configValue == b.plugin.rawConfig.configValue
+    }
+}
+
+extension PlugboardError.Code {
+    /// A plugin the manifest marks `required` is not active.
+    public static let requiredPluginFailed: Self = "host.required_plugin_failed"
 }

@@ -37,6 +37,8 @@ struct PluginCache: Sendable {
         var st = stat()
         if stat(final, &st) == 0, Int(st.st_size) == bytes.count,
            let existing = try? PluginFile.readAll(final, plugin: sha256), existing == bytes {
+            // Pruning keeps the most recently used copies: this one was just used.
+            _ = utimes(final, nil)
             return final
         }
         let temp = "\(directory)/.tmp-\(sha256.prefix(16))-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -83,6 +85,49 @@ struct PluginCache: Sendable {
             }
         }
         return folder
+    }
+
+    /// Removes cached copies that no process of this host maps, least recently used
+    /// first, until at most `keep` of them remain; returns the names removed.
+    ///
+    /// A process that maps a copy holds a shared `flock` on it (``MappedImages``), so a
+    /// copy on which an exclusive lock succeeds is mapped by nobody. Its `.d` folder of
+    /// links goes with it. Copies in use are never removed, whatever `keep` says.
+    @discardableResult
+    func prune(keeping keep: Int) -> [String] {
+        var unused: [(name: String, used: Int)] = []
+        guard let dir = opendir(directory) else { return [] }
+        while let entry = readdir(dir) {
+            let name = Self.name(of: entry)
+            guard name.hasSuffix(".so"), name.utf8.count == 67 else { continue }
+            let path = "\(directory)/\(name)"
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var st = stat()
+            guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
+            unused.append((name, Int(st.st_mtim.tv_sec)))
+        }
+        closedir(dir)
+        guard unused.count > keep else { return [] }
+        let victims = unused.sorted { $0.used < $1.used }.prefix(unused.count - keep).map(\.name)
+        for name in victims {
+            unlink("\(directory)/\(name)")
+            let links = "\(directory)/\(name.dropLast(3)).d"
+            if let d = opendir(links) {
+                while let entry = readdir(d) {
+                    let n = Self.name(of: entry)
+                    if n != "." && n != ".." { unlink("\(links)/\(n)") }
+                }
+                closedir(d)
+                rmdir(links)
+            }
+        }
+        return victims
+    }
+
+    private static func name(of entry: UnsafeMutablePointer<dirent>) -> String {
+        withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
     }
 
     /// `--cache-dir`, else `$XDG_CACHE_HOME/plugboard`, else `~/.cache/plugboard`.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardAPI
+import CPlugboardSystem
 
 /// Loads plugin files into a container, refusing what it can before `dlopen`.
 ///
@@ -66,6 +67,29 @@ public final class PluginLoader: Sendable {
 
     /// Loads one plugin and reports how it went; never throws.
     public func load(_ request: Request) async -> PluginRecord {
+        var prepared = prepare(request)
+        guard let transaction = prepared.transaction else { return prepared.record }
+        do throws(PlugboardError) {
+            try await container.commit(transaction)
+            activated(&prepared.record)
+        } catch {
+            failed(&prepared.record, error)
+        }
+        return prepared.record
+    }
+
+    /// A plugin mapped and registered into a transaction that nobody has committed yet.
+    public struct Prepared: Sendable {
+        /// `failed` or `rejected` with its error when ``transaction`` is nil; else still
+        /// `failed` until ``PluginLoader/activated(_:)`` marks the commit.
+        public var record: PluginRecord
+        /// The plugin's registrations, to commit (alone, or with a whole hot swap).
+        public var transaction: Transaction?
+    }
+
+    /// Every step of ``load(_:)`` but the commit: a hot swap commits the transactions of
+    /// all the plugins it changes, and the removals of the old ones, as one generation.
+    public func prepare(_ request: Request) -> Prepared {
         var record = PluginRecord(name: request.name, state: .rejected, path: request.path, sha256: request.sha256)
         let mapped: (library: DynamicLibrary, entry: EntryPoint)
         do {
@@ -76,11 +100,12 @@ public final class PluginLoader: Sendable {
             let loadPath = try stage(inspection, plugin: request.name)
             record.state = .failed
             mapped = try open(loadPath, plugin: request.name)
+            MappedImages.shared.record(path: loadPath, sha256: inspection.sha256, bytes: inspection.size, plugin: request.name)
+            // A crash in this image later names the plugin, not only a cache file.
+            _ = plugboard_crash_register_library(unsafeBitCast(mapped.entry, to: UnsafeRawPointer.self), request.name)
         } catch {
-            record.error = error
-            logger.error("\(record.state == .rejected ? "rejected" : "failed to load") plugin", metadata: [
-                "plugin": .string(request.name), "code": .string(error.code.rawValue), "error": .string(error.message)])
-            return record
+            failed(&record, error)
+            return Prepared(record: record, transaction: nil)
         }
         do {
             try handshake(mapped.entry, plugin: request.name)
@@ -94,22 +119,46 @@ public final class PluginLoader: Sendable {
                     "plugin \"\(request.name)\" answered register with status \(status)",
                     hint: "Its entry point must call PluginEntry.run(op, arg, YourPlugin.self).")
             }
-            try await container.commit(registrar.transaction)
-            record.state = .active
-            record.services = container.registrations(owner: request.name).map(\.service)
-            logger.info("loaded plugin", metadata: ["plugin": .string(request.name),
-                                                     "version": .string(call.version ?? "?"),
-                                                     "sha256": .string(String(record.sha256?.prefix(12) ?? ""))])
+            return Prepared(record: record, transaction: registrar.transaction)
         } catch let error as PlugboardError {
-            record.state = .failed
-            record.error = error
-            logger.error("failed to load plugin", metadata: [
-                "plugin": .string(request.name), "code": .string(error.code.rawValue), "error": .string(error.message)])
+            failed(&record, error)
         } catch {
-            record.state = .failed
-            record.error = PlugboardError(.registrationFailed, "plugin \"\(request.name)\" failed: \(error)")
+            failed(&record, PlugboardError(.registrationFailed, "plugin \"\(request.name)\" failed: \(error)"))
         }
-        return record
+        return Prepared(record: record, transaction: nil)
+    }
+
+    /// Marks a prepared plugin whose transaction was committed.
+    public func activated(_ record: inout PluginRecord) {
+        record.state = .active
+        record.error = nil
+        record.generation = container.generation
+        record.services = container.registrations(owner: record.name).map(\.service)
+        logger.info("loaded plugin", metadata: ["plugin": .string(record.name),
+                                                 "version": .string(record.version ?? "?"),
+                                                 "sha256": .string(String(record.sha256?.prefix(12) ?? ""))])
+    }
+
+    /// Records and logs a failure; a plugin refused before `dlopen` stays `rejected`.
+    public func failed(_ record: inout PluginRecord, _ error: PlugboardError) {
+        if record.state == .active { record.state = .failed }
+        record.error = error
+        logger.error("\(record.state == .rejected ? "rejected" : "failed to load") plugin", metadata: [
+            "plugin": .string(record.name), "code": .string(error.code.rawValue), "error": .string(error.message)])
+    }
+
+    /// Removes cached copies no running host maps, least recently used first, down to
+    /// `keep`; returns the names removed.
+    public func pruneCache(keeping keep: Int) -> [String] {
+        cache.prune(keeping: keep)
+    }
+
+    /// Checks a plugin file and writes its content-addressed copy to the cache, without
+    /// mapping it: what a preflight child is then given, so that it checks the very bytes
+    /// the host will map. Returns the path to load and the inspection.
+    public func stageOnly(path: String, name: String, pin: String?) throws(PlugboardError) -> (inspection: PluginInspection, loadPath: String) {
+        let inspection = try PluginInspection.plugin(at: path, name: name, pin: pin)
+        return (inspection, try stage(inspection, plugin: name))
     }
 
     /// What a plugin declares (name, version, services) without registering anything:

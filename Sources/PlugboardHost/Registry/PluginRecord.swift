@@ -17,6 +17,9 @@ public struct PluginRecord: Sendable {
     public var services: [String]
     /// Why it is failed or rejected.
     public var error: PlugboardError?
+    /// The container generation that published its services (an active plugin), or the
+    /// last one that served them (a retired one).
+    public var generation: UInt64?
 
     public init(name: String, state: PluginState, version: String? = nil, path: String? = nil,
                 sha256: String? = nil, header: PluginHeader? = nil, services: [String] = [],

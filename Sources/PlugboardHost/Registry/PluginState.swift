@@ -11,6 +11,9 @@ public struct PluginState: Hashable, Sendable, CustomStringConvertible, Codable 
     public static let rejected = PluginState("rejected")
     /// `enabled: false` in the manifest.
     public static let disabled = PluginState("disabled")
+    /// Replaced or removed by a hot swap: its services drain and stop; its image stays
+    /// mapped (images are never unloaded).
+    public static let retired = PluginState("retired")
     /// Not selected for the current environment.
     public static let skipped = PluginState("skipped")
 

@@ -8,13 +8,41 @@ public enum Reports {
         .object([
             ("name", .string(r.name)), ("state", .string(r.state.description)), ("version", .string(r.version)),
             ("path", .string(r.path)), ("sha256", .string(r.sha256)),
-            ("services", .array(r.services.map { .string($0) })), ("error", JSONOutput.errorBody(r.error)),
+            ("services", .array(r.services.map { .string($0) })),
+            ("generation", r.generation.map { .int(Int64($0)) } ?? .null), ("error", JSONOutput.errorBody(r.error)),
+        ])
+    }
+
+    /// `GET /v1/admin/plugins`: the plugins as `plugboard plugins --json` lists them, the
+    /// generation serving, hot swap's mode, the last reload attempt, retired plugins and
+    /// the mapped images.
+    public static func adminPlugins(_ host: PluginHost) -> JSONOutput {
+        let mode = host.hotSwapMode
+        let stats = host.reloads.snapshot
+        return .object([
+            ("generation", .int(Int64(host.container.generation))),
+            ("hotSwap", .object([("enabled", .bool(mode.enabled)), ("watching", .bool(mode.watching)),
+                                 ("reason", .string(mode.reason))])),
+            ("reload", .object([
+                ("lastAttempt", stats.lastAttempt?.json ?? .null),
+                ("applied", .int(Int64(stats.applied))), ("unchanged", .int(Int64(stats.unchanged))),
+                ("refused", .int(Int64(stats.refused))),
+            ])),
+            ("plugins", plugins(host)),
+            ("retired", .array(host.retiredRecords.map(plugin))),
+            ("mappedImages", .object([("count", .int(Int64(MappedImages.shared.count))),
+                                      ("bytes", .int(Int64(MappedImages.shared.totalBytes)))])),
         ])
     }
 
     /// Every plugin of the host, in manifest order.
     public static func plugins(_ host: PluginHost) -> JSONOutput {
-        .array(host.records.map(plugin))
+        plugins(host.records)
+    }
+
+    /// Plugin records, as `plugboard plugins --json` and `check --json` list them.
+    public static func plugins(_ records: [PluginRecord]) -> JSONOutput {
+        .array(records.map(plugin))
     }
 
     /// Registrations, as `plugboard services --json` lists them.

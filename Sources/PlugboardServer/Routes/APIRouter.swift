@@ -41,12 +41,14 @@ public final class APIRouter: HTTPHandler {
         do throws(HTTPError) {
             switch route {
             case .object(let encoded):
+                if let refusal = notReady() { return refusal }
                 return await host.container.withLease { lease in
-                    await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease))
+                    Self.stamped(await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease)), lease)
                 }
             case .listing:
+                if let refusal = notReady() { return refusal }
                 return await host.container.withLease { lease in
-                    await ObjectRoutes.listing(query: request.head.query, storage: storage(lease))
+                    Self.stamped(await ObjectRoutes.listing(query: request.head.query, storage: storage(lease)), lease)
                 }
             case .healthz:
                 return Self.json(200, "{\"status\":\"ok\"}\n")
@@ -54,9 +56,14 @@ public final class APIRouter: HTTPHandler {
                 return readiness()
             case .metrics:
                 return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                                    body: Array(metrics.render(plugins: host.records, openConnections: openConnections()).utf8))
+                                    body: Array((metrics.render(plugins: host.records, openConnections: openConnections())
+                                                 + ServerMetrics.renderHotSwap(host)).utf8))
             case .adminPlugins:
-                return Self.json(200, Reports.plugins(host).render() + "\n")
+                return Self.json(200, Reports.adminPlugins(host).render() + "\n")
+            case .adminReload:
+                return await AdminRoutes.reload(host)
+            case .adminEvents:
+                return AdminRoutes.events(host, query: request.head.query)
             case .adminServices:
                 return Self.json(200, Reports.services(host.container.registrations()).render() + "\n")
             case .unknown:
@@ -108,6 +115,22 @@ public final class APIRouter: HTTPHandler {
             header == nil ? "missing bearer token" : "wrong bearer token",
             detail: "This path requires Authorization: Bearer <token>.",
             hint: "Send the token the server was started with in \(variable)."))
+    }
+
+    /// The generation whose services answered: the one the request's lease pinned.
+    static func stamped(_ response: HTTPResponse, _ lease: Lease) -> HTTPResponse {
+        var r = response
+        r.headers.append(("X-Plugboard-Generation", String(lease.generation)))
+        return r
+    }
+
+    /// 503 for object routes while a required plugin is not active (with hot swap on,
+    /// the server keeps running until a reload fixes it).
+    private func notReady() -> HTTPResponse? {
+        guard !host.allRequiredActive, let failure = host.requiredFailure else { return nil }
+        return ErrorResponses.response(PlugboardError(.httpUnavailable, failure.message, detail: failure.detail,
+            hint: "Fix the plugin and reload (plugboard reload, SIGHUP, or save plugins.json); /readyz answers 503 until then."),
+            status: 503)
     }
 
     private func readiness() -> HTTPResponse {

@@ -11,6 +11,8 @@ enum Route: Equatable {
     case metrics
     case adminPlugins
     case adminServices
+    case adminReload
+    case adminEvents
     case unknown
 
     static let objectPrefix = "/v1/objects/"
@@ -29,6 +31,7 @@ enum Route: Equatable {
     private static let fixed: [(String, Route)] = [
         ("/v1/objects", .listing), ("/healthz", .healthz), ("/readyz", .readyz), ("/metrics", .metrics),
         ("/v1/admin/plugins", .adminPlugins), ("/v1/admin/services", .adminServices),
+        ("/v1/admin/reload", .adminReload), ("/v1/admin/events", .adminEvents),
     ]
 
     /// The metrics label: bounded, never the key.
@@ -41,6 +44,8 @@ enum Route: Equatable {
         case .metrics: return "metrics"
         case .adminPlugins: return "admin_plugins"
         case .adminServices: return "admin_services"
+        case .adminReload: return "admin_reload"
+        case .adminEvents: return "admin_events"
         case .unknown: return "unknown"
         }
     }
@@ -48,6 +53,7 @@ enum Route: Equatable {
     var allowedMethods: [String] {
         switch self {
         case .object: return ["GET", "HEAD", "PUT", "DELETE"]
+        case .adminReload: return ["POST"]
         case .unknown: return []
         default: return ["GET", "HEAD"]
         }
@@ -58,7 +64,7 @@ enum Route: Equatable {
     var tokenGuard: Guard {
         switch self {
         case .object, .listing: return .api
-        case .adminPlugins, .adminServices: return .admin
+        case .adminPlugins, .adminServices, .adminReload, .adminEvents: return .admin
         default: return .none
         }
     }

@@ -1,4 +1,5 @@
 import PlugboardConcurrency
+import PlugboardAPI
 import PlugboardHost
 
 /// The counters behind `GET /metrics`, in Prometheus' text format (version 0.0.4).
@@ -73,6 +74,40 @@ public final class ServerMetrics: Sendable {
         for state in [PluginState.failed, .rejected] {
             out += "plugboard_plugin_load_failures_total{state=\"\(state)\"} \(plugins.filter { $0.state == state }.count)\n"
         }
+        return out
+    }
+
+    /// Hot swap's figures, named as Prometheus and Caddy name their reload metrics.
+    static func renderHotSwap(_ host: PluginHost) -> String {
+        let s = host.reloads.snapshot
+        var out = "# HELP plugboard_reloads_total Reloads of the manifest, by result.\n"
+        out += "# TYPE plugboard_reloads_total counter\n"
+        out += "plugboard_reloads_total{result=\"applied\"} \(s.applied)\n"
+        out += "plugboard_reloads_total{result=\"unchanged\"} \(s.unchanged)\n"
+        out += "plugboard_reloads_total{result=\"refused\"} \(s.refused)\n"
+        out += "# HELP plugboard_config_last_reload_successful Whether the last reload that changed something succeeded (1 at start).\n"
+        out += "# TYPE plugboard_config_last_reload_successful gauge\n"
+        out += "plugboard_config_last_reload_successful \(s.lastSuccessful ? 1 : 0)\n"
+        out += "# HELP plugboard_config_last_reload_success_timestamp_seconds When the configuration last loaded successfully.\n"
+        out += "# TYPE plugboard_config_last_reload_success_timestamp_seconds gauge\n"
+        out += "plugboard_config_last_reload_success_timestamp_seconds \(s.lastSuccessTimestamp)\n"
+        out += "# HELP plugboard_reload_duration_seconds Time from a reload's start to its outcome.\n"
+        out += "# TYPE plugboard_reload_duration_seconds histogram\n"
+        for (i, bound) in ReloadStatistics.bounds.enumerated() {
+            out += "plugboard_reload_duration_seconds_bucket{le=\"\(bound)\"} \(s.durationCounts[i])\n"
+        }
+        out += "plugboard_reload_duration_seconds_bucket{le=\"+Inf\"} \(s.durationCount)\n"
+        out += "plugboard_reload_duration_seconds_sum \(s.durationSum)\n"
+        out += "plugboard_reload_duration_seconds_count \(s.durationCount)\n"
+        out += "# HELP plugboard_generation The container generation new requests see.\n"
+        out += "# TYPE plugboard_generation gauge\n"
+        out += "plugboard_generation \(host.container.generation)\n"
+        out += "# HELP plugboard_mapped_images Plugin images mapped in this process (never unmapped).\n"
+        out += "# TYPE plugboard_mapped_images gauge\n"
+        out += "plugboard_mapped_images \(MappedImages.shared.count)\n"
+        out += "# HELP plugboard_mapped_image_bytes Bytes of the plugin images mapped in this process.\n"
+        out += "# TYPE plugboard_mapped_image_bytes gauge\n"
+        out += "plugboard_mapped_image_bytes \(MappedImages.shared.totalBytes)\n"
         return out
     }
 

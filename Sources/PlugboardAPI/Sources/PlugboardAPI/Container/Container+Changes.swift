@@ -23,22 +23,38 @@ extension Container {
     ///   what the owner did not register), `container.start_failed` (the services already
     ///   started are stopped again), `container.transaction_conflict`, `container.shut_down`.
     public func commit(_ tx: Transaction) async throws(PlugboardError) {
-        let ops = tx.takeOps()
+        try await commit([tx], verify: false)
+    }
+
+    /// Applies several transactions, of several owners, as ONE generation: a hot swap's
+    /// removals of old plugins and registrations of new ones become visible together, so
+    /// no resolver ever sees the old storage gone and the new one not there yet.
+    ///
+    /// They apply in order, each with its own owner, as if committed one after another.
+    /// With `verify`, every singleton they add is built before anything is published
+    /// (a factory that fails is found now, not at the first request), and every new
+    /// service that adopts ``HealthChecking`` is checked after the managed services have
+    /// started; any failure stops what was started and publishes nothing.
+    ///
+    /// - Throws: as ``commit(_:)-(Transaction)``, and `container.health_check_failed`,
+    ///   `container.factory_failed` (with `verify`).
+    public func commit(_ transactions: [Transaction], verify: Bool) async throws(PlugboardError) {
+        let batches = transactions.map { Batch(ops: $0.takeOps(), owner: $0.owner) }
+        let owners = transactions.map(\.owner).joined(separator: ", ")
         var started: [Registration] = []
-        let hasManaged = ops.contains { if case .add(let r, _) = $0 { return r.managed } else { return false } }
-        if hasManaged {
-            started = try await startManaged(ops, owner: tx.owner)
+        let hasManaged = batches.contains { $0.ops.contains { if case .add(let r, _) = $0 { return r.managed } else { return false } } }
+        if hasManaged || verify {
+            started = try await startManaged(batches, verify: verify)
         }
         do {
-            try publish(ops, owner: tx.owner, started: started)
+            try publish(batches, started: started)
         } catch {
             for reg in started.reversed() { await stop(reg) }
             guard !started.isEmpty, error.code != .shutDown else { throw error }
             // It applied to the registrations its services were started against; a change
             // committed meanwhile made it invalid.
-            let owner = tx.owner
             throw PlugboardError(.transactionConflict, underlying: error) {
-                .init(message: "transaction of \"\(owner)\" conflicts with a change committed while its services were starting",
+                .init(message: "transaction of \"\(owners)\" conflicts with a change committed while its services were starting",
                       detail: "Applying it to the current registrations failed: \(error.code): \(error.message). Its managed services were stopped again and nothing was published.",
                       hint: "Retry the transaction.")
             }
@@ -94,13 +110,13 @@ extension Container {
     public func unregisterAll(owner: String) -> Int {
         let tx = makeTransaction(owner: owner)
         tx.unregisterAll()
-        let removed = (try? publish(tx.takeOps(), owner: owner, started: [])) ?? 0
+        let removed = (try? publish([Batch(ops: tx.takeOps(), owner: owner)], started: [])) ?? 0
         scheduleDrainedStops()
         return removed
     }
 
     private func publishNow(_ tx: Transaction) throws(PlugboardError) {
-        try publish(tx.takeOps(), owner: tx.owner, started: [])
+        try publish([Batch(ops: tx.takeOps(), owner: tx.owner)], started: [])
         scheduleDrainedStops()
     }
 
@@ -108,10 +124,10 @@ extension Container {
     /// with events in OSGi's order: `unregistering` before the old service goes away,
     /// then `registered` / `replaced`. Returns how many registrations were removed.
     @discardableResult
-    func publish(_ ops: [Transaction.Op], owner: String, started: [Registration]) throws(PlugboardError) -> Int {
+    func publish(_ batches: [Batch], started: [Registration]) throws(PlugboardError) -> Int {
         try state.withLock { (st: inout ContainerState) throws(PlugboardError) -> Int in
             guard !st.isShutDown else { throw Self.shutDownError() }
-            let changes = try st.apply(ops, owner: owner)
+            let changes = try st.apply(batches)
             st.running += started
             // Started services that their own transaction withdrew were never visible:
             // nothing can hold them, so they stop without waiting for a drain.
@@ -141,19 +157,19 @@ extension Container {
         }
     }
 
-    /// Builds the managed singletons of `ops` against the staged registrations and starts
-    /// them, dependencies first. On failure, stops what it started and throws.
-    private func startManaged(_ ops: [Transaction.Op], owner: String) async throws(PlugboardError) -> [Registration] {
-        let staged = try state.withLock { (st: inout ContainerState) throws(PlugboardError) -> Snapshot in
+    /// Builds the managed singletons of `batches` against the staged registrations and
+    /// starts them, dependencies first; with `verify`, also builds every other singleton
+    /// they add and runs the health checks. On failure, stops what it started and throws.
+    private func startManaged(_ batches: [Batch], verify: Bool) async throws(PlugboardError) -> [Registration] {
+        let (staged, added) = try state.withLock { (st: inout ContainerState) throws(PlugboardError) -> (Snapshot, [Registration]) in
             guard !st.isShutDown else { throw Self.shutDownError() }
             var copy = st
-            _ = try copy.apply(ops, owner: owner)
-            return copy.makeSnapshot(generation: st.generation)
+            let changes = try copy.apply(batches)
+            return (copy.makeSnapshot(generation: st.generation), changes.added)
         }
-        let managed = ops.compactMap { op -> Registration? in
-            if case .add(let r, _) = op, r.managed { return r } else { return nil }
-        }
-        let order = try buildInDependencyOrder(managed, staged: staged)
+        let managed = added.filter(\.managed)
+        let order = try buildInDependencyOrder(verify ? managed + added.filter { !$0.managed && $0.scope == .singleton } : managed,
+                                               staged: staged).filter(\.managed)
         var started: [Registration] = []
         for reg in order {
             guard let service = reg.builtValue as? any ManagedService else {
@@ -176,7 +192,28 @@ extension Container {
                 }
             }
         }
+        guard verify else { return started }
+        for reg in added {
+            guard let checked = reg.builtValue as? any HealthChecking else { continue }
+            do {
+                try await checked.healthCheck()
+            } catch {
+                for s in started.reversed() { await stop(s) }
+                let name = reg.displayName
+                let owner = reg.owner
+                throw PlugboardError(.healthCheckFailed, underlying: error) {
+                    .init(message: "health check of \(name) (plugin \"\(owner)\") failed: \(Self.describe(error))",
+                          detail: "The new service was built and its managed services started, but healthCheck() threw. They were stopped again and nothing was published.",
+                          hint: "Fix what the check reports (configuration, credentials, the server it reaches), then reload.")
+                }
+            }
+        }
         return started
+    }
+
+    /// What an error says, for a message: a PlugboardError's own message, else its text.
+    static func describe(_ error: any Error) -> String {
+        (error as? PlugboardError).map { "\($0.code): \($0.message)" } ?? String(describing: error)
     }
 
     /// Builds each managed singleton (and whatever it depends on) on this thread, and

@@ -4,15 +4,21 @@ extension Container {
     func scheduleDrainedStops() {
         state.withLock { st in
             let ready = st.retired.filter { st.drained(before: $0.generation) }.map(\.registration)
-            guard !ready.isEmpty else { return }
-            st.retired.removeAll { entry in ready.contains { $0 === entry.registration } }
-            let order = st.running.filter { r in ready.contains { $0 === r } }
-            st.running.removeAll { r in ready.contains { $0 === r } }
-            let previous = st.stopChain
-            st.stopChain = Task { [self] in
-                await previous?.value
-                for reg in order.reversed() { await stop(reg) }
-            }
+            chainStops(ready, &st)
+        }
+    }
+
+    /// Takes `ready` out of the retired and running lists and queues their stops, in
+    /// reverse start order, after the stops already queued. Called under the lock.
+    private func chainStops(_ ready: [Registration], _ st: inout ContainerState) {
+        guard !ready.isEmpty else { return }
+        st.retired.removeAll { entry in ready.contains { $0 === entry.registration } }
+        let order = st.running.filter { r in ready.contains { $0 === r } }
+        st.running.removeAll { r in ready.contains { $0 === r } }
+        let previous = st.stopChain
+        st.stopChain = Task { [self] in
+            await previous?.value
+            for reg in order.reversed() { await stop(reg) }
         }
     }
 
@@ -123,5 +129,33 @@ extension ContainerState {
             owner: reg.owner,
             implementation: (reg.learnedImplementation ?? reg.declaredImplementation)?.displayName,
             generation: reg.generation, isActive: active, isManaged: reg.managed)
+    }
+}
+
+extension Container {
+    /// Stops now the managed services retired at or before `generation` (replaced or
+    /// unregistered by the change that published it), whether or not every lease on an
+    /// older generation has ended: what a drain timeout does. Returns how many were still
+    /// waiting, so the caller can report a forced stop; it waits until they have stopped.
+    @discardableResult
+    public func forceStopRetired(through generation: UInt64) async -> Int {
+        let count = state.withLock { st -> Int in
+            let ready = st.retired.filter { $0.generation <= generation }.map(\.registration)
+            chainStops(ready, &st)
+            return ready.count
+        }
+        await awaitPendingStops()
+        return count
+    }
+
+    /// How many managed services retired at or before `generation` still wait for their
+    /// drain (0 once every one of them has been handed to its stop).
+    public func retiredServicesWaiting(through generation: UInt64) -> Int {
+        state.withLock { st in st.retired.filter { $0.generation <= generation }.count }
+    }
+
+    /// Outstanding leases per generation, for reports.
+    public func outstandingLeases() -> [UInt64: Int] {
+        state.withLock { $0.leases }
     }
 }

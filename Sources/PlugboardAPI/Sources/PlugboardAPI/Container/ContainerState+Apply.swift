@@ -1,3 +1,9 @@
+/// One transaction's operations with their owner, as a commit applies them.
+struct Batch {
+    var ops: [Transaction.Op]
+    var owner: String
+}
+
 extension ContainerState {
     /// What one transaction changed.
     struct Changes {
@@ -26,8 +32,24 @@ extension ContainerState {
 
     /// Applies `ops` by `owner`, all or nothing: on error `self` is unchanged.
     mutating func apply(_ ops: [Transaction.Op], owner: String) throws(PlugboardError) -> Changes {
+        try apply([Batch(ops: ops, owner: owner)])
+    }
+
+    /// Applies each batch with its own owner, in order, all or nothing: on error `self`
+    /// is unchanged. One ``Changes`` covers them all, so a registration one batch adds and
+    /// a later one removes was never published.
+    mutating func apply(_ batches: [Batch]) throws(PlugboardError) -> Changes {
         var next = self
         var changes = Changes()
+        for batch in batches {
+            try next.apply(batch.ops, owner: batch.owner, into: &changes)
+        }
+        self = next
+        return changes
+    }
+
+    private mutating func apply(_ ops: [Transaction.Op], owner: String, into changes: inout Changes) throws(PlugboardError) {
+        var next = self
         for op in ops {
             switch op {
             case .add(let reg, let replace):
@@ -70,7 +92,6 @@ extension ContainerState {
             }
         }
         self = next
-        return changes
     }
 
     /// A snapshot of the registrations as they are now, labelled `generation`.

@@ -15,6 +15,8 @@ extension PlugboardError.Code {
     public static let typeMismatch: Self = "container.type_mismatch"
     /// A managed service failed to start; its transaction was rolled back.
     public static let startFailed: Self = "container.start_failed"
+    /// A new service's ``HealthChecking/healthCheck()`` threw; its change was rolled back.
+    public static let healthCheckFailed: Self = "container.health_check_failed"
     /// A transaction conflicted with a change committed while it was starting its services.
     public static let transactionConflict: Self = "container.transaction_conflict"
     /// A registration's arguments are invalid (an empty name, weak scope on a value type).

@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardAPI
+import PlugboardHost
+
+/// `plugboard reload`: asks a running `plugboard serve` to reload its manifest
+/// (`POST /v1/admin/reload`) and prints the outcome. Exit 0 applied or unchanged, 1
+/// refused (or no server there), 2 usage.
+enum ReloadCommand {
+    static func run(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
+        let urlText = ctx.parsed.value("url") ?? "http://127.0.0.1:8080"
+        guard let url = HTTPURL(urlText) else {
+            throw UsageError.make("invalid --url \"\(urlText.prefix(200))\"",
+                                  detail: "Expected http://HOST:PORT (plain HTTP, the address plugboard serve listens on).",
+                                  hint: "Write --url http://127.0.0.1:8080.")
+        }
+        let token = ctx.processEnvironment["PLUGBOARD_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        let response = try await ReloadClient.post(url, path: "/v1/admin/reload", token: token, timeoutSeconds: 600)
+        guard let doc = try? JSONParser.parse(response.body, source: "the server's answer") else {
+            throw PlugboardError(.reloadAnswerInvalid, "the server at \(url.text) answered \(response.status) without a JSON body",
+                                 hint: "Check that --url points at plugboard serve.")
+        }
+        if response.status == 401 || doc["error"] != nil && doc["result"] == nil {
+            let e = doc["error"]
+            throw PlugboardError(PlugboardError.Code(e?["code"]?.text ?? "http.error"), e?["message"]?.text ?? "status \(response.status)",
+                                 detail: e?["detail"]?.text,
+                                 hint: e?["hint"]?.text ?? (response.status == 401 ? "Set PLUGBOARD_ADMIN_TOKEN to the server's admin token." : nil))
+        }
+        let result = doc["result"]?.text ?? "refused"
+        if ctx.json {
+            ctx.out(String(decoding: response.body, as: UTF8.self))
+        } else {
+            var generation: Int64 = 0
+            if case .integer(let g)? = doc["generation"]?.kind { generation = g }
+            var line = "reload \(result): generation \(generation)"
+            if result == "applied" {
+                let lists = ["added", "changed", "removed"].map { key -> String in
+                    var names: [String] = []
+                    if case .array(let a)? = doc[key]?.kind { names = a.compactMap(\.text) }
+                    return "\(key) [\(names.joined(separator: ", "))]"
+                }
+                line += " (\(lists.joined(separator: ", ")))"
+            }
+            ctx.out(line + "\n")
+            if let e = doc["error"], let code = e["code"]?.text {
+                var text = "plugboard: error: \(code): \(e["message"]?.text ?? "")\n"
+                if let d = e["detail"]?.text { text += "DETAIL: \(d)\n" }
+                if let h = e["hint"]?.text { text += "HINT: \(h)\n" }
+                ctx.err(text)
+            }
+        }
+        return result == "applied" || result == "unchanged" ? 0 : 1
+    }
+}
+
+/// `http://host:port`, as `--url` takes it.
+struct HTTPURL {
+    let host: String
+    let port: UInt16
+    let text: String
+
+    init?(_ text: String) {
+        guard text.hasPrefix("http://") else { return nil }
+        var rest = text.dropFirst(7)
+        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        guard !rest.contains("/"), let colon = rest.lastIndex(of: ":"), let port = UInt16(rest[rest.index(after: colon)...]) else { return nil }
+        var host = String(rest[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        self.host = host == "localhost" ? "127.0.0.1" : host
+        self.port = port
+        self.text = text
+    }
+}
+
+/// One plain HTTP/1.1 request with `Connection: close`, read to the end: all the CLI
+/// needs to talk to a running server, without Foundation.
+enum ReloadClient {
+    struct Response {
+        let status: Int
+        let body: [UInt8]
+    }
+
+    static func post(_ url: HTTPURL, path: String, token: String?, timeoutSeconds: Int) async throws(PlugboardError) -> Response {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(url.host, String(url.port), &hints, &list) == 0, let first = list else {
+            throw unreachable(url, "could not resolve \(url.host)")
+        }
+        defer { freeaddrinfo(list) }
+        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard fd >= 0 else { throw unreachable(url, "socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            throw unreachable(url, String(cString: strerror(errno)))
+        }
+        var request = "POST \(path) HTTP/1.1\r\nHost: \(url.host):\(url.port)\r\nContent-Length: 0\r\nConnection: close\r\n"
+        if let token { request += "Authorization: Bearer \(token)\r\n" }
+        request += "\r\n"
+        Output.write(Array(request.utf8), to: fd)
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        guard let end = headerEnd(bytes), let statusLine = String(validating: bytes[..<end], as: UTF8.self)?.split(separator: "\r\n").first,
+              let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") else {
+            throw PlugboardError(.reloadAnswerInvalid, "the server at \(url.text) sent no HTTP answer",
+                                 hint: "Check that --url points at plugboard serve.")
+        }
+        return Response(status: status, body: Array(bytes[(end + 4)...]))
+    }
+
+    private static func headerEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+
+    private static func unreachable(_ url: HTTPURL, _ why: String) -> PlugboardError {
+        PlugboardError(.reloadUnreachable, "could not reach plugboard serve at \(url.text): \(why)",
+                       hint: "Start plugboard serve, or pass the address it listens on with --url.")
+    }
+}
+
+extension JSONValue {
+    var text: String? {
+        if case .string(let s) = kind { return s }
+        return nil
+    }
+}
+
+extension PlugboardError.Code {
+    /// `plugboard reload` could not connect to the server.
+    public static let reloadUnreachable: Self = "cli.reload_unreachable"
+    /// `plugboard reload` got an answer that is not the reload API's.
+    public static let reloadAnswerInvalid: Self = "cli.reload_answer_invalid"
+}

@@ -1,0 +1,73 @@
+import PlugboardAPI
+
+extension PluginHost {
+    /// `plugboard check`'s default: every selected plugin checked in preflight children,
+    /// never in this process, so that a plugin that crashes, hangs or exits is reported
+    /// by name instead of taking the check down (or, with `exit(0)`, passing it).
+    ///
+    /// One child checks the plugins in load order; when it dies in a plugin, that plugin
+    /// gets the verdict and a new child checks the ones it did not reach.
+    ///
+    /// - Returns: the manifest, the environment, and a record per plugin in manifest order.
+    /// - Throws: manifest errors, a missing `${VAR}`, `loader.cache_failed`.
+    public static func preflightCheck(_ configuration: Configuration) async throws(PlugboardError)
+        -> (manifest: Manifest, environment: Environment, records: [PluginRecord]) {
+        let manifest = try Manifest.load(path: configuration.manifestPath)
+        let environment = configuration.environment ?? manifest.defaultEnvironment ?? .development
+        let cache = configuration.cacheDirectory ?? PluginCache.defaultDirectory(environment: configuration.processEnvironment)
+        let loader = try PluginLoader(container: Container(environment: environment),
+                                      configuration: .init(cacheDirectory: cache, logger: configuration.logger))
+        let selected = manifest.selectedPlugins(for: environment)
+        var configs: [String: PluginConfig] = [:]
+        for plugin in selected {
+            configs[plugin.name] = try plugin.resolvedConfig(environment: configuration.processEnvironment)
+        }
+        var byName = unselectedRecords(manifest, environment)
+        var pending: [PreflightRequest.Plugin] = []
+        for plugin in selected {
+            // A requirement still to be checked is the child's to judge.
+            if let blocker = plugin.requires.first(where: { name in !pending.contains { $0.name == name } }) {
+                byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)
+                continue
+            }
+            switch locate(plugin.source, plugin: plugin.name, searchPath: configuration.productSearchPath) {
+            case .failure(let error):
+                byName[plugin.name] = PluginRecord(name: plugin.name, state: .rejected, error: error)
+            case .success(let path):
+                do throws(PlugboardError) {
+                    let staged = try loader.stageOnly(path: path, name: plugin.name, pin: plugin.sha256)
+                    pending.append(.init(name: plugin.name, path: staged.loadPath, sha256: staged.inspection.sha256,
+                                         rank: plugin.rank, config: configs[plugin.name] ?? PluginConfig(plugin: plugin.name),
+                                         requires: plugin.requires))
+                    byName[plugin.name] = PluginRecord(name: plugin.name, state: .failed, path: staged.inspection.path,
+                                                       sha256: staged.inspection.sha256, header: staged.inspection.header)
+                } catch {
+                    byName[plugin.name] = PluginRecord(name: plugin.name, state: .rejected, path: path, error: error)
+                }
+            }
+        }
+        let executable = configuration.preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
+        let runner = PreflightRunner(executable: executable, logger: configuration.logger)
+        while !pending.isEmpty {
+            let result = await runner.run(PreflightRequest(environment: environment, cacheDirectory: cache, plugins: pending),
+                                          timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds)
+            for verdict in result.records {
+                var record = byName[verdict.name] ?? verdict
+                record.state = verdict.state
+                record.version = verdict.version
+                record.services = verdict.services
+                record.error = verdict.error
+                byName[verdict.name] = record
+            }
+            guard let culprit = result.culprit else { break }
+            byName[culprit.name]?.state = .failed
+            byName[culprit.name]?.error = culprit.error
+            // A new child for the plugins this one never reached.
+            let reached = Set(result.records.map(\.name) + [culprit.name])
+            let rest = pending.filter { !reached.contains($0.name) }
+            guard rest.count < pending.count else { break }
+            pending = rest
+        }
+        return (manifest, environment, manifest.plugins.compactMap { byName[$0.name] })
+    }
+}

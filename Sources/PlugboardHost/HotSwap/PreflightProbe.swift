@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardAPI
+import CPlugboardSystem
+
+/// The child side of a preflight (`plugboard preflight`): loads the requested plugins
+/// into a scratch container, exactly as the host would, and reports each one.
+///
+/// For every plugin, in order: every pre-`dlopen` check on the cache copy (pinned to the
+/// hash the host computed), `dlopen`, the handshake, registration, then a verifying
+/// commit: every singleton it registers is built, its managed services start, and every
+/// new service that adopts ``HealthChecking`` is checked. At the end the scratch container
+/// shuts down, which stops the managed services. A plugin whose requirement failed is not
+/// run. The child may crash, hang or exit in plugin code: that is what it is for.
+public enum PreflightProbe {
+    /// Descriptor 3 carries the request, descriptor 4 the report.
+    public static let requestDescriptor: Int32 = 3
+    public static let reportDescriptor: Int32 = 4
+
+    /// Sets up the child: dies with the host (`PR_SET_PDEATHSIG`), and stops at once if
+    /// the host already died between the spawn and here. Returns false in that case.
+    public static func attach(parent: Int32) -> Bool {
+        _ = plugboard_set_parent_death_signal(SIGKILL)
+        return getppid() == parent
+    }
+
+    /// Reads the request, runs it, writes the report; returns the exit status.
+    public static func run(logger: Logger) async -> Int32 {
+        guard let bytes = readAll(requestDescriptor) else { return 3 }
+        let request: PreflightRequest
+        do throws(PlugboardError) {
+            request = try PreflightRequest.decode(bytes)
+        } catch {
+            logger.error("preflight: \(error.message)")
+            return 3
+        }
+        let records = await check(request, logger: logger) { write(reportDescriptor, $0) }
+        return records.allSatisfy { $0.state == .active } ? 0 : 1
+    }
+
+    /// Loads `request`'s plugins into a scratch container and reports each through `emit`.
+    static func check(_ request: PreflightRequest, logger: Logger, emit: ([UInt8]) -> Void) async -> [PluginRecord] {
+        let container = Container(environment: request.environment, logger: logger)
+        let loader: PluginLoader
+        do throws(PlugboardError) {
+            loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: request.cacheDirectory, logger: logger))
+        } catch {
+            let records = request.plugins.map { PluginRecord(name: $0.name, state: .failed, error: error) }
+            for r in records { emit(PreflightWire.record(r)) }
+            return records
+        }
+        var records: [PluginRecord] = []
+        var active = Set<String>()
+        for plugin in request.plugins {
+            if let blocker = plugin.requires.first(where: { !active.contains($0) }) {
+                let record = PluginRecord(name: plugin.name, state: .failed, error: PlugboardError(
+                    .requirementUnavailable, "plugin \"\(plugin.name)\" requires plugin \"\(blocker)\", which did not pass its preflight",
+                    hint: "Fix \"\(blocker)\" first; its own error says why it failed."))
+                emit(PreflightWire.record(record))
+                records.append(record)
+                continue
+            }
+            emit(PreflightWire.begin(plugin.name))
+            var prepared = loader.prepare(.init(name: plugin.name, path: plugin.path, sha256: plugin.sha256,
+                                                config: plugin.config, rank: plugin.rank))
+            if let tx = prepared.transaction {
+                do throws(PlugboardError) {
+                    try await container.commit([tx], verify: true)
+                    loader.activated(&prepared.record)
+                    active.insert(plugin.name)
+                } catch {
+                    loader.failed(&prepared.record, error)
+                }
+            }
+            emit(PreflightWire.record(prepared.record))
+            records.append(prepared.record)
+        }
+        // Stopping is plugin code too: a stop that crashes or hangs is caught here.
+        emit(PreflightWire.stopping(request.plugins.map(\.name).filter(active.contains)))
+        await container.shutdown()
+        emit(PreflightWire.stopped)
+        return records
+    }
+
+    static func readAll(_ fd: Int32) -> [UInt8]? {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; return nil }
+            if n == 0 { return out }
+            out += buffer[0..<n]
+        }
+    }
+
+    static func write(_ fd: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buf in
+            guard let base = buf.baseAddress else { return }
+            var off = 0
+            while off < buf.count {
+                let n = Glibc.write(fd, base + off, buf.count - off)
+                if n < 0 { if errno == EINTR { continue }; return }
+                off += n
+            }
+        }
+    }
+}

@@ -1,0 +1,298 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import PlugboardAPI
+import PlugboardConcurrency
+import CPlugboardSystem
+
+/// Runs preflight children: `plugboard preflight` in its own process group, with the
+/// request on its descriptor 3 and its report on descriptor 4, killed with its group at
+/// the deadline and always reaped.
+///
+/// Every child is spawned from one long-lived thread: `PR_SET_PDEATHSIG`, which the child
+/// sets so that it dies with the host, fires when the *thread* that spawned it exits, and
+/// threads of a pool come and go.
+public final class PreflightRunner: Sendable {
+    /// How a child ended.
+    public enum Termination: Sendable, Equatable {
+        case exited(Int32)
+        case signaled(Int32)
+        case timedOut
+        case notStarted(String)
+    }
+
+    /// What the host learned from one child.
+    public struct Result: Sendable {
+        /// A verdict for every plugin the child got through.
+        public var records: [PluginRecord]
+        /// The plugin whose code was running when the child died or hung, with the error
+        /// that says so.
+        public var culprit: (name: String, error: PlugboardError)?
+        /// Plugins of the request that the child never reached.
+        public var unchecked: [String]
+        public var termination: Termination
+
+        /// The error of the first plugin that did not pass, if any.
+        public var firstFailure: (name: String, error: PlugboardError)? {
+            if let culprit { return culprit }
+            for r in records where r.state != .active {
+                if let e = r.error { return (r.name, e) }
+            }
+            return nil
+        }
+    }
+
+    /// The `plugboard` executable to run as `plugboard preflight`.
+    public let executable: String
+    private let logger: Logger
+    private let spawner = SpawnerThread()
+
+    public init(executable: String, logger: Logger) {
+        self.executable = executable
+        self.logger = logger.with("component", "preflight")
+        // Writing a request to a child that died first must fail, not kill the host.
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Runs one child over `request` and waits for its verdict, at most `timeoutSeconds`.
+    public func run(_ request: PreflightRequest, timeoutSeconds: Double) async -> Result {
+        let executable = executable
+        let started = Clock.now()
+        let (transcript, termination) = await withCheckedContinuation { continuation in
+            spawner.submit {
+                continuation.resume(returning: Self.runChild(executable, request: request, timeoutSeconds: timeoutSeconds))
+            }
+        }
+        let result = Self.verdict(request, transcript: transcript, termination: termination, timeoutSeconds: timeoutSeconds)
+        logger.debug("preflight finished", metadata: [
+            "plugins": .string(request.plugins.map(\.name).joined(separator: ",")),
+            "ms": .string(String(Int((Clock.now() - started) * 1000))), "termination": .string("\(termination)")])
+        return result
+    }
+
+    // MARK: - The child
+
+    private static func runChild(_ executable: String, request: PreflightRequest,
+                                 timeoutSeconds: Double) -> (PreflightWire.Transcript, Termination) {
+        let deadline = Clock.now() + timeoutSeconds
+        var requestPipe: [Int32] = [-1, -1]
+        var reportPipe: [Int32] = [-1, -1]
+        guard plugboard_pipe_cloexec(&requestPipe) == 0 else { return (.init(), .notStarted("pipe: \(PluginFile.errnoText(errno))")) }
+        guard plugboard_pipe_cloexec(&reportPipe) == 0 else {
+            close(requestPipe[0]); close(requestPipe[1])
+            return (.init(), .notStarted("pipe: \(PluginFile.errnoText(errno))"))
+        }
+        // dup2 onto a descriptor's own number would keep its close-on-exec flag: move the
+        // child's ends above the numbers they are handed over as.
+        let childIn = Self.above(requestPipe[0], 10)
+        let childOut = Self.above(reportPipe[1], 10)
+        defer { close(requestPipe[1]); close(reportPipe[0]) }
+        let spawned = spawn(executable, childIn: childIn, childOut: childOut)
+        close(childIn)
+        close(childOut)
+        if childIn != requestPipe[0] { close(requestPipe[0]) }
+        if childOut != reportPipe[1] { close(reportPipe[1]) }
+        let pid: pid_t
+        switch spawned {
+        case .failure(let text): return (.init(), .notStarted(text))
+        case .success(let p): pid = p
+        }
+        PreflightProbe.write(requestPipe[1], request.encoded())
+        close(requestPipe[1])
+        requestPipe[1] = -1
+        let (bytes, finished) = readUntil(reportPipe[0], deadline: deadline)
+        var status: Int32 = 0
+        var termination: Termination
+        if finished, waitUntil(pid, deadline: deadline, status: &status) {
+            termination = Self.termination(status)
+        } else {
+            termination = .timedOut
+        }
+        // The whole group: whatever the plugin started goes too. Then reap.
+        kill(-pid, SIGKILL)
+        if termination == .timedOut {
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        let transcript = (try? PreflightWire.parse(bytes)) ?? PreflightWire.Transcript()
+        return (transcript, termination)
+    }
+
+    private enum Spawned { case success(pid_t), failure(String) }
+
+    private static func spawn(_ executable: String, childIn: Int32, childOut: Int32) -> Spawned {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, childIn, PreflightProbe.requestDescriptor)
+        posix_spawn_file_actions_adddup2(&actions, childOut, PreflightProbe.reportDescriptor)
+        // A plugin that prints must not write into the host's standard output.
+        posix_spawn_file_actions_adddup2(&actions, 2, 1)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t()
+        sigfillset(&all)
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let args = [executable, "preflight", "--parent-pid", String(getpid())]
+        var environment: [String] = []
+        var entry = environ
+        while let p = entry.pointee {
+            let pair = String(cString: p)
+            if !pair.hasPrefix("SWIFT_BACKTRACE=") { environment.append(pair) }
+            entry += 1
+        }
+        // A crash is what a preflight expects; the backtracer would take seconds over it.
+        environment.append("SWIFT_BACKTRACE=enable=no")
+        var pid: pid_t = 0
+        let rc = withCStrings(args) { argv in
+            withCStrings(environment) { envp in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
+        }
+        return rc == 0 ? .success(pid) : .failure("posix_spawn \(executable): \(PluginFile.errnoText(rc))")
+    }
+
+    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+        pointers.append(nil)
+        defer { for p in pointers { free(p) } }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+
+    private static func above(_ fd: Int32, _ minimum: Int32) -> Int32 {
+        guard fd < minimum else { return fd }
+        let moved = fcntl(fd, F_DUPFD_CLOEXEC, minimum)
+        return moved >= 0 ? moved : fd
+    }
+
+    /// Reads until end of file (true) or the deadline (false).
+    private static func readUntil(_ fd: Int32, deadline: Double) -> ([UInt8], Bool) {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let left = deadline - Clock.now()
+            guard left > 0 else { return (out, false) }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&p, 1, Int32(min(left * 1000 + 1, 1_000)))
+            if ready < 0 && errno != EINTR { return (out, false) }
+            guard ready > 0 else { continue }
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR || errno == EAGAIN { continue }; return (out, true) }
+            if n == 0 { return (out, true) }
+            // Bounded: a plugin cannot make the host hold an unbounded report.
+            if out.count < 64 << 20 { out += buffer[0..<n] }
+        }
+    }
+
+    /// Waits for `pid` to exit until the deadline; true when it did.
+    private static func waitUntil(_ pid: pid_t, deadline: Double, status: inout Int32) -> Bool {
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { return true }
+            if r < 0 && errno != EINTR { return true }
+            if Clock.now() >= deadline { return false }
+            usleep(2_000)
+        }
+    }
+
+    private static func termination(_ status: Int32) -> Termination {
+        let signal = status & 0x7F
+        if signal == 0 { return .exited((status >> 8) & 0xFF) }
+        return .signaled(signal)
+    }
+
+    // MARK: - The verdict
+
+    static func verdict(_ request: PreflightRequest, transcript: PreflightWire.Transcript,
+                        termination: Termination, timeoutSeconds: Double) -> Result {
+        let names = request.plugins.map(\.name)
+        let reported = Set(transcript.records.map(\.name))
+        var result = Result(records: transcript.records, culprit: nil,
+                            unchecked: names.filter { !reported.contains($0) }, termination: termination)
+        let clean = termination == .exited(0) || termination == .exited(1)
+        if clean && transcript.complete && result.unchecked.isEmpty { return result }
+        // The plugin whose code ran last; if none was under way, the first not reported.
+        let culprit = transcript.running ?? result.unchecked.first ?? names.last ?? "?"
+        result.unchecked.removeAll { $0 == culprit }
+        let error: PlugboardError
+        switch termination {
+        case .signaled(let sig):
+            let name = signalName(sig)
+            error = PlugboardError(.preflightCrashed, "plugin \"\(culprit)\" crashed in preflight: \(name)",
+                detail: "The preflight child (plugboard preflight) died of \(name) (signal \(sig)) while running the plugin's code; the host never mapped it.",
+                hint: "Run plugboard check --in-process in a scratch shell, or a debugger, to see where it crashes; fix the plugin and rebuild it.")
+        case .timedOut:
+            error = PlugboardError(.preflightTimeout, "plugin \"\(culprit)\" did not finish its preflight within \(formatSeconds(timeoutSeconds)) s",
+                detail: "The preflight child was still running the plugin's code (registration, start or health check) at the deadline; it was killed with its process group.",
+                hint: "Fix what hangs (a start that waits on an unreachable server?), or raise hotSwap.preflightTimeoutSeconds in plugins.json.")
+        case .exited(let code):
+            error = PlugboardError(.preflightExited, "plugin \"\(culprit)\" ended the preflight process with exit status \(code)",
+                detail: "The preflight child exited while running the plugin's code, before it reported on it: the plugin calls exit (or _exit).",
+                hint: "A plugin must never end the process; return errors from register(into:) and start() instead.")
+        case .notStarted(let text):
+            error = PlugboardError(.preflightFailed, "could not run the preflight of plugin \"\(culprit)\": \(text)",
+                hint: "The host runs its own executable as plugboard preflight; check that it still exists and can be executed.")
+        }
+        result.culprit = (culprit, error)
+        return result
+    }
+
+    static func signalName(_ sig: Int32) -> String {
+        let names: [Int32: String] = [SIGSEGV: "SIGSEGV", SIGBUS: "SIGBUS", SIGILL: "SIGILL", SIGFPE: "SIGFPE",
+                                      SIGTRAP: "SIGTRAP", SIGABRT: "SIGABRT", SIGKILL: "SIGKILL", SIGTERM: "SIGTERM",
+                                      SIGINT: "SIGINT", SIGHUP: "SIGHUP", SIGPIPE: "SIGPIPE", SIGQUIT: "SIGQUIT",
+                                      SIGSYS: "SIGSYS", SIGXCPU: "SIGXCPU", SIGUSR1: "SIGUSR1", SIGUSR2: "SIGUSR2"]
+        return names[sig] ?? "signal \(sig)"
+    }
+
+    static func formatSeconds(_ s: Double) -> String {
+        s == s.rounded() ? String(Int(s)) : String(s)
+    }
+}
+
+/// One plain thread that runs submitted work in order, for the life of the process.
+final class SpawnerThread: Sendable {
+    private let jobs = LockedValueBox<[@Sendable () -> Void]>([])
+    private let ready = DispatchSemaphore(value: 0)
+    private let started = LockedValueBox(false)
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        jobs.withLock { $0.append(job) }
+        let start = started.withLock { s -> Bool in defer { s = true }; return !s }
+        if start { startThread() }
+        ready.signal()
+    }
+
+    private func startThread() {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        _ = pthread_create(&thread, nil, { raw in
+            guard let raw else { return nil }
+            let me = Unmanaged<SpawnerThread>.fromOpaque(raw).takeRetainedValue()
+            me.loop()
+            return nil
+        }, context)
+        pthread_detach(thread)
+    }
+
+    private func loop() {
+        while true {
+            ready.wait()
+            let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+            job?()
+        }
+    }
+}
+
+/// Monotonic time in seconds.
+enum Clock {
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
