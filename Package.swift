@@ -17,6 +17,9 @@ let package = Package(
         .library(name: "RESTStorage", type: .dynamic, targets: ["RESTStorage"]),
         .library(name: "S3Storage", type: .dynamic, targets: ["S3Storage"]),
         .executable(name: "plugboard-bench", targets: ["plugboard-bench"]),
+        // A test fixture: a plugin that crashes, hangs, exits or fails its health check as
+        // its config says (preflight and hot-swap tests load the real .so).
+        .library(name: "MisbehavingPlugin", type: .dynamic, targets: ["MisbehavingPlugin"]),
     ],
     dependencies: [
         .package(path: "Sources/PlugboardAPI"),
@@ -61,6 +64,8 @@ let package = Package(
         // ObjectStorage over the S3 REST API, with URLSession (FoundationNetworking).
         .target(name: "S3Storage", dependencies: [api, "PlugboardCrypto"],
                 path: "Plugins/S3Storage"),
+        .target(name: "MisbehavingPlugin", dependencies: [api, "InMemoryStorage"],
+                path: "Tests/Fixtures/MisbehavingPlugin"),
         // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
         .executableTarget(name: "filestorage-crash-writer", dependencies: [api, "PlugboardHost"],
                           path: "Tests/Tools/filestorage-crash-writer"),

@@ -96,7 +96,7 @@ import Testing
         }
         // services, graph and storage fail with the error alone.
         for command in [["services"], ["graph"], ["storage", "list"]] {
-            try expectFailure(sandbox, command, status: 1, code: "cli.required_plugin_failed",
+            try expectFailure(sandbox, command, status: 1, code: "host.required_plugin_failed",
                               messageContains: ["required plugin \"Gone\""])
         }
         // plugins still lists every plugin: one JSON document, the error inside.

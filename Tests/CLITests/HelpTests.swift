@@ -46,6 +46,10 @@ import Testing
                                   highest-ranked one).
           serve                   Serve the bound ObjectStorage over HTTP until SIGTERM
                                   or SIGINT.
+          reload                  Ask a running plugboard serve to reload its manifest,
+                                  and print the outcome.
+          preflight               Internal: the child process in which the host tries
+                                  plugins before it maps them.
           new-plugin              Write a SwiftPM package for a new plugin, ready to
                                   build and test.
 

@@ -52,7 +52,7 @@ import Testing
         let list = try #require(try result.json().elements)
         #expect(list.count == 4)
         for plugin in list {
-            #expect(plugin.keys == ["name", "state", "version", "path", "sha256", "services", "error"])
+            #expect(plugin.keys == ["name", "state", "version", "path", "sha256", "services", "generation", "error"])
         }
         #expect(list.map { $0["state"]?.string } == ["active", "rejected", "disabled", "skipped"])
         let mem = list[0]
@@ -62,6 +62,7 @@ import Testing
         #expect(mem["sha256"]?.string?.count == 64)
         #expect(mem["services"]?.strings == ["PlugboardAPI.ObjectStorage"])
         #expect(mem["error"]?.isNull == true)
+        #expect(mem["generation"]?.integer == 1)
         let gone = list[1]
         #expect(gone["version"]?.isNull == true)
         #expect(gone["path"]?.string == sandbox.path("nowhere/libGone.so"))
@@ -70,9 +71,10 @@ import Testing
         #expect(gone["error"]?.keys == ["code", "message", "detail", "hint"])
         #expect(gone["error"]?["code"]?.string == "loader.file_not_found")
         #expect(list[2]["path"]?.isNull == true && list[2]["error"]?.isNull == true)
-        // `check --json` prints the same array.
+        // `check --json` prints the same array (from its preflight child) as check --in-process does.
         let check = sandbox.run(["check", "--json"])
         expectRun(check, status: 1, stdout: .exactly(result.stdout))
+        expectRun(sandbox.run(["check", "--json", "--in-process"]), status: 1, stdout: .exactly(result.stdout))
     }
 
     @Test func plugins_text() throws {

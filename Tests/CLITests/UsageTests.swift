@@ -29,7 +29,7 @@ import Testing
         defer { sandbox.remove() }
         expectRun(sandbox.runExactly(["plugns"]), status: 2, stdout: .empty, stderr: .exactly("""
             plugboard: error: unknown command "plugns"
-            DETAIL: Expected one of: check, plugins, services, inspect, graph, storage, serve, new-plugin.
+            DETAIL: Expected one of: check, plugins, services, inspect, graph, storage, serve, reload, preflight, new-plugin.
             HINT: Did you mean "plugins"?
 
             """))

@@ -56,6 +56,7 @@ extension PluginHost {
                 record.state = verdict.state
                 record.version = verdict.version
                 record.services = verdict.services
+                record.generation = verdict.generation
                 record.error = verdict.error
                 byName[verdict.name] = record
             }

@@ -92,7 +92,7 @@ enum PreflightWire {
         let doc = JSONOutput.object([("record", .object([
             ("name", .string(r.name)), ("state", .string(r.state.description)), ("version", .string(r.version)),
             ("sha256", .string(r.sha256)), ("services", .array(r.services.map { .string($0) })),
-            ("error", JSONOutput.errorBody(r.error)),
+            ("generation", r.generation.map { .int(Int64($0)) } ?? .null), ("error", JSONOutput.errorBody(r.error)),
         ]))])
         return Array((doc.render(pretty: false) + "\n").utf8)
     }
@@ -124,6 +124,7 @@ enum PreflightWire {
                 var record = PluginRecord(name: name, state: PluginState(decoding: state), version: r["version"]?.stringValue,
                                           sha256: r["sha256"]?.stringValue)
                 if case .array(let services)? = r["services"]?.kind { record.services = services.compactMap(\.stringValue) }
+                if case .integer(let g)? = r["generation"]?.kind { record.generation = UInt64(g) }
                 if let e = r["error"], let code = e["code"]?.stringValue, let message = e["message"]?.stringValue {
                     record.error = PlugboardError(PlugboardError.Code(code), message, detail: e["detail"]?.stringValue,
                                                   hint: e["hint"]?.stringValue)

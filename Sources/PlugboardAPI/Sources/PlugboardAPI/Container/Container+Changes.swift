@@ -167,7 +167,11 @@ extension Container {
             let changes = try copy.apply(batches)
             return (copy.makeSnapshot(generation: st.generation), changes.added)
         }
-        let managed = added.filter(\.managed)
+        // Every managed registration of the batches, even one a later op withdraws (it is
+        // started and stopped again, as a commit of it alone would).
+        let managed = batches.flatMap { $0.ops.compactMap { op -> Registration? in
+            if case .add(let r, _) = op, r.managed { return r } else { return nil }
+        } }
         let order = try buildInDependencyOrder(verify ? managed + added.filter { !$0.managed && $0.scope == .singleton } : managed,
                                                staged: staged).filter(\.managed)
         var started: [Registration] = []
