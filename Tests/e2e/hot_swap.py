@@ -647,6 +647,79 @@ def scenario_check_preflight(work):
     return "exit, hang and SIGSEGV reported by name; the two good plugins active; exit 1"
 
 
+def scenario_required(work):
+    """The one rule for `required`: without hot swap, serve exits 1 at start; with it,
+    serve runs not-ready (503 on /readyz and object routes) until a reload fixes it."""
+    broken = {"name": "Needed", "path": os.path.join(work, "missing.so"), "environments": ["testing"], "required": True}
+    text = manifest([store("MemoryStorage"), broken], enabled=False)
+    path = os.path.join(work, "plugins.json")
+    write_atomic(path, text)
+    r = subprocess.run([PLUGBOARD, "serve", "--listen", "127.0.0.1:0", "--manifest", path, "--cache-dir", os.path.join(work, "cache")],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "host.required_plugin_failed" not in r.stdout and 'required plugin "Needed"' in r.stderr,
+          "serve without hot swap: exit %d, stderr %s" % (r.returncode, r.stderr[-500:]))
+    server = Server(work, manifest([store("MemoryStorage"), broken]))
+    try:
+        status, _, body = server.request("GET", "/readyz")
+        check(status == 503 and b"Needed" in body, "/readyz answered %d %s" % (status, body))
+        status, headers, body = server.request("GET", "/v1/objects/x")
+        check(status == 503 and headers.get("x-plugboard-error-code") == "http.unavailable", "object route answered %d %s" % (status, body))
+        fixed = dict(broken, path=None, product="MemoryStorage")
+        del fixed["path"]
+        g = server.generation()
+        write_atomic(server.manifest, manifest([store("MemoryStorage"), fixed]))
+        server.wait_generation(g)
+        status, _, _ = server.request("GET", "/readyz")
+        check(status == 200, "/readyz after the fix answered %d" % status)
+        status, _, _ = server.request("PUT", "/v1/objects/x", body=b"1", headers={"Content-Type": "text/plain"})
+        check(status == 200, "PUT after the fix answered %d" % status)
+        return "off: exit 1 at start; on: 503 until the reload that fixed it, then ready"
+    finally:
+        server.stop()
+
+
+def scenario_child_dies_with_host(work):
+    """A preflight child hanging in plugin code dies with the host (PR_SET_PDEATHSIG)."""
+    server = Server(work, manifest([store("MemoryStorage")], preflightTimeoutSeconds=600), args=["--no-watch"])
+    try:
+        write_atomic(server.manifest, manifest([store(path=lib("MisbehavingPlugin"), config={"fault": "hang"})], preflightTimeoutSeconds=600))
+        def ask():
+            try:
+                server.request("POST", "/v1/admin/reload", headers=AUTH, timeout=5)
+            except OSError:
+                pass  # the server is killed while it waits for the preflight
+
+        threading.Thread(target=ask, daemon=True).start()
+
+        def children():
+            out = subprocess.run(["ps", "-eo", "pid,ppid,pgid,args"], capture_output=True, text=True).stdout
+            return [line for line in out.splitlines() if "plugboard preflight --parent-pid %d" % server.proc.pid in line]
+
+        deadline = time.time() + 10
+        while time.time() < deadline and not children():
+            time.sleep(0.05)
+        found = children()
+        check(found, "no preflight child appeared")
+        pid = int(found[0].split()[0])
+        server.proc.kill()
+        server.proc.wait()
+        def running():
+            # Gone, or a zombie waiting for whoever adopted it: either way not running.
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    return ") Z " not in f.read()
+            except OSError:
+                return False
+
+        deadline = time.time() + 5
+        while time.time() < deadline and running():
+            time.sleep(0.05)
+        check(not running(), "the preflight child %d outlived the host killed with SIGKILL" % pid)
+        return "SIGKILL of serve during a hanging preflight took the child %d with it" % pid
+    finally:
+        server.stop()
+
+
 SCENARIOS = [
     ("swap-under-load", scenario_swap_under_load),
     ("rebuilt-plugin", scenario_rebuilt_plugin),
@@ -657,6 +730,8 @@ SCENARIOS = [
     ("images", scenario_images),
     ("crash-names-plugin", scenario_crash_names_plugin),
     ("check-preflight", scenario_check_preflight),
+    ("required", scenario_required),
+    ("child-dies-with-host", scenario_child_dies_with_host),
 ]
 
 
