@@ -2,7 +2,7 @@
 import PackageDescription
 
 // PlugboardAPI comes from its own package, through its dynamic product, so that the host,
-// the plugins and the tests share ONE libPlugboardAPI.so (DESIGN.md fact 1).
+// the plugins and the tests share ONE libPlugboardAPI.so (docs/ARCHITECTURE.md, fact 1).
 let api: Target.Dependency = .product(name: "PlugboardAPI", package: "PlugboardAPI")
 
 let package = Package(

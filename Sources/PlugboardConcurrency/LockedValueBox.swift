@@ -11,7 +11,7 @@ import Musl
 /// holding the lock (NIO's `NIOLockedValueBox` idea).
 ///
 /// A pthread mutex rather than `Synchronization.Mutex`, which ThreadSanitizer cannot see on
-/// this toolchain (DESIGN.md fact 13).
+/// this toolchain (docs/ARCHITECTURE.md, fact 13).
 ///
 /// `@unchecked Sendable`: `value` is only read or written inside `withLock`, and the mutex
 /// lives at a fixed heap address for the life of the instance.

@@ -8,7 +8,7 @@ import Musl
 /// time with `dlopen` and `dlsym`, so that building needs no OpenSSL headers.
 ///
 /// The library is loaded once per process, on first use (``shared``), and never closed:
-/// the project never calls `dlclose` (DESIGN.md fact 2), and libcrypto's own cleanup at
+/// the project never calls `dlclose` (docs/ARCHITECTURE.md, fact 2), and libcrypto's own cleanup at
 /// exit is enough.
 ///
 /// `@unchecked Sendable`: every field is set once at load time and never changed; the

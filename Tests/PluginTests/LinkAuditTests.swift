@@ -1,7 +1,7 @@
 import PlugboardAPI
 import Testing
 
-/// Every plugin built from Plugins/ shares the host's one libPlugboardAPI.so (DESIGN.md
+/// Every plugin built from Plugins/ shares the host's one libPlugboardAPI.so (docs/ARCHITECTURE.md
 /// fact 1): it needs the library, and defines none of its symbols itself, which it would
 /// if the API had been linked into it statically.
 @Suite struct LinkAuditTests {

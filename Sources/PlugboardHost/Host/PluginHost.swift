@@ -150,7 +150,7 @@ public final class PluginHost: Sendable {
         var fingerprints: [String: PluginFingerprint] = [:]
         for plugin in selected {
             let located = locate(plugin.source, plugin: plugin.name, searchPath: configuration.productSearchPath)
-            fingerprints[plugin.name] = PluginFingerprint(plugin, located: located)
+            fingerprints[plugin.name] = PluginFingerprint(plugin, located: located, reading: true)
             if let blocker = plugin.requires.first(where: { byName[$0]?.state != .active }) {
                 byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)
                 continue
@@ -164,7 +164,8 @@ public final class PluginHost: Sendable {
             }
             byName[plugin.name] = await loader.load(PluginLoader.Request(
                 name: plugin.name, path: path, sha256: plugin.sha256, config: configs[plugin.name], rank: plugin.rank))
-            fingerprints[plugin.name]?.sha256 = byName[plugin.name]?.sha256
+            // What was loaded, when it was (the file may have changed since it was hashed).
+            if byName[plugin.name]?.state == .active { fingerprints[plugin.name]?.sha256 = byName[plugin.name]?.sha256 }
         }
         let records = manifest.plugins.compactMap { byName[$0.name] }
         let state = State(manifest: manifest, manifestDigest: (try? Digest.sha256Hex(bytes)) ?? "",
@@ -258,10 +259,15 @@ struct PluginFingerprint: Sendable, Equatable {
     /// The SHA-256 of the file's bytes, when it was read.
     var sha256: String?
 
-    init(_ plugin: ManifestPlugin, located: Result<String, PlugboardError>) {
+    /// The fingerprint of `plugin` at the file `located`; with `reading`, the file's bytes
+    /// are hashed (nil when they cannot be read), as a reload hashes them to compare.
+    init(_ plugin: ManifestPlugin, located: Result<String, PlugboardError>, reading: Bool) {
         self.plugin = plugin
         if case .success(let p) = located { path = p } else { path = nil }
         sha256 = nil
+        if reading, let path, let bytes = try? PluginFile.readAll(path, plugin: plugin.name) {
+            sha256 = try? Digest.sha256Hex(bytes)
+        }
     }
 
     init(plugin: ManifestPlugin, path: String?, sha256: String?) {

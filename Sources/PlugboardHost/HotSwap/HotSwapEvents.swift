@@ -9,7 +9,7 @@ public final class HotSwapEvents: Sendable {
         public var sequence: UInt64
         public var time: Timestamp
         /// `reload_applied`, `reload_unchanged`, `reload_refused`, `plugin_loaded`,
-        /// `plugin_retired`, `drained`, `drain_forced`, `watch_failed`.
+        /// `plugin_retired`, `drained`, `drain_forced`.
         public var kind: String
         public var plugin: String?
         public var generation: UInt64

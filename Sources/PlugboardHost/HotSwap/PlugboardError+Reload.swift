@@ -17,7 +17,7 @@ extension PlugboardError.Code {
     public static let hotSwapOff: Self = "reload.hot_swap_off"
     /// `serve --watch` in production without `hotSwap.allowInProduction` (exit status 2).
     public static let watchRefused: Self = "reload.watch_refused"
-    /// A plugin that passed its preflight failed to load in the host (its file changed
-    /// between the two, or the commit failed).
+    /// A plugin that passed its preflight failed to map or register in the host (its file
+    /// changed between the two, say). A failed commit keeps its own `container.*` code.
     public static let loadFailed: Self = "reload.load_failed"
 }

@@ -16,7 +16,7 @@ extension PluginHost {
     /// never in `production` unless `hotSwap.allowInProduction`. `--no-watch` turns off
     /// the watchers only.
     ///
-    /// - Throws: `reload.hot_swap_off` when `--watch` is given in production without
+    /// - Throws: `reload.watch_refused` when `--watch` is given in production without
     ///   `allowInProduction` (exit status 2: the command line asks for what the manifest
     ///   forbids).
     public static func hotSwapMode(_ settings: HotSwapSettings, environment: Environment,
@@ -58,6 +58,12 @@ extension PluginHost {
     /// A watched file changed: reload after `hotSwap.debounceMilliseconds` without
     /// further events.
     public func fileChanged() {
+        // A reload may have turned hot swap off since the watchers started.
+        let mode = hotSwapMode
+        guard mode.enabled else {
+            configuration.logger.notice("a watched file changed; \(mode.reason ?? "hot swap is off"); restart to apply")
+            return
+        }
         let debounce = manifest.hotSwap.debounceMilliseconds
         Task { await queue.changed(debounceMilliseconds: debounce) { [self] t in await perform(trigger: t) } }
     }
@@ -112,46 +118,63 @@ extension PluginHost {
         }
         var next: [String: PluginFingerprint] = [:]
         for plugin in selected {
-            var fingerprint = PluginFingerprint(plugin, located: Self.locate(plugin.source, plugin: plugin.name,
-                                                                               searchPath: configuration.productSearchPath))
-            if let path = fingerprint.path, let bytes = try? PluginFile.readAll(path, plugin: plugin.name) {
-                fingerprint.sha256 = try? Digest.sha256Hex(bytes)
-            }
-            next[plugin.name] = fingerprint
-        }
-        let generation = container.generation
-        if digest == current.manifestDigest && next == current.fingerprints {
-            return ReloadOutcome(result: .unchanged, trigger: trigger, generation: generation, startedAt: startedAt)
+            next[plugin.name] = PluginFingerprint(plugin, located: Self.locate(plugin.source, plugin: plugin.name,
+                                                                                searchPath: configuration.productSearchPath),
+                                                  reading: true)
         }
         let plan = ReloadPlan(selected: selected, next: next, current: current)
-        try checkRequired(manifest, plan: plan, current: current)
+        if digest == current.manifestDigest && next == current.fingerprints && plan.retry.isEmpty {
+            return ReloadOutcome(result: .unchanged, trigger: trigger, generation: container.generation, startedAt: startedAt)
+        }
 
         // Stage every plugin the reload loads (and the unchanged providers they need in the
-        // preflight child) into the cache; the child checks those very bytes.
+        // preflight child) into the cache; the child checks those very bytes. A plugin that
+        // the change adds or changes must pass every step, or the reload is refused; one
+        // that had failed and is merely tried again may fail again and stay failed.
+        var failedAgain: [String: PluginRecord] = [:]
         var staged: [String: (inspection: PluginInspection, loadPath: String)] = [:]
-        for plugin in selected where plan.toLoad.contains(plugin.name) || plan.providers.contains(plugin.name) {
-            guard let path = next[plugin.name]?.path else {
-                throw plan.locateError(plugin, searchPath: configuration.productSearchPath)
-            }
-            staged[plugin.name] = try loader.stageOnly(path: path, name: plugin.name, pin: plugin.sha256)
-        }
-        let request = PreflightRequest(environment: environment, cacheDirectory: loader.configuration.cacheDirectory,
-            plugins: selected.compactMap { plugin in
-                staged[plugin.name].map { s in
-                    PreflightRequest.Plugin(name: plugin.name, path: s.loadPath, sha256: s.inspection.sha256, rank: plugin.rank,
-                                            config: configs[plugin.name] ?? PluginConfig(plugin: plugin.name),
-                                            requires: plugin.requires)
+        for plugin in selected where plan.toLoad.contains(plugin.name) || plan.retry.contains(plugin.name) || plan.providers.contains(plugin.name) {
+            do throws(PlugboardError) {
+                guard let path = next[plugin.name]?.path else {
+                    throw plan.locateError(plugin, searchPath: configuration.productSearchPath)
                 }
-            })
-        if !plan.toLoad.isEmpty {
-            let verdict = await preflight.run(request, timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds)
-            if let failure = verdict.firstFailure { throw failure.error }
+                staged[plugin.name] = try loader.stageOnly(path: path, name: plugin.name, pin: plugin.sha256)
+            } catch {
+                guard plan.retry.contains(plugin.name) else { throw error }
+                failedAgain[plugin.name] = PluginRecord(name: plugin.name, state: .rejected, path: next[plugin.name]?.path, error: error)
+            }
         }
+        let candidates = selected.compactMap { plugin in
+            staged[plugin.name].map { s in
+                PreflightRequest.Plugin(name: plugin.name, path: s.loadPath, sha256: s.inspection.sha256, rank: plugin.rank,
+                                        config: configs[plugin.name] ?? PluginConfig(plugin: plugin.name), requires: plugin.requires)
+            }
+        }
+        var passing = Set<String>()
+        if !plan.toLoad.isEmpty || !plan.retry.isEmpty {
+            let verdicts = await preflight.runAll(candidates, environment: environment, cacheDirectory: loader.configuration.cacheDirectory,
+                                                  timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds)
+            for plugin in selected where plan.toLoad.contains(plugin.name) || plan.retry.contains(plugin.name) {
+                guard let verdict = verdicts[plugin.name] ?? failedAgain[plugin.name] else { continue }
+                if verdict.state == .active {
+                    passing.insert(plugin.name)
+                } else if plan.toLoad.contains(plugin.name) {
+                    throw verdict.error ?? PlugboardError(.preflightFailed, "plugin \"\(plugin.name)\" did not pass its preflight")
+                } else {
+                    var record = current.records.first { $0.name == plugin.name } ?? verdict
+                    record.state = verdict.state
+                    record.error = verdict.error
+                    failedAgain[plugin.name] = record
+                }
+            }
+        }
+        try checkRequired(manifest, active: Set(current.records.filter { $0.state == .active }.map(\.name))
+                              .subtracting(plan.retiring).union(passing))
 
         // Map and register in the host, then commit every removal and registration as one
         // generation.
         var prepared: [PluginLoader.Prepared] = []
-        for plugin in selected where plan.toLoad.contains(plugin.name) {
+        for plugin in selected where passing.contains(plugin.name) {
             guard let s = staged[plugin.name] else { continue }
             let p = loader.prepare(.init(name: plugin.name, path: s.inspection.path, sha256: s.inspection.sha256,
                                          config: configs[plugin.name], rank: plugin.rank))
@@ -175,7 +198,7 @@ extension PluginHost {
         let published = container.generation
 
         // Adopt the new state.
-        var loaded: [String: PluginRecord] = [:]
+        var loaded: [String: PluginRecord] = failedAgain
         for var p in prepared {
             loader.activated(&p.record)
             loaded[p.record.name] = p.record
@@ -192,9 +215,9 @@ extension PluginHost {
             record.state = .retired
             retired.append(record)
             events.emit("plugin_retired", plugin: name, generation: published,
-                        message: "served through generation \(published - 1); its services stop once drained")
+                        message: "published in generation \(record.generation.map(String.init) ?? "?"), served through \(published - 1); its services stop once drained")
         }
-        for (name, s) in staged { next[name]?.sha256 = s.inspection.sha256 }
+        for (name, s) in staged where passing.contains(name) { next[name]?.sha256 = s.inspection.sha256 }
         state.withLock { st in
             st.manifest = manifest
             st.manifestDigest = digest
@@ -204,25 +227,28 @@ extension PluginHost {
         }
         if !plan.retiring.isEmpty { drain(through: published, timeoutSeconds: manifest.hotSwap.drainTimeoutSeconds) }
         warnAboutImages(limit: manifest.hotSwap.maxRetainedImages)
-        var outcome = ReloadOutcome(result: .applied, trigger: trigger, generation: published, startedAt: startedAt)
+        // Only failed plugins were tried again, and they failed again: nothing changed.
+        let result: ReloadOutcome.Result = prepared.isEmpty && removals.isEmpty && digest == current.manifestDigest ? .unchanged : .applied
+        var outcome = ReloadOutcome(result: result, trigger: trigger, generation: published, startedAt: startedAt)
         outcome.added = plan.added
         outcome.changed = plan.changed
         outcome.removed = plan.removed
+        outcome.retried = plan.retry.sorted()
         return outcome
     }
 
-    /// A reload that would leave a required plugin not active is refused: every plugin it
-    /// loads must pass, so only required plugins it leaves alone can be at fault here.
-    private func checkRequired(_ manifest: Manifest, plan: ReloadPlan, current: State) throws(PlugboardError) {
+    /// A reload that would leave a required plugin not active is refused (`active`: the
+    /// plugins that will be active once it is applied).
+    private func checkRequired(_ manifest: Manifest, active: Set<String>) throws(PlugboardError) {
+        let records = records
         for plugin in manifest.plugins where plugin.required && plugin.selection(for: environment) == .selected {
-            guard !plan.toLoad.contains(plugin.name) else { continue }
-            let record = current.records.first { $0.name == plugin.name }
-            guard record?.state != .active else { continue }
+            guard !active.contains(plugin.name) else { continue }
+            let record = records.first { $0.name == plugin.name }
             throw PlugboardError(.requiredNotActive,
                 "reload refused: required plugin \"\(plugin.name)\" would not be active",
-                detail: "It is \(record?.state.description ?? "not loaded") and the new manifest leaves it as it is" +
-                    (record?.error.map { " (\($0.code): \($0.message))" } ?? "") + ".",
-                hint: "Fix the plugin (its file, config or requirements) in the same change, or mark it \"required\": false.")
+                detail: "It is \(record?.state.description ?? "not loaded") now" +
+                    (record?.error.map { " (\($0.code): \($0.message))" } ?? "") + ", and the reload does not make it active.",
+                hint: "Fix the plugin (its file, config, requirements, or what it connects to) and reload again, or mark it \"required\": false.")
         }
     }
 
@@ -273,6 +299,9 @@ struct ReloadPlan {
     var providers: Set<String> = []
     /// Active plugins whose registrations the commit removes.
     var retiring: [String] = []
+    /// Plugins unchanged since they failed or were rejected: tried again on every reload
+    /// (what they need may have come back), and allowed to fail again.
+    var retry: Set<String> = []
 
     init(selected: [ManifestPlugin], next: [String: PluginFingerprint], current: PluginHost.State) {
         let before = current.fingerprints
@@ -297,6 +326,8 @@ struct ReloadPlan {
         }
         for plugin in selected where dirty.contains(plugin.name) && before[plugin.name] != nil { changed.append(plugin.name) }
         toLoad = Set(added + changed)
+        let failed = Set(current.records.filter { $0.state == .failed || $0.state == .rejected }.map(\.name))
+        retry = Set(selected.map(\.name).filter { failed.contains($0) && !toLoad.contains($0) && next[$0]?.path != nil })
         retiring = current.records.map(\.name).filter { active.contains($0) && (dirty.contains($0) || removed.contains($0)) }
         let byName = Dictionary(selected.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var stack = selected.filter { toLoad.contains($0.name) }.flatMap(\.requires)

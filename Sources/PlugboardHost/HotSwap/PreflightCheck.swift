@@ -48,26 +48,16 @@ extension PluginHost {
         }
         let executable = configuration.preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
         let runner = PreflightRunner(executable: executable, logger: configuration.logger)
-        while !pending.isEmpty {
-            let result = await runner.run(PreflightRequest(environment: environment, cacheDirectory: cache, plugins: pending),
-                                          timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds)
-            for verdict in result.records {
-                var record = byName[verdict.name] ?? verdict
-                record.state = verdict.state
-                record.version = verdict.version
-                record.services = verdict.services
-                record.generation = verdict.generation
-                record.error = verdict.error
-                byName[verdict.name] = record
-            }
-            guard let culprit = result.culprit else { break }
-            byName[culprit.name]?.state = .failed
-            byName[culprit.name]?.error = culprit.error
-            // A new child for the plugins this one never reached.
-            let reached = Set(result.records.map(\.name) + [culprit.name])
-            let rest = pending.filter { !reached.contains($0.name) }
-            guard rest.count < pending.count else { break }
-            pending = rest
+        let verdicts = await runner.runAll(pending, environment: environment, cacheDirectory: cache,
+                                           timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds)
+        for (name, verdict) in verdicts {
+            var record = byName[name] ?? verdict
+            record.state = verdict.state
+            record.version = verdict.version ?? record.version
+            record.services = verdict.services
+            record.generation = verdict.generation
+            record.error = verdict.error
+            byName[name] = record
         }
         return (manifest, environment, manifest.plugins.compactMap { byName[$0.name] })
     }

@@ -101,7 +101,8 @@ enum PreflightWire {
     /// without a record after it.
     struct Transcript {
         var records: [PluginRecord] = []
-        var running: String?
+        /// The plugins whose code runs now (several while their services stop).
+        var running: [String] = []
         /// Whether the child got through stopping the services (its last message).
         var complete = false
     }
@@ -111,11 +112,11 @@ enum PreflightWire {
         for line in bytes.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
             let doc = try JSONParser.parse(Array(line), source: "preflight report", limits: .init(maxBytes: 16 << 20, maxDepth: 64))
             if let name = doc["begin"]?.stringValue {
-                transcript.running = name
+                transcript.running = [name]
             } else if case .array(let names)? = doc["stopping"]?.kind {
-                transcript.running = names.compactMap(\.stringValue).joined(separator: ", ")
+                transcript.running = names.compactMap(\.stringValue)
             } else if doc["stopped"] != nil {
-                transcript.running = nil
+                transcript.running = []
                 transcript.complete = true
             } else if let r = doc["record"] {
                 guard let name = r["name"]?.stringValue, let state = r["state"]?.stringValue else {
@@ -130,7 +131,7 @@ enum PreflightWire {
                                                   hint: e["hint"]?.stringValue)
                 }
                 transcript.records.append(record)
-                if transcript.running == name { transcript.running = nil }
+                if transcript.running == [name] { transcript.running = [] }
             } else {
                 throw malformed("an unknown message")
             }

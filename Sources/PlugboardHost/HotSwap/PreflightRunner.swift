@@ -26,9 +26,10 @@ public final class PreflightRunner: Sendable {
     public struct Result: Sendable {
         /// A verdict for every plugin the child got through.
         public var records: [PluginRecord]
-        /// The plugin whose code was running when the child died or hung, with the error
-        /// that says so.
+        /// The plugin whose code was running when the child died or hung (several, when
+        /// it died stopping their services), with the error that says so.
         public var culprit: (name: String, error: PlugboardError)?
+        public var culprits: [String] = []
         /// Plugins of the request that the child never reached.
         public var unchecked: [String]
         public var termination: Termination
@@ -216,8 +217,10 @@ public final class PreflightRunner: Sendable {
         let clean = termination == .exited(0) || termination == .exited(1)
         if clean && transcript.complete && result.unchecked.isEmpty { return result }
         // The plugin whose code ran last; if none was under way, the first not reported.
-        let culprit = transcript.running ?? result.unchecked.first ?? names.last ?? "?"
-        result.unchecked.removeAll { $0 == culprit }
+        let culprits = !transcript.running.isEmpty ? transcript.running : [result.unchecked.first ?? names.last ?? "?"]
+        result.unchecked.removeAll { culprits.contains($0) }
+        result.culprits = culprits
+        let culprit = culprits.joined(separator: "\", \"")
         let error: PlugboardError
         switch termination {
         case .signaled(let sig):
@@ -239,6 +242,31 @@ public final class PreflightRunner: Sendable {
         }
         result.culprit = (culprit, error)
         return result
+    }
+
+    /// A verdict for every plugin of `plugins`: one child checks them in order; when it
+    /// dies in a plugin's code, that plugin gets the verdict and a new child checks the
+    /// ones it did not reach (without it, so those that require it fail their requirement).
+    public func runAll(_ plugins: [PreflightRequest.Plugin], environment: Environment, cacheDirectory: String,
+                       timeoutSeconds: Double) async -> [String: PluginRecord] {
+        var verdicts: [String: PluginRecord] = [:]
+        var pending = plugins
+        while !pending.isEmpty {
+            let result = await run(PreflightRequest(environment: environment, cacheDirectory: cacheDirectory, plugins: pending),
+                                   timeoutSeconds: timeoutSeconds)
+            for record in result.records { verdicts[record.name] = record }
+            guard let culprit = result.culprit else { break }
+            for name in result.culprits {
+                var record = verdicts[name] ?? PluginRecord(name: name, state: .failed)
+                record.state = .failed
+                record.error = culprit.error
+                verdicts[name] = record
+            }
+            let rest = pending.filter { verdicts[$0.name] == nil }
+            guard rest.count < pending.count else { break }
+            pending = rest
+        }
+        return verdicts
     }
 
     static func signalName(_ sig: Int32) -> String {

@@ -22,6 +22,8 @@ public struct ReloadOutcome: Sendable {
     public var added: [String] = []
     public var changed: [String] = []
     public var removed: [String] = []
+    /// Plugins that had failed and were tried again (whether or not they load now).
+    public var retried: [String] = []
     public var startedAt: Timestamp
     public var durationSeconds: Double = 0
 
@@ -41,6 +43,7 @@ public struct ReloadOutcome: Sendable {
                  ("generation", .int(Int64(generation))), ("time", .string(startedAt.iso8601)),
                  ("durationSeconds", .double(durationSeconds)),
                  ("added", .array(added.map { .string($0) })), ("changed", .array(changed.map { .string($0) })),
-                 ("removed", .array(removed.map { .string($0) })), ("error", JSONOutput.errorBody(error))])
+                 ("removed", .array(removed.map { .string($0) })), ("retried", .array(retried.map { .string($0) })),
+                 ("error", JSONOutput.errorBody(error))])
     }
 }

@@ -6,7 +6,7 @@ import Glibc
 ///
 /// There is deliberately no way to unload one: the Swift runtime registers each image's
 /// type metadata and conformances in append-only tables, and after an unload the next
-/// dynamic cast anywhere in the process would read freed memory (DESIGN.md fact 2). A
+/// dynamic cast anywhere in the process would read freed memory (docs/ARCHITECTURE.md, fact 2). A
 /// retired or failed plugin stays mapped and inert.
 struct DynamicLibrary: @unchecked Sendable {
     // @unchecked Sendable: the handle is an opaque token the loader only passes to dlsym,

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import PlugboardConcurrency
 
-/// The plugin images this process has mapped: they can never be unmapped (DESIGN.md
+/// The plugin images this process has mapped: they can never be unmapped (docs/ARCHITECTURE.md
 /// fact 2), so every hot swap to a new build adds one for the life of the process, and
 /// the host reports how many there are and what they weigh.
 ///

@@ -5,7 +5,7 @@ import PlugboardAPI
 
 /// The content-addressed copies the loader maps: `<cache>/<sha256>.so`.
 ///
-/// Why copy: `dlopen` of a path that is already loaded returns the old image (DESIGN.md
+/// Why copy: `dlopen` of a path that is already loaded returns the old image (docs/ARCHITECTURE.md
 /// fact 3), so a rebuilt plugin must get a new path; and the file mapped must be the file
 /// hashed and checked, not one that could change under the same name afterwards.
 ///

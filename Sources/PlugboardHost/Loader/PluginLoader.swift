@@ -18,7 +18,7 @@ import CPlugboardSystem
 ///    published; on any failure nothing is published.
 ///
 /// A failure marks the plugin `rejected` (steps 1-2) or `failed` (3-5); it never takes
-/// the host or other plugins down. No image is ever unloaded (DESIGN.md fact 2).
+/// the host or other plugins down. No image is ever unloaded (docs/ARCHITECTURE.md, fact 2).
 public final class PluginLoader: Sendable {
     /// How the loader is set up.
     public struct Configuration: Sendable {
@@ -70,7 +70,9 @@ public final class PluginLoader: Sendable {
         var prepared = prepare(request)
         guard let transaction = prepared.transaction else { return prepared.record }
         do throws(PlugboardError) {
-            try await container.commit(transaction)
+            // Every singleton built and every health check run now: a plugin whose services
+            // cannot work is failed at load, not at its first request.
+            try await container.commit([transaction], verify: true)
             activated(&prepared.record)
         } catch {
             failed(&prepared.record, error)

@@ -7,7 +7,7 @@ import Glibc
 /// Every Swift-built object carries `clang version 21.0.0 (https://github.com/swiftlang/
 /// llvm-project.git <commit>)`; a C file built with the toolchain's own `clang` carries the
 /// same line, one built with `gcc` does not. Swift has no stable ABI on Linux, so a plugin
-/// must come from the host's own toolchain (DESIGN.md fact 7).
+/// must come from the host's own toolchain (docs/ARCHITECTURE.md, fact 7).
 enum Toolchain {
     /// The line that identifies a Swift toolchain, or nil if none does.
     static func identify(_ comments: [String]) -> String? {

@@ -17,8 +17,8 @@ public struct PluginRecord: Sendable {
     public var services: [String]
     /// Why it is failed or rejected.
     public var error: PlugboardError?
-    /// The container generation that published its services (an active plugin), or the
-    /// last one that served them (a retired one).
+    /// The container generation that published its services (for a retired plugin too:
+    /// it served from that generation until the one that retired it).
     public var generation: UInt64?
 
     public init(name: String, state: PluginState, version: String? = nil, path: String? = nil,

@@ -128,9 +128,12 @@ public final class APIRouter: HTTPHandler {
     /// the server keeps running until a reload fixes it).
     private func notReady() -> HTTPResponse? {
         guard !host.allRequiredActive, let failure = host.requiredFailure else { return nil }
-        return ErrorResponses.response(PlugboardError(.httpUnavailable, failure.message, detail: failure.detail,
+        var response = ErrorResponses.response(PlugboardError(.httpUnavailable, failure.message, detail: failure.detail,
             hint: "Fix the plugin and reload (plugboard reload, SIGHUP, or save plugins.json); /readyz answers 503 until then."),
             status: 503)
+        // No lease was taken; the generation that refused is the one current now.
+        response.headers.append(("X-Plugboard-Generation", String(host.container.generation)))
+        return response
     }
 
     private func readiness() -> HTTPResponse {

@@ -16,7 +16,7 @@ public struct APIVersion: Hashable, Sendable, Comparable, CustomStringConvertibl
 
     /// The version the *calling* code was compiled against: the literal is emitted into
     /// the caller, so in a plugin it is the plugin's build, not the host's
-    /// (DESIGN.md fact 5). Bump it together with ``PluginABI/stamp`` when needed.
+    /// (docs/ARCHITECTURE.md, fact 5). Bump it together with ``PluginABI/stamp`` when needed.
     @_alwaysEmitIntoClient
     public static var stamp: APIVersion { APIVersion(major: 1, minor: 1, patch: 0) }
 

@@ -40,7 +40,7 @@ public enum PluginEntry {
     /// one line.
     ///
     /// Emitted into the plugin, so the versions and type identities it reports are the
-    /// plugin's own (DESIGN.md fact 5).
+    /// plugin's own (docs/ARCHITECTURE.md, fact 5).
     @_alwaysEmitIntoClient
     public static func run<P: Plugin>(_ op: Int32, _ arg: UnsafeMutableRawPointer?, _ plugin: P.Type) -> Int32 {
         guard let arg else { return Status.missingArgument }

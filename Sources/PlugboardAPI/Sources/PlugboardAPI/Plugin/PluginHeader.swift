@@ -10,7 +10,7 @@
 /// | 4 | PlugboardAPI minor version |
 ///
 /// A plugin declares it with a literal (a constant from another module is not allowed
-/// in a constant expression, DESIGN.md fact 4):
+/// in a constant expression, docs/ARCHITECTURE.md, fact 4):
 ///
 /// ```swift
 /// @section("plugboard_header") @used

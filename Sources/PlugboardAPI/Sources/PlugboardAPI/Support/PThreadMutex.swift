@@ -7,7 +7,7 @@ import Musl
 /// A pthread mutex with a condition variable.
 ///
 /// Not `Synchronization.Mutex`: ThreadSanitizer cannot see that one's futex and reports
-/// races inside it (DESIGN.md fact 13); a pthread mutex is visible to it.
+/// races inside it (docs/ARCHITECTURE.md, fact 13); a pthread mutex is visible to it.
 ///
 /// `@unchecked Sendable`: the pthread objects live at fixed heap addresses for the life of
 /// the instance and are only touched through the pthread API, which is thread-safe.
