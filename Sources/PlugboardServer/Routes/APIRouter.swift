@@ -36,6 +36,11 @@ public final class APIRouter: HTTPHandler {
     }
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        // Error answers withhold server paths; this request's log keeps them (ErrorResponses).
+        await ErrorResponses.$logger.withValue(logger) { await route(request) }
+    }
+
+    private func route(_ request: HTTPRequest) async -> HTTPResponse {
         if let refusal = screen(request.head) { return refusal }
         let route = Route(path: request.head.path)
         do throws(HTTPError) {
