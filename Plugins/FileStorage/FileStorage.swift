@@ -10,7 +10,8 @@ import PlugboardCrypto
 ///   loss; data and metadata can never disagree.
 /// - **Every valid key, nothing outside the root.** File names are the key's bytes in hex
 ///   (``ObjectPath``), cut into folders of 125 bytes: `a` beside `a/b`, `..`, 1024 bytes
-///   without `/` all work, and no key can name a path outside `<root>/objects`.
+///   without `/` all work, and no key can name a path outside `<root>/objects`; no
+///   symbolic link below the root is followed either (``Folder``).
 /// - **Listing without an index.** Hex names sort like the keys' bytes, so a listing
 ///   reads the folders in name order; nothing has to be kept in step, and several
 ///   processes may share a root.

@@ -9,12 +9,37 @@ import Musl
 ///
 /// Blocking: call them from ``BlockingIO``, never directly on Swift's cooperative pool.
 enum FileSystem {
-    /// Opens `path`; the descriptor is close-on-exec.
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(FileSystemError) -> Int32 {
+    /// Opens the folder at `path`, following links on the way: the way to the root is
+    /// the operator's choice. Everything below it is opened relative to a folder.
+    static func openFolder(atPath path: String) throws(FileSystemError) -> Folder {
         while true {
-            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
-            if fd >= 0 { return fd }
+            let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if fd >= 0 { return Folder(fd: fd, path: path) }
             if errno != EINTR { throw FileSystemError("open", path) }
+        }
+    }
+
+    /// Opens the folder `name` of `folder`; a symbolic link there fails with `ELOOP`.
+    static func openFolder(_ name: String, in folder: Folder) throws(FileSystemError) -> Folder {
+        do throws(FileSystemError) {
+            return Folder(fd: try open(name, in: folder, O_RDONLY | O_DIRECTORY), path: folder.path(of: name))
+        } catch where error.code == ENOTDIR {
+            // Linux answers ENOTDIR, not ELOOP, for a link opened with O_DIRECTORY and
+            // O_NOFOLLOW; a link must not pass for a missing folder.
+            if let st = try? status(of: name, in: folder), st.st_mode & S_IFMT == S_IFLNK {
+                throw FileSystemError("open", folder.path(of: name), code: ELOOP)
+            }
+            throw error
+        }
+    }
+
+    /// Opens the entry `name` of `folder`, never through a symbolic link (`ELOOP`); the
+    /// descriptor is close-on-exec.
+    static func open(_ name: String, in folder: Folder, _ flags: Int32, mode: mode_t = 0) throws(FileSystemError) -> Int32 {
+        while true {
+            let fd = openat(folder.fd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+            if fd >= 0 { return fd }
+            if errno != EINTR { throw FileSystemError("open", folder.path(of: name)) }
         }
     }
 
@@ -104,9 +129,13 @@ enum FileSystem {
 
     /// Flushes a folder, so that names created, renamed or removed in it survive a crash.
     static func syncFolder(_ path: String) throws(FileSystemError) {
-        let fd = try open(path, O_RDONLY | O_DIRECTORY)
-        defer { close(fd) }
-        try sync(fd, path: path)
+        let folder = try openFolder(atPath: path)
+        try sync(folder)
+    }
+
+    /// Flushes an open folder.
+    static func sync(_ folder: Folder) throws(FileSystemError) {
+        try sync(folder.fd, path: folder.path)
     }
 
     /// Creates a folder; returns false when something already exists under the name.
@@ -117,39 +146,68 @@ enum FileSystem {
         throw FileSystemError("mkdir", path)
     }
 
-    /// Renames `source` to `target`, replacing any file there, atomically.
-    static func rename(_ source: String, to target: String) throws(FileSystemError) {
-        if Glibc.rename(source, target) != 0 { throw FileSystemError("rename", target) }
+    /// Creates the folder `name` in `folder`; returns false when something (a link
+    /// included) already has the name.
+    @discardableResult
+    static func makeFolder(_ name: String, in folder: Folder, mode: mode_t) throws(FileSystemError) -> Bool {
+        if mkdirat(folder.fd, name, mode) == 0 { return true }
+        if errno == EEXIST { return false }
+        throw FileSystemError("mkdir", folder.path(of: name))
     }
 
-    /// Removes a file; returns false when there was none (or a folder on the way is missing).
+    /// The status of the entry `name` of `folder` itself (a link is not followed), or
+    /// nil when there is none.
+    static func status(of name: String, in folder: Folder) throws(FileSystemError) -> stat? {
+        var st = stat()
+        if fstatat(folder.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 { return st }
+        if errno == ENOENT { return nil }
+        throw FileSystemError("stat", folder.path(of: name))
+    }
+
+    /// Renames `name` of `source` to `target` of `folder`, replacing any file (or link)
+    /// there, atomically.
+    static func rename(_ name: String, in source: Folder, to target: String, in folder: Folder) throws(FileSystemError) {
+        if renameat(source.fd, name, folder.fd, target) != 0 { throw FileSystemError("rename", folder.path(of: target)) }
+    }
+
+    /// Removes the entry `name` of `folder` (a link itself, never what it points to);
+    /// returns false when there was none.
     @discardableResult
-    static func remove(_ path: String) throws(FileSystemError) -> Bool {
-        if unlink(path) == 0 { return true }
+    static func remove(_ name: String, in folder: Folder) throws(FileSystemError) -> Bool {
+        if unlinkat(folder.fd, name, 0) == 0 { return true }
         if errno == ENOENT || errno == ENOTDIR { return false }
-        throw FileSystemError("unlink", path)
+        throw FileSystemError("unlink", folder.path(of: name))
     }
 
-    /// Removes a folder if it is empty; returns whether it did. Never throws: a folder that
-    /// is not empty, or already gone, is simply kept or skipped.
+    /// Removes the folder `name` of `folder` if it is empty; returns whether it did. Never
+    /// throws: a folder that is not empty, or already gone, is simply kept or skipped.
     @discardableResult
-    static func removeFolderIfEmpty(_ path: String) -> Bool {
-        rmdir(path) == 0
+    static func removeFolderIfEmpty(_ name: String, in folder: Folder) -> Bool {
+        unlinkat(folder.fd, name, AT_REMOVEDIR) == 0
     }
 
-    /// The names in a folder, without `.` and `..`, as raw bytes; empty when the folder does
-    /// not exist (it may have been removed by a concurrent delete).
-    static func names(in folder: String) throws(FileSystemError) -> [[UInt8]] {
-        guard let dir = opendir(folder) else {
-            if errno == ENOENT || errno == ENOTDIR { return [] }
-            throw FileSystemError("opendir", folder)
+    /// A directory stream over `folder`, from its first entry, on a description of its
+    /// own (so that reading it moves no other reader of the folder); close it with
+    /// `closedir`.
+    static func entries(of folder: Folder) throws(FileSystemError) -> OpaquePointer {
+        let fd = try open(".", in: folder, O_RDONLY | O_DIRECTORY)
+        guard let dir = fdopendir(fd) else {
+            let error = FileSystemError("opendir", folder.path)
+            close(fd)
+            throw error
         }
+        return dir
+    }
+
+    /// The names in a folder, without `.` and `..`, as raw bytes.
+    static func names(in folder: Folder) throws(FileSystemError) -> [[UInt8]] {
+        let dir = try entries(of: folder)
         defer { closedir(dir) }
         var out: [[UInt8]] = []
         while true {
             errno = 0
             guard let entry = readdir(dir) else {
-                if errno != 0 { throw FileSystemError("readdir", folder) }
+                if errno != 0 { throw FileSystemError("readdir", folder.path) }
                 return out
             }
             let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw -> [UInt8] in
@@ -187,10 +245,25 @@ enum FileSystem {
         default: return "a special file"
         }
     }
+}
 
-    /// The part of `path` before its last `/`: the folder that holds it.
-    static func parent(_ path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
-        return slash == path.utf8.startIndex ? "/" : String(path[..<slash])
+/// An open folder. FileStorage reaches everything below its root through these, one name
+/// at a time (`openat`, `mkdirat`, `renameat`, `unlinkat` with `O_NOFOLLOW`), never by a
+/// path that the kernel would resolve through a symbolic link: a link put where one of
+/// its folders was leads nowhere, so nothing lands outside the root. Closed when the last
+/// reference goes.
+final class Folder {
+    let fd: Int32
+    /// Its path, for messages only: no call resolves it again.
+    let path: String
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
     }
+
+    deinit { close(fd) }
+
+    /// The path of the entry `name`, for messages.
+    func path(of name: String) -> String { path + "/" + name }
 }

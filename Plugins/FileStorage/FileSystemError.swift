@@ -60,8 +60,8 @@ struct FileSystemError: Error, Sendable, CustomStringConvertible {
     ///
     /// Permission problems (`EACCES`, `EPERM`, a read-only file system) are
     /// `storage.access_denied`: retrying does not help until the configuration changes.
-    /// Everything else is `storage.failed`. Full disks and permission problems carry a hint
-    /// saying what to do.
+    /// Everything else is `storage.failed`. Full disks, permission problems and a symbolic
+    /// link found below the root carry a hint saying what to do.
     ///
     /// - Parameters:
     ///   - action: What could not be done, lower-case: `could not write object "a/b"`.
@@ -84,6 +84,12 @@ struct FileSystemError: Error, Sendable, CustomStringConvertible {
             return PlugboardError(
                 .storageAccessDenied, "\(action): \(text)", detail: detail,
                 hint: "The file system that holds \(rootText) is mounted read-only; remount it read-write or point \"root\" at another folder.",
+                underlying: self)
+        case ELOOP where path != root:
+            // Only opens below the root refuse links (O_NOFOLLOW); the way to the root follows them.
+            return PlugboardError(
+                .storageFailed, "\(action): \(FileStorageText.quote(path)) is a symbolic link", detail: detail + " FileStorage follows no symbolic link below its root, so nothing is read or written through it.",
+                hint: "Something replaced a folder or file under FileStorage's root \(rootText) with a symbolic link; put the real folder back in its place (or remove the link), or point \"root\" at the folder the link leads to.",
                 underlying: self)
         case EMFILE, ENFILE:
             return PlugboardError(

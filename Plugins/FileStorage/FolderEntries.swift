@@ -48,13 +48,9 @@ final class FolderEntries {
     /// Reads `folder` and keeps the names that stand for a file or folder (see
     /// ``ObjectPath``) and may hold keys that start with `prefix` and come after `after`;
     /// both are digits relative to the folder (what remains after the folder's own digits).
-    /// A folder that does not exist reads as empty.
-    static func read(_ folder: String, prefix: [UInt8], after: [UInt8]?) throws(FileSystemError) -> FolderEntries {
+    static func read(_ folder: Folder, prefix: [UInt8], after: [UInt8]?) throws(FileSystemError) -> FolderEntries {
         let entries = FolderEntries()
-        guard let dir = opendir(folder) else {
-            if errno == ENOENT || errno == ENOTDIR { return entries }
-            throw FileSystemError("opendir", folder)
-        }
+        let dir = try FileSystem.entries(of: folder)
         defer { closedir(dir) }
         let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
         var failure: FileSystemError?
@@ -63,7 +59,7 @@ final class FolderEntries {
                 while true {
                     errno = 0
                     guard let entry = readdir(dir) else {
-                        if errno != 0 { failure = FileSystemError("readdir", folder) }
+                        if errno != 0 { failure = FileSystemError("readdir", folder.path) }
                         return
                     }
                     let name = UnsafeRawPointer(entry) + nameOffset
@@ -79,7 +75,7 @@ final class FolderEntries {
                     guard matches(digits, length, isFile: isFile, prefix: prefix),
                           after == nil || follows(digits, length, isFile: isFile, after: afterBytes) else { continue }
                     guard entries.append(digits, length, isFile: isFile) else {
-                        failure = FileSystemError("readdir", folder, code: ENOMEM)
+                        failure = FileSystemError("readdir", folder.path, code: ENOMEM)
                         return
                     }
                 }

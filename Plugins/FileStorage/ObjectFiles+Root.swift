@@ -24,26 +24,55 @@ extension ObjectFiles {
     ///
     /// - Parameter plugin: The plugin's name in the manifest, for messages.
     /// - Throws: `plugin.config_invalid` naming the path when the root (or a folder on its
-    ///   way) is not a folder, holds other files, or holds another format;
-    ///   `storage.access_denied` or `storage.failed` when it cannot be created or read.
+    ///   way) is not a folder, holds other files, or holds another format, or when
+    ///   `objects` or `tmp` is a symbolic link (nothing below the root is reached through a
+    ///   link); `storage.access_denied` or `storage.failed` when it cannot be created or read.
     func prepare(plugin: String) throws(PlugboardError) -> Preparation {
         let createdRoot = try makeRoot(plugin: plugin)
-        try checkMarker(plugin: plugin)
+        let action = "could not prepare FileStorage root \(FileStorageText.quote(root))"
+        let rootFolder: Folder
+        do throws(FileSystemError) {
+            rootFolder = try FileSystem.openFolder(atPath: root)
+        } catch {
+            throw error.storageError(action, root: root)
+        }
+        try checkMarker(in: rootFolder, plugin: plugin)
+        for name in ["objects", "tmp"] {
+            if let st = try? FileSystem.status(of: name, in: rootFolder), st.st_mode & S_IFMT == S_IFLNK {
+                throw linkedFolder(name, in: rootFolder, plugin: plugin)
+            }
+        }
+        let temporaryFiles: Folder
         do throws(FileSystemError) {
             var created = false
-            for folder in [objectsFolder, temporaryFolder] {
-                if try FileSystem.makeFolder(folder, mode: 0o700) {
+            for name in ["objects", "tmp"] {
+                if try FileSystem.makeFolder(name, in: rootFolder, mode: 0o700) {
                     created = true
-                } else if let st = try FileSystem.status(folder), !FileSystem.isFolder(st.st_mode) {
-                    throw FileSystemError("mkdir", folder, code: ENOTDIR)
+                } else if let st = try FileSystem.status(of: name, in: rootFolder), !FileSystem.isFolder(st.st_mode) {
+                    throw FileSystemError("mkdir", rootFolder.path(of: name), code: ENOTDIR)
                 }
             }
-            if created && sync { try FileSystem.syncFolder(root) }
+            if created && sync { try FileSystem.sync(rootFolder) }
+            temporaryFiles = try FileSystem.openFolder("tmp", in: rootFolder)
         } catch {
-            throw error.storageError("could not prepare FileStorage root \(FileStorageText.quote(root))", root: root)
+            throw error.storageError(action, root: root)
         }
-        let removed = TemporaryFile.removeStale(in: temporaryFolder, olderThan: Self.staleTemporaryFileSeconds)
+        let removed = TemporaryFile.removeStale(in: temporaryFiles, olderThan: Self.staleTemporaryFileSeconds)
         return Preparation(createdRoot: createdRoot, removedTemporaryFiles: removed)
+    }
+
+    /// A root whose `objects` or `tmp` is a symbolic link: refused, since writing through
+    /// it would put objects outside the root.
+    private func linkedFolder(_ name: String, in rootFolder: Folder, plugin: String) -> PlugboardError {
+        var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlinkat(rootFolder.fd, name, &target, target.count - 1)
+        let found = length >= 0
+            ? "a symbolic link to \(FileStorageText.quote(String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)))"
+            : "a symbolic link"
+        return PlugboardError(
+            .configInvalid, "FileStorage root \(FileStorageText.quote(root)) holds a symbolic link where its folder \"\(name)\" belongs",
+            detail: "Expected \(FileStorageText.quote(rootFolder.path(of: name))) to be a folder inside the root; found \(found). FileStorage follows no link below its root, so that no object lands outside it.",
+            hint: "Replace the link with a real folder (move what it points to into its place), or point \"root\" of plugin \"\(plugin)\" at a folder whose objects/ and tmp/ are its own.")
     }
 
     /// Creates the root and its missing parents (mode 0700); returns whether it created
@@ -80,11 +109,11 @@ extension ObjectFiles {
     }
 
     /// Checks the format marker, or writes it into a root that holds nothing else.
-    private func checkMarker(plugin: String) throws(PlugboardError) {
+    private func checkMarker(in rootFolder: Folder, plugin: String) throws(PlugboardError) {
         let action = "could not open FileStorage root \(FileStorageText.quote(root))"
         do {
-            if try FileSystem.status(markerPath) != nil {
-                let fd = try FileSystem.open(markerPath, O_RDONLY | O_NOFOLLOW)
+            if try FileSystem.status(of: Self.markerName, in: rootFolder) != nil {
+                let fd = try FileSystem.open(Self.markerName, in: rootFolder, O_RDONLY)
                 defer { close(fd) }
                 let content = try FileSystem.read(fd, count: 256, at: 0, path: markerPath)
                 guard content == Array(Self.markerContent.utf8) else {
@@ -99,7 +128,7 @@ extension ObjectFiles {
             // A concurrent start may have written the marker's temporary file, or the
             // marker and the folders since the check above: those names are ours.
             let ours = [Array("objects".utf8), Array("tmp".utf8)]
-            let foreign = try FileSystem.names(in: root).filter {
+            let foreign = try FileSystem.names(in: rootFolder).filter {
                 !$0.starts(with: Array(Self.markerName.utf8)) && !ours.contains($0)
             }
             if let first = foreign.first {
@@ -111,19 +140,19 @@ extension ObjectFiles {
             // Written whole under a temporary name, then renamed: a concurrent start sees
             // the marker complete or not at all.
             var generator = SystemRandomNumberGenerator()
-            let temporary = "\(markerPath).\(getpid())-\(String(generator.next() as UInt64, radix: 16))\(TemporaryFile.suffix)"
-            let fd = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            let temporary = "\(Self.markerName).\(getpid())-\(String(generator.next() as UInt64, radix: 16))\(TemporaryFile.suffix)"
+            let fd = try FileSystem.open(temporary, in: rootFolder, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
             do throws(FileSystemError) {
-                try FileSystem.writeAll(fd, Array(Self.markerContent.utf8), path: temporary)
-                if sync { try FileSystem.sync(fd, path: temporary) }
+                try FileSystem.writeAll(fd, Array(Self.markerContent.utf8), path: rootFolder.path(of: temporary))
+                if sync { try FileSystem.sync(fd, path: rootFolder.path(of: temporary)) }
                 close(fd)
-                try FileSystem.rename(temporary, to: markerPath)
+                try FileSystem.rename(temporary, in: rootFolder, to: Self.markerName, in: rootFolder)
             } catch {
                 close(fd)
-                unlink(temporary)
+                unlinkat(rootFolder.fd, temporary, 0)
                 throw error
             }
-            if sync { try FileSystem.syncFolder(root) }
+            if sync { try FileSystem.sync(rootFolder) }
         } catch let error as FileSystemError {
             throw error.storageError(action, root: root)
         } catch let error as PlugboardError {

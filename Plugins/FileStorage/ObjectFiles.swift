@@ -19,6 +19,11 @@ import PlugboardAPI
 /// renamed over the object's file in one step, and the folder is flushed. A reader opens
 /// one file and reads header and data through the same descriptor, so it sees the old
 /// object or the new one whole, even while the rename happens and after `kill -9`.
+///
+/// Below the root nothing is opened by path: each operation opens the root, then each
+/// folder on the way by name without following links (``Folder``), so a symbolic link
+/// put in place of `objects/`, `tmp/` or a folder in them makes the operation fail
+/// (`ELOOP`) instead of writing wherever the link points.
 struct ObjectFiles: Sendable {
     /// The marker file's name, in the root.
     static let markerName = ".plugboard-filestorage"
@@ -35,13 +40,31 @@ struct ObjectFiles: Sendable {
     let sync: Bool
 
     var objectsFolder: String { root + "/objects" }
-    var temporaryFolder: String { root + "/tmp" }
     var markerPath: String { root + "/" + Self.markerName }
 
-    /// The absolute path of an object's file.
+    /// The absolute path of an object's file, for messages.
     func path(of object: ObjectPath) -> String {
         objectsFolder + "/" + object.relativePath
     }
+
+    /// The root (opened by its path, links on the way to it followed: where the root is,
+    /// is the operator's choice), then each folder of `names` below it, without following
+    /// a link: the root first, the folder `names` leads to last.
+    func openChain(_ names: [String]) throws(FileSystemError) -> [Folder] {
+        var chain = [try FileSystem.openFolder(atPath: root)]
+        for name in names { chain.append(try FileSystem.openFolder(name, in: chain[chain.count - 1])) }
+        return chain
+    }
+
+    /// The folder `names` leads to below the root, opened as ``openChain(_:)`` does.
+    func open(_ names: [String]) throws(FileSystemError) -> Folder {
+        var folder = try FileSystem.openFolder(atPath: root)
+        for name in names { folder = try FileSystem.openFolder(name, in: folder) }
+        return folder
+    }
+
+    /// The folder that holds an object's file, below `objects`.
+    private func folderNames(of object: ObjectPath) -> [String] { ["objects"] + object.folders }
 
     // MARK: - Reading
 
@@ -51,17 +74,26 @@ struct ObjectFiles: Sendable {
     /// - Throws: `storage.failed` (or `storage.access_denied`) when the file cannot be read
     ///   or is not an object file of this format.
     func read(_ key: String, includeData: Bool) throws(PlugboardError) -> (header: ObjectFileHeader, data: [UInt8])? {
-        let path = path(of: ObjectPath(key: key))
-        return try read(atPath: path, expectedKey: key, includeData: includeData,
-                        action: "could not read object \(FileStorageText.quote(key))")
+        let object = ObjectPath(key: key)
+        let action = "could not read object \(FileStorageText.quote(key))"
+        let folder: Folder
+        do throws(FileSystemError) {
+            folder = try open(folderNames(of: object))
+        } catch {
+            // A folder on the way is missing (or a file): no object under the key.
+            if error.code == ENOENT || error.code == ENOTDIR { return nil }
+            throw error.storageError(action, root: root)
+        }
+        return try read(object.fileName, in: folder, expectedKey: key, includeData: includeData, action: action)
     }
 
-    /// Reads the object file at `path`; nil when there is none.
-    func read(atPath path: String, expectedKey: String?, includeData: Bool,
+    /// Reads the object file `name` of `folder`; nil when there is none.
+    func read(_ name: String, in folder: Folder, expectedKey: String?, includeData: Bool,
               action: String) throws(PlugboardError) -> (header: ObjectFileHeader, data: [UInt8])? {
+        let path = folder.path(of: name)
         let fd: Int32
         do throws(FileSystemError) {
-            fd = try FileSystem.open(path, O_RDONLY | O_NOFOLLOW)
+            fd = try FileSystem.open(name, in: folder, O_RDONLY)
         } catch {
             if error.code == ENOENT || error.code == ENOTDIR { return nil }
             if error.code == ELOOP { throw damaged(path, action, "It is a symbolic link; FileStorage only writes regular files.") }
@@ -110,10 +142,9 @@ struct ObjectFiles: Sendable {
     func write(_ header: ObjectFileHeader, data: [UInt8]) throws(PlugboardError) {
         let action = "could not write object \(FileStorageText.quote(header.key))"
         let object = ObjectPath(key: header.key)
-        let target = path(of: object)
         let temporary: TemporaryFile
         do throws(FileSystemError) {
-            temporary = try TemporaryFile.create(in: temporaryFolder)
+            temporary = try TemporaryFile.create(in: open(["tmp"]))
         } catch {
             throw error.storageError(action, root: root)
         }
@@ -125,32 +156,30 @@ struct ObjectFiles: Sendable {
             try FileSystem.writeAll(temporary.fd, header.encoded(), path: temporary.path)
             try FileSystem.writeAll(temporary.fd, data, path: temporary.path)
             if sync { try FileSystem.sync(temporary.fd, path: temporary.path) }
-            try place(temporary.path, at: target, folders: object.folders)
+            let folder = try place(temporary, at: object)
             placed = true
-            if sync {
-                do throws(FileSystemError) {
-                    try FileSystem.syncFolder(FileSystem.parent(target))
-                } catch where error.code == ENOENT {
-                    // A concurrent delete of this key removed the file and its folder.
-                }
-            }
+            // A concurrent delete of this key may have removed the folder since: flushing
+            // it through its descriptor still works, and there is nothing left to keep.
+            if sync { try FileSystem.sync(folder) }
         } catch {
             throw error.storageError(action, root: root)
         }
     }
 
-    /// Renames `source` to `target`, creating the folders on the way; retries when a
-    /// concurrent delete removed a folder between creating it and the rename.
-    private func place(_ source: String, at target: String, folders: [String]) throws(FileSystemError) {
+    /// Renames `temporary` to the object's file, creating the folders on the way; retries
+    /// when a concurrent delete removed a folder between creating it and the rename.
+    /// Returns the folder it is in.
+    private func place(_ temporary: TemporaryFile, at object: ObjectPath) throws(FileSystemError) -> Folder {
         var attempt = 0
         while true {
             do throws(FileSystemError) {
-                try FileSystem.rename(source, to: target)
-                return
-            } catch where error.code == ENOENT && !folders.isEmpty && attempt < Self.placementAttempts {
+                let folder = try open(folderNames(of: object))
+                try FileSystem.rename(temporary.name, in: temporary.folder, to: object.fileName, in: folder)
+                return folder
+            } catch where error.code == ENOENT && !object.folders.isEmpty && attempt < Self.placementAttempts {
                 attempt += 1
                 do throws(FileSystemError) {
-                    try makeFolders(folders)
+                    try makeFolders(object.folders)
                 } catch where error.code == ENOENT {
                     // A concurrent delete removed a folder above the one being made: again.
                 }
@@ -160,13 +189,12 @@ struct ObjectFiles: Sendable {
 
     /// Creates `objects/f1`, `objects/f1/f2`, ... as needed (mode 0700).
     private func makeFolders(_ folders: [String]) throws(FileSystemError) {
-        var path = objectsFolder
-        for folder in folders {
-            let parent = path
-            path += "/" + folder
-            if try FileSystem.makeFolder(path, mode: 0o700), sync {
-                try FileSystem.syncFolder(parent)
+        var folder = try open(["objects"])
+        for name in folders {
+            if try FileSystem.makeFolder(name, in: folder, mode: 0o700), sync {
+                try FileSystem.sync(folder)
             }
+            folder = try FileSystem.openFolder(name, in: folder)
         }
     }
 
@@ -175,23 +203,21 @@ struct ObjectFiles: Sendable {
     /// Removes the key's file if there is one, then the folders it leaves empty.
     func remove(_ key: String) throws(PlugboardError) {
         let object = ObjectPath(key: key)
-        let target = path(of: object)
+        let action = "could not delete object \(FileStorageText.quote(key))"
+        // root, objects, then each folder of the key: the folders are removed through
+        // the one that holds them.
+        let chain: [Folder]
         do throws(FileSystemError) {
-            let existed = try FileSystem.remove(target)
-            if existed && sync {
-                do throws(FileSystemError) {
-                    try FileSystem.syncFolder(FileSystem.parent(target))
-                } catch where error.code == ENOENT {
-                    // A concurrent delete removed the emptied folder: nothing left to flush.
-                }
-            }
+            chain = try openChain(folderNames(of: object))
+            let existed = try FileSystem.remove(object.fileName, in: chain[chain.count - 1])
+            if existed && sync { try FileSystem.sync(chain[chain.count - 1]) }
+        } catch where error.code == ENOENT || error.code == ENOTDIR {
+            return  // a folder on the way is gone: no object under the key
         } catch {
-            throw error.storageError("could not delete object \(FileStorageText.quote(key))", root: root)
+            throw error.storageError(action, root: root)
         }
-        var folder = FileSystem.parent(target)
-        for _ in object.folders {
-            guard FileSystem.removeFolderIfEmpty(folder) else { break }
-            folder = FileSystem.parent(folder)
+        for (index, name) in object.folders.enumerated().reversed() {
+            guard FileSystem.removeFolderIfEmpty(name, in: chain[index + 1]) else { break }
         }
     }
 

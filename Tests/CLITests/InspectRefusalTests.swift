@@ -52,6 +52,37 @@ import Testing
         #expect(json["error"]?["code"]?.string == "plugin.api_version_mismatch")
     }
 
+    /// `libMemoryStorage.so` with the `plugboard_header` section header's size field set
+    /// to 2^63: offset plus size overflows, which once made the reader trap (SIGILL).
+    static func withHeaderSectionSize2To63(in sandbox: Sandbox) throws -> [UInt8] {
+        var bytes = try sandbox.read(memoryStorage)
+        func u64(_ at: Int) -> UInt64 { (0..<8).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[at + $1]) } }
+        let h = PluginHeader.expected
+        let words = words([PluginHeader.magic, h.layoutVersion, h.abiVersion, h.apiMajor, h.apiMinor])
+        let content = try #require(bytes.indices.first { bytes[$0...].starts(with: words) })
+        // The section header whose sh_offset (at +0x18) points at the header's words.
+        let table = Int(u64(0x28)), entrySize = Int(bytes[0x3A]) | Int(bytes[0x3B]) << 8
+        let count = Int(bytes[0x3C]) | Int(bytes[0x3D]) << 8
+        let entry = try #require((0..<count).map { table + $0 * entrySize }.first { u64($0 + 0x18) == UInt64(content) })
+        for i in 0..<8 { bytes[entry + 0x20 + i] = i == 7 ? 0x80 : 0 }
+        return bytes
+    }
+
+    @Test(arguments: [false, true]) func aSectionSizeOf2To63_isRefusedAsDamaged_notACrash(noLoad: Bool) throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("libMemoryStorage.so", try Self.withHeaderSectionSize2To63(in: sandbox))
+        let result = sandbox.run(["inspect"] + (noLoad ? ["--no-load"] : []) + ["libMemoryStorage.so"])
+        expectRun(result, status: 1, stdout: .empty, stderr: .contains(
+            "plugboard: error: plugin \"MemoryStorage\": file \"\(sandbox.path("libMemoryStorage.so"))\" is a truncated or damaged ELF file\n",
+            "found 9223372036854775808 bytes at offset",
+            "HINT: Rebuild the plugin or copy it again"))
+        #expect(sandbox.entries(sandbox.cacheDirectory) == [])
+
+        let json = try sandbox.run(["inspect", "--no-load", "--json", "libMemoryStorage.so"]).json()
+        #expect(json["error"]?["code"]?.string == "loader.truncated_elf")
+    }
+
     @Test(arguments: [false, true]) func otherToolchain_isRefusedBeforeLoading(noLoad: Bool) throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }

@@ -80,4 +80,52 @@ import Testing
         let p = try plugin(config: #"{"password": {"secret": "${DB_PASSWORD}"}}"#)
         #expect(try p.resolvedConfig(environment: ["DB_PASSWORD": "hunter22"]).string("password") == "hunter22")
     }
+
+    // MARK: - The expansion bound (16 MiB for the whole manifest)
+
+    @Test func fiftyThousandReferencesToA100KBVariable_areRefusedQuickly_namingLimitAndSize() throws {
+        // 200 KB of manifest text that would expand to 5 GB.
+        let p = try plugin(config: #"{"big": ""# + String(repeating: "${A}", count: 50_000) + #""}"#)
+        let value = String(repeating: "s3cr3t-", count: 100_000 / 7)
+        let started = ContinuousClock.now
+        let error = #expect(throws: PlugboardError.self) { try p.resolvedConfig(environment: ["A": value]) }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(error?.code == .manifestExpansionTooLarge)
+        #expect(error?.code.area == "manifest")
+        #expect(error?.message.hasPrefix("plugins.json:2:") == true)
+        #expect(error?.message.contains("plugin \"db\"") == true)
+        #expect(error?.message.contains("16 MiB") == true)
+        let expanded = 50_000 * value.utf8.count
+        #expect(error?.detail?.contains("at most 16777216 bytes") == true)
+        #expect(error?.detail?.contains("plugins[0].config.big alone expanding to \(expanded) bytes") == true)
+        #expect(error?.hint?.contains("file") == true)
+        // Sizes only: the variable's value (maybe a secret) is quoted nowhere.
+        #expect(error?.description.contains("s3cr3t") == false)
+    }
+
+    @Test func anExpansionUnderTheLimit_isKept_whole() throws {
+        let p = try plugin(config: #"{"big": ""# + String(repeating: "${A}", count: 150) + #"", "small": "x"}"#)
+        let config = try p.resolvedConfig(environment: ["A": String(repeating: "a", count: 100_000)])
+        #expect(try config.string("big").utf8.count == 15_000_000)
+        #expect(try config.string("small") == "x")
+    }
+
+    @Test func theLimit_holdsForTheWholeManifest_notForEachPlugin() async throws {
+        // Two plugins of 10 MB each: each is under 16 MiB, together they are not.
+        let folder = LoaderFixtures.temporaryFolder("plugboard-expansion")
+        let config = #"{"big": ""# + String(repeating: "${A}", count: 100) + #""}"#
+        try LoaderFixtures.write(Array("""
+            {"schemaVersion": 1, "plugins": [
+              {"name": "first", "product": "MemoryStorage", "config": \(config)},
+              {"name": "second", "product": "MemoryStorage", "config": \(config)}]}
+            """.utf8), to: "\(folder)/plugins.json")
+        let environment = ["A": String(repeating: "a", count: 100_000)]
+        let error = await #expect(throws: PlugboardError.self) {
+            _ = try await PluginHost.start(.init(manifestPath: "\(folder)/plugins.json", environment: .testing,
+                                                 cacheDirectory: "\(folder)/cache", processEnvironment: environment))
+        }
+        #expect(error?.code == .manifestExpansionTooLarge)
+        #expect(error?.message.contains("plugin \"second\"") == true)
+        #expect(error?.detail?.contains("plugins[1].config.big alone expanding to 10000000 bytes, with \((16 << 20) - 10_000_000) bytes left") == true)
+    }
 }

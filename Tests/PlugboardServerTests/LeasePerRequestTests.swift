@@ -77,13 +77,21 @@ import Testing
 
     /// A host started from a manifest with no plugins, in a fresh folder.
     static func emptyHost() async throws -> PluginHost {
+        try await host(plugins: "[]", in: temporaryFolder())
+    }
+
+    static func temporaryFolder() throws -> String {
         var template = Array("/tmp/plugboard-server-test-XXXXXX".utf8CString)
-        let folder = try #require(template.withUnsafeMutableBufferPointer { buffer -> String? in
+        return try #require(template.withUnsafeMutableBufferPointer { buffer -> String? in
             guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
             return String(cString: base)
         })
+    }
+
+    /// A host started from a manifest in `folder` whose `plugins` array is `plugins` (JSON).
+    static func host(plugins: String, in folder: String) async throws -> PluginHost {
         let manifest = "\(folder)/plugins.json"
-        let text = Array(#"{"schemaVersion": 1, "plugins": []}"#.utf8)
+        let text = Array(#"{"schemaVersion": 1, "plugins": "#.utf8) + Array(plugins.utf8) + Array("}".utf8)
         let fd = open(manifest, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         try #require(fd >= 0)
         _ = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

@@ -143,8 +143,9 @@ public final class PluginHost: Sendable {
         // before anything is loaded.
         let selected = manifest.selectedPlugins(for: environment)
         var configs: [String: PluginConfig] = [:]
+        var budget = VariableExpander.Budget()
         for plugin in selected {
-            configs[plugin.name] = try plugin.resolvedConfig(environment: configuration.processEnvironment)
+            configs[plugin.name] = try plugin.resolvedConfig(environment: configuration.processEnvironment, budget: &budget)
         }
         var byName = unselectedRecords(manifest, environment)
         var fingerprints: [String: PluginFingerprint] = [:]

@@ -1,27 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What the loader reads from a shared object's bytes before it is ever mapped: the ELF
 /// header, the section table, the dynamic section's NEEDED names, and the contents of
 /// named sections (`plugboard_header`, `.comment`).
 ///
-/// Every offset and size comes from an untrusted file, so every read is bounds-checked:
-/// a truncated or hostile file gives an error, never a trap.
+/// Every offset, size and count comes from an untrusted file. Each one goes through
+/// ``ELFImage/range(offset:size:within:)`` (overflow-checked, against the real length)
+/// before any byte is touched, so a truncated or hostile file gives an error, never a
+/// trap. This is the only ELF parser of the host: the toolchain check of the host's own
+/// library uses it too, through a source that reads the file piecewise.
 struct ELFImage {
-    let bytes: [UInt8]
     let elfClass: UInt8
     let dataEncoding: UInt8
     let type: UInt16
     let machine: UInt16
     let sections: [Section]
+    private let source: any ELFByteSource
 
     struct Section {
         let name: String
         let type: UInt32
-        let offset: Int
-        let size: Int
+        /// Where its content lies in the file; empty for a section that occupies none.
+        let range: Range<Int>
         let link: Int
+
+        var offset: Int { range.lowerBound }
+        var size: Int { range.count }
     }
 
     enum Failure: Error, Equatable {
         case notELF
+        /// A sentence naming what was expected and what the file holds.
         case truncated(String)
         case unsupportedClass(UInt8)
         case unsupportedEncoding(UInt8)
@@ -42,51 +53,69 @@ struct ELFImage {
         #endif
     }
 
+    private static let headerSize = 64
+    private static let sectionHeaderSize = 64
+    /// SHT_NOBITS occupies no file space: its offset and size describe memory.
+    private static let noBits: UInt32 = 8
+    private static let dynamicType: UInt32 = 6
+
     init(bytes: [UInt8]) throws(Failure) {
-        self.bytes = bytes
-        guard bytes.count >= 4, bytes[0] == 0x7F, bytes[1] == 0x45, bytes[2] == 0x4C, bytes[3] == 0x46 else {
+        try self.init(source: InMemoryELFBytes(bytes: bytes))
+    }
+
+    init(source: any ELFByteSource) throws(Failure) {
+        self.source = source
+        let length = source.count
+        guard length >= 4, let magic = source.bytes(in: 0..<4), magic.elementsEqual([0x7F, 0x45, 0x4C, 0x46]) else {
             throw .notELF
         }
-        guard bytes.count >= 64 else { throw .truncated("the file is \(bytes.count) bytes, shorter than a 64-bit ELF header (64 bytes)") }
-        elfClass = bytes[4]
-        dataEncoding = bytes[5]
+        guard length >= Self.headerSize, let header = source.bytes(in: 0..<Self.headerSize) else {
+            throw .truncated("Expected at least the \(Self.headerSize) bytes of a 64-bit ELF header, found a file of \(length) bytes.")
+        }
+        let h = LittleEndianFields(header)
+        elfClass = h.u8(4)
+        dataEncoding = h.u8(5)
         guard elfClass == 2 else { throw .unsupportedClass(elfClass) }
         guard dataEncoding == 1 else { throw .unsupportedEncoding(dataEncoding) }
-        type = Self.u16(bytes, 16) ?? 0
-        machine = Self.u16(bytes, 18) ?? 0
+        type = h.u16(16)
+        machine = h.u16(18)
+        let shoff = h.u64(0x28), shentsize = h.u16(0x3A), shnum = h.u16(0x3C), shstrndx = h.u16(0x3E)
 
-        guard let shoff = Self.u64(bytes, 0x28), let shentsize = Self.u16(bytes, 0x3A),
-              let shnum = Self.u16(bytes, 0x3C), let shstrndx = Self.u16(bytes, 0x3E) else {
-            throw .truncated("the ELF header is incomplete")
-        }
         guard shnum > 0 else { sections = []; return }
-        guard shentsize >= 64 else { throw .truncated("section headers are \(shentsize) bytes, expected 64") }
-        let tableEnd = Self.end(Int(clamping: shoff), Int(shentsize) * Int(shnum))
-        guard let tableEnd, tableEnd <= bytes.count else {
-            throw .truncated("the section table ends beyond the end of the file (\(bytes.count) bytes)")
+        guard Int(shentsize) >= Self.sectionHeaderSize else {
+            throw .truncated("Expected section headers of at least \(Self.sectionHeaderSize) bytes, found \(shentsize).")
+        }
+        let (tableSize, tooLarge) = UInt64(shentsize).multipliedReportingOverflow(by: UInt64(shnum))
+        guard !tooLarge, let tableRange = Self.range(offset: shoff, size: tableSize, within: length),
+              let table = source.bytes(in: tableRange) else {
+            throw .truncated("Expected the section table (\(shnum) headers of \(shentsize) bytes at offset \(shoff)) within the file's \(length) bytes, found it reaching beyond the end.")
         }
         struct Raw { let name: UInt32; let type: UInt32; let offset: UInt64; let size: UInt64; let link: UInt32 }
         var raws: [Raw] = []
+        raws.reserveCapacity(Int(shnum))
         for i in 0..<Int(shnum) {
-            let base = Int(shoff) + i * Int(shentsize)
-            guard let name = Self.u32(bytes, base), let type = Self.u32(bytes, base + 4),
-                  let offset = Self.u64(bytes, base + 0x18), let size = Self.u64(bytes, base + 0x20),
-                  let link = Self.u32(bytes, base + 0x28) else { throw .truncated("section header \(i) is incomplete") }
-            raws.append(Raw(name: name, type: type, offset: offset, size: size, link: link))
+            // Inside the table by construction: i < shnum and every field ends within 64 bytes.
+            let entry = LittleEndianFields(table.dropFirst(i * Int(shentsize)).prefix(Self.sectionHeaderSize))
+            raws.append(Raw(name: entry.u32(0), type: entry.u32(4), offset: entry.u64(0x18),
+                            size: entry.u64(0x20), link: entry.u32(0x28)))
         }
-        guard Int(shstrndx) < raws.count else { throw .truncated("the section name table index \(shstrndx) is out of range") }
-        let names = raws[Int(shstrndx)]
-        var out: [Section] = []
-        for raw in raws {
-            let name = Self.cString(bytes, start: Int(clamping: names.offset) &+ Int(raw.name),
-                                    limit: Self.end(Int(clamping: names.offset), Int(clamping: names.size)) ?? 0) ?? ""
-            // SHT_NOBITS (8) occupies no file space: its offset and size describe memory.
-            let inFile = raw.type != 8
-            let offset = Int(clamping: raw.offset), size = inFile ? Int(clamping: raw.size) : 0
-            if inFile, let end = Self.end(offset, size), end > bytes.count {
-                throw .truncated("section \"\(name)\" ends at byte \(end), beyond the end of the file (\(bytes.count) bytes)")
+        func fileRange(_ raw: Raw, _ what: @autoclosure () -> String) throws(Failure) -> Range<Int> {
+            guard raw.type != Self.noBits else { return 0..<0 }
+            guard let range = Self.range(offset: raw.offset, size: raw.size, within: length) else {
+                throw .truncated("Expected \(what()) within the file's \(length) bytes, found \(raw.size) bytes at offset \(raw.offset).")
             }
-            out.append(Section(name: name, type: raw.type, offset: offset, size: size, link: Int(raw.link)))
+            return range
+        }
+        guard Int(shstrndx) < raws.count else {
+            throw .truncated("Expected the section name table's index below the \(raws.count) sections, found \(shstrndx).")
+        }
+        let nameTable = source.bytes(in: try fileRange(raws[Int(shstrndx)], "the section name table")) ?? []
+        var out: [Section] = []
+        out.reserveCapacity(raws.count)
+        for (i, raw) in raws.enumerated() {
+            let name = Self.cString(nameTable, at: Int(raw.name)) ?? ""
+            let range = try fileRange(raw, "section \(i) \"\(name)\"")
+            out.append(Section(name: name, type: raw.type, range: range, link: Int(raw.link)))
         }
         sections = out
     }
@@ -94,7 +123,7 @@ struct ELFImage {
     /// The bytes of the first section named `name`, or nil.
     func section(named name: String) -> ArraySlice<UInt8>? {
         guard let s = sections.first(where: { $0.name == name }) else { return nil }
-        return bytes[s.offset..<(s.offset + s.size)]
+        return source.bytes(in: s.range)
     }
 
     /// The NUL-separated strings of `.comment`, which name the compilers that built it.
@@ -105,15 +134,16 @@ struct ELFImage {
 
     /// The `DT_NEEDED` names of the dynamic section.
     var neededLibraries: [String] {
-        guard let dynamic = sections.first(where: { $0.type == 6 }), dynamic.link < sections.count else { return [] }
-        let strtab = sections[dynamic.link]
+        guard let dynamic = sections.first(where: { $0.type == Self.dynamicType }), dynamic.link < sections.count,
+              let entries = source.bytes(in: dynamic.range) else { return [] }
+        let strings = source.bytes(in: sections[dynamic.link].range) ?? []
         var out: [String] = []
-        var at = dynamic.offset
-        while at + 16 <= dynamic.offset + dynamic.size {
-            guard let tag = Self.u64(bytes, at), let value = Self.u64(bytes, at + 8) else { break }
+        var at = 0
+        while entries.count - at >= 16 {
+            let entry = LittleEndianFields(entries.dropFirst(at).prefix(16))
+            let tag = entry.u64(0), value = entry.u64(8)
             if tag == 0 { break }
-            if tag == 1, let name = Self.cString(bytes, start: strtab.offset &+ Int(clamping: value),
-                                                 limit: strtab.offset + strtab.size) {
+            if tag == 1, let offset = Int(exactly: value), let name = Self.cString(strings, at: offset) {
                 out.append(name)
             }
             at += 16
@@ -126,32 +156,96 @@ struct ELFImage {
     static func machineName(_ m: UInt16) -> String { machineNames[m] ?? "machine \(m)" }
     var typeName: String { Self.typeNames[type] ?? "type \(type)" }
 
-    // MARK: - Bounds-checked reads
+    // MARK: - Bounds
 
-    private static func end(_ offset: Int, _ size: Int) -> Int? {
-        let (sum, overflow) = offset.addingReportingOverflow(size)
-        return overflow || offset < 0 || size < 0 ? nil : sum
+    /// `offset..<offset+size` if it lies within `length` bytes; nil when either number
+    /// is beyond `Int` or their sum overflows.
+    static func range(offset: UInt64, size: UInt64, within length: Int) -> Range<Int>? {
+        guard let start = Int(exactly: offset), let count = Int(exactly: size) else { return nil }
+        let (end, overflow) = start.addingReportingOverflow(count)
+        guard !overflow, end <= length else { return nil }
+        return start..<end
     }
 
-    private static func u16(_ b: [UInt8], _ at: Int) -> UInt16? {
-        guard at >= 0, at + 2 <= b.count else { return nil }
-        return UInt16(b[at]) | UInt16(b[at + 1]) << 8
+    private static func cString(_ b: ArraySlice<UInt8>, at offset: Int) -> String? {
+        guard offset >= 0, offset < b.count else { return nil }
+        let text = b.dropFirst(offset).prefix { $0 != 0 }
+        return String(decoding: text, as: UTF8.self)
     }
+}
 
-    private static func u32(_ b: [UInt8], _ at: Int) -> UInt32? {
-        guard at >= 0, at + 4 <= b.count else { return nil }
-        return (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[at + $1]) << (8 * UInt32($1)) }
+extension ELFImage {
+    /// The `.comment` strings of an ELF file, reading only its headers and the sections
+    /// it needs (the host's library is megabytes; its comment is a hundred bytes). Empty
+    /// for a file that cannot be read or is no valid ELF file.
+    static func comments(ofFileAt path: String) -> [String] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG,
+              let image = try? ELFImage(source: FileELFBytes(fd: fd, count: Int(st.st_size))) else { return [] }
+        return image.comments
     }
+}
 
-    private static func u64(_ b: [UInt8], _ at: Int) -> UInt64? {
-        guard at >= 0, at + 8 <= b.count else { return nil }
-        return (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) }
+/// Bytes an ``ELFImage`` reads. `bytes(in:)` gives nil rather than trapping for a range
+/// outside the source, so a mistake in a caller's checks costs an error, not the host.
+protocol ELFByteSource {
+    var count: Int { get }
+    func bytes(in range: Range<Int>) -> ArraySlice<UInt8>?
+}
+
+/// A whole file already in memory: a plugin, whose bytes are hashed and copied anyway.
+struct InMemoryELFBytes: ELFByteSource {
+    let bytes: [UInt8]
+    var count: Int { bytes.count }
+
+    func bytes(in range: Range<Int>) -> ArraySlice<UInt8>? {
+        guard range.lowerBound >= 0, range.upperBound <= bytes.count else { return nil }
+        return bytes[range]
     }
+}
 
-    private static func cString(_ b: [UInt8], start: Int, limit: Int) -> String? {
-        guard start >= 0, start < min(limit, b.count) else { return nil }
-        var end = start
-        while end < min(limit, b.count) && b[end] != 0 { end += 1 }
-        return String(decoding: b[start..<end], as: UTF8.self)
+/// An open file read with `pread`, piece by piece; valid while its descriptor is open.
+struct FileELFBytes: ELFByteSource {
+    let fd: Int32
+    let count: Int
+    /// One read is for a header, a table or a small section; more is a hostile size.
+    static let maxRead = 64 << 20
+
+    func bytes(in range: Range<Int>) -> ArraySlice<UInt8>? {
+        guard range.lowerBound >= 0, range.upperBound <= count, range.count <= Self.maxRead else { return nil }
+        var buffer = [UInt8](repeating: 0, count: range.count)
+        var filled = 0
+        while filled < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                raw.baseAddress.map { pread(fd, $0 + filled, raw.count - filled, off_t(range.lowerBound + filled)) } ?? -1
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            filled += n
+        }
+        return buffer[...]
+    }
+}
+
+/// Little-endian integers at fixed offsets of a header or table entry; a field that
+/// does not fit in the bytes reads as 0 (callers size the bytes so that none is cut).
+private struct LittleEndianFields {
+    let bytes: ArraySlice<UInt8>
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
+    func u8(_ at: Int) -> UInt8 { UInt8(value(at, 1)) }
+    func u16(_ at: Int) -> UInt16 { UInt16(value(at, 2)) }
+    func u32(_ at: Int) -> UInt32 { UInt32(value(at, 4)) }
+    func u64(_ at: Int) -> UInt64 { value(at, 8) }
+
+    private func value(_ at: Int, _ width: Int) -> UInt64 {
+        guard at >= 0, bytes.count - at >= width else { return 0 }
+        let start = bytes.startIndex + at
+        var v: UInt64 = 0
+        for i in (0..<width).reversed() { v = v << 8 | UInt64(bytes[start + i]) }
+        return v
     }
 }

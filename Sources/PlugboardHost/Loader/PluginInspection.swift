@@ -75,8 +75,8 @@ public struct PluginInspection: Sendable {
                     hint: "Point the plugin's path at a shared object built with swift build.")
             case .truncated(let why):
                 throw PlugboardError(.truncatedELF, "plugin \"\(plugin)\": file \"\(file.path)\" is a truncated or damaged ELF file",
-                    detail: "Its \(why).",
-                    hint: "Rebuild the plugin; the file was probably cut short while being copied.")
+                    detail: why,
+                    hint: "Rebuild the plugin or copy it again; the file was cut short or damaged on its way here.")
             case .unsupportedClass(let c):
                 throw PlugboardError(.wrongArchitecture, "plugin \"\(plugin)\": file \"\(file.path)\" is for another architecture",
                     detail: "Expected a 64-bit ELF file, found \(ELFImage.classNames[c] ?? "ELF class \(c)").",

@@ -15,42 +15,53 @@ extension ManifestPlugin {
     ///
     /// - Parameter variables: the process environment, captured once by the CLI.
     /// - Throws: `manifest.missing_variable`, naming the variable, the plugin and the
-    ///   JSON path, when a `${VAR}` without default names a variable that is not set.
+    ///   JSON path, when a `${VAR}` without default names a variable that is not set;
+    ///   `manifest.expansion_too_large` when the expanded strings pass 16 MiB.
     /// - Important: the result holds secrets in clear. Never print, log or return it
     ///   (`PluginConfig`'s default description shows every value); print
     ///   ``redactedConfig`` instead.
     public func resolvedConfig(environment variables: [String: String]) throws(PlugboardError) -> PluginConfig {
-        guard case .object(let values) = try resolve(rawConfig, variables: variables) else {
+        var budget = VariableExpander.Budget()
+        return try resolvedConfig(environment: variables, budget: &budget)
+    }
+
+    /// The same, drawing on a budget shared by every plugin of the manifest, so that
+    /// the bound holds for the whole manifest and not for each plugin.
+    func resolvedConfig(environment variables: [String: String],
+                        budget: inout VariableExpander.Budget) throws(PlugboardError) -> PluginConfig {
+        guard case .object(let values) = try resolve(rawConfig, variables: variables, budget: &budget) else {
             return PluginConfig([:], plugin: name, baseDirectory: manifestDirectory)
         }
         return PluginConfig(values, plugin: name, baseDirectory: manifestDirectory)
     }
 
-    private func resolve(_ value: JSONValue, variables: [String: String]) throws(PlugboardError) -> ConfigValue {
+    private func resolve(_ value: JSONValue, variables: [String: String],
+                         budget: inout VariableExpander.Budget) throws(PlugboardError) -> ConfigValue {
         if ConfigSecrets.isWrapper(value), case .object(let members) = value.kind {
-            return try resolve(members[0].value, variables: variables)
+            return try resolve(members[0].value, variables: variables, budget: &budget)
         }
         switch value.kind {
         case .string(let text):
-            return .string(try expand(text, at: value, variables: variables))
+            return .string(try expand(text, at: value, variables: variables, budget: &budget))
         case .array(let elements):
             var out: [ConfigValue] = []
             out.reserveCapacity(elements.count)
-            for e in elements { out.append(try resolve(e, variables: variables)) }
+            for e in elements { out.append(try resolve(e, variables: variables, budget: &budget)) }
             return .array(out)
         case .object(let members):
             var out: [String: ConfigValue] = [:]
-            for m in members { out[m.key] = try resolve(m.value, variables: variables) }
+            for m in members { out[m.key] = try resolve(m.value, variables: variables, budget: &budget) }
             return .object(out)
         default:
             return value.configValue
         }
     }
 
-    private func expand(_ text: String, at value: JSONValue, variables: [String: String]) throws(PlugboardError) -> String {
-        let result: Result<String, VariableExpander.Missing>
+    private func expand(_ text: String, at value: JSONValue, variables: [String: String],
+                        budget: inout VariableExpander.Budget) throws(PlugboardError) -> String {
+        let result: Result<String, VariableExpander.Refusal>
         do {
-            result = try VariableExpander.expand(text, variables: variables)
+            result = try VariableExpander.expand(text, variables: variables, budget: &budget)
         } catch {
             // Checked when the manifest was read; kept as an error rather than a trap.
             throw PlugboardError(.manifestInvalidValue,
@@ -60,11 +71,18 @@ extension ManifestPlugin {
         switch result {
         case .success(let expanded):
             return expanded
-        case .failure(let missing):
+        case .failure(.missing(let missing)):
             throw PlugboardError(.manifestMissingVariable,
-                "\(manifestPath):\(value.location): environment variable \"\(missing.name)\" is not set, needed by plugin \(ManifestReader.quoted(name))",
-                detail: "Plugin \(ManifestReader.quoted(name)) uses ${\(missing.name)} in \(value.path.spoken), with no default.",
-                hint: "Set \(missing.name) in the environment, or write ${\(missing.name):-default} to give a default.")
+                "\(manifestPath):\(value.location): environment variable \"\(missing)\" is not set, needed by plugin \(ManifestReader.quoted(name))",
+                detail: "Plugin \(ManifestReader.quoted(name)) uses ${\(missing)} in \(value.path.spoken), with no default.",
+                hint: "Set \(missing) in the environment, or write ${\(missing):-default} to give a default.")
+        case .failure(.tooLarge(let needed, let available)):
+            // Sizes only: the variables' values may be secrets.
+            let limit = budget.limit
+            throw PlugboardError(.manifestExpansionTooLarge,
+                "\(manifestPath):\(value.location): expanding variables in plugin \(ManifestReader.quoted(name))'s config goes beyond the limit of \(limit >> 20) MiB",
+                detail: "Expected at most \(limit) bytes of configuration text in the whole manifest once ${...} references are expanded; found \(value.path.spoken) alone expanding to \(needed) bytes, with \(available) bytes left.",
+                hint: "Look for a ${VAR} repeated many times or naming a very large variable; pass large data as a file (a path in the config) rather than through the environment.")
         }
     }
 }

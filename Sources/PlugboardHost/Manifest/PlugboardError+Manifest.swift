@@ -39,4 +39,7 @@ extension PlugboardError.Code {
     /// A `${VAR}` in the config of a plugin selected for the environment names a variable
     /// that is not set and has no default.
     public static let manifestMissingVariable: Self = "manifest.missing_variable"
+    /// Expanding the `${VAR}`s of the selected plugins' configs would produce more than
+    /// 16 MiB of text for the whole manifest.
+    public static let manifestExpansionTooLarge: Self = "manifest.expansion_too_large"
 }

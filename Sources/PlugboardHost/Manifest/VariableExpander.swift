@@ -88,32 +88,72 @@ enum VariableExpander {
         return parts
     }
 
-    /// The string with its references replaced, or the name of the first variable that
-    /// is not set and has no default.
-    static func expand(_ text: String, variables: [String: String]) throws(Malformed) -> Result<String, Missing> {
-        // Fast path: nothing to expand.
-        guard text.contains("$") else { return .success(text) }
-        var out = ""
-        for part in try parts(of: text) {
-            switch part {
-            case .literal(let l):
-                out += l
-            case .variable(let name, let fallback):
-                if let value = variables[name], !(fallback != nil && value.isEmpty) {
-                    out += value
-                } else if let fallback {
-                    out += fallback
-                } else {
-                    return .failure(Missing(name: name))
-                }
-            }
+    /// How much configuration text expansion may produce, shared by every string of a
+    /// manifest. A 1 MiB manifest can name a large variable tens of thousands of times,
+    /// so without a bound one `${A}` repeated becomes gigabytes and the host aborts.
+    struct Budget {
+        /// 16 MiB: far beyond any real configuration, small enough to allocate at once.
+        static let manifestLimit = 16 << 20
+        let limit: Int
+        private(set) var used = 0
+
+        init(limit: Int = Budget.manifestLimit) { self.limit = limit }
+
+        /// Takes `count` bytes, or leaves the budget as it is and returns false.
+        mutating func take(_ count: Int) -> Bool {
+            let (total, overflow) = used.addingReportingOverflow(count)
+            guard !overflow, total <= limit else { return false }
+            used = total
+            return true
         }
-        return .success(out)
     }
 
-    /// A variable that is not set and has no default.
-    struct Missing: Error {
-        let name: String
+    /// Why a string could not be expanded.
+    enum Refusal: Error {
+        /// A variable that is not set and has no default.
+        case missing(name: String)
+        /// The expansion would take `needed` bytes; `available` were left of the budget.
+        case tooLarge(needed: Int, available: Int)
+    }
+
+    /// The string with its references replaced, or why it cannot be: the first variable
+    /// that is not set and has no default, or an expansion larger than what is left of
+    /// `budget`. The size is summed from the pieces before anything is appended, so a
+    /// refused expansion allocates nothing.
+    static func expand(_ text: String, variables: [String: String],
+                       budget: inout Budget) throws(Malformed) -> Result<String, Refusal> {
+        // Fast path: nothing to expand.
+        guard text.contains("$") else {
+            return budget.take(text.utf8.count) ? .success(text)
+                : .failure(.tooLarge(needed: text.utf8.count, available: budget.limit - budget.used))
+        }
+        var pieces: [String] = []
+        var size = 0
+        for part in try parts(of: text) {
+            let piece: String
+            switch part {
+            case .literal(let l):
+                piece = l
+            case .variable(let name, let fallback):
+                if let value = variables[name], !(fallback != nil && value.isEmpty) {
+                    piece = value
+                } else if let fallback {
+                    piece = fallback
+                } else {
+                    return .failure(.missing(name: name))
+                }
+            }
+            // Saturates rather than overflows: anything near Int.max is refused anyway.
+            size = size.addingReportingOverflow(piece.utf8.count).overflow ? Int.max : size + piece.utf8.count
+            pieces.append(piece)
+        }
+        guard budget.take(size) else {
+            return .failure(.tooLarge(needed: size, available: budget.limit - budget.used))
+        }
+        var out = ""
+        out.reserveCapacity(size)
+        for piece in pieces { out += piece }
+        return .success(out)
     }
 
     private static func isNameScalar(_ c: Unicode.Scalar, first: Bool) -> Bool {

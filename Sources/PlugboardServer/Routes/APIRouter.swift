@@ -36,6 +36,11 @@ public final class APIRouter: HTTPHandler {
     }
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        // Error answers withhold server paths; this request's log keeps them (ErrorResponses).
+        await ErrorResponses.$logger.withValue(logger) { await route(request) }
+    }
+
+    private func route(_ request: HTTPRequest) async -> HTTPResponse {
         if let refusal = screen(request.head) { return refusal }
         let route = Route(path: request.head.path)
         do throws(HTTPError) {
@@ -101,6 +106,15 @@ public final class APIRouter: HTTPHandler {
     }
 
     private func authorize(_ route: Route, _ head: RequestHead) -> HTTPResponse? {
+        // Authorization is no list field (RFC 9110 11.6.2): with two, which one counts
+        // depends on who reads them (a proxy may check the last, this server the first),
+        // so neither does.
+        let authorizations = head.headers.values("authorization").count
+        guard authorizations <= 1 else {
+            return ErrorResponses.response(PlugboardError(.httpBadRequest, "more than one Authorization header",
+                detail: "Expected at most one Authorization header, found \(authorizations).",
+                hint: "Send a single Authorization: Bearer <token> header."))
+        }
         let token: String?
         switch route.tokenGuard {
         case .none: return nil

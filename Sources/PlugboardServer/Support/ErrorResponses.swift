@@ -4,12 +4,26 @@ import PlugboardHost
 
 /// Errors as the HTTP API answers them: the CLI's `--json` error shape, with the status
 /// the contract gives each code.
+///
+/// A client sees the code and the texts without the server's file system paths: storage
+/// and host errors name folders (FileStorage's root and object files) that tell a client
+/// how the server is laid out. Those paths become `<server path>` in the answer, and the
+/// whole error goes to the request's log (``logger``), where the operator needs it.
 enum ErrorResponses {
+    /// Where an error whose answer was scrubbed is logged whole: the router binds its
+    /// own logger for each request it answers.
+    @TaskLocal static var logger = Logger.disabled
+
     /// The code goes in `X-Plugboard-Error-Code` too: a HEAD answer has no body, and the
     /// header is how a client tells a missing object from an unknown route there.
     static func response(_ error: PlugboardError, status: Int? = nil, headers: [(String, String)] = []) -> HTTPResponse {
         let (mapped, extra) = statusAndHeaders(for: error.code)
-        let body = Array((JSONOutput.error(error).render(pretty: false) + "\n").utf8)
+        let shown = clientView(of: error)
+        if shown.message != error.message || shown.detail != error.detail || shown.hint != error.hint {
+            logger.warning("\(error.code): \(error.message)", metadata: [
+                "status": .string(String(status ?? mapped)), "detail": .string(error.detail ?? "-"), "hint": .string(error.hint ?? "-")])
+        }
+        let body = Array((JSONOutput.error(shown).render(pretty: false) + "\n").utf8)
         return HTTPResponse(status: status ?? mapped,
                             headers: [("Content-Type", "application/json"), ("X-Plugboard-Error-Code", error.code.rawValue)]
                                 + extra + headers,
@@ -27,6 +41,17 @@ enum ErrorResponses {
             return response(PlugboardError(.httpUnavailable, "the request was cancelled while the server stops"))
         }
         return response(PlugboardError(.storageFailed, "storage operation failed: \(error)", underlying: error))
+    }
+
+    /// The error as a client may read it. The server's own `http.*` errors are about the
+    /// request and name no server path (their texts quote the request's own path), so
+    /// they go as they are; every other error has its paths scrubbed.
+    static func clientView(of error: PlugboardError) -> PlugboardError {
+        guard error.code.area != "http" else { return error }
+        let message = ServerPaths.scrubbed(error.message)
+        let detail = error.detail.map(ServerPaths.scrubbed), hint = error.hint.map(ServerPaths.scrubbed)
+        if message == error.message && detail == error.detail && hint == error.hint { return error }
+        return PlugboardError(error.code, message, detail: detail, hint: hint)
     }
 
     static func statusAndHeaders(for code: PlugboardError.Code) -> (Int, [(String, String)]) {
@@ -50,4 +75,48 @@ enum ErrorResponses {
         default: return (500, [])
         }
     }
+}
+
+/// Absolute file system paths in error texts.
+enum ServerPaths {
+    static let placeholder = "<server path>"
+
+    /// `text` with every absolute path replaced by ``placeholder``. A path starts with `/`
+    /// at the start of the text or after a space, quote, `(`, `[`, `=` or `,` (so the
+    /// path of a URL, after its host, and a key such as `a/b` stay). A quoted path runs to
+    /// its closing quote, spaces and escapes included (how ``PlugboardError/quoted(_:maxCharacters:)``
+    /// writes it); an unquoted one to the next space or closing punctuation, a sentence's
+    /// final `.` or `:` left out.
+    static func scrubbed(_ text: String) -> String {
+        let b = Array(text.utf8)
+        guard b.contains(slash) else { return text }
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count)
+        var i = 0
+        while i < b.count {
+            let previous: UInt8? = i > 0 ? b[i - 1] : nil
+            guard b[i] == slash, previous.map(startsAfter.contains) ?? true,
+                  i + 1 < b.count, !endsUnquoted.contains(b[i + 1]) else {
+                out.append(b[i])
+                i += 1
+                continue
+            }
+            var end = i + 1
+            if previous == quote {
+                while end < b.count && b[end] != quote { end += b[end] == backslash ? 2 : 1 }
+                end = min(end, b.count)
+            } else {
+                while end < b.count && !endsUnquoted.contains(b[end]) { end += 1 }
+                while end > i + 1 && trailing.contains(b[end - 1]) { end -= 1 }
+            }
+            out.append(contentsOf: placeholder.utf8)
+            i = end
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let slash = UInt8(ascii: "/"), quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+    private static let startsAfter = Set(" \t\n\"'([=,".utf8)
+    private static let endsUnquoted = Set(" \t\n\"'),;]".utf8)
+    private static let trailing = Set(".:".utf8)
 }

@@ -217,9 +217,9 @@ import Testing
     @Test func theHostsToolchain_readFromItsHeaders_matchesTheWholeFileParse() throws {
         let path = LoaderFixtures.product("PlugboardAPI")
         let whole = try ELFImage(bytes: try PluginFile.readAll(path, plugin: "api")).comments
-        #expect(Toolchain.commentsOfFile(path) == whole)
+        #expect(ELFImage.comments(ofFileAt: path) == whole)
         #expect(Toolchain.identify(whole)?.contains("swiftlang") == true)
         #expect(Toolchain.host == Toolchain.identify(whole))
-        #expect(Toolchain.commentsOfFile("/etc/hostname").isEmpty)
+        #expect(ELFImage.comments(ofFileAt: "/etc/hostname").isEmpty)
     }
 }

@@ -3,7 +3,7 @@ extension Container {
     /// closest registered services, and the copied-protocol hint when a service of the
     /// same unqualified name comes from another module.
     static func notRegistered<T>(_ key: ServiceKey, type: T.Type, from container: Container) -> PlugboardError {
-        let requested = ServiceType(type: type)
+        let requested = ServiceType.of(T.self)
         return PlugboardError(.notRegistered) {
             describeMiss(requested: requested, name: key.name, registered: container.registeredKeys())
         }

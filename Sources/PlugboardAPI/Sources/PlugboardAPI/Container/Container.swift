@@ -124,7 +124,8 @@ public final class Container: ServiceResolver, @unchecked Sendable {
     public func resolve<T>(_ type: T.Type = T.self) throws(PlugboardError) -> T {
         var registration: UnsafeRawPointer?
         var factory: UnsafeRawPointer?
-        if let p = _builtValue(ofType: ObjectIdentifier(type), registration: &registration, transientFactory: &factory) {
+        // `T.self`, not `type`: registrations are keyed by their static type (ServiceKey).
+        if let p = _builtValue(ofType: ObjectIdentifier(T.self), registration: &registration, transientFactory: &factory) {
             return p.assumingMemoryBound(to: T.self).pointee
         }
         if let factory, let registration {
@@ -191,7 +192,7 @@ public final class Container: ServiceResolver, @unchecked Sendable {
             let reg = Unmanaged<Registration>.fromOpaque(registration).takeUnretainedValue()
             return try build(reg, as: type, ts: ts, view: ResolutionView(container: self, pinned: nil))
         }
-        let key = ServiceKey(type: ObjectIdentifier(type), name: nil)
+        let key = ServiceKey(T.self, name: nil)
         if parent != nil {
             return try ResolutionView(container: self, pinned: nil).resolve(key, as: type, ts: ts, requester: self)
         }
@@ -201,19 +202,19 @@ public final class Container: ServiceResolver, @unchecked Sendable {
     /// Every provider of `type` (under `name`), best first, building any not built yet.
     public func resolveAll<T>(_ type: T.Type = T.self, name: String? = nil) throws(PlugboardError) -> [T] {
         try ResolutionView(container: self, pinned: nil)
-            .resolveAll(ServiceKey(type: ObjectIdentifier(type), name: name), as: type, ts: ThreadState.current(key: threadKey))
+            .resolveAll(ServiceKey(T.self, name: name), as: type, ts: ThreadState.current(key: threadKey))
     }
 
     /// Whether anything provides `type` (under `name`), here or in a parent.
     public func isRegistered<T>(_ type: T.Type, name: String? = nil) -> Bool {
-        let key = ServiceKey(type: ObjectIdentifier(type), name: name)
+        let key = ServiceKey(T.self, name: name)
         return ResolutionView(container: self, pinned: snapshotNow()).lookup(key, ts: ThreadState.current(key: threadKey)) != nil
     }
 
     /// A live handle on `type`: ``ServiceHandle/current`` always gives the best provider
     /// of the current generation, with no lookup while nothing has changed.
     public func handle<T>(_ type: T.Type = T.self, name: String? = nil) -> ServiceHandle<T> {
-        let key = ServiceKey(type: ObjectIdentifier(type), name: name)
+        let key = ServiceKey(T.self, name: name)
         let index = state.withLock { st in st.index(for: key) }
         return ServiceHandle(container: self, key: key, index: index)
     }

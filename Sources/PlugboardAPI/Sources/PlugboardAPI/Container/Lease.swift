@@ -33,7 +33,7 @@ public final class Lease: ServiceResolver, @unchecked Sendable {
 
     public func resolve<T>(_ type: T.Type, name: String?) throws(PlugboardError) -> T {
         try ResolutionView(container: container, pinned: snapshot)
-            .resolve(ServiceKey(type: ObjectIdentifier(type), name: name), as: type,
+            .resolve(ServiceKey(T.self, name: name), as: type,
                      ts: ThreadState.current(), requester: container)
     }
 

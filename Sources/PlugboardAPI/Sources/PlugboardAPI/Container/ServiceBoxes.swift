@@ -5,7 +5,7 @@
 /// plain pointer (`Registration.built`) as a `T`, without asking the runtime for
 /// `ValueBox<T>`'s metadata to find a field. That read is sound because a registration
 /// under the key `ObjectIdentifier(T.self)` is only ever created by `register<T>` with a
-/// `ValueBox<T>`: the key *is* the type.
+/// `ValueBox<T>`: the key *is* the static type, never a metatype value (``ServiceKey``).
 ///
 /// `@unchecked Sendable`: the value is immutable after `init`. Whether `T` itself may be
 /// used from many threads is the service's contract (see ``Container``).

@@ -53,13 +53,13 @@ public struct Resolver: ServiceResolver, ~Copyable {
 
     public func resolve<T>(_ type: T.Type, name: String?) throws(PlugboardError) -> T {
         let view = self.view
-        return try view.resolve(ServiceKey(type: ObjectIdentifier(type), name: name), as: type,
+        return try view.resolve(ServiceKey(T.self, name: name), as: type,
                                 ts: ThreadState.current(), requester: view.container)
     }
 
     /// Every provider of `type`, best first.
     public func resolveAll<T>(_ type: T.Type = T.self, name: String? = nil) throws(PlugboardError) -> [T] {
-        try view.resolveAll(ServiceKey(type: ObjectIdentifier(type), name: name), as: type, ts: ThreadState.current())
+        try view.resolveAll(ServiceKey(T.self, name: name), as: type, ts: ThreadState.current())
     }
 }
 
@@ -67,7 +67,7 @@ extension Container {
     public func resolve<T>(_ type: T.Type, name: String?) throws(PlugboardError) -> T {
         guard let name else { return try resolve(type) }
         return try ResolutionView(container: self, pinned: nil)
-            .resolve(ServiceKey(type: ObjectIdentifier(type), name: name), as: type,
+            .resolve(ServiceKey(T.self, name: name), as: type,
                      ts: ThreadState.current(key: threadKey), requester: self)
     }
 }

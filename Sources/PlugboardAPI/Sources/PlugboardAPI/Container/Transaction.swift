@@ -85,8 +85,7 @@ public final class Transaction: Sendable {
     /// Removes this owner's registration of `service` (under `name`). Committing fails
     /// with `container.not_registered` if there is none.
     public func unregister<T>(_ service: T.Type, name: String? = nil) {
-        ops.withLock { $0.append(.remove(ServiceKey(type: ObjectIdentifier(service), name: name),
-                                         ServiceType(type: service))) }
+        ops.withLock { $0.append(.remove(ServiceKey(T.self, name: name), .of(T.self))) }
     }
 
     /// Removes everything this owner has registered.
@@ -97,7 +96,7 @@ public final class Transaction: Sendable {
     private func add<T>(_ service: T.Type, name: String?, rank: Int?, scope: Scope, managed: Bool,
                         implementation: (any Any.Type)?, factory: (any AnyFactoryBox)?,
                         value: ValueBox<T>?, replace: Bool) throws(PlugboardError) {
-        let type = ServiceType(type: service)
+        let type = ServiceType.of(T.self)
         if let name, name.isEmpty {
             throw PlugboardError(.invalidRegistration, "empty name for service \(type.displayName)",
                                  detail: "A service name must be a non-empty string, or nil for the unnamed provider.",
@@ -114,7 +113,7 @@ public final class Transaction: Sendable {
                                  detail: "Expected a ManagedService, found \(found).",
                                  hint: "Conform the type to PlugboardAPI.ManagedService, or register it without managed: true.")
         }
-        let reg = Registration(key: ServiceKey(type: ObjectIdentifier(service), name: name), serviceType: type,
+        let reg = Registration(key: ServiceKey(T.self, name: name), serviceType: type,
                                rank: rank ?? self.rank, owner: owner, scope: scope, managed: managed,
                                factory: factory, value: value,
                                declaredImplementation: implementation.map { ServiceType(type: $0) })
