@@ -68,14 +68,6 @@ enum Output {
     }
 
     static func write(_ bytes: [UInt8], to fd: Int32) {
-        bytes.withUnsafeBytes { buf in
-            guard let base = buf.baseAddress else { return }
-            var off = 0
-            while off < buf.count {
-                let n = Glibc.write(fd, base + off, buf.count - off)
-                if n < 0 { if errno == EINTR { continue }; return }
-                off += n
-            }
-        }
+        PreflightProbe.write(fd, bytes)
     }
 }

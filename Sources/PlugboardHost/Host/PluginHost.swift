@@ -142,11 +142,7 @@ public final class PluginHost: Sendable {
         // Every selected plugin's configuration first: a missing variable stops the host
         // before anything is loaded.
         let selected = manifest.selectedPlugins(for: environment)
-        var configs: [String: PluginConfig] = [:]
-        var budget = VariableExpander.Budget()
-        for plugin in selected {
-            configs[plugin.name] = try plugin.resolvedConfig(environment: configuration.processEnvironment, budget: &budget)
-        }
+        let configs = try resolvedConfigs(selected, configuration)
         var byName = unselectedRecords(manifest, environment)
         var fingerprints: [String: PluginFingerprint] = [:]
         for plugin in selected {
@@ -180,6 +176,17 @@ public final class PluginHost: Sendable {
             configuration.logger.info("pruned the plugin cache", metadata: ["removed": .string("\(pruned.count)")])
         }
         return host
+    }
+
+    /// The config of every selected plugin, `${VAR}`s expanded from the environment
+    /// captured at start, under one bound for the whole manifest.
+    static func resolvedConfigs(_ selected: [ManifestPlugin], _ configuration: Configuration) throws(PlugboardError) -> [String: PluginConfig] {
+        var budget = VariableExpander.Budget()
+        var configs: [String: PluginConfig] = [:]
+        for plugin in selected {
+            configs[plugin.name] = try plugin.resolvedConfig(environment: configuration.processEnvironment, budget: &budget)
+        }
+        return configs
     }
 
     /// Records of the plugins not selected (disabled, or for other environments).

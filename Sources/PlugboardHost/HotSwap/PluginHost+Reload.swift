@@ -112,10 +112,7 @@ extension PluginHost {
         let manifest = try Manifest.parse(bytes: bytes, path: configuration.manifestPath)
         let digest = try Digest.sha256Hex(bytes)
         let selected = manifest.selectedPlugins(for: environment)
-        var configs: [String: PluginConfig] = [:]
-        for plugin in selected {
-            configs[plugin.name] = try plugin.resolvedConfig(environment: configuration.processEnvironment)
-        }
+        let configs = try Self.resolvedConfigs(selected, configuration)
         var next: [String: PluginFingerprint] = [:]
         for plugin in selected {
             next[plugin.name] = PluginFingerprint(plugin, located: Self.locate(plugin.source, plugin: plugin.name,

@@ -18,10 +18,7 @@ extension PluginHost {
         let loader = try PluginLoader(container: Container(environment: environment),
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger))
         let selected = manifest.selectedPlugins(for: environment)
-        var configs: [String: PluginConfig] = [:]
-        for plugin in selected {
-            configs[plugin.name] = try plugin.resolvedConfig(environment: configuration.processEnvironment)
-        }
+        let configs = try Self.resolvedConfigs(selected, configuration)
         var byName = unselectedRecords(manifest, environment)
         var pending: [PreflightRequest.Plugin] = []
         for plugin in selected {

@@ -94,7 +94,9 @@ public enum PreflightProbe {
         }
     }
 
-    static func write(_ fd: Int32, _ bytes: [UInt8]) {
+    /// Writes all of `bytes` to `fd`, retrying short writes and EINTR; gives up on any
+    /// other error (the reader went away).
+    public static func write(_ fd: Int32, _ bytes: [UInt8]) {
         bytes.withUnsafeBytes { buf in
             guard let base = buf.baseAddress else { return }
             var off = 0
