@@ -458,7 +458,18 @@ def scenario_debounce_and_links(work):
         while time.time() < deadline and server.metric('plugboard_reloads_total{result="unchanged"}') == unchanged:
             time.sleep(0.05)
         check(server.metric('plugboard_reloads_total{result="unchanged"}') == unchanged + 1, "an unchanged rewrite was not `unchanged`")
-        return "link swap: 1 reload; 10 writes in ~100 ms: 1 reload to the last state; rewrite: unchanged"
+        # A syntax error is refused, and the watch goes on: the fix is picked up.
+        refused = server.metric('plugboard_reloads_total{result="refused"}')
+        write_atomic(target, same[:-5])
+        deadline = time.time() + 5
+        while time.time() < deadline and server.metric('plugboard_reloads_total{result="refused"}') == refused:
+            time.sleep(0.05)
+        check(server.metric('plugboard_reloads_total{result="refused"}') == refused + 1, "a syntax error was not refused")
+        last = server.admin("/v1/admin/plugins")["reload"]["lastAttempt"]
+        check(last["trigger"] == "watch" and last["error"]["code"].startswith("manifest."), "after the syntax error: %s" % last)
+        write_atomic(target, manifest([store("MemoryStorage", config={"latencyMilliseconds": 0})], debounceMilliseconds=300))
+        server.wait_generation(g)
+        return "link swap: 1 reload; 10 writes in ~100 ms: 1 reload to the last state; rewrite: unchanged; syntax error refused, then the fix applied"
     finally:
         server.stop()
 
@@ -494,8 +505,20 @@ def scenario_triggers(work):
                 check(r.returncode == 1 and "wrong bearer token" in r.stderr, "plugboard reload, wrong token: %d %s" % (r.returncode, r.stderr))
             check(server.generation() > g, "%s did not apply the change" % trigger)
             g = server.generation()
+        everything = server.admin("/v1/admin/events")
+        later = server.admin("/v1/admin/events?since=%d" % (everything["next"] - 2))
+        check([e["sequence"] for e in later["events"]] == [everything["next"] - 1], "events?since: %s" % later)
+        status, _, _ = server.request("GET", "/v1/admin/events?since=x", headers=AUTH)
+        check(status == 400, "events?since=x answered %d" % status)
+        r = subprocess.run([PLUGBOARD, "reload", "--url", "ftp://nowhere"], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 2 and "--url" in r.stderr, "plugboard reload --url ftp://: %d %s" % (r.returncode, r.stderr))
+        r = subprocess.run([PLUGBOARD, "reload", "--url", "http://127.0.0.1:%d" % free_port()], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 1 and "cli.reload_unreachable" not in r.stdout and "could not reach" in r.stderr, "no server: %d %s" % (r.returncode, r.stderr))
     finally:
         server.stop()
+    r = subprocess.run([PLUGBOARD, "serve", "--env", "production", "--watch", "--listen", "127.0.0.1:0", "--manifest", server.manifest],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "allowInProduction" in r.stderr, "serve --watch in production: %d %s" % (r.returncode, r.stderr))
     off_dir = os.path.join(work, "off")
     os.mkdir(off_dir)
     off = Server(off_dir, manifest([store("MemoryStorage")], enabled=False))
@@ -508,7 +531,7 @@ def scenario_triggers(work):
         check(status == 409 and outcome["error"]["code"] == "reload.hot_swap_off", "admin reload, hot swap off: %d %s" % (status, outcome))
     finally:
         off.stop()
-    return "SIGHUP, admin (401 without token) and plugboard reload each applied a change; off: SIGHUP logged, 409"
+    return "SIGHUP, admin (401 without token) and plugboard reload each applied a change; events?since; off: SIGHUP logged, 409; --watch in production: exit 2"
 
 
 def scenario_drain(work):
@@ -598,6 +621,9 @@ def scenario_images(work):
         rss.append(server.rss_kib())
         images = server.admin("/v1/admin/plugins")["mappedImages"]
         check(images["count"] == 2, "%d images mapped after 100 reloads" % images["count"])
+        check(server.metric("plugboard_mapped_images") == 2, "plugboard_mapped_images")
+        check(server.metric("plugboard_generation") == server.generation(), "plugboard_generation")
+        check(server.metric("plugboard_reload_duration_seconds_count") == 100, "plugboard_reload_duration_seconds_count")
         growth = rss[-1] - rss[0]
         check(growth <= 4096, "RSS grew by %d KiB over 98 reloads" % growth)
         return "2 images mapped; RSS %d -> %d KiB (%+d KiB over 98 reloads, %.1f KiB a reload)" % (rss[0], rss[-1], growth, growth / 98)
