@@ -608,7 +608,7 @@ def scenario_images(work):
     variant(lib("MemoryStorage"), b, "B")
     target = os.path.join(work, "plugins", "libStore.so")
     shutil.copy(a, target)
-    server = Server(work, manifest([store(path="plugins/libStore.so")], debounceMilliseconds=60000), args=["--no-watch"])
+    server = Server(work, manifest([store(path="plugins/libStore.so")], maxRetainedImages=1), args=["--no-watch"])
     try:
         rss = []
         for i in range(100):
@@ -624,6 +624,7 @@ def scenario_images(work):
         check(server.metric("plugboard_mapped_images") == 2, "plugboard_mapped_images")
         check(server.metric("plugboard_generation") == server.generation(), "plugboard_generation")
         check(server.metric("plugboard_reload_duration_seconds_count") == 100, "plugboard_reload_duration_seconds_count")
+        check("more than hotSwap.maxRetainedImages (1)" in server.stderr(), "no warning past maxRetainedImages")
         growth = rss[-1] - rss[0]
         check(growth <= 4096, "RSS grew by %d KiB over 98 reloads" % growth)
         return "2 images mapped; RSS %d -> %d KiB (%+d KiB over 98 reloads, %.1f KiB a reload)" % (rss[0], rss[-1], growth, growth / 98)

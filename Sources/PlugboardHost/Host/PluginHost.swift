@@ -88,6 +88,8 @@ public final class PluginHost: Sendable {
     /// Whether every required plugin is active: read on every object request, so kept
     /// as one atomic flag, updated whenever the records change.
     let requiredActive = Atomic<Bool>(true)
+    /// The image count last warned about (see `hotSwap.maxRetainedImages`).
+    let imagesWarnedAt = LockedValueBox(0)
     /// Called after each reload, with its outcome (the server re-aims its watchers).
     let reloadObservers = LockedValueBox<[@Sendable (ReloadOutcome) -> Void]>([])
 

@@ -272,9 +272,10 @@ extension PluginHost {
         }
     }
 
+    /// Warns once for each image mapped beyond the limit, not on every reload.
     private func warnAboutImages(limit: Int) {
         let count = MappedImages.shared.count
-        guard count > limit else { return }
+        guard count > limit, imagesWarnedAt.withLock({ last in defer { last = max(last, count) }; return count > last }) else { return }
         configuration.logger.warning("\(count) plugin images are mapped, more than hotSwap.maxRetainedImages (\(limit)); images cannot be unmapped, so restart plugboard serve to release their memory",
                                      metadata: ["bytes": .string("\(MappedImages.shared.totalBytes)")])
     }
