@@ -61,9 +61,13 @@ let package = Package(
                 path: "Plugins/RESTStorage/Client"),
         .target(name: "RESTStorage", dependencies: [api, "RESTStorageClient"],
                 path: "Plugins/RESTStorage/Plugin"),
-        // ObjectStorage over the S3 REST API, with URLSession (FoundationNetworking).
-        .target(name: "S3Storage", dependencies: [api, "PlugboardCrypto"],
-                path: "Plugins/S3Storage"),
+        // ObjectStorage over the S3 REST API (its own HTTP/1.1 client for http://, URLSession
+        // for https://). As with RESTStorage, the client is a target of its own so that
+        // the tests link it without the plugin's entry point, which is the plugin target alone.
+        .target(name: "S3StorageClient", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"],
+                path: "Plugins/S3Storage", exclude: ["Plugin"]),
+        .target(name: "S3Storage", dependencies: [api, "S3StorageClient"],
+                path: "Plugins/S3Storage/Plugin"),
         .target(name: "MisbehavingPlugin", dependencies: [api, "InMemoryStorage"],
                 path: "Tests/Fixtures/MisbehavingPlugin"),
         // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
@@ -87,7 +91,7 @@ let package = Package(
         .testTarget(name: "RESTStorageTests",
                     dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "RESTStorageClient"]),
         // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
-        .testTarget(name: "S3StorageTests", dependencies: [api, "S3Storage", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"],
+        .testTarget(name: "S3StorageTests", dependencies: [api, "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"],
                     exclude: ["Python"]),
     ]
 )

@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 import PlugboardAPI
 import Testing
-@testable import S3Storage
+@testable import S3StorageClient
 
 /// The requests S3Storage builds: path-style and virtual-hosted URLs, signed headers,
 /// session tokens, and integrity headers on upload.

@@ -1,7 +1,7 @@
 import Foundation
 import PlugboardAPI
 import Testing
-@testable import S3Storage
+@testable import S3StorageClient
 
 /// Reading the plugin config, and credentials in the order AWS SDKs use.
 @Suite struct S3ConfigurationTests {

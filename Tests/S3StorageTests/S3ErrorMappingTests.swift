@@ -1,6 +1,6 @@
 import PlugboardAPI
 import Testing
-@testable import S3Storage
+@testable import S3StorageClient
 
 /// S3 error codes onto ObjectStorage error codes, with hints; secrets never in the text.
 @Suite struct S3ErrorMappingTests {

@@ -3,7 +3,7 @@ import PlugboardAPI
 import PlugboardCrypto
 import PlugboardHost
 import Testing
-@testable import S3Storage
+@testable import S3StorageClient
 
 /// Retries, timeouts, cancellation, bodies that are not S3's, and secrets, against the
 /// misbehaving S3 of Python/s3_stub.py and against moto_server.

@@ -1,5 +1,5 @@
 import Testing
-@testable import S3Storage
+@testable import S3StorageClient
 
 /// S3's XML answers: listings (URL-encoded keys, pagination), errors, and bodies that are
 /// not what they should be, which must be error values naming what was expected.

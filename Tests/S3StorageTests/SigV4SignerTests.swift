@@ -1,6 +1,6 @@
 import PlugboardAPI
 import Testing
-@testable import S3Storage
+@testable import S3StorageClient
 
 /// The signer against AWS's published examples: the S3 API reference's "Examples:
 /// Signature Calculations" (header-based auth, single chunk) and the SigV4 test suite's

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import PlugboardConcurrency
 
 /// One request as it goes on the wire: `target` is the encoded path and query, `hostHeader`
 /// the Host header exactly as signed (with the port), `host` and `port` where to connect.
@@ -118,7 +118,9 @@ final class PlainHTTPClient: Sendable {
 /// come back here.
 final class PlainHTTPPool: Sendable {
     let maxIdlePerHost: Int
-    private let state = Mutex<(idle: [String: [PlainHTTPSocket]], closed: Bool)>(([:], false))
+    // A pthread mutex (LockedValueBox), not Synchronization.Mutex: ThreadSanitizer cannot
+    // see Mutex's futex and reports races that are not there (docs/ARCHITECTURE.md, fact 13).
+    private let state = LockedValueBox<(idle: [String: [PlainHTTPSocket]], closed: Bool)>(([:], false))
 
     init(maxIdlePerHost: Int) {
         self.maxIdlePerHost = maxIdlePerHost
@@ -155,7 +157,7 @@ final class PlainHTTPPool: Sendable {
 /// The socket an exchange is using, so that a cancellation arriving at any moment reaches
 /// it; detached before the socket is pooled or closed, so it never touches a reused fd.
 final class PlainHTTPCancelBox: Sendable {
-    private let state = Mutex<(socket: PlainHTTPSocket?, cancelled: Bool)>((nil, false))
+    private let state = LockedValueBox<(socket: PlainHTTPSocket?, cancelled: Bool)>((nil, false))
 
     /// False when the task was already cancelled.
     func attach(_ socket: PlainHTTPSocket) -> Bool {

@@ -1,7 +1,7 @@
 import Glibc
 import Synchronization
 import Testing
-@testable import S3Storage
+@testable import S3StorageClient
 
 /// When a connection goes back to the pool and when it does not, against a real server.
 @Suite struct PlainHTTPPoolTests {

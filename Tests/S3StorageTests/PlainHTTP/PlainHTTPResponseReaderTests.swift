@@ -1,5 +1,5 @@
 import Testing
-@testable import S3Storage
+@testable import S3StorageClient
 
 /// Responses as bytes, cut into pieces of every size so that no framing rule depends on
 /// where reads happen to split the stream.

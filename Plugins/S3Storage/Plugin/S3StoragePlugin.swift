@@ -1,4 +1,5 @@
 import PlugboardAPI
+import S3StorageClient
 
 // The plugin header (docs/PLUGIN_HEADER.md): magic, layout, ABI, API major, API minor.
 @section("plugboard_header") @used
@@ -24,15 +25,6 @@ enum S3StoragePlugin: Plugin {
     static let services = ["PlugboardAPI.ObjectStorage"]
 
     static func register(into registrar: PluginRegistrar) throws {
-        let configuration = try S3Configuration(registrar.config, environment: .process)
-        let logger = registrar.logger
-        logger.info("S3 storage configured", metadata: [
-            "bucket": .string(configuration.bucket), "region": .string(configuration.region),
-            "endpoint": .string(configuration.endpoint.description),
-            "addressing": .string(configuration.pathStyle ? "path-style" : "virtual-hosted"),
-            "credentials": .string(configuration.credentials.source)])
-        try registrar.register((any ObjectStorage).self, managed: true, implementation: S3Storage.self) { _ in
-            S3Storage(configuration: configuration, logger: logger)
-        }
+        try S3StorageRegistration.register(into: registrar)
     }
 }
