@@ -53,7 +53,7 @@ let package = Package(
         // In-tree plugins: each builds lib<Name>.so.
         .target(name: "MemoryStorage", dependencies: [api, "InMemoryStorage", "PlugboardConcurrency"],
                 path: "Plugins/MemoryStorage"),
-        .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto"],
+        .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"],
                 path: "Plugins/FileStorage"),
         // RESTStorage: the client (URLSession) in its own target so that unit tests can link
         // it without the plugin's entry point; the plugin target is the entry point alone.
@@ -79,7 +79,7 @@ let package = Package(
             path: "Benchmarks/plugboard-bench"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),
-        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting"]),
+        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
         .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost"]),
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP"]),

@@ -1,19 +1,12 @@
-import Dispatch
 import PlugboardAPI
+import PlugboardConcurrency
 
-/// Runs blocking file-system work on Dispatch's threads rather than on Swift's
-/// cooperative pool, which has one thread per core (two here): a 64 MiB write and its
-/// `fsync` must not stall every other task of the host.
+/// Blocking file-system work goes to ``BlockingWork``'s overcommit lanes rather than
+/// Swift's cooperative pool (one thread per core): a 64 MiB write and its `fsync` must not
+/// stall other tasks of the host, and many of them must be able to wait on the disk at once.
 enum BlockingIO {
-    private static let queue = DispatchQueue(label: "plugboard.filestorage.io", attributes: .concurrent)
-
-    /// Runs `body` on an I/O thread and returns its result.
+    /// Runs `body` on a blocking lane and returns its result.
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws(PlugboardError) -> T) async throws(PlugboardError) -> T {
-        let result: Result<T, PlugboardError> = await withCheckedContinuation { continuation in
-            queue.async {
-                continuation.resume(returning: Result { () throws(PlugboardError) -> T in try body() })
-            }
-        }
-        return try result.get()
+        try await BlockingWork.run(body)
     }
 }

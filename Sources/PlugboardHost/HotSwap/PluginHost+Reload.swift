@@ -113,11 +113,13 @@ extension PluginHost {
         let digest = try Digest.sha256Hex(bytes)
         let selected = manifest.selectedPlugins(for: environment)
         let configs = try Self.resolvedConfigs(selected, configuration)
-        var next: [String: PluginFingerprint] = [:]
-        for plugin in selected {
-            next[plugin.name] = PluginFingerprint(plugin, located: Self.locate(plugin.source, plugin: plugin.name,
-                                                                                searchPath: configuration.productSearchPath),
-                                                  reading: true)
+        // Reading and hashing every plugin file blocks: off the cooperative pool.
+        let searchPath = configuration.productSearchPath
+        var next = await BlockingWork.run {
+            Dictionary(selected.map { plugin in
+                (plugin.name, PluginFingerprint(plugin, located: Self.locate(plugin.source, plugin: plugin.name, searchPath: searchPath),
+                                                reading: true))
+            }, uniquingKeysWith: { a, _ in a })
         }
         let plan = ReloadPlan(selected: selected, next: next, current: current)
         if digest == current.manifestDigest && next == current.fingerprints && plan.retry.isEmpty {
@@ -135,7 +137,10 @@ extension PluginHost {
                 guard let path = next[plugin.name]?.path else {
                     throw plan.locateError(plugin, searchPath: configuration.productSearchPath)
                 }
-                staged[plugin.name] = try loader.stageOnly(path: path, name: plugin.name, pin: plugin.sha256)
+                let loader = loader
+                staged[plugin.name] = try await BlockingWork.run { () throws(PlugboardError) in
+                    try loader.stageOnly(path: path, name: plugin.name, pin: plugin.sha256)
+                }
             } catch {
                 guard plan.retry.contains(plugin.name) else { throw error }
                 failedAgain[plugin.name] = PluginRecord(name: plugin.name, state: .rejected, path: next[plugin.name]?.path, error: error)
@@ -173,8 +178,9 @@ extension PluginHost {
         var prepared: [PluginLoader.Prepared] = []
         for plugin in selected where passing.contains(plugin.name) {
             guard let s = staged[plugin.name] else { continue }
-            let p = loader.prepare(.init(name: plugin.name, path: s.inspection.path, sha256: s.inspection.sha256,
-                                         config: configs[plugin.name], rank: plugin.rank))
+            let request = PluginLoader.Request(name: plugin.name, path: s.inspection.path, sha256: s.inspection.sha256,
+                                               config: configs[plugin.name], rank: plugin.rank)
+            let p = await BlockingWork.run { [loader] in loader.prepare(request) }
             guard p.transaction != nil else {
                 throw PlugboardError(.loadFailed, underlying: p.record.error) {
                     .init(message: "plugin \"\(plugin.name)\" passed its preflight but failed to load in the host: \(p.record.error?.message ?? "unknown error")",

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PlugboardAPI
 import CPlugboardSystem
+import PlugboardConcurrency
 
 /// Loads plugin files into a container, refusing what it can before `dlopen`.
 ///
@@ -67,7 +68,8 @@ public final class PluginLoader: Sendable {
 
     /// Loads one plugin and reports how it went; never throws.
     public func load(_ request: Request) async -> PluginRecord {
-        var prepared = prepare(request)
+        // Reading, hashing, copying and dlopen block: off the cooperative pool.
+        var prepared = await BlockingWork.run { [self] in prepare(request) }
         guard let transaction = prepared.transaction else { return prepared.record }
         do throws(PlugboardError) {
             // Every singleton built and every health check run now: a plugin whose services

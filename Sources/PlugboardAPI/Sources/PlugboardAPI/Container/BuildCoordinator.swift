@@ -30,6 +30,12 @@ final class BuildCoordinator: @unchecked Sendable {
 
     /// Claims the build of `registration` for thread `me`, waiting while another thread
     /// builds it.
+    ///
+    /// The one place a resolve blocks its thread, on purpose: a singleton is built once,
+    /// and a second resolver of it cannot be answered before the first build ends. The
+    /// wait lasts as long as that one factory runs (factories must not do slow I/O; start
+    /// a managed service for that), happens at most once per singleton and thread, and
+    /// never on the read path of a built service, which takes no lock.
     func claim(_ registration: Registration, me: UInt64) -> Claim {
         mutex.lock()
         defer { mutex.unlock() }
