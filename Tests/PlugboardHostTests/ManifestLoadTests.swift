@@ -40,14 +40,15 @@ import Testing
         #expect(error?.message.contains("a directory") == true)
     }
 
-    @Test func fileWithoutReadPermission_isUnreadable() throws {
+    // Root reads any file, so as root (CI) there is nothing to check: skipped, and the
+    // count says so.
+    @Test(.enabled(if: geteuid() != 0, "permission bits do not stop root"))
+    func fileWithoutReadPermission_isUnreadable() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/plugins.json"
         try Data("{}".utf8).write(to: URL(fileURLWithPath: path))
         try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: path)
-        // root reads any file; then there is nothing to check.
-        guard !FileManager.default.isReadableFile(atPath: path) else { return }
         let error = #expect(throws: PlugboardError.self) { try Manifest.load(path: path) }
         #expect(error?.code == .manifestUnreadable)
         #expect(error?.message.contains("permission denied") == true)

@@ -1,4 +1,0 @@
-import PlugboardHost
-import Testing
-
-@Test func hostModuleLinks() { _ = PlugboardHost.self }
