@@ -142,7 +142,7 @@ public final class PluginHost: Sendable {
         // Every selected plugin's configuration first: a missing variable stops the host
         // before anything is loaded.
         let selected = manifest.selectedPlugins(for: environment)
-        let configs = try resolvedConfigs(selected, configuration)
+        let (configs, secrets) = try resolvedConfigs(selected, configuration)
         var byName = unselectedRecords(manifest, environment)
         var fingerprints: [String: PluginFingerprint] = [:]
         for plugin in selected {
@@ -160,7 +160,8 @@ public final class PluginHost: Sendable {
                 continue
             }
             byName[plugin.name] = await loader.load(PluginLoader.Request(
-                name: plugin.name, path: path, sha256: plugin.sha256, config: configs[plugin.name], rank: plugin.rank))
+                name: plugin.name, path: path, sha256: plugin.sha256, config: configs[plugin.name], rank: plugin.rank,
+                secrets: secrets))
             // What was loaded, when it was (the file may have changed since it was hashed).
             if byName[plugin.name]?.state == .active { fingerprints[plugin.name]?.sha256 = byName[plugin.name]?.sha256 }
         }
@@ -179,14 +180,16 @@ public final class PluginHost: Sendable {
     }
 
     /// The config of every selected plugin, `${VAR}`s expanded from the environment
-    /// captured at start, under one bound for the whole manifest.
-    static func resolvedConfigs(_ selected: [ManifestPlugin], _ configuration: Configuration) throws(PlugboardError) -> [String: PluginConfig] {
+    /// captured at start, under one bound for the whole manifest; and the scrubber of
+    /// the secrets they and the environment hold, for every text the plugins hand back.
+    static func resolvedConfigs(_ selected: [ManifestPlugin], _ configuration: Configuration) throws(PlugboardError)
+        -> (configs: [String: PluginConfig], secrets: SecretScrubber) {
         var budget = VariableExpander.Budget()
         var configs: [String: PluginConfig] = [:]
         for plugin in selected {
             configs[plugin.name] = try plugin.resolvedConfig(environment: configuration.processEnvironment, budget: &budget)
         }
-        return configs
+        return (configs, SecretScrubber(plugins: selected, configs: configs, environment: configuration.processEnvironment))
     }
 
     /// Records of the plugins not selected (disabled, or for other environments).

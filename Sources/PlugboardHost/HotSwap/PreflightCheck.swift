@@ -18,7 +18,7 @@ extension PluginHost {
         let loader = try PluginLoader(container: Container(environment: environment),
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger))
         let selected = manifest.selectedPlugins(for: environment)
-        let configs = try Self.resolvedConfigs(selected, configuration)
+        let (configs, secrets) = try Self.resolvedConfigs(selected, configuration)
         var byName = unselectedRecords(manifest, environment)
         var pending: [PreflightRequest.Plugin] = []
         for plugin in selected {
@@ -46,7 +46,7 @@ extension PluginHost {
         let executable = configuration.preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
         let runner = PreflightRunner(executable: executable, logger: configuration.logger)
         let verdicts = await runner.runAll(pending, environment: environment, cacheDirectory: cache,
-                                           timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds)
+                                           timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets)
         for (name, verdict) in verdicts {
             var record = byName[name] ?? verdict
             record.state = verdict.state

@@ -40,13 +40,18 @@ public final class PluginLoader: Sendable {
         public var sha256: String?
         public var config: PluginConfig
         public var rank: Int
+        /// The manifest's secrets, hidden in every text the plugin hands back (its errors,
+        /// its log lines, its version) before the host records, logs or shows it.
+        public var secrets: SecretScrubber
 
-        public init(name: String, path: String, sha256: String? = nil, config: PluginConfig? = nil, rank: Int = 0) {
+        public init(name: String, path: String, sha256: String? = nil, config: PluginConfig? = nil, rank: Int = 0,
+                    secrets: SecretScrubber = .none) {
             self.name = name
             self.path = path
             self.sha256 = sha256
             self.config = config ?? PluginConfig(plugin: name)
             self.rank = rank
+            self.secrets = secrets
         }
     }
 
@@ -75,7 +80,8 @@ public final class PluginLoader: Sendable {
             try await container.commit([transaction], verify: true)
             activated(&prepared.record)
         } catch {
-            failed(&prepared.record, error)
+            // A singleton's factory, a start or a health check is plugin code.
+            failed(&prepared.record, request.secrets.scrub(error))
         }
         return prepared.record
     }
@@ -112,10 +118,10 @@ public final class PluginLoader: Sendable {
         do {
             try handshake(mapped.entry, plugin: request.name)
             let registrar = PluginRegistrar(pluginName: request.name, container: container, config: request.config,
-                                            logger: configuration.logger, rank: request.rank)
+                                            logger: configuration.logger.scrubbing(request.secrets), rank: request.rank)
             let call = PluginCall(registrar: registrar)
             let status = mapped.entry(PluginEntry.Op.register, Unmanaged.passUnretained(call).toOpaque())
-            record.version = call.version
+            record.version = request.secrets.scrub(call.version)
             guard status == PluginEntry.Status.ok else {
                 throw call.failure ?? PlugboardError(.protocolViolation,
                     "plugin \"\(request.name)\" answered register with status \(status)",
@@ -123,9 +129,9 @@ public final class PluginLoader: Sendable {
             }
             return Prepared(record: record, transaction: registrar.transaction)
         } catch let error as PlugboardError {
-            failed(&record, error)
+            failed(&record, request.secrets.scrub(error))
         } catch {
-            failed(&record, PlugboardError(.registrationFailed, "plugin \"\(request.name)\" failed: \(error)"))
+            failed(&record, request.secrets.scrub(PlugboardError(.registrationFailed, "plugin \"\(request.name)\" failed: \(error)")))
         }
         return Prepared(record: record, transaction: nil)
     }
