@@ -128,13 +128,14 @@ public final class PluginHost: Sendable {
     /// ``requiredFailure`` for the ones the manifest marks `required`.
     ///
     /// - Throws: manifest errors (`manifest.*`, exit status 2), including a missing
-    ///   `${VAR}` in the config of a selected plugin; `loader.cache_failed`.
+    ///   `${VAR}` in the config of a selected plugin; `loader.cache_failed`,
+    ///   `loader.cache_untrusted`, `loader.cache_dir_unset`.
     public static func start(_ configuration: Configuration) async throws(PlugboardError) -> PluginHost {
         let bytes = try ManifestFile.read(path: configuration.manifestPath, maxBytes: 1 << 20)
         let manifest = try Manifest.parse(bytes: bytes, path: configuration.manifestPath)
         let environment = configuration.environment ?? manifest.defaultEnvironment ?? .development
         let container = Container(environment: environment, logger: configuration.logger)
-        let cache = configuration.cacheDirectory ?? PluginCache.defaultDirectory(environment: configuration.processEnvironment)
+        let cache = try PluginCache.directory(configuration.cacheDirectory, environment: configuration.processEnvironment)
         let loader = try PluginLoader(container: container,
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger))
         // A crash in plugin code later names the plugin on standard error.
@@ -215,8 +216,10 @@ public final class PluginHost: Sendable {
     }
 
     /// `$XDG_CACHE_HOME/plugboard`, else `~/.cache/plugboard`.
-    public static func defaultCacheDirectory(environment: [String: String]) -> String {
-        PluginCache.defaultDirectory(environment: environment)
+    ///
+    /// - Throws: `loader.cache_dir_unset` when neither is set: there is no shared default.
+    public static func defaultCacheDirectory(environment: [String: String]) throws(PlugboardError) -> String {
+        try PluginCache.defaultDirectory(environment: environment)
     }
 
     /// The `required` plugins selected for this environment that are not active.

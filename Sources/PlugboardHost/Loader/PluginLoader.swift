@@ -62,7 +62,8 @@ public final class PluginLoader: Sendable {
 
     typealias EntryPoint = @convention(c) (Int32, UnsafeMutableRawPointer?) -> Int32
 
-    /// - Throws: `loader.cache_failed` if the cache folder cannot be created.
+    /// - Throws: `loader.cache_failed` if the cache folder cannot be created,
+    ///   `loader.cache_untrusted` if another user could change it.
     public init(container: Container, configuration: Configuration) throws(PlugboardError) {
         self.container = container
         self.configuration = configuration
