@@ -45,6 +45,46 @@ import Testing
         #expect(!production.allOutput.contains(Self.secret))
     }
 
+    /// A 100-character sentinel, longer than the 80 characters at which quoting cuts.
+    static let longSecret = "pbSentinel7Qx" + String(repeating: "Kw3Zr9Ty", count: 10) + "Ld5Mv8H"
+
+    /// Every eight-character slice of `secret` that `text` contains.
+    static func slices(of secret: String, in text: String) -> [String] {
+        let chars = Array(secret)
+        return (0...(chars.count - 8)).map { String(chars[$0..<($0 + 8)]) }.filter { text.contains($0) }
+    }
+
+    /// `${AWS_SECRET_ACCESS_KEY}` written in S3Storage's `region` by mistake: the plugin
+    /// quotes the value it refuses (cut at 80 characters). No piece of it reaches the
+    /// output of check (in a preflight child or in process), plugins --json, the server's
+    /// /v1/admin/plugins, or any log line.
+    @Test func aSecretInAFieldThePluginValidates_isNeverEchoed() throws {
+        let secret = Self.longSecret
+        #expect(secret.count == 100)
+        let plugin = #"{"name": "S3", "product": "S3Storage", "config": {"bucket": "photos", "endpoint": "http://127.0.0.1:9", "region": "${AWS_SECRET_ACCESS_KEY}"}}"#
+        let environment = ["AWS_ACCESS_KEY_ID": "AKIDSENTINEL", "AWS_SECRET_ACCESS_KEY": secret]
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", ManifestText.make([plugin]))
+        for command in [["check"], ["check", "--in-process"], ["plugins"]] {
+            for extra in [["--json"], ["--json", "--log-level", "trace"], ["--log-level", "trace"]] {
+                let run = sandbox.run(command + extra, environment: environment)
+                // The plugin fails, and says where: only the value is hidden.
+                #expect(run.stdout.contains("plugin.config_invalid") || run.stdout.contains("failed"), "\(run)")
+                #expect(Self.slices(of: secret, in: run.allOutput).isEmpty, "\(run)")
+            }
+        }
+        let json = sandbox.run(["check", "--json"], environment: environment)
+        #expect(json.stdout.contains("region") && json.stdout.contains("<redacted>"), "\(json)")
+
+        let server = try ServerProcess(plugins: [plugin], arguments: ["--log-level", "trace"], environment: environment)
+        let admin = try server.client().request("GET", "/v1/admin/plugins")
+        #expect(admin.status == 200)
+        #expect(admin.text.contains("plugin.config_invalid"), "\(admin.text)")
+        #expect(Self.slices(of: secret, in: admin.text).isEmpty, "\(admin.text)")
+        #expect(Self.slices(of: secret, in: server.stderr).isEmpty, "\(server.stderr)")
+    }
+
     @Test func secretsInAnInvalidManifest_areNotQuoted() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }

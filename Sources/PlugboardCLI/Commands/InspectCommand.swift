@@ -11,7 +11,12 @@ enum InspectCommand {
         if ctx.parsed.flag("no-load") {
             inspection = try PluginInspection.plugin(at: file, name: name, pin: nil)
         } else {
-            let cache = ctx.cacheDirectory ?? PluginHost.defaultCacheDirectory(environment: ctx.processEnvironment)
+            let cache: String
+            if let configured = ctx.cacheDirectory {
+                cache = configured
+            } else {
+                cache = try PluginHost.defaultCacheDirectory(environment: ctx.processEnvironment)
+            }
             let loader = try PluginLoader(container: Container(), configuration: .init(cacheDirectory: cache, logger: ctx.logger))
             let described = try loader.describe(path: file, name: name)
             inspection = described.0

@@ -130,13 +130,14 @@ public final class PluginHost: Sendable {
     /// ``requiredFailure`` for the ones the manifest marks `required`.
     ///
     /// - Throws: manifest errors (`manifest.*`, exit status 2), including a missing
-    ///   `${VAR}` in the config of a selected plugin; `loader.cache_failed`.
+    ///   `${VAR}` in the config of a selected plugin; `loader.cache_failed`,
+    ///   `loader.cache_untrusted`, `loader.cache_dir_unset`.
     public static func start(_ configuration: Configuration) async throws(PlugboardError) -> PluginHost {
         let bytes = try ManifestFile.read(path: configuration.manifestPath, maxBytes: 1 << 20)
         let manifest = try Manifest.parse(bytes: bytes, path: configuration.manifestPath)
         let environment = configuration.environment ?? manifest.defaultEnvironment ?? .development
         let container = Container(environment: environment, logger: configuration.logger)
-        let cache = configuration.cacheDirectory ?? PluginCache.defaultDirectory(environment: configuration.processEnvironment)
+        let cache = try PluginCache.directory(configuration.cacheDirectory, environment: configuration.processEnvironment)
         let loader = try PluginLoader(container: container,
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger))
         // A crash in plugin code later names the plugin on standard error.
@@ -144,7 +145,7 @@ public final class PluginHost: Sendable {
         // Every selected plugin's configuration first: a missing variable stops the host
         // before anything is loaded.
         let selected = manifest.selectedPlugins(for: environment)
-        let configs = try resolvedConfigs(selected, configuration)
+        let (configs, secrets) = try resolvedConfigs(selected, configuration)
         var byName = unselectedRecords(manifest, environment)
         var fingerprints: [String: PluginFingerprint] = [:]
         for plugin in selected {
@@ -162,7 +163,8 @@ public final class PluginHost: Sendable {
                 continue
             }
             byName[plugin.name] = await loader.load(PluginLoader.Request(
-                name: plugin.name, path: path, sha256: plugin.sha256, config: configs[plugin.name], rank: plugin.rank))
+                name: plugin.name, path: path, sha256: plugin.sha256, config: configs[plugin.name], rank: plugin.rank,
+                secrets: secrets))
             // What was loaded, when it was (the file may have changed since it was hashed).
             if byName[plugin.name]?.state == .active { fingerprints[plugin.name]?.sha256 = byName[plugin.name]?.sha256 }
         }
@@ -181,14 +183,16 @@ public final class PluginHost: Sendable {
     }
 
     /// The config of every selected plugin, `${VAR}`s expanded from the environment
-    /// captured at start, under one bound for the whole manifest.
-    static func resolvedConfigs(_ selected: [ManifestPlugin], _ configuration: Configuration) throws(PlugboardError) -> [String: PluginConfig] {
+    /// captured at start, under one bound for the whole manifest; and the scrubber of
+    /// the secrets they and the environment hold, for every text the plugins hand back.
+    static func resolvedConfigs(_ selected: [ManifestPlugin], _ configuration: Configuration) throws(PlugboardError)
+        -> (configs: [String: PluginConfig], secrets: SecretScrubber) {
         var budget = VariableExpander.Budget()
         var configs: [String: PluginConfig] = [:]
         for plugin in selected {
             configs[plugin.name] = try plugin.resolvedConfig(environment: configuration.processEnvironment, budget: &budget)
         }
-        return configs
+        return (configs, SecretScrubber(plugins: selected, configs: configs, environment: configuration.processEnvironment))
     }
 
     /// Records of the plugins not selected (disabled, or for other environments).
@@ -214,8 +218,10 @@ public final class PluginHost: Sendable {
     }
 
     /// `$XDG_CACHE_HOME/plugboard`, else `~/.cache/plugboard`.
-    public static func defaultCacheDirectory(environment: [String: String]) -> String {
-        PluginCache.defaultDirectory(environment: environment)
+    ///
+    /// - Throws: `loader.cache_dir_unset` when neither is set: there is no shared default.
+    public static func defaultCacheDirectory(environment: [String: String]) throws(PlugboardError) -> String {
+        try PluginCache.defaultDirectory(environment: environment)
     }
 
     /// The `required` plugins selected for this environment that are not active.

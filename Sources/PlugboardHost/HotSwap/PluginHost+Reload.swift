@@ -112,7 +112,7 @@ extension PluginHost {
         let manifest = try Manifest.parse(bytes: bytes, path: configuration.manifestPath)
         let digest = try Digest.sha256Hex(bytes)
         let selected = manifest.selectedPlugins(for: environment)
-        let configs = try Self.resolvedConfigs(selected, configuration)
+        let (configs, secrets) = try Self.resolvedConfigs(selected, configuration)
         // Reading and hashing every plugin file blocks: off the cooperative pool.
         let searchPath = configuration.productSearchPath
         var next = await BlockingWork.run {
@@ -155,7 +155,7 @@ extension PluginHost {
         var passing = Set<String>()
         if !plan.toLoad.isEmpty || !plan.retry.isEmpty {
             let verdicts = await preflight.runAll(candidates, environment: environment, cacheDirectory: loader.configuration.cacheDirectory,
-                                                  timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds)
+                                                  timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets)
             for plugin in selected where plan.toLoad.contains(plugin.name) || plan.retry.contains(plugin.name) {
                 guard let verdict = verdicts[plugin.name] ?? failedAgain[plugin.name] else { continue }
                 if verdict.state == .active {
@@ -179,7 +179,7 @@ extension PluginHost {
         for plugin in selected where passing.contains(plugin.name) {
             guard let s = staged[plugin.name] else { continue }
             let request = PluginLoader.Request(name: plugin.name, path: s.inspection.path, sha256: s.inspection.sha256,
-                                               config: configs[plugin.name], rank: plugin.rank)
+                                               config: configs[plugin.name], rank: plugin.rank, secrets: secrets)
             let p = await BlockingWork.run { [loader] in loader.prepare(request) }
             guard p.transaction != nil else {
                 throw PlugboardError(.loadFailed, underlying: p.record.error) {
@@ -196,7 +196,12 @@ extension PluginHost {
             return tx
         }
         if !removals.isEmpty || !prepared.isEmpty {
-            try await container.commit(removals + prepared.compactMap(\.transaction), verify: true)
+            do throws(PlugboardError) {
+                try await container.commit(removals + prepared.compactMap(\.transaction), verify: true)
+            } catch {
+                // Builds, starts and health checks are plugin code.
+                throw secrets.scrub(error)
+            }
         }
         let published = container.generation
 

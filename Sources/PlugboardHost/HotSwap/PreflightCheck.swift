@@ -9,16 +9,17 @@ extension PluginHost {
     /// gets the verdict and a new child checks the ones it did not reach.
     ///
     /// - Returns: the manifest, the environment, and a record per plugin in manifest order.
-    /// - Throws: manifest errors, a missing `${VAR}`, `loader.cache_failed`.
+    /// - Throws: manifest errors, a missing `${VAR}`, `loader.cache_failed`, `loader.cache_untrusted`,
+    ///   `loader.cache_dir_unset`.
     public static func preflightCheck(_ configuration: Configuration) async throws(PlugboardError)
         -> (manifest: Manifest, environment: Environment, records: [PluginRecord]) {
         let manifest = try Manifest.load(path: configuration.manifestPath)
         let environment = configuration.environment ?? manifest.defaultEnvironment ?? .development
-        let cache = configuration.cacheDirectory ?? PluginCache.defaultDirectory(environment: configuration.processEnvironment)
+        let cache = try PluginCache.directory(configuration.cacheDirectory, environment: configuration.processEnvironment)
         let loader = try PluginLoader(container: Container(environment: environment),
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger))
         let selected = manifest.selectedPlugins(for: environment)
-        let configs = try Self.resolvedConfigs(selected, configuration)
+        let (configs, secrets) = try Self.resolvedConfigs(selected, configuration)
         var byName = unselectedRecords(manifest, environment)
         var pending: [PreflightRequest.Plugin] = []
         for plugin in selected {
@@ -46,7 +47,7 @@ extension PluginHost {
         let executable = configuration.preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
         let runner = PreflightRunner(executable: executable, logger: configuration.logger)
         let verdicts = await runner.runAll(pending, environment: environment, cacheDirectory: cache,
-                                           timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds)
+                                           timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets)
         for (name, verdict) in verdicts {
             var record = byName[name] ?? verdict
             record.state = verdict.state

@@ -31,11 +31,15 @@ public struct PreflightRequest: Sendable {
     public var environment: Environment
     public var cacheDirectory: String
     public var plugins: [Plugin]
+    /// The manifest's secrets: the child hides them in what the plugins hand back before
+    /// it reports, as the host does.
+    public var secrets: SecretScrubber
 
-    public init(environment: Environment, cacheDirectory: String, plugins: [Plugin]) {
+    public init(environment: Environment, cacheDirectory: String, plugins: [Plugin], secrets: SecretScrubber = .none) {
         self.environment = environment
         self.cacheDirectory = cacheDirectory
         self.plugins = plugins
+        self.secrets = secrets
     }
 
     func encoded() -> [UInt8] {
@@ -46,7 +50,7 @@ public struct PreflightRequest: Sendable {
                      ("requires", .array(p.requires.map { .string($0) }))])
         }
         let doc = JSONOutput.object([("environment", .string(environment.name)), ("cacheDirectory", .string(cacheDirectory)),
-                                     ("plugins", .array(plugins))])
+                                     ("plugins", .array(plugins)), ("secrets", .array(secrets.secrets.map { .string($0) }))])
         return Array(doc.render(pretty: false).utf8)
     }
 
@@ -69,7 +73,10 @@ public struct PreflightRequest: Sendable {
                                   config: PluginConfig(values, plugin: name, baseDirectory: item["baseDirectory"]?.stringValue),
                                   requires: requires))
         }
-        return PreflightRequest(environment: environment, cacheDirectory: cache, plugins: plugins)
+        var secrets: [String] = []
+        if case .array(let values)? = doc["secrets"]?.kind { secrets = values.compactMap(\.stringValue) }
+        return PreflightRequest(environment: environment, cacheDirectory: cache, plugins: plugins,
+                                secrets: SecretScrubber(secrets: secrets))
     }
 }
 

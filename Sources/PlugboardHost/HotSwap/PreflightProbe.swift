@@ -41,6 +41,7 @@ public enum PreflightProbe {
 
     /// Loads `request`'s plugins into a scratch container and reports each through `emit`.
     static func check(_ request: PreflightRequest, logger: Logger, emit: ([UInt8]) -> Void) async -> [PluginRecord] {
+        let logger = logger.scrubbing(request.secrets)
         let container = Container(environment: request.environment, logger: logger)
         let loader: PluginLoader
         do throws(PlugboardError) {
@@ -63,14 +64,14 @@ public enum PreflightProbe {
             }
             emit(PreflightWire.begin(plugin.name))
             var prepared = loader.prepare(.init(name: plugin.name, path: plugin.path, sha256: plugin.sha256,
-                                                config: plugin.config, rank: plugin.rank))
+                                                config: plugin.config, rank: plugin.rank, secrets: request.secrets))
             if let tx = prepared.transaction {
                 do throws(PlugboardError) {
                     try await container.commit([tx], verify: true)
                     loader.activated(&prepared.record)
                     active.insert(plugin.name)
                 } catch {
-                    loader.failed(&prepared.record, error)
+                    loader.failed(&prepared.record, request.secrets.scrub(error))
                 }
             }
             emit(PreflightWire.record(prepared.record))

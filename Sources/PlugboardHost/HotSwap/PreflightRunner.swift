@@ -247,14 +247,18 @@ public final class PreflightRunner: Sendable {
     /// A verdict for every plugin of `plugins`: one child checks them in order; when it
     /// dies in a plugin's code, that plugin gets the verdict and a new child checks the
     /// ones it did not reach (without it, so those that require it fail their requirement).
+    ///
+    /// The child hides `secrets` in its records; the host hides them again in what it
+    /// reads, so that a report never carries a secret whatever the child did.
     public func runAll(_ plugins: [PreflightRequest.Plugin], environment: Environment, cacheDirectory: String,
-                       timeoutSeconds: Double) async -> [String: PluginRecord] {
+                       timeoutSeconds: Double, secrets: SecretScrubber = .none) async -> [String: PluginRecord] {
         var verdicts: [String: PluginRecord] = [:]
         var pending = plugins
         while !pending.isEmpty {
-            let result = await run(PreflightRequest(environment: environment, cacheDirectory: cacheDirectory, plugins: pending),
+            let result = await run(PreflightRequest(environment: environment, cacheDirectory: cacheDirectory, plugins: pending,
+                                                    secrets: secrets),
                                    timeoutSeconds: timeoutSeconds)
-            for record in result.records { verdicts[record.name] = record }
+            for record in result.records { verdicts[record.name] = secrets.scrub(record) }
             guard let culprit = result.culprit else { break }
             for name in result.culprits {
                 var record = verdicts[name] ?? PluginRecord(name: name, state: .failed)

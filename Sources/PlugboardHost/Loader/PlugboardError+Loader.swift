@@ -28,6 +28,10 @@ extension PlugboardError.Code {
     public static let toolchainMismatch: Self = "plugin.toolchain_mismatch"
     /// The content-addressed cache could not be written.
     public static let cacheFailed: Self = "loader.cache_failed"
+    /// The cache folder, or one above it, can be changed by another user.
+    public static let cacheUntrusted: Self = "loader.cache_untrusted"
+    /// No `--cache-dir`, and neither `HOME` nor `XDG_CACHE_HOME` names a folder.
+    public static let cacheDirectoryUnset: Self = "loader.cache_dir_unset"
     /// `dlopen` refused the shared object.
     public static let dlopenFailed: Self = "loader.dlopen_failed"
     /// The shared object has no `plugboard_plugin_entry` symbol.

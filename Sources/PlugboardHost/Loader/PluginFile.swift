@@ -67,6 +67,11 @@ struct PluginFile {
                 hint: "Check the file's permissions.")
         }
         defer { close(fd) }
+        return try readAll(fd: fd, path: path, plugin: plugin)
+    }
+
+    /// Everything from `fd`'s current offset to its end; `path` names it in errors.
+    static func readAll(fd: Int32, path: String, plugin: String) throws(PlugboardError) -> [UInt8] {
         // One read into a buffer of the file's size (plus one byte, to notice growth),
         // instead of appending chunks: plugin files are read on every load.
         var st = stat()

@@ -41,13 +41,18 @@ public final class PluginLoader: Sendable {
         public var sha256: String?
         public var config: PluginConfig
         public var rank: Int
+        /// The manifest's secrets, hidden in every text the plugin hands back (its errors,
+        /// its log lines, its version) before the host records, logs or shows it.
+        public var secrets: SecretScrubber
 
-        public init(name: String, path: String, sha256: String? = nil, config: PluginConfig? = nil, rank: Int = 0) {
+        public init(name: String, path: String, sha256: String? = nil, config: PluginConfig? = nil, rank: Int = 0,
+                    secrets: SecretScrubber = .none) {
             self.name = name
             self.path = path
             self.sha256 = sha256
             self.config = config ?? PluginConfig(plugin: name)
             self.rank = rank
+            self.secrets = secrets
         }
     }
 
@@ -58,7 +63,8 @@ public final class PluginLoader: Sendable {
 
     typealias EntryPoint = @convention(c) (Int32, UnsafeMutableRawPointer?) -> Int32
 
-    /// - Throws: `loader.cache_failed` if the cache folder cannot be created.
+    /// - Throws: `loader.cache_failed` if the cache folder cannot be created,
+    ///   `loader.cache_untrusted` if another user could change it.
     public init(container: Container, configuration: Configuration) throws(PlugboardError) {
         self.container = container
         self.configuration = configuration
@@ -77,7 +83,8 @@ public final class PluginLoader: Sendable {
             try await container.commit([transaction], verify: true)
             activated(&prepared.record)
         } catch {
-            failed(&prepared.record, error)
+            // A singleton's factory, a start or a health check is plugin code.
+            failed(&prepared.record, request.secrets.scrub(error))
         }
         return prepared.record
     }
@@ -114,10 +121,10 @@ public final class PluginLoader: Sendable {
         do {
             try handshake(mapped.entry, plugin: request.name)
             let registrar = PluginRegistrar(pluginName: request.name, container: container, config: request.config,
-                                            logger: configuration.logger, rank: request.rank)
+                                            logger: configuration.logger.scrubbing(request.secrets), rank: request.rank)
             let call = PluginCall(registrar: registrar)
             let status = mapped.entry(PluginEntry.Op.register, Unmanaged.passUnretained(call).toOpaque())
-            record.version = call.version
+            record.version = request.secrets.scrub(call.version)
             guard status == PluginEntry.Status.ok else {
                 throw call.failure ?? PlugboardError(.protocolViolation,
                     "plugin \"\(request.name)\" answered register with status \(status)",
@@ -125,9 +132,9 @@ public final class PluginLoader: Sendable {
             }
             return Prepared(record: record, transaction: registrar.transaction)
         } catch let error as PlugboardError {
-            failed(&record, error)
+            failed(&record, request.secrets.scrub(error))
         } catch {
-            failed(&record, PlugboardError(.registrationFailed, "plugin \"\(request.name)\" failed: \(error)"))
+            failed(&record, request.secrets.scrub(PlugboardError(.registrationFailed, "plugin \"\(request.name)\" failed: \(error)")))
         }
         return Prepared(record: record, transaction: nil)
     }

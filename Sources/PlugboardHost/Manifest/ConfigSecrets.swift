@@ -16,7 +16,8 @@ import PlugboardAPI
 ///
 /// Output also hides a secret's text (four characters or more) wherever else it occurs
 /// in the configuration, and the password of a URL with user information
-/// (`postgres://user:<redacted>@host/db`).
+/// (`postgres://user:<redacted>@host/db`). What a plugin hands back (errors, log lines) is
+/// scrubbed of the secrets' resolved values by ``SecretScrubber``.
 public enum ConfigSecrets {
     /// What output shows in place of a secret: `<redacted>`.
     public static let marker = "<redacted>"
@@ -45,6 +46,38 @@ public enum ConfigSecrets {
         collectSecrets(value, underSecretKey: false, into: &secrets)
         let scrub = Array(Set(secrets.filter { $0.count >= 4 })).sorted { $0.count > $1.count }
         return redact(value, underSecretKey: false, scrub: scrub)
+    }
+
+    /// The strings the plugin receives (`resolved`, variables expanded) at every place
+    /// where `raw`, the config as written, holds a secret.
+    static func secretValues(raw: JSONValue, resolved: ConfigValue, into out: inout [String]) {
+        secretValues(raw: raw, resolved: resolved, underSecretKey: false, into: &out)
+    }
+
+    private static func secretValues(raw: JSONValue, resolved: ConfigValue, underSecretKey: Bool, into out: inout [String]) {
+        if isWrapper(raw) || underSecretKey {
+            strings(in: resolved, into: &out)
+            return
+        }
+        switch (raw.kind, resolved) {
+        case (.object(let members), .object(let values)):
+            for m in members {
+                if let v = values[m.key] { secretValues(raw: m.value, resolved: v, underSecretKey: isSecretKey(m.key), into: &out) }
+            }
+        case (.array(let elements), .array(let values)):
+            for (e, v) in zip(elements, values) { secretValues(raw: e, resolved: v, underSecretKey: false, into: &out) }
+        default:
+            break
+        }
+    }
+
+    private static func strings(in value: ConfigValue, into out: inout [String]) {
+        switch value {
+        case .string(let s): out.append(s)
+        case .object(let members): for v in members.values { strings(in: v, into: &out) }
+        case .array(let elements): for e in elements { strings(in: e, into: &out) }
+        default: break
+        }
     }
 
     private static func collectSecrets(_ value: JSONValue, underSecretKey: Bool, into secrets: inout [String]) {

@@ -69,6 +69,18 @@ enum LoaderFixtures {
         fchmod(fd, mode)
     }
 
+    /// The names in `folder`, "." and ".." left out.
+    static func entries(_ folder: String) -> [String] {
+        guard let dir = opendir(folder) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// The file offset of a section's content.
     static func sectionOffset(_ bytes: [UInt8], _ name: String) throws -> Int {
         let image = try ELFImage(bytes: bytes)
