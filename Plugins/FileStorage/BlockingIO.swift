@@ -1,7 +1,7 @@
 import PlugboardAPI
 import PlugboardConcurrency
 
-/// Blocking file-system work goes to ``BlockingWork``'s overcommit lanes rather than
+/// Blocking file-system work goes to ``BlockingWork``'s threads rather than
 /// Swift's cooperative pool (one thread per core): a 64 MiB write and its `fsync` must not
 /// stall other tasks of the host, and many of them must be able to wait on the disk at once.
 enum BlockingIO {

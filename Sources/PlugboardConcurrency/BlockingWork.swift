@@ -1,36 +1,131 @@
-import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Runs blocking work (file I/O and its `fsync`, reading and hashing a plugin, `dlopen`)
 /// off Swift's cooperative pool, which has one thread per core: work that blocks a pool
-/// thread stalls every task of the process queued behind it.
+/// thread stalls every task queued behind it.
 ///
-/// On Linux the pool's threads are Dispatch's default global threads, and a custom
-/// *concurrent* queue runs on those same threads, at most one per core: it would block
-/// the pool and cap the blocking work at the core count. A *serial* queue runs on
-/// Dispatch's overcommit threads, which are started as needed, so each job goes to one of
-/// a set of serial lanes, the least busy one.
+/// Each job gets a thread of its own: an idle one if there is one, else a new one, up to
+/// ``maxThreads`` (beyond that, jobs wait their turn). Threads that stay idle for
+/// ``idleSeconds`` end. Not Dispatch: a custom concurrent queue runs on Dispatch's default
+/// global threads, at most about one per core, the same threads Swift tasks run on here;
+/// and serial lanes put a quick job behind a slow `fsync` on the same lane.
 public enum BlockingWork {
-    /// How many jobs can block at once before one waits behind another.
-    public static let laneCount = 64
+    /// Threads at most; a job beyond them waits for one to be free.
+    public static let maxThreads = 256
+    /// How long an idle thread waits for a job before it ends.
+    public static let idleSeconds = 10
 
-    private static let lanes: [DispatchQueue] = (0..<laneCount).map { DispatchQueue(label: "plugboard.blocking.\($0)") }
-    private static let busy = LockedValueBox([Int](repeating: 0, count: laneCount))
+    static let pool = BlockingPool(maxThreads: maxThreads, idleSeconds: idleSeconds)
 
-    /// Runs `body` on a blocking lane and returns what it returns or throws.
+    /// Runs `body` on a thread of the pool and returns what it returns or throws.
     public static func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-        let lane = busy.withLock { counts -> Int in
-            var best = 0
-            for i in counts.indices where counts[i] < counts[best] { best = i }
-            counts[best] += 1
-            return best
-        }
         let result: Result<T, E> = await withCheckedContinuation { continuation in
-            lanes[lane].async {
-                let outcome = Result { () throws(E) -> T in try body() }
-                busy.withLock { $0[lane] -= 1 }
-                continuation.resume(returning: outcome)
+            pool.submit {
+                continuation.resume(returning: Result { () throws(E) -> T in try body() })
             }
         }
         return try result.get()
+    }
+
+    /// Threads running or idle now, for tests and reports.
+    public static var threadCount: Int { pool.threadCount }
+}
+
+/// The threads behind ``BlockingWork``: a queue of jobs under one pthread mutex and
+/// condition (visible to ThreadSanitizer, unlike `Synchronization.Mutex`).
+final class BlockingPool: @unchecked Sendable {
+    // @unchecked Sendable: every stored var is read and written with `mutex` held.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private var jobs: [@Sendable () -> Void] = []
+    private var head = 0
+    private var idle = 0
+    private var threads = 0
+    private let maxThreads: Int
+    private let idleSeconds: Int
+
+    init(maxThreads: Int, idleSeconds: Int) {
+        self.maxThreads = maxThreads
+        self.idleSeconds = idleSeconds
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    var threadCount: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return threads
+    }
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        pthread_mutex_lock(mutex)
+        jobs.append(job)
+        let pending = jobs.count - head
+        let spawn = pending > idle && threads < maxThreads
+        if spawn { threads += 1 } else { pthread_cond_signal(condition) }
+        pthread_mutex_unlock(mutex)
+        if spawn && !startThread() {
+            // No thread to be had: the job waits for a running one.
+            pthread_mutex_lock(mutex)
+            threads -= 1
+            pthread_mutex_unlock(mutex)
+        }
+    }
+
+    private func startThread() -> Bool {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, &attributes, { raw in
+            guard let raw else { return nil }
+            Unmanaged<BlockingPool>.fromOpaque(raw).takeRetainedValue().work()
+            return nil
+        }, context)
+        if rc != 0 { Unmanaged<BlockingPool>.fromOpaque(context).release() }
+        return rc == 0
+    }
+
+    private func work() {
+        pthread_mutex_lock(mutex)
+        while true {
+            if head < jobs.count {
+                let job = jobs[head]
+                head += 1
+                if head > 1024 && head * 2 > jobs.count {
+                    jobs.removeFirst(head)
+                    head = 0
+                }
+                pthread_mutex_unlock(mutex)
+                job()
+                pthread_mutex_lock(mutex)
+                continue
+            }
+            idle += 1
+            var deadline = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &deadline)
+            deadline.tv_sec += idleSeconds
+            let rc = pthread_cond_timedwait(condition, mutex, &deadline)
+            idle -= 1
+            if rc == ETIMEDOUT && head >= jobs.count {
+                threads -= 1
+                pthread_mutex_unlock(mutex)
+                return
+            }
+        }
     }
 }

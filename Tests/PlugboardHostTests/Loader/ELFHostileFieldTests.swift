@@ -117,7 +117,6 @@ import Testing
         let targets = Self.tableBytes(bytes)
         var rng = JSONParserFuzzTests.SplitMix64(state: 0xE1F_5EED)
         var outcomes = (parsed: 0, refused: 0)
-        let started = ContinuousClock.now
         for _ in 0..<3_000 {
             var touched: [Int] = []
             for _ in 0..<Int.random(in: 1...3, using: &rng) {
@@ -150,6 +149,7 @@ import Testing
         #expect(bytes == original)
         // Both paths were exercised, so the mutations neither always nor never broke the file.
         #expect(outcomes.parsed > 100 && outcomes.refused > 100, "\(outcomes)")
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // No time bound: timings are a benchmark's to measure, and a loaded CI machine would
+        // fail one that holds on a quiet machine.
     }
 }
