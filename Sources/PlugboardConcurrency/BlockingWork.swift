@@ -9,13 +9,15 @@ import Musl
 /// thread stalls every task queued behind it.
 ///
 /// Each job gets a thread of its own: an idle one if there is one, else a new one, up to
-/// ``maxThreads`` (beyond that, jobs wait their turn). Threads that stay idle for
+/// ``maxThreads`` (beyond that, jobs wait their turn, first come first served). Threads that stay idle for
 /// ``idleSeconds`` end. Not Dispatch: a custom concurrent queue runs on Dispatch's default
 /// global threads, at most about one per core, the same threads Swift tasks run on here;
 /// and serial lanes put a quick job behind a slow `fsync` on the same lane.
 public enum BlockingWork {
-    /// Threads at most; a job beyond them waits for one to be free.
-    public static let maxThreads = 256
+    /// Threads at most (4 a core, at least 16); a job beyond them waits for one to be
+    /// free. Enough for many waits on the disk or the loader at once, few enough that
+    /// hundreds of concurrent writes do not thrash a small machine.
+    public static let maxThreads = max(16, 4 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     /// How long an idle thread waits for a job before it ends.
     public static let idleSeconds = 10
 
