@@ -27,6 +27,7 @@ enum S3XML {
     /// The document's root element.
     static func parse(_ bytes: [UInt8]) throws(ParseError) -> XMLElement {
         guard !bytes.isEmpty else { throw ParseError(description: "an empty body") }
+        if let reason = unsafeForXMLParser(bytes) { throw ParseError(description: "malformed XML: \(reason)") }
         let builder = TreeBuilder()
         let parser = XMLParser(data: Data(bytes))
         parser.shouldProcessNamespaces = true
@@ -39,6 +40,34 @@ enum S3XML {
         }
         guard let root = builder.root else { throw ParseError(description: "XML without a root element") }
         return root
+    }
+
+    /// Why `bytes` must not reach FoundationXML's `XMLParser`, which traps on two inputs
+    /// libxml2 accepts (found by Tests/Fuzz/s3-xml): an element name whose bytes are not
+    /// UTF-8, and a processing instruction without data (`<?name?>`, a NULL it passes
+    /// to strlen). S3 sends UTF-8 with at most an XML declaration, so the body must be
+    /// UTF-8 without NUL (which also rules out UTF-16 and UTF-32), its declaration may
+    /// name no encoding but UTF-8 (another one would re-read the bytes), and no other
+    /// `<?` may follow. nil when the body is fine.
+    static func unsafeForXMLParser(_ bytes: [UInt8]) -> String? {
+        guard String(validating: bytes, as: UTF8.self) != nil, !bytes.contains(0) else {
+            return "the body is not UTF-8 text"
+        }
+        var rest = 0
+        let whitespace: [UInt8] = [0x20, 0x09, 0x0A, 0x0D]
+        if bytes.starts(with: "<?xml".utf8), bytes.count > 5, whitespace.contains(bytes[5]),
+           let end = (5..<bytes.count - 1).first(where: { bytes[$0] == UInt8(ascii: "?") && bytes[$0 + 1] == UInt8(ascii: ">") }) {
+            let declaration = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
+            if declaration.contains("encoding"), !declaration.contains("\"utf-8\""), !declaration.contains("'utf-8'") {
+                return "the XML declaration names an encoding other than UTF-8"
+            }
+            rest = end + 2
+        }
+        // Bytes, not Characters: a combining mark after "?" must not hide a "<?".
+        let instruction = (rest..<max(rest, bytes.count - 1)).contains {
+            bytes[$0] == UInt8(ascii: "<") && bytes[$0 + 1] == UInt8(ascii: "?")
+        }
+        return instruction ? "a processing instruction (S3 sends none)" : nil
     }
 
     /// Builds the tree; used by one parser on one thread.

@@ -75,6 +75,43 @@ import Testing
         #expect(throws: S3XML.ParseError.self) { _ = try S3XML.parse(Self.bytes(body)) }
     }
 
+    /// Found by Tests/Fuzz/s3-xml (corpus/crash-element-name-not-utf8.xml): XMLParser
+    /// hands libxml2's bytes of an element name to a String initializer that traps when
+    /// they are not UTF-8, so such a body from a server once took the host down.
+    @Test func elementNameThatIsNotUTF8IsAnErrorValue() {
+        let body = Array("<ListBuc".utf8) + [0xFF, 0xFF, 0xFF, 0xFF]
+            + Array("esult><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>".utf8)
+        #expect {
+            _ = try S3ListPage.parse(body)
+        } throws: { error in
+            "\(error)".contains("not UTF-8 text")
+        }
+    }
+
+    /// Found by Tests/Fuzz/s3-xml (corpus/crash-instruction-without-data.xml): XMLParser
+    /// passes a processing instruction's missing data to strlen, a segfault; the other
+    /// ways to smuggle one in (another encoding, UTF-16) are refused with it.
+    @Test(arguments: [
+        ("<?xml?><Error><Code>X</Code></Error>", "a processing instruction"),
+        ("<Error><?pi?><Code>X</Code></Error>", "a processing instruction"),
+        ("<?xml version=\"1.0\"?><!DOCTYPE e [<?pi?>]><Error/>", "a processing instruction"),
+        ("<?xml version=\"1.0\" encoding=\"IBM037\"?>LoxxLo", "an encoding other than UTF-8"),
+        ("<\0?\0p\0?\0>\0", "not UTF-8 text"),
+    ])
+    func processingInstructionsAreErrorValues(body: String, expected: String) {
+        #expect {
+            _ = try S3ErrorBody.parse(Self.bytes(body))
+        } throws: { error in
+            "\(error)".contains(expected)
+        }
+    }
+
+    /// The declaration S3 and moto send, in either quoting, still passes the checks above.
+    @Test func utf8DeclarationStillParses() throws {
+        let body = "<?xml version='1.0' encoding='utf-8' standalone='yes'?>\n<Error><Code>NoSuchKey</Code></Error>"
+        #expect(try S3ErrorBody.parse(Self.bytes(body)).code == "NoSuchKey")
+    }
+
     @Test func malformedErrorDocuments() {
         #expect(throws: S3XML.ParseError.self) { _ = try S3ErrorBody.parse(Self.bytes("<Error><Message>no code</Message></Error>")) }
         #expect(throws: S3XML.ParseError.self) { _ = try S3ErrorBody.parse(Self.bytes("<html>Bad gateway</html>")) }

@@ -133,7 +133,10 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
             let line = try readLine()
             let sizeText = line.prefix { $0 != UInt8(ascii: ";") }
             let digits = String(decoding: sizeText, as: UTF8.self).trimmingSpaces
-            guard !digits.isEmpty, digits.count <= 15, let size = Int(digits, radix: 16) else {
+            // Hex digits only (RFC 9112 section 7.1): Int(_:radix:) also takes a sign, and
+            // "-6" was a negative count that trapped below (found by Tests/Fuzz/s3-response).
+            let hex = { (b: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(b | 0x20) }
+            guard !digits.isEmpty, digits.count <= 15, digits.utf8.allSatisfy(hex), let size = Int(digits, radix: 16) else {
                 throw .badResponse(expected: "a hexadecimal chunk size", found: Self.shown(line))
             }
             if size == 0 { break }

@@ -114,6 +114,15 @@ import Testing
         }
     }
 
+    /// Found by Tests/Fuzz/s3-response (corpus/crash-negative-chunk-size.http): a signed
+    /// chunk size was read as a count, and "-6" trapped the reader, so a server could take
+    /// the host down with one response.
+    @Test(arguments: ["-6", "+6", "-0"]) func signedChunkSizeIsABadResponse(size: String) {
+        #expect(throws: PlainHTTPError.badResponse(expected: "a hexadecimal chunk size", found: "\"\(size)\"")) {
+            try Self.read("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\nhello\r\n0\r\n\r\n", piece: 4)
+        }
+    }
+
     @Test func truncatedBodiesAndSilentClosesAreLostConnections() {
         #expect(throws: PlainHTTPError.connectionLost("the server closed the connection after 3 of 5 body bytes")) {
             try Self.read("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nabc", piece: 2)
