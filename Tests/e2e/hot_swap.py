@@ -747,6 +747,25 @@ def scenario_child_dies_with_host(work):
         server.stop()
 
 
+def scenario_secrets_in_answers(work):
+    """An error a plugin throws while serving quotes a secret of the manifest: the answer
+    and the log show <redacted>, never the secret or a piece of it."""
+    secret = "S3cr3t-" + "".join(random.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(60))
+    plugin = store(path=lib("MisbehavingPlugin"), config={"label": {"secret": "${FIXTURE_LABEL}"}, "fault": "error", "faultIn": "get"})
+    server = Server(work, manifest([plugin]), env={"FIXTURE_LABEL": secret})
+    try:
+        status, headers, body = server.request("GET", "/v1/objects/k")
+        check(status == 503, "GET answered %d %s" % (status, body[:300]))
+        pieces = [secret[i:i + 8] for i in range(0, len(secret) - 8)]
+        text = body.decode() + server.stderr()
+        leaked = [p for p in pieces if p in text]
+        check(not leaked, "pieces of the secret leaked: %s" % leaked[:3])
+        check("<redacted>" in body.decode(), "the answer does not say <redacted>: %s" % body[:300])
+        return "a plugin's error quoting a 67-character secret: answered and logged as <redacted>"
+    finally:
+        server.stop()
+
+
 SCENARIOS = [
     ("swap-under-load", scenario_swap_under_load),
     ("rebuilt-plugin", scenario_rebuilt_plugin),
@@ -759,6 +778,7 @@ SCENARIOS = [
     ("check-preflight", scenario_check_preflight),
     ("required", scenario_required),
     ("child-dies-with-host", scenario_child_dies_with_host),
+    ("secrets-in-answers", scenario_secrets_in_answers),
 ]
 
 

@@ -92,7 +92,8 @@ enum StorageCommand {
         do throws(PlugboardError) {
             result = .success(try await run(host, body))
         } catch {
-            result = .failure(error)
+            // The plugin's error may quote a secret of the manifest.
+            result = .failure(host.secrets.scrub(error))
         }
         await host.shutdown()
         return try result.get()

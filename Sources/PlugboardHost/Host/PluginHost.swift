@@ -72,6 +72,8 @@ public final class PluginHost: Sendable {
         var fingerprints: [String: PluginFingerprint]
         /// Plugins replaced or removed by reloads, most recent first (bounded).
         var retired: [PluginRecord] = []
+        /// The manifest's secrets (and the environment's), to scrub from what plugins say.
+        var secrets: SecretScrubber = .none
     }
 
     public let container: Container
@@ -109,6 +111,9 @@ public final class PluginHost: Sendable {
     public var manifest: Manifest { state.withLock { $0.manifest } }
     /// Every plugin of the manifest, in manifest order, with its state.
     public var records: [PluginRecord] { state.withLock { $0.records } }
+    /// The secrets of the running manifest and environment: no text a plugin hands back
+    /// (an error while serving included) may show them; see ``SecretScrubber``.
+    public var secrets: SecretScrubber { state.withLock { $0.secrets } }
     /// Plugins replaced or removed by hot swaps, most recent first.
     public var retiredRecords: [PluginRecord] { state.withLock { $0.retired } }
 
@@ -170,7 +175,7 @@ public final class PluginHost: Sendable {
         }
         let records = manifest.plugins.compactMap { byName[$0.name] }
         let state = State(manifest: manifest, manifestDigest: (try? Digest.sha256Hex(bytes)) ?? "",
-                          records: records, fingerprints: fingerprints)
+                          records: records, fingerprints: fingerprints, secrets: secrets)
         let host = PluginHost(container: container, state: state, environment: environment, loader: loader,
                               configuration: configuration)
         host.updateReadiness()

@@ -231,6 +231,7 @@ extension PluginHost {
             st.manifestDigest = digest
             st.records = manifest.plugins.compactMap { byName[$0.name] }
             st.fingerprints = next
+            st.secrets = secrets
             st.retired = Array((retired + st.retired).prefix(64))
         }
         if !plan.retiring.isEmpty { drain(through: published, timeoutSeconds: manifest.hotSwap.drainTimeoutSeconds) }

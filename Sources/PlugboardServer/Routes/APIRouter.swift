@@ -37,7 +37,7 @@ public final class APIRouter: HTTPHandler {
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         // Error answers withhold server paths; this request's log keeps them (ErrorResponses).
-        await ErrorResponses.$logger.withValue(logger) { await route(request) }
+        await ErrorResponses.$context.withValue(.init(logger: logger, host: host)) { await route(request) }
     }
 
     private func route(_ request: HTTPRequest) async -> HTTPResponse {

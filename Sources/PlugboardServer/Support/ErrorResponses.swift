@@ -10,13 +10,22 @@ import PlugboardHost
 /// how the server is laid out. Those paths become `<server path>` in the answer, and the
 /// whole error goes to the request's log (``logger``), where the operator needs it.
 enum ErrorResponses {
-    /// Where an error whose answer was scrubbed is logged whole: the router binds its
-    /// own logger for each request it answers.
-    @TaskLocal static var logger = Logger.disabled
+    /// What the router binds for each request it answers: where an error whose answer
+    /// was scrubbed of paths is logged whole, and the host, whose manifest's secrets no
+    /// answer or log line may show (a plugin's error may quote a secret it was given).
+    struct Context: Sendable {
+        var logger: Logger
+        var host: PluginHost?
+    }
+
+    @TaskLocal static var context = Context(logger: .disabled, host: nil)
 
     /// The code goes in `X-Plugboard-Error-Code` too: a HEAD answer has no body, and the
     /// header is how a client tells a missing object from an unknown route there.
     static func response(_ error: PlugboardError, status: Int? = nil, headers: [(String, String)] = []) -> HTTPResponse {
+        // Secrets first, before any quoting or cutting could leave a piece of one.
+        let error = context.host?.secrets.scrub(error) ?? error
+        let logger = context.logger
         let (mapped, extra) = statusAndHeaders(for: error.code)
         let shown = clientView(of: error)
         if shown.message != error.message || shown.detail != error.detail || shown.hint != error.hint {

@@ -16,7 +16,8 @@ public func plugboardPluginEntry(_ op: Int32, _ arg: UnsafeMutableRawPointer?) -
 }
 
 /// Config:
-/// - `fault`: `none` (default), `fatalError`, `segfault`, `hang`, `exit`;
+/// - `fault`: `none` (default), `fatalError`, `segfault`, `hang`, `exit`, or `error`
+///   (with `faultIn: get`: every get throws an error that quotes the label);
 /// - `faultIn`: where the fault strikes: `register` (default), `start`, `get`, `stop`;
 /// - `healthy`: false makes `healthCheck()` throw (default true);
 /// - `stopLog`: a file the managed storage appends `stopped <label>` to when stopped;
@@ -94,6 +95,10 @@ final class FixtureStorage: ObjectStorage, ManagedService, HealthChecking {
     }
 
     func get(_ key: String) async throws -> StoredObject {
+        if settings.place == "get" && settings.fault == "error" {
+            throw PlugboardError(.storageUnavailable, "fixture \(settings.label) refuses every get",
+                                 detail: "Configured with fault \"error\"; label \"\(settings.label)\".")
+        }
         if settings.place == "get" { MisbehavingPlugin.strike(settings.fault) }
         if settings.getDelayMilliseconds > 0 { try await Task.sleep(nanoseconds: UInt64(settings.getDelayMilliseconds) * 1_000_000) }
         return try await base.get(key)
