@@ -25,11 +25,18 @@ public enum BlockingWork {
 
     /// Runs `body` on a thread of the pool and returns what it returns or throws.
     public static func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-        let result: Result<T, E> = await withCheckedContinuation { continuation in
+        // The result crosses threads through a pthread mutex, not only through the
+        // continuation: ThreadSanitizer cannot see the ordering inside Swift's runtime when
+        // a plain thread resumes a task, and would report what the job wrote as a race.
+        let handoff = LockedValueBox<Result<T, E>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             pool.submit {
-                continuation.resume(returning: Result { () throws(E) -> T in try body() })
+                let outcome = Result { () throws(E) -> T in try body() }
+                handoff.withLock { $0 = outcome }
+                continuation.resume()
             }
         }
+        guard let result = handoff.withLock({ $0 }) else { preconditionFailure("BlockingWork: a job ended without a result") }
         return try result.get()
     }
 
