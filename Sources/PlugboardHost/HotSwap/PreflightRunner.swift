@@ -60,11 +60,17 @@ public final class PreflightRunner: Sendable {
     public func run(_ request: PreflightRequest, timeoutSeconds: Double) async -> Result {
         let executable = executable
         let started = Clock.now()
-        let (transcript, termination) = await withCheckedContinuation { continuation in
+        // Handed over through a pthread mutex as well: ThreadSanitizer cannot see the order
+        // inside Swift's runtime when a plain thread resumes a task.
+        let handoff = LockedValueBox<(PreflightWire.Transcript, Termination)?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             spawner.submit {
-                continuation.resume(returning: Self.runChild(executable, request: request, timeoutSeconds: timeoutSeconds))
+                let outcome = Self.runChild(executable, request: request, timeoutSeconds: timeoutSeconds)
+                handoff.withLock { $0 = outcome }
+                continuation.resume()
             }
         }
+        let (transcript, termination) = handoff.withLock { $0 } ?? (PreflightWire.Transcript(), .notStarted("the preflight thread gave no result"))
         let result = Self.verdict(request, transcript: transcript, termination: termination, timeoutSeconds: timeoutSeconds)
         logger.debug("preflight finished", metadata: [
             "plugins": .string(request.plugins.map(\.name).joined(separator: ",")),
