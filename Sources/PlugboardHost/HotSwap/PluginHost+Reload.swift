@@ -115,7 +115,7 @@ extension PluginHost {
         let (configs, secrets) = try Self.resolvedConfigs(selected, configuration)
         // Reading and hashing every plugin file blocks: off the cooperative pool.
         let searchPath = configuration.productSearchPath
-        var next = await BlockingWork.run {
+        var next = await preflight.onReloadThread {
             Dictionary(selected.map { plugin in
                 (plugin.name, PluginFingerprint(plugin, located: Self.locate(plugin.source, plugin: plugin.name, searchPath: searchPath),
                                                 reading: true))
@@ -138,7 +138,7 @@ extension PluginHost {
                     throw plan.locateError(plugin, searchPath: configuration.productSearchPath)
                 }
                 let loader = loader
-                staged[plugin.name] = try await BlockingWork.run { () throws(PlugboardError) in
+                staged[plugin.name] = try await preflight.onReloadThread { () throws(PlugboardError) in
                     try loader.stageOnly(path: path, name: plugin.name, pin: plugin.sha256)
                 }
             } catch {
@@ -180,7 +180,7 @@ extension PluginHost {
             guard let s = staged[plugin.name] else { continue }
             let request = PluginLoader.Request(name: plugin.name, path: s.inspection.path, sha256: s.inspection.sha256,
                                                config: configs[plugin.name], rank: plugin.rank, secrets: secrets)
-            let p = await BlockingWork.run { [loader] in loader.prepare(request) }
+            let p = await preflight.onReloadThread { [loader] in loader.prepare(request) }
             guard p.transaction != nil else {
                 throw PlugboardError(.loadFailed, underlying: p.record.error) {
                     .init(message: "plugin \"\(plugin.name)\" passed its preflight but failed to load in the host: \(p.record.error?.message ?? "unknown error")",

@@ -78,6 +78,23 @@ public final class PreflightRunner: Sendable {
         return result
     }
 
+    /// Runs blocking work of a reload (hashing, staging, mapping) on the runner's one
+    /// long-lived thread, off the cooperative pool. One thread, not a pool: reloads run one
+    /// at a time anyway, and the buffers of each reload then come back to the same malloc
+    /// arena, so memory does not grow by an arena per thread over many reloads.
+    func onReloadThread<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let handoff = LockedValueBox<Swift.Result<T, E>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            spawner.submit {
+                let outcome = Swift.Result { () throws(E) -> T in try body() }
+                handoff.withLock { $0 = outcome }
+                continuation.resume()
+            }
+        }
+        guard let result = handoff.withLock({ $0 }) else { preconditionFailure("PreflightRunner: a job ended without a result") }
+        return try result.get()
+    }
+
     // MARK: - The child
 
     private static func runChild(_ executable: String, request: PreflightRequest,
