@@ -25,12 +25,20 @@ public enum BlockingWork {
 
     /// Runs `body` on a thread of the pool and returns what it returns or throws.
     public static func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-        // The result crosses threads through a pthread mutex, not only through the
-        // continuation: ThreadSanitizer cannot see the ordering inside Swift's runtime when
-        // a plain thread resumes a task, and would report what the job wrote as a race.
+        try await handOff(to: pool.submit, body)
+    }
+
+    /// Runs `body` on whatever thread `submit` runs its job on, and returns its result to
+    /// the awaiting task.
+    ///
+    /// The result crosses threads through a pthread mutex, not only through the
+    /// continuation: ThreadSanitizer cannot see the ordering inside Swift's runtime when a
+    /// plain thread resumes a task, and would report what the job wrote as a race.
+    public static func handOff<T: Sendable, E: Error>(to submit: (@escaping @Sendable () -> Void) -> Void,
+                                                      _ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         let handoff = LockedValueBox<Result<T, E>?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            pool.submit {
+            submit {
                 let outcome = Result { () throws(E) -> T in try body() }
                 handoff.withLock { $0 = outcome }
                 continuation.resume()

@@ -60,17 +60,9 @@ public final class PreflightRunner: Sendable {
     public func run(_ request: PreflightRequest, timeoutSeconds: Double) async -> Result {
         let executable = executable
         let started = Clock.now()
-        // Handed over through a pthread mutex as well: ThreadSanitizer cannot see the order
-        // inside Swift's runtime when a plain thread resumes a task.
-        let handoff = LockedValueBox<(PreflightWire.Transcript, Termination)?>(nil)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            spawner.submit {
-                let outcome = Self.runChild(executable, request: request, timeoutSeconds: timeoutSeconds)
-                handoff.withLock { $0 = outcome }
-                continuation.resume()
-            }
+        let (transcript, termination) = await onReloadThread {
+            Self.runChild(executable, request: request, timeoutSeconds: timeoutSeconds)
         }
-        let (transcript, termination) = handoff.withLock { $0 } ?? (PreflightWire.Transcript(), .notStarted("the preflight thread gave no result"))
         let result = Self.verdict(request, transcript: transcript, termination: termination, timeoutSeconds: timeoutSeconds)
         logger.debug("preflight finished", metadata: [
             "plugins": .string(request.plugins.map(\.name).joined(separator: ",")),
@@ -83,16 +75,7 @@ public final class PreflightRunner: Sendable {
     /// at a time anyway, and the buffers of each reload then come back to the same malloc
     /// arena, so memory does not grow by an arena per thread over many reloads.
     func onReloadThread<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-        let handoff = LockedValueBox<Swift.Result<T, E>?>(nil)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            spawner.submit {
-                let outcome = Swift.Result { () throws(E) -> T in try body() }
-                handoff.withLock { $0 = outcome }
-                continuation.resume()
-            }
-        }
-        guard let result = handoff.withLock({ $0 }) else { preconditionFailure("PreflightRunner: a job ended without a result") }
-        return try result.get()
+        try await BlockingWork.handOff(to: spawner.submit, body)
     }
 
     // MARK: - The child
