@@ -58,9 +58,9 @@ target_sources() {
         http-request) sources Sources/PlugboardHTTP ;;
         elf) echo Sources/PlugboardHost/Loader/ELFImage.swift Sources/PlugboardHost/Loader/Toolchain.swift ;;
         s3-xml) echo Plugins/S3Storage/S3XML.swift Plugins/S3Storage/S3URIEncoding.swift ;;
-        # The reader shares helpers with the rest of the plugin (credentials' trimming):
-        # the whole plugin module, its entry point inert in an executable.
-        s3-response) sources Plugins/S3Storage ;;
+        # The reader shares helpers with the rest of the client (credentials' trimming):
+        # the whole S3StorageClient module, without the plugin's entry point (Plugin/).
+        s3-response) find Plugins/S3Storage -path Plugins/S3Storage/Plugin -prune -o -name '*.swift' -print | sort ;;
         *) echo "fuzz build: unknown target $1" >&2; return 1 ;;
     esac
 }

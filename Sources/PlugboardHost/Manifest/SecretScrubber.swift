@@ -120,15 +120,6 @@ public struct SecretScrubber: Sendable {
         return scrubbed == text ? (error, false) : (ScrubbedError(description: scrubbed), true)
     }
 
-    /// `record` with the texts its plugin gave scrubbed: its error and its version.
-    public func scrub(_ record: PluginRecord) -> PluginRecord {
-        guard !isEmpty else { return record }
-        var out = record
-        out.error = record.error.map { scrub($0) }
-        out.version = scrub(record.version)
-        return out
-    }
-
     func scrub(_ value: Logger.MetadataValue) -> Logger.MetadataValue {
         switch value {
         case .string(let s): return .string(scrub(s))
