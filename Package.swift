@@ -43,8 +43,11 @@ let package = Package(
         .target(name: "CPlugboardSystem"),
         // The host: manifest, loader, plugin registry, hot swap. The CLI is a thin layer over it.
         .target(name: "PlugboardHost", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem"]),
-        // HTTP/1.1 on Glibc sockets: request parser with limits, responses, the server core.
-        .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardConcurrency"]),
+        // epoll, eventfd and accept4, which Glibc's Swift overlay does not expose.
+        .target(name: "CPlugboardNetwork"),
+        // HTTP/1.1 on epoll event loops: the incremental request decoder with its limits,
+        // responses, streamed bodies with backpressure, the server core.
+        .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardConcurrency", "CPlugboardNetwork"]),
         // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.
         .target(name: "PlugboardServer", dependencies: [api, "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.

@@ -57,14 +57,18 @@ public struct RequestHead: Sendable {
     }
 }
 
-/// A whole request: head and decoded body.
+/// A request: its head, and its body as it arrives.
 public struct HTTPRequest: Sendable {
     public var head: RequestHead
-    public var body: [UInt8]
+    public var body: RequestBody
 
-    public init(head: RequestHead, body: [UInt8]) {
+    public init(head: RequestHead, body: RequestBody) {
         self.head = head
         self.body = body
+    }
+
+    public init(head: RequestHead, body: [UInt8]) {
+        self.init(head: head, body: RequestBody(body))
     }
 
     public var method: String { head.method }

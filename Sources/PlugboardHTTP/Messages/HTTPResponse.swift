@@ -1,11 +1,14 @@
-/// A response the server writes: status, header fields and body. `Content-Length`,
-/// `Connection` and `Date` are added by the serializer.
+/// A response the server writes: status, header fields and body, either whole
+/// (`body`) or produced while it is sent (`stream`). `Content-Length`, `Connection` and
+/// `Date` are added by the serializer.
 public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]
     public var body: [UInt8]
     /// For a HEAD answer: the `Content-Length` the GET would have (the body stays empty).
     public var headLength: Int?
+    /// A body sent as it is produced; `body` is then empty.
+    public var stream: ResponseStream?
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = [], headLength: Int? = nil) {
         self.status = status
@@ -14,16 +17,24 @@ public struct HTTPResponse: Sendable {
         self.headLength = headLength
     }
 
+    public init(status: Int, headers: [(String, String)] = [], stream: ResponseStream) {
+        self.init(status: status, headers: headers)
+        self.stream = stream
+    }
+
+    /// The length `Content-Length` announces.
+    var contentLength: Int { stream?.length ?? body.count }
+
     /// Whether the status carries no content at all (RFC 9110 section 6.4.1).
     var forbidsContent: Bool { status == 204 || status == 304 || (100..<200).contains(status) }
 
-    /// The response as bytes on the wire. For HEAD the body is left out and the length
-    /// header says what GET would send.
+    /// The response as bytes on the wire (for a streamed body, its head only). For HEAD the
+    /// body is left out and the length header says what GET would send.
     public func serialize(head: Bool, keepAlive: Bool, version: HTTPVersion = .http11, date: String) -> [UInt8] {
         // Appended piece by piece, without string interpolation: this runs once per
         // response and showed in the benchmark profile.
         var out: [UInt8] = []
-        out.reserveCapacity(160 + (head ? 0 : body.count) + headers.count * 48)
+        out.reserveCapacity(160 + (head || stream != nil ? 0 : body.count) + headers.count * 48)
         out.append(contentsOf: (version == .http10 ? "HTTP/1.0 " : "HTTP/1.1 ").utf8)
         Self.appendDecimal(status, to: &out)
         out.append(32)
@@ -38,7 +49,7 @@ public struct HTTPResponse: Sendable {
         }
         if !forbidsContent {
             out.append(contentsOf: "Content-Length: ".utf8)
-            Self.appendDecimal(head ? headLength ?? body.count : body.count, to: &out)
+            Self.appendDecimal(head ? headLength ?? contentLength : contentLength, to: &out)
             out.append(contentsOf: Self.crlf)
         }
         if !keepAlive {
@@ -78,6 +89,7 @@ public struct HTTPResponse: Sendable {
         case 100: return "Continue"
         case 200: return "OK"
         case 204: return "No Content"
+        case 206: return "Partial Content"
         case 304: return "Not Modified"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
@@ -87,8 +99,10 @@ public struct HTTPResponse: Sendable {
         case 408: return "Request Timeout"
         case 409: return "Conflict"
         case 411: return "Length Required"
+        case 412: return "Precondition Failed"
         case 413: return "Content Too Large"
         case 414: return "URI Too Long"
+        case 416: return "Range Not Satisfiable"
         case 422: return "Unprocessable Content"
         case 431: return "Request Header Fields Too Large"
         case 500: return "Internal Server Error"

@@ -1,87 +1,601 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CPlugboardNetwork
 import PlugboardAPI
 
-/// One client connection, served on its own thread with blocking I/O: requests one after
-/// another (pipelined ones from the buffer) until the client closes, an error closes it,
-/// a deadline passes or the server stops.
-struct Connection {
-    let fd: Int32
-    let id: Int
-    let configuration: ServerConfiguration
-    let handler: any HTTPHandler
-    let registry: ConnectionRegistry
-    let dates: HTTPDateCache
+/// One client connection, owned by one event loop: a state machine fed by readiness
+/// events. Requests are taken one at a time (bytes of a pipelined next request wait in
+/// the buffer), each handled by a Swift task that reads the body as it arrives and hands
+/// back the response, which is written as the socket takes it.
+///
+/// Everything here runs on the loop's thread. The request's task reaches the connection
+/// only through ``ConnectionHandle``, which queues its calls on the loop.
+final class Connection: EventSource, @unchecked Sendable {
+    // @unchecked Sendable: a request's task holds it only to pass it back to the loop
+    // (``ConnectionHandle``); every property is read and written on the loop's thread.
+    /// The response bytes a connection holds before its producer must wait.
+    static let outboundHighWater = 256 << 10
 
-    func run() {
-        defer { registry.remove(id) }
-        let peer = Socket.peerName(fd)
-        Socket.setNoDelay(fd)
-        Socket.setTimeout(fd, SO_SNDTIMEO, seconds: configuration.writeTimeoutSeconds)
-        var reader = RequestReader(source: SocketSource(fd: fd, id: id, configuration: configuration, registry: registry),
-                                   limits: configuration.limits)
-        while true {
-            reader.source.beginRequest()
-            let head: RequestHead
-            do throws(HTTPError) {
-                guard let next = try reader.nextHead() else { break }
-                head = next
-            } catch {
-                refuse(error, head: nil, started: reader.source.requestStarted, peer: peer)
-                return
-            }
-            if let early = handler.screen(head) {
-                // The body, if any, stays unread, so the connection cannot go on after it.
-                let bodyless = head.framing == .none || head.framing == .length(0)
-                if !answer(early, to: head, keepAlive: bodyless && head.keepAlive, peer: peer, started: reader.source.requestStarted) {
-                    return
-                }
-                continue
-            }
-            if head.expectsContinue && !Socket.writeAll(fd, HTTPResponse.continueLine) { break }
-            let body: [UInt8]
-            do throws(HTTPError) {
-                body = try reader.body(for: head)
-            } catch {
-                refuse(error, head: head, started: reader.source.requestStarted, peer: peer)
-                return
-            }
-            let request = HTTPRequest(head: head, body: body)
-            let handler = self.handler
-            let response = Threads.runBlocking { await handler.respond(to: request) }
-                ?? handler.refusal(HTTPError(500, PlugboardError(.httpInternal, "the request handler gave no answer")), head: head)
-            if !answer(response, to: head, keepAlive: head.keepAlive, peer: peer, started: reader.source.requestStarted) {
-                return
-            }
-        }
-        close(fd)
+    private enum Phase {
+        /// Waiting for the first byte of a request; `first` on a new connection.
+        case idle(since: Double, first: Bool)
+        /// Inside a request head, since its first byte.
+        case head(started: Double)
+        /// Reading the body of the request being handled.
+        case body
+        /// The request is read; its handler is answering.
+        case answering
+        /// After an error answer: reading and dropping what the client still sends, so it
+        /// reads the answer instead of a reset, until `until`.
+        case lingering(until: Double, drained: Int)
+        case closed
     }
 
-    /// Writes `response`; returns whether the connection goes on, else it is closed.
-    private func answer(_ response: HTTPResponse, to head: RequestHead, keepAlive wanted: Bool, peer: String,
-                        started: Double) -> Bool {
+    /// The request in progress.
+    private struct Current {
+        /// Tells this request's calls from a late one of an earlier request's task.
+        var serial: UInt64
+        var head: RequestHead?
+        var started: Double
+        var channel: BodyChannel?
+        var task: Task<Void, Never>?
+        var status = 0
+        var bytes = 0
+        var keepAlive = false
+        /// The response's last byte has been queued (it may not have left yet).
+        var responseQueued = false
+        var responseStarted: Double?
+        var deadline: Double?
+        /// The decoder has passed the request's last byte.
+        var requestEnded = false
+        var streaming = false
+    }
+
+    let fd: Int32
+    let peer: String
+    private let server: ServerCore
+    private unowned let loop: EventLoop
+    private var id: UInt64 = 0
+    private var phase: Phase
+    private var decoder: RequestDecoder
+    private var inbound: [UInt8] = []
+    private var inStart = 0
+    private var outbound: [[UInt8]] = []
+    private var outHead = 0
+    private var outOffset = 0
+    private var outBytes = 0
+    private var writeWaiter: CheckedContinuation<Void, any Error>?
+    private var exchange: Current?
+    private var serial: UInt64 = 0
+    private var lastWrite = 0.0
+    private var events: UInt32 = 0
+    /// Reading is held back: the body's reader is behind, or the buffer waits for the
+    /// current request to end.
+    private var readPaused = false
+    private var readRate: TransferRate
+    private var writeRate: TransferRate
+    /// When the body last made progress, and when response bytes began waiting.
+    private var lastBodyByte = 0.0
+    private var outboundSince: Double?
+    private var stopping = false
+    private var peerClosed = false
+
+    init(fd: Int32, peer: String, server: ServerCore, loop: EventLoop, now: Double) {
+        self.fd = fd
+        self.peer = peer
+        self.server = server
+        self.loop = loop
+        phase = .idle(since: now, first: true)
+        decoder = RequestDecoder(limits: server.configuration.limits)
+        readRate = TransferRate(now: now)
+        writeRate = TransferRate(now: now)
+    }
+
+    /// Registers with the loop; false when epoll refused (the caller closes).
+    func register() -> Bool {
+        events = UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_RDHUP)
+        guard let id = loop.register(fd, events: events, source: self) else { return false }
+        self.id = id
+        return true
+    }
+
+    // MARK: events
+
+    func ready(_ mask: UInt32, loop: EventLoop) {
+        if mask & (UInt32(PLUGBOARD_EPOLL_ERR) | UInt32(PLUGBOARD_EPOLL_HUP)) != 0 && mask & UInt32(PLUGBOARD_EPOLL_IN) == 0 {
+            abort()
+            return
+        }
+        if mask & UInt32(PLUGBOARD_EPOLL_OUT) != 0 { flush() }
+        if case .closed = phase { return }
+        if mask & (UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_RDHUP)) != 0 && !readPaused { readAvailable() }
+    }
+
+    func tick(_ now: Double, loop: EventLoop) {
+        let c = server.configuration
+        switch phase {
+        case .idle(let since, let first):
+            if stopping || now - since > (first ? c.firstByteTimeoutSeconds : c.idleTimeoutSeconds) { close() }
+        case .head(let started):
+            if now - started > c.headerTimeoutSeconds {
+                refuse(HTTPError.timeout("request head not received in time",
+                                         detail: "The request line and headers must arrive within \(c.headerTimeoutSeconds) s."))
+            }
+        case .body:
+            guard !readPaused else { break }
+            if now - lastBodyByte > c.bodyTimeoutSeconds {
+                refuse(HTTPError.timeout("request body stalled", detail: "No byte arrived for \(c.bodyTimeoutSeconds) s."))
+            } else if readRate.isBelow(c.minBodyBytesPerSecond, now: now) {
+                refuse(HTTPError.timeout("request body too slow",
+                    detail: "Fewer than \(c.minBodyBytesPerSecond) bytes per second over the last \(TransferRate.window) s."))
+            }
+        case .answering, .lingering, .closed:
+            break
+        }
+        if case .lingering(let until, _) = phase, now > until { close() }
+        if !isClosed { checkDelivery(now) }
+    }
+
+    /// A client that does not read its answer: dropped when the socket took too little
+    /// over the rate window, when nothing left for the write timeout, or when the whole
+    /// answer has taken longer than its size allows.
+    private func checkDelivery(_ now: Double) {
+        let c = server.configuration
+        guard outboundSince != nil else { return }
+        let reason: String
+        if now - lastWrite > c.writeTimeoutSeconds {
+            reason = "read nothing of its answer for \(c.writeTimeoutSeconds) s"
+        } else if writeRate.isBelow(c.minBodyBytesPerSecond, now: now) {
+            reason = "read its answer at fewer than \(c.minBodyBytesPerSecond) bytes per second over \(TransferRate.window) s"
+        } else if let deadline = exchange?.deadline, now > deadline {
+            reason = "took longer to read its answer than its size allows"
+        } else {
+            return
+        }
+        server.logger.info("dropping a client that \(reason)", metadata: ["peer": .string(peer)])
+        abort()
+    }
+
+    /// The server stops: an idle connection closes now, a busy one after its answer.
+    func stop() {
+        stopping = true
+        if case .idle = phase { close() }
+    }
+
+    // MARK: reading
+
+    private func readAvailable() {
+        // A few reads per event, so that one fast client cannot keep the loop to itself.
+        for _ in 0..<4 {
+            let n = loop.scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 {
+                received(n)
+                if readPaused { return }
+                if case .closed = phase { return }
+                if n < loop.scratch.count { return }
+                continue
+            }
+            if n == 0 {
+                endOfInput()
+                return
+            }
+            let code = errno
+            if code == EINTR { continue }
+            if code != EAGAIN && code != EWOULDBLOCK { abort() }
+            return
+        }
+    }
+
+    private func received(_ n: Int) {
+        let now = Clock.now()
+        if case .lingering(let until, let drained) = phase {
+            let total = drained + n
+            if total > 4 << 20 { close() } else { phase = .lingering(until: until, drained: total) }
+            return
+        }
+        if case .idle = phase { phase = .head(started: now) }
+        if case .body = phase {
+            readRate.add(n, now: now)
+            lastBodyByte = now
+        }
+        compact()
+        inbound.append(contentsOf: loop.scratch[0..<n])
+        server.budget.take(n)
+        process()
+    }
+
+    private func endOfInput() {
+        peerClosed = true
+        switch phase {
+        case .idle, .closed: close()
+        case .lingering: close()
+        case .head, .body:
+            refuse(decoder.errorAtEndOfInput() ?? HTTPError.badRequest("connection closed before the request ended"))
+        case .answering:
+            // The client sent all it will (a half close); it may still read the answer,
+            // after which the connection ends. Stop watching for input.
+            readPaused = true
+            updateInterest()
+        }
+    }
+
+    /// Decodes what the buffer holds, as far as the current phase allows.
+    private func process() {
+        while true {
+            switch phase {
+            case .head, .idle, .body: break
+            case .answering:
+                // A pipelined request waits for this answer; its bytes are held up to a head's worth.
+                if inbound.count - inStart > decoder.headCapacity { pauseReading() }
+                return
+            case .lingering, .closed:
+                return
+            }
+            let event: RequestDecoder.Event
+            do throws(HTTPError) {
+                event = try decoder.next(inbound, start: &inStart, end: inbound.count)
+            } catch {
+                refuse(error)
+                return
+            }
+            switch event {
+            case .needMore:
+                compact()
+                return
+            case .head(let head):
+                begin(head)
+            case .body(let range):
+                // Bytes of a body the handler refused early are dropped (the phase is then `.answering`).
+                guard let channel = exchange?.channel else { continue }
+                let waiting = channel.push(Array(inbound[range]))
+                if waiting >= BodyChannel.highWater || server.budget.isSpent {
+                    channel.pause { [loop] in loop.execute { [weak self] in self?.resumeReading() } }
+                    pauseReading()
+                    compact()
+                    return
+                }
+            case .end:
+                exchange?.requestEnded = true
+                exchange?.channel?.finish()
+                phase = .answering
+                responseSent()
+            }
+        }
+    }
+
+    /// Starts handling a request whose head has arrived. The phase becomes `.body` (its
+    /// `.end` comes next from the decoder, at once for a request without a body), or
+    /// `.answering` when the body will not be read.
+    private func begin(_ head: RequestHead) {
+        let now = Clock.now()
+        let started: Double
+        if case .head(let s) = phase { started = s } else { started = now }
+        let hasBody = head.framing != .none && head.framing != .length(0)
+        serial += 1
+        exchange = Current(serial: serial, head: head, started: started)
+        phase = .body
+        if let early = server.handler.screen(head) {
+            // The body, if any, stays unread, so the connection cannot go on after it.
+            if hasBody { phase = .answering }
+            writeResponse(early, keepAlive: !hasBody && head.keepAlive)
+            return
+        }
+        if hasBody && server.budget.isSpent {
+            phase = .answering
+            writeResponse(server.handler.refusal(HTTPError(503, PlugboardError(.httpUnavailable, "the server's body buffers are full",
+                detail: "Bodies held in memory have reached --max-buffered-bytes (\(server.budget.limit) bytes).",
+                hint: "Retry shortly."), headers: [("Retry-After", "1")]), head: head), keepAlive: false)
+            return
+        }
+        if head.expectsContinue { enqueue(HTTPResponse.continueLine) }
+        let channel = BodyChannel(budget: server.budget)
+        exchange?.channel = channel
+        let length: Int?
+        switch head.framing {
+        case .none: length = 0
+        case .length(let n): length = n
+        case .chunked: length = nil
+        }
+        readRate.restart(now: now)
+        lastBodyByte = now
+        let request = HTTPRequest(head: head, body: RequestBody(length: length, channel: channel))
+        let handle = ConnectionHandle(connection: self, loop: loop, serial: serial)
+        let handler = server.handler
+        let work: @Sendable () async -> Void = {
+            let response = await handler.respond(to: request)
+            await handle.answer(response)
+        }
+        exchange?.task = server.configuration.immediateHandlers ? Task.immediate(operation: work) : Task(operation: work)
+    }
+
+    // MARK: writing
+
+    /// Queues the head of `response` and its whole body, or its head alone when it streams.
+    fileprivate func writeResponse(_ response: HTTPResponse, keepAlive wanted: Bool) {
+        guard var exchange, !exchange.responseQueued, exchange.responseStarted == nil else { return }
+        let head = exchange.head
+        let isHead = head?.method == "HEAD"
         let closes = HTTPError.closingStatuses.contains(response.status)
-        let keepAlive = wanted && !closes && !registry.isStopping
-        let sent = Socket.writeAll(fd, response.serialize(head: head.method == "HEAD", keepAlive: keepAlive,
-                                                          version: head.version, date: dates.current()))
-        handler.completed(Exchange(method: head.method, target: head.target, status: response.status,
-                                   bytes: head.method == "HEAD" ? 0 : response.body.count,
-                                   durationSeconds: Clock.now() - started, peer: peer))
-        if sent && keepAlive { return true }
-        if sent && (closes || !wanted && head.framing != .none) { Socket.lingeringClose(fd) } else { close(fd) }
+        let keepAlive = wanted && !closes && !stopping && !peerClosed
+        exchange.keepAlive = keepAlive
+        exchange.status = response.status
+        let now = Clock.now()
+        exchange.responseStarted = now
+        let length = isHead ? 0 : response.contentLength
+        exchange.deadline = now + server.configuration.writeTimeoutSeconds
+            + Double(length) / Double(max(1, server.configuration.minBodyBytesPerSecond))
+        var bytes = response.serialize(head: isHead, keepAlive: keepAlive, version: head?.version ?? .http11,
+                                       date: server.dates.current())
+        exchange.bytes = isHead ? 0 : response.body.count
+        if response.stream == nil || isHead || response.forbidsContent {
+            exchange.responseQueued = true
+        } else {
+            exchange.streaming = true
+        }
+        self.exchange = exchange
+        if bytes.count > 0 { enqueue(bytes) }
+        bytes = []
+        if exchange.responseQueued { responseSent() }
+    }
+
+    /// A chunk of a streamed body; `done` after its last byte.
+    fileprivate func writeChunk(_ chunk: [UInt8], serial: UInt64, waiter: CheckedContinuation<Void, any Error>) {
+        guard let exchange, exchange.serial == serial, exchange.streaming, !exchange.responseQueued, !isClosed else {
+            waiter.resume(throwing: CancellationError())
+            return
+        }
+        self.exchange?.bytes += chunk.count
+        if !chunk.isEmpty { enqueue(chunk) }
+        if outBytes <= Self.outboundHighWater {
+            waiter.resume()
+        } else {
+            writeWaiter = waiter
+        }
+    }
+
+    fileprivate func streamEnded(failed: Bool, serial: UInt64) {
+        guard var exchange, exchange.serial == serial, exchange.streaming, !isClosed else { return }
+        if failed {
+            // The head promised a length that will not be delivered: the connection ends.
+            abort()
+            return
+        }
+        exchange.responseQueued = true
+        self.exchange = exchange
+        responseSent()
+    }
+
+    private var isClosed: Bool {
+        if case .closed = phase { return true }
         return false
     }
 
-    /// Answers a request refused at the HTTP level and closes the connection.
-    private func refuse(_ error: HTTPError, head: RequestHead?, started: Double, peer: String) {
-        let response = handler.refusal(error, head: head)
-        _ = Socket.writeAll(fd, response.serialize(head: head?.method == "HEAD", keepAlive: false,
-                                                   version: head?.version ?? .http11, date: dates.current()))
-        handler.completed(Exchange(method: head?.method ?? "-", target: head?.target ?? "-", status: response.status,
-                                   bytes: head?.method == "HEAD" ? 0 : response.body.count,
-                                   durationSeconds: Clock.now() - started, peer: peer))
-        Socket.lingeringClose(fd)
+    private func enqueue(_ bytes: [UInt8]) {
+        outbound.append(bytes)
+        outBytes += bytes.count
+        server.budget.take(bytes.count)
+        if outboundSince == nil {
+            let now = Clock.now()
+            outboundSince = now
+            lastWrite = now
+            writeRate.restart(now: now)
+        }
+        flush()
+    }
+
+    private func flush() {
+        while outHead < outbound.count {
+            let n = outbound[outHead].withUnsafeBytes { raw -> Int in
+                send(fd, raw.baseAddress! + outOffset, raw.count - outOffset, Int32(MSG_NOSIGNAL))
+            }
+            if n < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if code == EAGAIN || code == EWOULDBLOCK { break }
+                abort()
+                return
+            }
+            lastWrite = Clock.now()
+            writeRate.add(n, now: lastWrite)
+            outOffset += n
+            outBytes -= n
+            server.budget.give(n)
+            if outOffset == outbound[outHead].count {
+                outbound[outHead] = []
+                outHead += 1
+                outOffset = 0
+            }
+        }
+        if outHead == outbound.count {
+            outbound.removeAll(keepingCapacity: outbound.count <= 4)
+            outHead = 0
+            outboundSince = nil
+        }
+        if outBytes <= Self.outboundHighWater / 2, let waiter = writeWaiter {
+            writeWaiter = nil
+            waiter.resume()
+        }
+        updateInterest()
+        if outBytes == 0, exchange?.responseQueued == true { responseSent() }
+    }
+
+    /// Called whenever the answer may be complete: once its last byte has left, the
+    /// exchange ends and the connection takes the next request, or closes.
+    private func responseSent() {
+        guard outBytes == 0, let exchange, exchange.responseQueued else { return }
+        // A kept-alive answer given before the request's end waits for it (the decoder is
+        // one event away for a request without a body).
+        if exchange.keepAlive && !exchange.requestEnded, case .body = phase { return }
+        finishExchange()
+        if exchange.keepAlive && exchange.requestEnded && !stopping && !peerClosed {
+            phase = .idle(since: Clock.now(), first: false)
+            resumeReading()
+            process()
+        } else if !exchange.requestEnded || inbound.count > inStart || HTTPError.closingStatuses.contains(exchange.status) {
+            // Unread bytes at close() would reset the connection, and the client could
+            // lose the answer it has not read yet.
+            linger()
+        } else {
+            close()
+        }
+    }
+
+    private func finishExchange() {
+        guard let exchange else { return }
+        self.exchange = nil
+        exchange.channel?.discard()
+        server.handler.completed(PlugboardHTTP.Exchange(
+            method: exchange.head?.method ?? "-", target: exchange.head?.target ?? "-", status: exchange.status,
+            bytes: exchange.bytes, durationSeconds: Clock.now() - exchange.started, peer: peer))
+    }
+
+    /// Answers a request refused at the HTTP level, then lingers and closes.
+    private func refuse(_ error: HTTPError) {
+        let head = exchange?.head
+        if exchange == nil {
+            serial += 1
+            exchange = Current(serial: serial, head: nil, started: Clock.now())
+        }
+        exchange?.channel?.fail(error)
+        if exchange?.responseStarted != nil {
+            // The answer has begun: nothing more can be said on this connection.
+            abort()
+            return
+        }
+        exchange?.task?.cancel()
+        phase = .answering
+        writeResponse(server.handler.refusal(error, head: head), keepAlive: false)
+    }
+
+    // MARK: closing
+
+    private func linger() {
+        if peerClosed {
+            close()
+            return
+        }
+        shutdown(fd, Int32(SHUT_WR))
+        phase = .lingering(until: Clock.now() + 2, drained: 0)
+        resumeReading()
+    }
+
+    /// Ends the connection at once: its request's task is cancelled, its body fails.
+    func abort() {
+        if let exchange {
+            exchange.task?.cancel()
+            exchange.channel?.fail(HTTPError.badRequest("connection closed before the body ended"))
+            if exchange.responseStarted != nil { finishExchange() }
+        }
+        exchange = nil
+        close()
+    }
+
+    /// Deregisters, gives back what the connection held, then closes the descriptor: in
+    /// this order, so that no one can act on the number once another socket may have it.
+    private func close() {
+        guard !isClosed else { return }
+        phase = .closed
+        if let exchange {
+            exchange.task?.cancel()
+            exchange.channel?.fail(HTTPError.badRequest("connection closed before the body ended"))
+            exchange.channel?.discard()
+        }
+        exchange = nil
+        if let waiter = writeWaiter {
+            writeWaiter = nil
+            waiter.resume(throwing: CancellationError())
+        }
+        server.budget.give(outBytes + inbound.count)
+        outbound = []
+        inbound = []
+        outBytes = 0
+        inStart = 0
+        loop.remove(fd, id: id)
+        server.limits.release(peer: peer)
+        Glibc.close(fd)
+    }
+
+    // MARK: buffers and interest
+
+    private func compact() {
+        guard inStart > 0 else { return }
+        let consumed = inStart
+        if inStart == inbound.count {
+            inbound.removeAll(keepingCapacity: inbound.capacity <= 16 << 10)
+        } else {
+            inbound.removeSubrange(0..<inStart)
+        }
+        inStart = 0
+        server.budget.give(consumed)
+    }
+
+    private func pauseReading() {
+        guard !readPaused else { return }
+        readPaused = true
+        updateInterest()
+    }
+
+    private func resumeReading() {
+        guard readPaused, !peerClosed, !isClosed else { return }
+        readPaused = false
+        readRate.restart(now: Clock.now())
+        lastBodyByte = Clock.now()
+        updateInterest()
+        // Bytes that arrived before the pause are decoded first.
+        process()
+        if !readPaused { readAvailable() }
+    }
+
+    private func updateInterest() {
+        guard !isClosed else { return }
+        var wanted: UInt32 = readPaused ? 0 : UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_RDHUP)
+        if outBytes > 0 { wanted |= UInt32(PLUGBOARD_EPOLL_OUT) }
+        guard wanted != events else { return }
+        events = wanted
+        loop.modify(fd, id: id, events: wanted)
+    }
+}
+
+/// How a request's task reaches its connection: every call is queued on the connection's
+/// loop, so the connection itself stays on one thread.
+struct ConnectionHandle: Sendable {
+    let connection: Connection
+    let loop: EventLoop
+    let serial: UInt64
+
+    func answer(_ response: HTTPResponse) async {
+        let (connection, serial) = (self.connection, self.serial)
+        loop.execute { connection.writeResponseFromTask(response, serial: serial) }
+        guard let stream = response.stream, !response.forbidsContent else { return }
+        var sent = 0
+        var failed = false
+        do {
+            while let chunk = try await stream.next() {
+                sent += chunk.count
+                if sent > stream.length { failed = true; break }
+                try await write(chunk)
+            }
+            if sent != stream.length { failed = true }
+        } catch {
+            failed = true
+        }
+        loop.execute { [failed] in connection.streamEnded(failed: failed, serial: serial) }
+    }
+
+    private func write(_ chunk: [UInt8]) async throws {
+        let (connection, serial) = (self.connection, self.serial)
+        try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+            loop.execute { connection.writeChunk(chunk, serial: serial, waiter: waiter) }
+        }
+    }
+}
+
+extension Connection {
+    /// The task's answer, kept alive as the request asked.
+    fileprivate func writeResponseFromTask(_ response: HTTPResponse, serial: UInt64) {
+        guard let exchange, exchange.serial == serial, let head = exchange.head else { return }
+        writeResponse(response, keepAlive: head.keepAlive)
     }
 }
 

@@ -1,38 +1,46 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CPlugboardNetwork
 import PlugboardAPI
 import PlugboardConcurrency
 import Dispatch
 
-/// An HTTP/1.1 server on plain sockets: one accept thread, one thread per connection (at
-/// most ``ServerConfiguration/maxConnections``), blocking I/O bounded by socket timeouts.
+/// An HTTP/1.1 server on ``ServerConfiguration/eventLoops`` `epoll` loops, in nginx's and
+/// SwiftNIO's shape: non-blocking sockets, every connection owned by one loop, request
+/// handlers run as Swift tasks, bodies streamed both ways with backpressure. An idle
+/// connection costs a few KiB, not a thread.
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: .init(port: 0), handler: app, logger: logger)
 /// let port = try server.start()
 /// // ... server.stop() (or a byte on `stopDescriptor` from a signal handler)
-/// server.waitUntilDrained(timeoutSeconds: 10)
+/// await server.stopped(drainTimeoutSeconds: 10)
 /// ```
 public final class HTTPServer: Sendable {
     public let configuration: ServerConfiguration
-    private let handler: any HTTPHandler
-    private let logger: Logger
-    private let registry = ConnectionRegistry()
-    private let dates = HTTPDateCache()
+    private let core: ServerCore
     /// The wake pipe: [read, write].
     private let wake: (Int32, Int32)
-    private let acceptDone = LockedValueBox(false)
-    /// Signalled once the accept loop has ended.
+    private let loops = LockedValueBox<[EventLoop]>([])
+    private let state = LockedValueBox(StopState())
+    /// Signalled once the listener is closed.
     private let stopSignal = DispatchSemaphore(value: 0)
+
+    private struct StopState {
+        var stopping = false
+        var listener: Int32 = -1
+        var loopsDetached = 0
+        var acceptDone = false
+    }
 
     public init(configuration: ServerConfiguration, handler: any HTTPHandler, logger: Logger) {
         self.configuration = configuration
-        self.handler = handler
-        self.logger = logger
+        core = ServerCore(configuration: configuration, handler: handler, logger: logger)
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
             for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            _ = plugboard_set_nonblocking(fds[0])
         } else {
             fds = [-1, -1]
         }
@@ -43,15 +51,46 @@ public final class HTTPServer: Sendable {
     /// signal handler may do it.
     public var stopDescriptor: Int32 { wake.1 }
 
-    /// Binds, listens and starts accepting; returns the port listened on.
+    /// Binds, listens and starts the event loops; returns the port listened on.
     public func start() throws(PlugboardError) -> Int {
         guard wake.0 >= 0 else {
             throw PlugboardError(.httpListenFailed, "could not create the server's wake pipe: \(String(cString: strerror(errno)))")
         }
+        // Every connection is a descriptor: the soft limit (often 1024) would refuse
+        // connections long before --max-connections.
+        let openFiles = plugboard_raise_open_files_limit()
+        if openFiles >= 0 && openFiles < configuration.maxConnections + 64 {
+            core.logger.warning("the open-files limit (\(openFiles)) is below --max-connections (\(configuration.maxConnections)); connections beyond it are refused",
+                                metadata: ["hint": "Raise it with ulimit -n or LimitNOFILE= in the service unit."])
+        }
         let (fd, port) = try Socket.listen(host: configuration.host, port: configuration.port)
-        guard Threads.spawn({ self.acceptLoop(fd) }) else {
+        _ = plugboard_set_nonblocking(fd)
+        var started: [EventLoop] = []
+        do throws(EventLoopError) {
+            for i in 0..<max(1, configuration.eventLoops) {
+                let loop = try EventLoop(index: i)
+                try loop.start()
+                started.append(loop)
+            }
+        } catch {
+            for loop in started { loop.shutdown() }
             close(fd)
-            throw PlugboardError(.httpListenFailed, "could not start the accept thread")
+            throw PlugboardError(.httpListenFailed, "could not start the server's event loops: \(error.message)",
+                                 hint: "Check the process's limits (ulimit -n, ulimit -u).")
+        }
+        loops.withLock { $0 = started }
+        state.withLock { $0.listener = fd }
+        let core = self.core
+        for loop in started {
+            loop.execute {
+                Listener(fd: fd, core: core, loop: loop).attach()
+            }
+        }
+        let wakeFD = wake.0
+        let first = started[0]
+        first.execute {
+            let waker = Waker(fd: wakeFD) { [weak self] in self?.beginStop() }
+            _ = first.register(wakeFD, events: UInt32(PLUGBOARD_EPOLL_IN), source: waker)
         }
         return port
     }
@@ -62,96 +101,220 @@ public final class HTTPServer: Sendable {
         _ = write(wake.1, &byte, 1)
     }
 
-    /// Waits until the accept loop has ended and every connection is closed, at most
+    /// Waits until the listener is closed and every connection is closed, at most
     /// `timeoutSeconds`; returns the connections still open (0 when drained).
     @discardableResult
     public func waitUntilDrained(timeoutSeconds: Double) -> Int {
         let deadline = Clock.now() + timeoutSeconds
         while Clock.now() < deadline {
-            if acceptDone.withLock({ $0 }) && registry.openCount == 0 { return 0 }
+            if state.withLock({ $0.acceptDone }) && core.limits.open == 0 { return 0 }
             usleep(10_000)
         }
-        return registry.openCount
+        return core.limits.open
     }
 
     /// Waits, off Swift's cooperative pool, until the server is asked to stop, then until
-    /// its connections close or `drainTimeoutSeconds` pass; returns those still open.
+    /// its connections close or `drainTimeoutSeconds` pass. Connections still busy then
+    /// are closed, their requests' tasks cancelled, so that nothing still runs when the
+    /// caller goes on to stop the services those requests use. Returns how many were
+    /// still busy at the timeout.
     public func stopped(drainTimeoutSeconds: Double) async -> Int {
         await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
             let spawned = Threads.spawn {
                 self.stopSignal.wait()
                 self.stopSignal.signal()
-                continuation.resume(returning: self.waitUntilDrained(timeoutSeconds: drainTimeoutSeconds))
+                let open = self.waitUntilDrained(timeoutSeconds: drainTimeoutSeconds)
+                if open > 0 {
+                    self.forEachConnection { $0.abort() }
+                    self.waitUntilDrained(timeoutSeconds: 2)
+                }
+                for loop in self.loops.withLock({ $0 }) { loop.shutdown() }
+                continuation.resume(returning: open)
             }
-            if !spawned { continuation.resume(returning: registry.openCount) }
+            if !spawned { continuation.resume(returning: core.limits.open) }
         }
     }
 
     /// Connections open now.
-    public var openConnections: Int { registry.openCount }
+    public var openConnections: Int { core.limits.open }
 
-    private func acceptLoop(_ listener: Int32) {
-        // A process inherits its parent's blocked signals (test runners and some
-        // supervisors block SIGTERM and SIGINT); this thread takes them, so a stop signal
-        // always reaches its handler.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGTERM)
-        sigaddset(&stopSignals, SIGINT)
-        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
-        var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wake.0, events: Int16(POLLIN), revents: 0)]
-        while true {
-            let ready = poll(&fds, 2, -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                logger.error("poll failed; the server stops accepting", metadata: ["errno": "\(errno)"])
-                break
-            }
-            if fds[1].revents != 0 { break }
-            guard fds[0].revents != 0 else { continue }
-            let client = accept(listener, nil, nil)
-            if client >= 0 { _ = fcntl(client, F_SETFD, FD_CLOEXEC) }
-            if client < 0 {
-                if errno == EMFILE || errno == ENFILE {
-                    // Out of descriptors: back off instead of spinning on the ready listener.
-                    logger.warning("out of file descriptors; waiting before accepting again")
-                    usleep(50_000)
-                }
-                continue
-            }
-            admit(client)
+    /// Runs on loop 0 when a byte arrives on the wake pipe.
+    private func beginStop() {
+        let first = state.withLock { s -> Bool in
+            defer { s.stopping = true }
+            return !s.stopping
         }
-        close(listener)
-        registry.beginStop()
-        acceptDone.withLock { $0 = true }
+        guard first else { return }
+        let all = loops.withLock { $0 }
+        for loop in all {
+            loop.execute {
+                for source in loop.registeredSources() {
+                    if let listener = source as? Listener { listener.detach() }
+                    if let connection = source as? Connection { connection.stop() }
+                }
+                self.loopDetached(total: all.count)
+            }
+        }
+    }
+
+    /// Once no loop watches the listener any more, it is closed.
+    private func loopDetached(total: Int) {
+        let listener = state.withLock { s -> Int32? in
+            s.loopsDetached += 1
+            guard s.loopsDetached == total else { return nil }
+            s.acceptDone = true
+            defer { s.listener = -1 }
+            return s.listener
+        }
+        guard let listener else { return }
+        if listener >= 0 { close(listener) }
         stopSignal.signal()
     }
 
-    private func admit(_ client: Int32) {
-        guard let id = registry.add(client, limit: configuration.maxConnections) else {
-            refuseOverLimit(client)
-            return
+    private func forEachConnection(_ body: @escaping @Sendable (Connection) -> Void) {
+        for loop in loops.withLock({ $0 }) {
+            loop.execute {
+                for case let connection as Connection in loop.registeredSources() { body(connection) }
+            }
         }
-        let connection = Connection(fd: client, id: id, configuration: configuration, handler: handler,
-                                    registry: registry, dates: dates)
-        if !Threads.spawn(connection.run) {
-            registry.remove(id)
-            refuseOverLimit(client)
+    }
+}
+
+/// What every loop of one server shares.
+final class ServerCore: Sendable {
+    let configuration: ServerConfiguration
+    let handler: any HTTPHandler
+    let logger: Logger
+    let dates = HTTPDateCache()
+    let budget: BufferBudget
+    let limits: ConnectionLimits
+
+    init(configuration: ServerConfiguration, handler: any HTTPHandler, logger: Logger) {
+        self.configuration = configuration
+        self.handler = handler
+        self.logger = logger
+        budget = BufferBudget(limit: configuration.maxBufferedBytes)
+        limits = ConnectionLimits(maxConnections: configuration.maxConnections,
+                                  maxPerClient: configuration.maxConnectionsPerClient)
+    }
+}
+
+/// The listening socket as one loop sees it. Every loop watches the same socket with
+/// EPOLLEXCLUSIVE, so the kernel wakes one of them per arriving connection.
+final class Listener: EventSource {
+    let fd: Int32
+    private let core: ServerCore
+    private unowned let loop: EventLoop
+    private var id: UInt64?
+    /// Out of descriptors: the listener waits a tick instead of spinning on it.
+    private var backingOff = false
+    private var lastWarning = 0.0
+
+    init(fd: Int32, core: ServerCore, loop: EventLoop) {
+        self.fd = fd
+        self.core = core
+        self.loop = loop
+    }
+
+    private static let interest = UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_EXCLUSIVE)
+
+    func attach() {
+        id = loop.register(fd, events: Self.interest, source: self)
+        if id == nil { core.logger.error("could not watch the listening socket", metadata: ["loop": .string(String(loop.index))]) }
+    }
+
+    func detach() {
+        guard let id else { return }
+        loop.remove(fd, id: id)
+        self.id = nil
+    }
+
+    func ready(_ events: UInt32, loop: EventLoop) {
+        for _ in 0..<64 {
+            let client = plugboard_accept(fd)
+            if client >= 0 {
+                admit(client)
+                continue
+            }
+            let code = errno
+            if code == EINTR || code == ECONNABORTED { continue }
+            if code == EMFILE || code == ENFILE {
+                let now = Clock.now()
+                if now - lastWarning > 5 {
+                    lastWarning = now
+                    core.logger.warning("out of file descriptors; accepting again shortly",
+                                        metadata: ["open": .string(String(core.limits.open))])
+                }
+                // EPOLLEXCLUSIVE cannot be modified: leave the listener, come back next tick.
+                if let id { loop.remove(fd, id: id) }
+                id = nil
+                backingOff = true
+            }
+            return
         }
     }
 
-    private func refuseOverLimit(_ client: Int32) {
-        let error = HTTPError(503, PlugboardError(.httpUnavailable, "too many connections",
-            detail: "The server holds at most \(configuration.maxConnections) connections.",
-            hint: "Retry shortly, or start the server with a larger --max-connections."),
-            headers: [("Retry-After", "1")])
-        let response = handler.refusal(error, head: nil)
-        Socket.setTimeout(client, SO_SNDTIMEO, seconds: 1)
-        _ = Socket.writeAll(client, response.serialize(head: false, keepAlive: false, date: dates.current()))
-        handler.completed(Exchange(method: "-", target: "-", status: 503, bytes: response.body.count,
-                                   durationSeconds: 0, peer: Socket.peerName(client)))
+    func tick(_ now: Double, loop: EventLoop) {
+        guard backingOff else { return }
+        backingOff = false
+        attach()
+    }
+
+    private func admit(_ client: Int32) {
+        let peer = Socket.peerName(client)
+        if let refusal = core.limits.admit(peer: peer) {
+            refuse(client, peer: peer, refusal)
+            return
+        }
+        Socket.setNoDelay(client)
+        let connection = Connection(fd: client, peer: peer, server: core, loop: loop, now: Clock.now())
+        if !connection.register() {
+            core.limits.release(peer: peer)
+            close(client)
+        }
+    }
+
+    /// Over a limit: a 503 written without waiting (what the socket takes at once), then close.
+    private func refuse(_ client: Int32, peer: String, _ refusal: ConnectionLimits.Refusal) {
+        let c = core.configuration
+        let error: HTTPError
+        switch refusal {
+        case .full:
+            error = HTTPError(503, PlugboardError(.httpUnavailable, "too many connections",
+                detail: "The server holds at most \(c.maxConnections) connections.",
+                hint: "Retry shortly, or start the server with a larger --max-connections."),
+                headers: [("Retry-After", "1")])
+        case .clientFull:
+            error = HTTPError(503, PlugboardError(.httpUnavailable, "too many connections from \(peer)",
+                detail: "The server holds at most \(c.maxConnectionsPerClient) connections from one address.",
+                hint: "Reuse connections (keep-alive), or start the server with a larger --max-connections-per-client."),
+                headers: [("Retry-After", "1")])
+        }
+        let response = core.handler.refusal(error, head: nil)
+        let bytes = response.serialize(head: false, keepAlive: false, date: core.dates.current())
+        _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        core.handler.completed(Exchange(method: "-", target: "-", status: 503, bytes: response.body.count,
+                                        durationSeconds: 0, peer: peer))
         shutdown(client, Int32(SHUT_WR))
         close(client)
     }
+}
+
+/// The read end of the wake pipe on loop 0: a byte means stop.
+final class Waker: EventSource {
+    let fd: Int32
+    let onWake: () -> Void
+
+    init(fd: Int32, onWake: @escaping () -> Void) {
+        self.fd = fd
+        self.onWake = onWake
+    }
+
+    func ready(_ events: UInt32, loop: EventLoop) {
+        var scratch = [UInt8](repeating: 0, count: 64)
+        while scratch.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+        onWake()
+    }
+
+    func tick(_ now: Double, loop: EventLoop) {}
 }

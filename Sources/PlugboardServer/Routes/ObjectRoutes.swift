@@ -23,7 +23,9 @@ enum ObjectRoutes {
             switch request.method {
             case "PUT":
                 let (contentType, metadata) = try putArguments(request.headers)
-                let info = try await backend.put(key, data: request.body, contentType: contentType, metadata: metadata)
+                // The decoder has held the body to --max-body-bytes already.
+                let data = try await request.body.collect(upTo: .max)
+                let info = try await backend.put(key, data: data, contentType: contentType, metadata: metadata)
                 return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + validators(info),
                                     body: Array((Reports.object(info).render(pretty: false) + "\n").utf8))
             case "GET":

@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CPlugboardNetwork
+import PlugboardConcurrency
+
+/// One thread running one `epoll` instance, in SwiftNIO's shape: the loop owns the
+/// descriptors registered with it and everything attached to them, which only its own
+/// thread touches; other threads hand it work with ``execute(_:)``, which rings an
+/// eventfd doorbell. A ticker runs every ``tickSeconds`` for deadlines.
+///
+/// Descriptors are registered under an id the loop never reuses, not under their number:
+/// an event read in the same batch as a close must not reach the connection that was
+/// accepted on the same number a moment later.
+final class EventLoop: @unchecked Sendable {
+    // @unchecked Sendable: `sources`, `nextID`, `running` and `scratch` are touched only
+    // on the loop's thread; `queue` and `thread` are locked.
+
+    let index: Int
+    static let tickSeconds = 0.25
+    private let epoll: Int32
+    private let doorbell: Int32
+    private let queue = LockedValueBox<(work: [@Sendable () -> Void], rung: Bool)>(([], false))
+    private var sources: [UInt64: any EventSource] = [:]
+    private var nextID: UInt64 = 16
+    private let thread = LockedValueBox<pthread_t?>(nil)
+    private var running = true
+    /// A scratch buffer for `recv`: a connection copies out only what it keeps, so an
+    /// idle connection owns no buffer at all.
+    var scratch = [UInt8](repeating: 0, count: 64 << 10)
+
+    private static let doorbellID: UInt64 = 1
+
+    init(index: Int) throws(EventLoopError) {
+        self.index = index
+        epoll = plugboard_epoll_create()
+        guard epoll >= 0 else { throw EventLoopError(call: "epoll_create1", errno: errno) }
+        doorbell = plugboard_eventfd()
+        guard doorbell >= 0 else {
+            let code = errno
+            close(epoll)
+            throw EventLoopError(call: "eventfd", errno: code)
+        }
+        guard plugboard_epoll_add(epoll, doorbell, UInt32(PLUGBOARD_EPOLL_IN), Self.doorbellID) == 0 else {
+            let code = errno
+            close(doorbell)
+            close(epoll)
+            throw EventLoopError(call: "epoll_ctl", errno: code)
+        }
+    }
+
+    /// Starts the loop's thread.
+    func start() throws(EventLoopError) {
+        let started = Threads.spawn(stackBytes: 8 << 20) { self.run() }
+        guard started else { throw EventLoopError(call: "pthread_create", errno: errno) }
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    var inLoop: Bool {
+        guard let thread = thread.withLock({ $0 }) else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
+    /// Runs `work` on the loop's thread, soon; from the loop's own thread it is queued too,
+    /// so that it never runs inside the caller's stack (it runs after the current batch of
+    /// events, without ringing the doorbell).
+    func execute(_ work: @escaping @Sendable () -> Void) {
+        let here = inLoop
+        let ring = queue.withLock { q -> Bool in
+            q.work.append(work)
+            if here { return false }
+            defer { q.rung = true }
+            return !q.rung
+        }
+        if ring {
+            var one: UInt64 = 1
+            _ = write(doorbell, &one, 8)
+        }
+    }
+
+    /// Registers `fd` for `events`; returns its id for ``modify`` and ``remove``.
+    func register(_ fd: Int32, events: UInt32, source: any EventSource) -> UInt64? {
+        let id = nextID
+        nextID += 1
+        guard plugboard_epoll_add(epoll, fd, events, id) == 0 else { return nil }
+        sources[id] = source
+        return id
+    }
+
+    func modify(_ fd: Int32, id: UInt64, events: UInt32) {
+        _ = plugboard_epoll_modify(epoll, fd, events, id)
+    }
+
+    /// Deregisters `fd`; the caller closes it afterwards, so the number cannot be reused
+    /// while the loop still knows it.
+    func remove(_ fd: Int32, id: UInt64) {
+        _ = plugboard_epoll_delete(epoll, fd)
+        sources.removeValue(forKey: id)
+    }
+
+    /// What is registered now (loop thread only).
+    func registeredSources() -> [any EventSource] { Array(sources.values) }
+
+    /// Ends the loop after the work queued so far.
+    func shutdown() {
+        execute { self.running = false }
+    }
+
+    private func run() {
+        thread.withLock { $0 = pthread_self() }
+        var data = [UInt64](repeating: 0, count: 256)
+        var events = [UInt32](repeating: 0, count: 256)
+        var nextTick = Clock.now() + Self.tickSeconds
+        while running {
+            let timeout = max(0, Int32(((nextTick - Clock.now()) * 1000).rounded(.up)))
+            let n = data.withUnsafeMutableBufferPointer { d in
+                events.withUnsafeMutableBufferPointer { e in
+                    plugboard_epoll_wait(epoll, d.baseAddress, e.baseAddress, 256, timeout)
+                }
+            }
+            if n > 0 {
+                for i in 0..<Int(n) {
+                    if data[i] == Self.doorbellID {
+                        var count: UInt64 = 0
+                        _ = read(doorbell, &count, 8)
+                        continue
+                    }
+                    // A source removed earlier in this batch is skipped.
+                    sources[data[i]]?.ready(events[i], loop: self)
+                }
+            }
+            runQueued()
+            let now = Clock.now()
+            if now >= nextTick {
+                nextTick = now + Self.tickSeconds
+                for source in Array(sources.values) { source.tick(now, loop: self) }
+            }
+        }
+        close(doorbell)
+        close(epoll)
+    }
+
+    private func runQueued() {
+        // Work the loop queues for itself while this runs did not ring the doorbell, so it
+        // runs now, not after the next wait.
+        while true {
+            let work = queue.withLock { q -> [@Sendable () -> Void] in
+                let w = q.work
+                q.work = []
+                q.rung = false
+                return w
+            }
+            if work.isEmpty { return }
+            for item in work { item() }
+        }
+    }
+}
+
+/// What an ``EventLoop`` calls back, on its own thread, for a registered descriptor.
+protocol EventSource: AnyObject {
+    /// `events` is a mask of PLUGBOARD_EPOLL_* bits.
+    func ready(_ events: UInt32, loop: EventLoop)
+    /// Every ``EventLoop/tickSeconds``, with the monotonic time: for deadlines.
+    func tick(_ now: Double, loop: EventLoop)
+}
+
+/// A system call the event loop needed failed.
+struct EventLoopError: Error {
+    let call: String
+    let errno: Int32
+    var message: String { "\(call)() failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+}
