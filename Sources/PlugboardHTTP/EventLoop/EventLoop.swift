@@ -108,6 +108,14 @@ final class EventLoop: @unchecked Sendable {
 
     private func run() {
         thread.withLock { $0 = pthread_self() }
+        // A process inherits its parent's blocked signals (test runners and some
+        // supervisors block SIGTERM and SIGINT); the loops take them, so that a stop
+        // signal always reaches its handler.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         var data = [UInt64](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
         var nextTick = Clock.now() + Self.tickSeconds
