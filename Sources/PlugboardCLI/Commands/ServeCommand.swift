@@ -32,7 +32,12 @@ enum ServeCommand {
         }
         var server = ServerConfiguration()
         server.limits.maxBodyBytes = try integer(ctx, "max-body-bytes", default: server.limits.maxBodyBytes, range: 0...(1 << 40))
-        server.maxConnections = try integer(ctx, "max-connections", default: server.maxConnections, range: 1...65_536)
+        server.maxConnections = try integer(ctx, "max-connections", default: server.maxConnections, range: 1...1 << 20)
+        server.maxConnectionsPerClient = try integer(ctx, "max-connections-per-client", default: server.maxConnectionsPerClient,
+                                                     range: 1...1 << 20)
+        server.eventLoops = try integer(ctx, "event-loops", default: server.eventLoops, range: 1...256)
+        server.maxBufferedBytes = try integer(ctx, "max-buffered-bytes", default: server.maxBufferedBytes, range: (1 << 20)...(1 << 40))
+        server.firstByteTimeoutSeconds = try seconds(ctx, "first-byte-timeout", default: server.firstByteTimeoutSeconds)
         server.idleTimeoutSeconds = try seconds(ctx, "idle-timeout", default: server.idleTimeoutSeconds)
         server.headerTimeoutSeconds = try seconds(ctx, "request-timeout", default: server.headerTimeoutSeconds)
         server.bodyTimeoutSeconds = server.headerTimeoutSeconds
