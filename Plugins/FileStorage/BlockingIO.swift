@@ -9,4 +9,10 @@ enum BlockingIO {
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws(PlugboardError) -> T) async throws(PlugboardError) -> T {
         try await BlockingWork.run(body)
     }
+
+    /// Removes an upload's temporary file on a blocking lane; for the error path of a
+    /// streamed `put`, whose own task may be cancelled (the removal still runs).
+    static func discard(_ upload: ObjectUpload) async {
+        await BlockingWork.run { upload.discard() }
+    }
 }

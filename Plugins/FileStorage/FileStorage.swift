@@ -73,6 +73,75 @@ final class FileStorage: ObjectStorage, ManagedService {
         }
     }
 
+    /// Streams `body` into a temporary file, `pendingByteCount` at a time, and moves it
+    /// into place when `condition` holds (``ObjectFiles/place(_:key:condition:)``):
+    /// `.absent` is atomic across processes (a hard link, refused when the name exists),
+    /// `.matches` within this process (the key's lock, ``KeyLocks``). A body that throws,
+    /// is cancelled, or is longer or shorter than its length leaves only the temporary
+    /// file, which is removed.
+    func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
+             condition: WriteCondition) async throws -> ObjectInfo {
+        try ObjectKey.validate(key)
+        let contentType = try ObjectContentType.resolve(contentType)
+        try ObjectMetadata.validate(metadata)
+        try Task.checkCancellation()
+        let files = self.files
+        let upload = try await BlockingIO.run { () throws(PlugboardError) -> ObjectUpload in
+            let upload = try ObjectUpload(files: files, key: key)
+            try upload.begin(contentType: contentType, metadata: metadata)
+            return upload
+        }
+        do {
+            // Chunks are gathered up to pendingByteCount before each blocking write, so
+            // that a body of small chunks does not cost a thread hop per chunk.
+            var pending: [UInt8] = []
+            try await body.forEachChunk(upTo: Self.maxObjectByteCount) { chunk in
+                pending += chunk
+                if pending.count >= Self.pendingByteCount {
+                    let bytes = pending
+                    pending = []
+                    try await BlockingIO.run { () throws(PlugboardError) in try upload.write(bytes) }
+                }
+            }
+            let rest = pending
+            return try await BlockingIO.run { () throws(PlugboardError) -> ObjectInfo in
+                if !rest.isEmpty { try upload.write(rest) }
+                let info = try upload.finish(contentType: contentType, metadata: metadata)
+                try upload.commit(condition: condition)
+                return info
+            }
+        } catch {
+            await BlockingIO.discard(upload)
+            throw error
+        }
+    }
+
+    /// Returns the object under `key`, or the part `range` selects, read from one file in
+    /// chunks of ``ObjectFileBody/chunkByteCount`` as the body is read (never the whole
+    /// file at once). The open file keeps the version it found: a `put` that replaces the
+    /// object meanwhile does not change what the body yields.
+    func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
+        try ObjectKey.validate(key)
+        try range?.validate()
+        try Task.checkCancellation()
+        let files = self.files
+        let file = try await BlockingIO.run { () throws(PlugboardError) -> ObjectFile in
+            guard let file = try files.open(key) else { throw PlugboardError.objectNotFound(key: key) }
+            return file
+        }
+        let size = file.header.size
+        var span = 0..<size
+        if let range {
+            guard let offsets = range.resolve(size: size) else {
+                throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: size)
+            }
+            span = offsets
+        }
+        let reader = ObjectFileBody(file, span: span, key: key)
+        return ObjectStream(info: file.header.info, range: range == nil ? nil : span,
+                            body: ObjectBody(length: span.count) { try await reader.next() })
+    }
+
     /// Returns the object under `key`, header and data read from one file.
     func get(_ key: String) async throws -> StoredObject {
         try ObjectKey.validate(key)
@@ -116,6 +185,12 @@ final class FileStorage: ObjectStorage, ManagedService {
             }
         }
     }
+
+    /// The largest object a streamed `put` takes: 5 GiB, S3's single-PUT limit, so that
+    /// objects move between backends; the disk is the only other bound.
+    static let maxObjectByteCount = ObjectBody.wholeObjectLimit
+    /// How many body bytes a streamed `put` gathers before each write: 256 KiB.
+    static let pendingByteCount = 256 * 1024
 
     /// The lowercase hex MD5 of `data`.
     private static func etag(of data: [UInt8], key: String) throws(PlugboardError) -> String {

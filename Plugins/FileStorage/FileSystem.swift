@@ -59,6 +59,20 @@ enum FileSystem {
         }
     }
 
+    /// Writes every byte of `bytes` at `offset`, leaving the descriptor's offset alone.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws(FileSystemError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileSystemError("write", path)
+            }
+            if n == 0 { throw FileSystemError("write", path, code: EIO) }
+            done += n
+        }
+    }
+
     /// Writes every byte of `bytes` at the descriptor's current offset.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(FileSystemError) {
         var failure: FileSystemError?
@@ -168,6 +182,13 @@ enum FileSystem {
     /// there, atomically.
     static func rename(_ name: String, in source: Folder, to target: String, in folder: Folder) throws(FileSystemError) {
         if renameat(source.fd, name, folder.fd, target) != 0 { throw FileSystemError("rename", folder.path(of: target)) }
+    }
+
+    /// Gives the file `name` of `source` the name `target` in `folder` too (a hard link),
+    /// failing with `EEXIST`, atomically, when something already has that name: the
+    /// create-only counterpart of ``rename(_:in:to:in:)``.
+    static func link(_ name: String, in source: Folder, to target: String, in folder: Folder) throws(FileSystemError) {
+        if linkat(source.fd, name, folder.fd, target, 0) != 0 { throw FileSystemError("link", folder.path(of: target)) }
     }
 
     /// Removes the entry `name` of `folder` (a link itself, never what it points to);

@@ -90,6 +90,31 @@ struct ObjectFiles: Sendable {
     /// Reads the object file `name` of `folder`; nil when there is none.
     func read(_ name: String, in folder: Folder, expectedKey: String?, includeData: Bool,
               action: String) throws(PlugboardError) -> (header: ObjectFileHeader, data: [UInt8])? {
+        guard let file = try open(name, in: folder, expectedKey: expectedKey, action: action) else { return nil }
+        guard includeData else { return (file.header, []) }
+        return (file.header, try file.read(count: file.header.size, at: 0, action: action))
+    }
+
+    /// Opens the object under `key` and checks its header, for a read of its data in parts.
+    ///
+    /// - Returns: nil when no object is stored under the key.
+    func open(_ key: String) throws(PlugboardError) -> ObjectFile? {
+        let object = ObjectPath(key: key)
+        let action = "could not read object \(FileStorageText.quote(key))"
+        let folder: Folder
+        do throws(FileSystemError) {
+            folder = try open(folderNames(of: object))
+        } catch {
+            if error.code == ENOENT || error.code == ENOTDIR { return nil }
+            throw error.storageError(action, root: root)
+        }
+        return try open(object.fileName, in: folder, expectedKey: key, action: action)
+    }
+
+    /// Opens the object file `name` of `folder` and checks its header against the file's
+    /// size; nil when there is none. The descriptor keeps this version of the object
+    /// readable whatever renames replace it afterwards.
+    func open(_ name: String, in folder: Folder, expectedKey: String?, action: String) throws(PlugboardError) -> ObjectFile? {
         let path = folder.path(of: name)
         let fd: Int32
         do throws(FileSystemError) {
@@ -99,7 +124,8 @@ struct ObjectFiles: Sendable {
             if error.code == ELOOP { throw damaged(path, action, "It is a symbolic link; FileStorage only writes regular files.") }
             throw error.storageError(action, root: root)
         }
-        defer { close(fd) }
+        var owned = true
+        defer { if owned { close(fd) } }
         do {
             let st = try FileSystem.status(fd, path: path)
             guard FileSystem.isRegularFile(st.st_mode) else {
@@ -121,12 +147,8 @@ struct ObjectFiles: Sendable {
             guard fileSize == dataOffset + header.size else {
                 throw damaged(path, action, "The header announces \(header.size) bytes of data, the file holds \(fileSize - dataOffset).")
             }
-            guard includeData else { return (header, []) }
-            let data = try FileSystem.read(fd, count: header.size, at: dataOffset, path: path)
-            guard data.count == header.size else {
-                throw damaged(path, action, "The file ended after \(data.count) of \(header.size) bytes of data.")
-            }
-            return (header, data)
+            owned = false
+            return ObjectFile(fd: fd, path: path, header: header, dataOffset: dataOffset, files: self)
         } catch let error as FileSystemError {
             throw error.storageError(action, root: root)
         } catch let error as PlugboardError {
@@ -140,49 +162,96 @@ struct ObjectFiles: Sendable {
 
     /// Writes the object whole to a temporary file, then renames it over the key's file.
     func write(_ header: ObjectFileHeader, data: [UInt8]) throws(PlugboardError) {
-        let action = "could not write object \(FileStorageText.quote(header.key))"
-        let object = ObjectPath(key: header.key)
-        let temporary: TemporaryFile
-        do throws(FileSystemError) {
-            temporary = try TemporaryFile.create(in: open(["tmp"]))
-        } catch {
-            throw error.storageError(action, root: root)
+        let upload = try ObjectUpload(files: self, key: header.key)
+        defer { upload.discard() }
+        try upload.write(header.encoded())
+        try upload.write(data)
+        try upload.commit(condition: .none)
+    }
+
+    /// Moves the whole, flushed temporary file of `key` into place when `condition` holds:
+    /// renamed over the key's file for `.none` and `.matches`, linked to its name for
+    /// `.absent` (which `link` refuses with `EEXIST` when a file has it: atomic across
+    /// processes too). The key's in-process lock is held from the check to the rename, and
+    /// every write and delete of the key takes it, so `.matches` is atomic against every
+    /// other writer of this process; another process writing the same root could slip a
+    /// write between its check and its rename. Flushes the folder after.
+    func place(_ temporary: TemporaryFile, key: String, condition: WriteCondition) throws(PlugboardError) {
+        let object = ObjectPath(key: key)
+        let action = "could not write object \(FileStorageText.quote(key))"
+        switch condition {
+        case .none, .absent, .matches:
+            break
+        @unknown default:
+            throw PlugboardError.conditionUnsupported(
+                key: key, condition: condition, backend: "FileStorage",
+                hint: "Rebuild FileStorage against the PlugboardAPI that defines the condition, or write without it.")
         }
-        var placed = false
-        defer {
-            if placed { close(temporary.fd) } else { temporary.discard() }
+        let folder = try KeyLocks.withLock(key) { () throws(PlugboardError) -> Folder in
+            try place(temporary, at: object, key: key, condition: condition, action: action)
         }
+        // A concurrent delete of this key may have removed the folder since: flushing it
+        // through its descriptor still works, and there is nothing left to keep.
         do throws(FileSystemError) {
-            try FileSystem.writeAll(temporary.fd, header.encoded(), path: temporary.path)
-            try FileSystem.writeAll(temporary.fd, data, path: temporary.path)
-            if sync { try FileSystem.sync(temporary.fd, path: temporary.path) }
-            let folder = try place(temporary, at: object)
-            placed = true
-            // A concurrent delete of this key may have removed the folder since: flushing
-            // it through its descriptor still works, and there is nothing left to keep.
             if sync { try FileSystem.sync(folder) }
         } catch {
             throw error.storageError(action, root: root)
         }
     }
 
-    /// Renames `temporary` to the object's file, creating the folders on the way; retries
-    /// when a concurrent delete removed a folder between creating it and the rename.
-    /// Returns the folder it is in.
-    private func place(_ temporary: TemporaryFile, at object: ObjectPath) throws(FileSystemError) -> Folder {
+    /// The check and the rename (or link) of ``place(_:key:condition:)``, the key's lock
+    /// held; creates the folders on the way, and retries when a concurrent delete removed a
+    /// folder between creating it and the rename. Returns the folder it is in.
+    private func place(_ temporary: TemporaryFile, at object: ObjectPath, key: String, condition: WriteCondition,
+                       action: String) throws(PlugboardError) -> Folder {
         var attempt = 0
         while true {
+            let folder: Folder
             do throws(FileSystemError) {
-                let folder = try open(folderNames(of: object))
-                try FileSystem.rename(temporary.name, in: temporary.folder, to: object.fileName, in: folder)
-                return folder
-            } catch where error.code == ENOENT && !object.folders.isEmpty && attempt < Self.placementAttempts {
+                folder = try open(folderNames(of: object))
+            } catch where error.code == ENOENT || error.code == ENOTDIR {
+                if case .matches = condition {
+                    // A folder on the way is missing: no object under the key.
+                    throw PlugboardError.preconditionFailed(key: key, condition: condition, exists: false)
+                }
+                guard error.code == ENOENT, !object.folders.isEmpty, attempt < Self.placementAttempts else {
+                    throw error.storageError(action, root: root)
+                }
                 attempt += 1
                 do throws(FileSystemError) {
                     try makeFolders(object.folders)
                 } catch where error.code == ENOENT {
                     // A concurrent delete removed a folder above the one being made: again.
+                } catch {
+                    throw error.storageError(action, root: root)
                 }
+                continue
+            } catch {
+                throw error.storageError(action, root: root)
+            }
+            if case .matches(let etag) = condition {
+                let current = try open(object.fileName, in: folder, expectedKey: key, action: action)
+                guard let current, current.header.etag == etag else {
+                    throw PlugboardError.preconditionFailed(key: key, condition: condition, exists: current != nil,
+                                                            currentETag: current?.header.etag)
+                }
+            }
+            do throws(FileSystemError) {
+                if condition == .absent {
+                    try FileSystem.link(temporary.name, in: temporary.folder, to: object.fileName, in: folder)
+                    // The object is in place under its name; the temporary name goes.
+                    _ = try? FileSystem.remove(temporary.name, in: temporary.folder)
+                } else {
+                    try FileSystem.rename(temporary.name, in: temporary.folder, to: object.fileName, in: folder)
+                }
+                return folder
+            } catch where error.code == EEXIST && condition == .absent {
+                throw PlugboardError.preconditionFailed(key: key, condition: condition, exists: true)
+            } catch where error.code == ENOENT && !object.folders.isEmpty && attempt < Self.placementAttempts {
+                // A concurrent delete removed the folder after it was opened: again.
+                attempt += 1
+            } catch {
+                throw error.storageError(action, root: root)
             }
         }
     }
@@ -209,7 +278,11 @@ struct ObjectFiles: Sendable {
         let chain: [Folder]
         do throws(FileSystemError) {
             chain = try openChain(folderNames(of: object))
-            let existed = try FileSystem.remove(object.fileName, in: chain[chain.count - 1])
+            // Under the key's lock, so that a conditional write's check and rename see no
+            // delete between them (``place(_:key:condition:)``).
+            let existed = try KeyLocks.withLock(key) { () throws(FileSystemError) in
+                try FileSystem.remove(object.fileName, in: chain[chain.count - 1])
+            }
             if existed && sync { try FileSystem.sync(chain[chain.count - 1]) }
         } catch where error.code == ENOENT || error.code == ENOTDIR {
             return  // a folder on the way is gone: no object under the key
@@ -223,7 +296,7 @@ struct ObjectFiles: Sendable {
 
     // MARK: - Errors
 
-    private func damaged(_ path: String, _ action: String, _ detail: String) -> PlugboardError {
+    func damaged(_ path: String, _ action: String, _ detail: String) -> PlugboardError {
         PlugboardError(
             .storageFailed, "\(action): object file \(FileStorageText.quote(path)) is damaged",
             detail: detail,

@@ -19,6 +19,17 @@ final class FaultInjectingStorage: ObjectStorage {
         return try await base.put(key, data: data, contentType: contentType, metadata: metadata)
     }
 
+    func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
+             condition: WriteCondition) async throws -> ObjectInfo {
+        try await before("put")
+        return try await base.put(key, body: body, contentType: contentType, metadata: metadata, condition: condition)
+    }
+
+    func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
+        try await before("get")
+        return try await base.get(key, range: range)
+    }
+
     func get(_ key: String) async throws -> StoredObject {
         try await before("get")
         return try await base.get(key)

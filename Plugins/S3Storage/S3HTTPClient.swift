@@ -132,6 +132,47 @@ final class S3HTTPClient: Sendable {
         }
     }
 
+    /// Whether bodies can go out as they are read (``sendStreaming(_:length:_:accept:body:)``):
+    /// over the plain-HTTP client, yes; URLSession on this toolchain takes a body only
+    /// whole (no bounded input stream, no backpressure in its delegate).
+    var streamsUploads: Bool {
+        if case .plain = transport { return true }
+        return false
+    }
+
+    /// Sends `request` (signed with `UNSIGNED-PAYLOAD`, announcing `length` bytes) over the
+    /// plain-HTTP client, with the body written by `body` as it is read, and returns the
+    /// answer `accept` takes. Not retried: the body can be read only once.
+    ///
+    /// - Throws: the mapped ``PlugboardError`` for an S3 error or a connection failure,
+    ///   what `body` throws, or `CancellationError`.
+    func sendStreaming(_ request: S3Request, length: Int, _ operation: S3Operation,
+                       accept: (S3Response) -> Bool = { (200..<300).contains($0.status) },
+                       body: (PlainHTTPUpload) async throws -> Void) async throws -> S3Response {
+        guard case .plain(let plain) = transport else {
+            throw PlugboardError(.storageUnsupported, "\(operation.description) cannot stream its body over https",
+                                 detail: "Expected the plain-HTTP client of an http:// endpoint, found URLSession.",
+                                 hint: "Collect the body and send it whole.")
+        }
+        try Task.checkCancellation()
+        var request = request
+        request.payloadHash = SigV4Signer.unsignedPayload
+        var wire = plainRequest(try signed(request, date: AmzDate(Timestamp.now())))
+        wire.declaredLength = length
+        let response: S3Response
+        do {
+            let answer = try await plain.upload(wire, body)
+            response = S3Response(status: answer.status, headers: answer.headers, body: answer.body)
+        } catch let error as PlainHTTPError {
+            if error == .cancelled || Task.isCancelled { throw CancellationError() }
+            throw connectionFailure(error, operation).0
+        }
+        if accept(response) { return response }
+        let (errorBody, problem) = Self.errorBody(response.body)
+        throw mapping.error(operation, status: response.status, body: errorBody, bodyProblem: problem,
+                            bucketRegion: response.header("x-amz-bucket-region"))
+    }
+
     /// The URL, headers and signature for one attempt, as URLSession takes them.
     func urlRequest(for request: S3Request, date: AmzDate) throws -> URLRequest {
         try urlRequest(signed(request, date: date))

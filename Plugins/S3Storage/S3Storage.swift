@@ -51,20 +51,213 @@ final class S3Storage: ObjectStorage, ManagedService {
         try ObjectKey.validate(key)
         let contentType = try ObjectContentType.resolve(contentType)
         try ObjectMetadata.validate(metadata)
+        return try await putWhole(key, data, contentType, metadata, condition: .none)
+    }
+
+    /// Over `http://` with a known length, the body goes to S3 as it is read (PutObject
+    /// with `UNSIGNED-PAYLOAD`, see ``streamedPut(_:_:_:_:length:condition:)``); over
+    /// `https://`, or without a length, it is collected first, up to
+    /// ``maxBufferedBodyBytes``, and sent whole with its Content-MD5. Conditions travel as
+    /// `If-None-Match: *` and `If-Match`, which S3 checks and applies atomically.
+    func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
+             condition: WriteCondition) async throws -> ObjectInfo {
+        try ObjectKey.validate(key)
+        let contentType = try ObjectContentType.resolve(contentType)
+        try ObjectMetadata.validate(metadata)
+        _ = try Self.conditionHeaders(key, condition)
+        guard let length = body.length, client.streamsUploads else {
+            let data = try await body.collect(upTo: Self.maxBufferedBodyBytes)
+            return try await putWhole(key, data, contentType, metadata, condition: condition)
+        }
+        return try await streamedPut(key, body, contentType, metadata, length: length, condition: condition)
+    }
+
+    /// The object, or the part of it `range` selects, from GetObject with a `Range`
+    /// header. The answer is read whole before it is returned (the plain-HTTP client reads
+    /// a response to its end), so a ranged read holds its range, and a whole read the
+    /// object, in memory; a whole read's MD5 is checked against its ETag as `get` does.
+    func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
+        try ObjectKey.validate(key)
+        try range?.validate()
+        guard let range else { return try ObjectStream(try await get(key), key: key, range: nil) }
+        // S3 reads "bytes=-0" as no range at all; here it selects nothing, as RFC 9110 says.
+        if case .suffix(0) = range {
+            throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: try await head(key).size)
+        }
+        let operation = S3Operation(kind: .get, key: key, bucket: configuration.bucket)
+        let response = try await client.send(S3Request(method: "GET", key: key, headers: [("range", Self.rangeHeader(range))]),
+                                             operation) { (200..<300).contains($0.status) || $0.status == 416 }
+        if response.status == 416 {
+            var size = Self.completeLength(response.header("content-range"))
+            if size == nil { size = try await head(key).size }
+            throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: size ?? 0)
+        }
+        if response.status == 206 {
+            guard let (first, last, size) = Self.contentRange(response.header("content-range")), last - first + 1 == response.body.count,
+                  let expected = range.resolve(size: size), expected == first..<(last + 1) else {
+                throw PlugboardError(.storageFailed, "\(operation.description) failed: the ranged answer does not match the range asked",
+                                     detail: "Expected bytes \(range) as RFC 9110 resolves them, found Content-Range \(response.header("content-range").map { PlugboardError.quoted($0) } ?? "none") with \(response.body.count) bytes.",
+                                     hint: "Check that \"endpoint\" is an S3-compatible server that supports ranged GetObject.")
+            }
+            var info = try info(key, response, size: size, operation)
+            if !Self.etagIsMD5(response), let whole = try? await head(key) { info.etag = whole.etag }
+            return ObjectStream(info: info, range: expected, body: ObjectBody(response.body))
+        }
+        // A server that ignored the Range header sent the whole object: slice it here.
+        let info = try info(key, response, size: response.body.count, operation)
+        return try ObjectStream(StoredObject(info: info, data: response.body), key: key, range: range)
+    }
+
+    /// The largest body collected in memory for a streamed put that cannot stream (an
+    /// `https://` endpoint, or a body of unknown length): 1 GiB. Larger objects go over
+    /// `http://` with a known length, or through the whole-object `put` (up to S3's 5 GiB).
+    static let maxBufferedBodyBytes = 1 << 30
+
+    /// PutObject with the whole body in hand: its Content-MD5 and SHA-256 signed.
+    private func putWhole(_ key: String, _ data: [UInt8], _ contentType: String, _ metadata: [String: String],
+                          condition: WriteCondition) async throws -> ObjectInfo {
         let md5 = try digest { () throws(CryptoError) in try MD5Hasher.hash(data) }
         let sha256 = try digest { () throws(CryptoError) in try SHA256Hasher.hash(data) }
         let etag = Hex.encode(md5)
         let operation = S3Operation(kind: .put, key: key, bucket: configuration.bucket)
-        var response = try await client.send(putRequest(key, data, contentType, metadata, md5: md5, sha256: sha256), operation)
+        var request = putRequest(key, data, contentType, metadata, md5: md5, sha256: sha256)
+        request.headers += try Self.conditionHeaders(key, condition)
+        var response = try await client.send(request, operation, accept: Self.acceptsConditional(condition))
+        try Self.checkCondition(response, key, condition)
         if Self.unquoted(response.header("etag")) != etag {
             // SSE-KMS and other stores whose ETag is not the MD5: keep the MD5 ourselves.
             var kept = metadata
             kept[Self.md5MetadataKey] = etag
             response = try await client.send(putRequest(key, data, contentType, kept, md5: md5, sha256: sha256), operation)
         }
-        let modified = response.header("last-modified").flatMap(Timestamp.init(httpDate:))
-            ?? response.header("date").flatMap(Timestamp.init(httpDate:)) ?? Self.wholeSecond(.now())
-        return ObjectInfo(key: key, size: data.count, etag: etag, contentType: contentType, lastModified: modified, metadata: metadata)
+        return ObjectInfo(key: key, size: data.count, etag: etag, contentType: contentType,
+                          lastModified: Self.modified(response), metadata: metadata)
+    }
+
+    /// PutObject with the body sent as it is read, signed `UNSIGNED-PAYLOAD`.
+    ///
+    /// Why not SigV4's chunked signing (`STREAMING-AWS4-HMAC-SHA256-PAYLOAD`): it signs
+    /// each chunk in a chain, but needs `aws-chunked` framing, which S3-compatible servers
+    /// support unevenly, and it still cannot carry a Content-MD5 known only at the end.
+    /// Integrity comes from the MD5 instead: computed as the chunks pass and compared with
+    /// the ETag S3 answers (a store whose ETags are not MD5s gets the MD5 kept in metadata
+    /// by a CopyObject of the object onto itself). The last chunk is held back until the
+    /// body has ended with exactly its length, so a body that turns out longer than
+    /// announced never completes the request: S3 stores a PUT only when all
+    /// Content-Length bytes arrive, so a failed, short, long or cancelled body stores
+    /// nothing.
+    private func streamedPut(_ key: String, _ body: ObjectBody, _ contentType: String, _ metadata: [String: String],
+                             length: Int, condition: WriteCondition) async throws -> ObjectInfo {
+        let operation = S3Operation(kind: .put, key: key, bucket: configuration.bucket)
+        var headers = [("content-type", contentType)] + metadata.map { (Self.metaPrefix + $0.key, $0.value) }
+        headers += try Self.conditionHeaders(key, condition)
+        let hasher = StreamingMD5()
+        try digest { () throws(CryptoError) in try hasher.start() }
+        let response = try await client.sendStreaming(S3Request(method: "PUT", key: key, headers: headers), length: length,
+                                                      operation, accept: Self.acceptsConditional(condition)) { upload in
+            var pending: [UInt8] = []
+            try await body.forEachChunk(upTo: min(length, Self.maxObjectBytes)) { chunk in
+                hasher.update(chunk)
+                if pending.count >= Self.sendBytes {
+                    try await upload.send(pending)
+                    pending = []
+                }
+                pending += chunk
+            }
+            if !pending.isEmpty { try await upload.send(pending) }
+        }
+        try Self.checkCondition(response, key, condition)
+        let etag = Hex.encode(try digest { () throws(CryptoError) in try hasher.finish() })
+        var modified = Self.modified(response)
+        if Self.unquoted(response.header("etag")) != etag {
+            modified = try await keepMD5(key, etag: etag, contentType: contentType, metadata: metadata, operation)
+        }
+        return ObjectInfo(key: key, size: length, etag: etag, contentType: contentType, lastModified: modified, metadata: metadata)
+    }
+
+    /// S3's single-PUT limit: 5 GiB.
+    static let maxObjectBytes = ObjectBody.wholeObjectLimit
+    /// How much of a streamed body is gathered before each send: 256 KiB.
+    static let sendBytes = 256 * 1024
+
+    /// Copies the object onto itself with `etag` (its MD5) in the metadata entry
+    /// ``md5MetadataKey``: what a streamed put does on a store whose ETag is not the MD5,
+    /// since its body cannot be sent again. Returns the copy's modification time.
+    private func keepMD5(_ key: String, etag: String, contentType: String, metadata: [String: String],
+                         _ operation: S3Operation) async throws -> Timestamp {
+        var headers = [("content-type", contentType), ("x-amz-metadata-directive", "REPLACE"),
+                       ("x-amz-copy-source", "/" + configuration.bucket + "/" + S3URIEncoding.encodePath(key))]
+        for (name, value) in metadata { headers.append((Self.metaPrefix + name, value)) }
+        headers.append((Self.metaPrefix + Self.md5MetadataKey, etag))
+        let response = try await client.send(S3Request(method: "PUT", key: key, headers: headers), operation)
+        return Self.modified(response)
+    }
+
+    /// `If-None-Match: *` for `.absent`, `If-Match: "etag"` for `.matches`.
+    ///
+    /// - Throws: `storage.unsupported` for a condition this build does not know.
+    static func conditionHeaders(_ key: String, _ condition: WriteCondition) throws(PlugboardError) -> [(String, String)] {
+        switch condition {
+        case .none: return []
+        case .absent: return [("if-none-match", "*")]
+        case .matches(let etag): return [("if-match", "\"" + etag + "\"")]
+        @unknown default:
+            throw PlugboardError.conditionUnsupported(
+                key: key, condition: condition, backend: "S3Storage",
+                hint: "Rebuild S3Storage against the PlugboardAPI that defines the condition, or write without it.")
+        }
+    }
+
+    /// Which answers of a conditional PutObject are outcomes rather than errors: 412 (the
+    /// condition failed), 409 (S3's ConditionalRequestConflict: a concurrent conditional
+    /// write won), and for `If-Match` 404 (no object to match).
+    static func acceptsConditional(_ condition: WriteCondition) -> (S3Response) -> Bool {
+        { response in
+            if (200..<300).contains(response.status) { return true }
+            guard condition != .none else { return false }
+            if response.status == 412 || response.status == 409 { return true }
+            if case .matches = condition, response.status == 404,
+               (try? S3ErrorBody.parse(response.body))?.code != "NoSuchBucket" { return true }
+            return false
+        }
+    }
+
+    /// Throws `storage.precondition_failed` for an answer of
+    /// ``acceptsConditional(_:)`` that says the condition did not hold.
+    static func checkCondition(_ response: S3Response, _ key: String, _ condition: WriteCondition) throws(PlugboardError) {
+        guard !(200..<300).contains(response.status) else { return }
+        throw PlugboardError.preconditionFailed(key: key, condition: condition, exists: response.status != 404)
+    }
+
+    /// Last-Modified of an answer, else its Date, else now (whole seconds, as HEAD has).
+    private static func modified(_ response: S3Response) -> Timestamp {
+        response.header("last-modified").flatMap(Timestamp.init(httpDate:))
+            ?? response.header("date").flatMap(Timestamp.init(httpDate:)) ?? wholeSecond(.now())
+    }
+
+    /// `bytes=first-last`, `bytes=first-`, `bytes=-count`.
+    static func rangeHeader(_ range: ByteRange) -> String {
+        switch range {
+        case .closed(let first, let last): "bytes=\(first)-\(last)"
+        case .from(let first): "bytes=\(first)-"
+        case .suffix(let count): "bytes=-\(count)"
+        }
+    }
+
+    /// First, last and complete length of `Content-Range: bytes first-last/size`.
+    static func contentRange(_ header: String?) -> (Int, Int, Int)? {
+        guard let header, header.hasPrefix("bytes ") else { return nil }
+        let parts = header.dropFirst(6).split(separator: "/")
+        guard parts.count == 2, let size = Int(parts[1]) else { return nil }
+        let bounds = parts[0].split(separator: "-")
+        guard bounds.count == 2, let first = Int(bounds[0]), let last = Int(bounds[1]), first <= last, last < size else { return nil }
+        return (first, last, size)
+    }
+
+    /// The complete length of a 416's `Content-Range: bytes */size`.
+    static func completeLength(_ header: String?) -> Int? {
+        guard let header, let slash = header.lastIndex(of: "/") else { return nil }
+        return Int(header[header.index(after: slash)...])
     }
 
     func get(_ key: String) async throws -> StoredObject {

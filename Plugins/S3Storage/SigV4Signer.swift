@@ -11,6 +11,8 @@ struct SigV4Signer: Sendable {
     static let algorithm = "AWS4-HMAC-SHA256"
     /// The hex SHA-256 of no bytes: the payload hash of a request without a body.
     static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    /// The payload hash of a request whose body is not signed (a streamed upload).
+    static let unsignedPayload = "UNSIGNED-PAYLOAD"
 
     var accessKeyId: String
     var secretAccessKey: String

@@ -56,6 +56,38 @@ public final class InMemoryObjectStorage: ObjectStorage {
         try ObjectKey.validate(key)
         let resolvedType = try ObjectContentType.resolve(contentType)
         try ObjectMetadata.validate(metadata)
+        return try store(key, data: data, contentType: resolvedType, metadata: metadata, condition: .none)
+    }
+
+    /// Collects the body (it is memory: the bytes are held anyway, up to
+    /// ``ObjectBody/wholeObjectLimit``), then checks `condition` and stores the object
+    /// under the lock, in one step.
+    public func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
+                    condition: WriteCondition) async throws -> ObjectInfo {
+        try ObjectKey.validate(key)
+        let resolvedType = try ObjectContentType.resolve(contentType)
+        try ObjectMetadata.validate(metadata)
+        // Not the check that counts (that one is under the lock, below): it only spares
+        // reading a body that is going to be refused.
+        let bytes = Array(key.utf8)
+        let current = state.withLock { $0.objects[bytes]?.info.etag }
+        if let failure = Self.conditionFailure(key, condition, currentETag: current) { throw failure }
+        let data = try await body.collect(upTo: ObjectBody.wholeObjectLimit)
+        return try store(key, data: data, contentType: resolvedType, metadata: metadata, condition: condition)
+    }
+
+    /// Returns the object under `key`, or the part of it that `range` selects, from one
+    /// version of it.
+    public func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
+        try ObjectKey.validate(key)
+        try range?.validate()
+        return try ObjectStream(try await get(key), key: key, range: range)
+    }
+
+    /// Hashes `data` and stores it when `condition` holds, checked under the lock that the
+    /// store takes: atomic against every other put and delete.
+    private func store(_ key: String, data: [UInt8], contentType: String, metadata: [String: String],
+                       condition: WriteCondition) throws(PlugboardError) -> ObjectInfo {
         let etag: String
         do {
             etag = Hex.encode(try MD5Hasher.hash(data))
@@ -64,17 +96,38 @@ public final class InMemoryObjectStorage: ObjectStorage {
                 .storageFailed, "could not compute the ETag of object \(PlugboardError.quoted(key)): \(error.message)",
                 detail: error.detail, hint: error.hint, underlying: error)
         }
-        let info = ObjectInfo(key: key, size: data.count, etag: etag, contentType: resolvedType,
+        let info = ObjectInfo(key: key, size: data.count, etag: etag, contentType: contentType,
                               lastModified: now(), metadata: metadata)
         let bytes = Array(key.utf8)
         let object = StoredObject(info: info, data: data)
-        state.withLock { state in
+        try state.withLock { (state) throws(PlugboardError) in
+            if let failure = Self.conditionFailure(key, condition, currentETag: state.objects[bytes]?.info.etag) {
+                throw failure
+            }
             if state.objects.updateValue(object, forKey: bytes) == nil {
                 let index = Self.firstIndex(in: state.sortedKeys, notBefore: bytes)
                 state.sortedKeys.insert(bytes, at: index)
             }
         }
         return info
+    }
+
+    /// The error of a put whose `condition` does not hold for an object whose ETag is
+    /// `currentETag` (nil: no object), or nil when it holds.
+    private static func conditionFailure(_ key: String, _ condition: WriteCondition, currentETag: String?) -> PlugboardError? {
+        switch condition {
+        case .none:
+            return nil
+        case .absent:
+            guard let currentETag else { return nil }
+            return .preconditionFailed(key: key, condition: condition, exists: true, currentETag: currentETag)
+        case .matches(let etag):
+            if currentETag == etag { return nil }
+            return .preconditionFailed(key: key, condition: condition, exists: currentETag != nil, currentETag: currentETag)
+        @unknown default:
+            return .conditionUnsupported(key: key, condition: condition, backend: "InMemoryObjectStorage",
+                                         hint: "Rebuild against the PlugboardAPI that defines the condition, or write without it.")
+        }
     }
 
     /// Returns the object under `key`.

@@ -13,6 +13,6 @@ enum ConformanceChecks {
         }
     }
 
-    /// All rules in run order: objects, keys, metadata, listing, then scale.
-    static let all: [Definition] = objectRules + keyRules + metadataRules + listingRules + scaleRules
+    /// All rules in run order: objects, keys, metadata, listing, streaming (bodies, ranges, conditions), then scale.
+    static let all: [Definition] = objectRules + keyRules + metadataRules + listingRules + streamingRules + scaleRules
 }

@@ -21,7 +21,7 @@ import PlugboardAPI
 /// was expected and what was found:
 ///
 /// ```text
-/// 1 of 39 ObjectStorage conformance rules failed:
+/// 1 of 50 ObjectStorage conformance rules failed:
 ///   FAIL delete_is_idempotent: delete of missing key "<prefix>/never-written": expected success, found storage.not_found (no object under key "...")
 ///   (<prefix> stands for the rule's own key prefix: Options.keyPrefix, the run's id and the rule's name, joined by "-".)
 /// ```
@@ -65,18 +65,23 @@ public struct ObjectStorageConformance: Sendable {
         }
         let runID = Self.makeRunID()
         var results: [RuleResult] = []
-        if let only = options.only {
-            let known = Set(ConformanceChecks.all.map(\.rule.name))
-            for name in only.sorted() where !known.contains(name) {
+        let known = Set(ConformanceChecks.all.map(\.rule.name))
+        for (option, names) in [("only", options.only ?? []), ("skip", Set(options.skip.keys))] {
+            for name in names.sorted() where !known.contains(name) {
                 results.append(RuleResult(
                     name: name, summary: "not a rule of this suite",
-                    outcome: .failed(reason: "no rule is named \(ConformanceText.quote(name)); Options.only names rules from ObjectStorageConformance.rules"),
+                    outcome: .failed(reason: "no rule is named \(ConformanceText.quote(name)); Options.\(option) names rules from ObjectStorageConformance.rules"),
                     duration: .zero))
             }
         }
         for definition in ConformanceChecks.all {
             let rule = definition.rule
             if let only = options.only, !only.contains(rule.name) { continue }
+            if let reason = options.skip[rule.name] {
+                results.append(RuleResult(name: rule.name, summary: rule.summary,
+                                          outcome: .skipped(reason: reason), duration: .zero))
+                continue
+            }
             if rule.isOptional, !options.includeLargeObjects {
                 results.append(RuleResult(
                     name: rule.name, summary: rule.summary,

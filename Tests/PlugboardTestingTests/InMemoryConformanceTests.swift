@@ -53,4 +53,16 @@ struct InMemoryConformanceTests {
         #expect(report.result(named: "large_object_64mib")?.outcome == .skipped(reason: "Options.includeLargeObjects is false"))
         #expect(report.allPassed)
     }
+
+    @Test func skippedRules_areReportedWithTheirReason_andUnknownNamesFail() async {
+        let options = ObjectStorageConformance.Options(
+            includeLargeObjects: false, only: ["put_overwrites", "put_absent_concurrent_one_wins"],
+            skip: ["put_absent_concurrent_one_wins": "the test server checks the condition in a second step", "no_such_rule": "x"])
+        let report = await ObjectStorageConformance(makeStorage: { InMemoryObjectStorage() }, options: options).run()
+        #expect(report.result(named: "put_absent_concurrent_one_wins")?.outcome
+                == .skipped(reason: "the test server checks the condition in a second step"))
+        #expect(report.result(named: "put_overwrites")?.outcome == .passed)
+        #expect(report.failedRuleNames == ["no_such_rule"])
+        #expect(report.description.contains("SKIP put_absent_concurrent_one_wins: the test server checks the condition in a second step"))
+    }
 }

@@ -13,6 +13,9 @@ struct PlainHTTPRequest: Sendable {
     var body: [UInt8]
     /// Whether to send `Content-Length` even for an empty body (PUT, POST).
     var sendsLength: Bool
+    /// The `Content-Length` of a body sent after the head, in pieces
+    /// (``PlainHTTPClient/upload(_:_:)``); `body` is then empty.
+    var declaredLength: Int? = nil
 }
 
 /// HTTP/1.1 over plain TCP for `http://` endpoints, without URLSession's hops between
@@ -98,7 +101,9 @@ final class PlainHTTPClient: Sendable {
         for (name, value) in request.headers {
             head += name + ": " + value + "\r\n"
         }
-        if request.sendsLength || !request.body.isEmpty {
+        if let declared = request.declaredLength {
+            head += "Content-Length: \(declared)\r\n"
+        } else if request.sendsLength || !request.body.isEmpty {
             head += "Content-Length: \(request.body.count)\r\n"
         }
         head += "\r\n"
@@ -110,6 +115,103 @@ final class PlainHTTPClient: Sendable {
         var bytes = Array(head.utf8)
         bytes += request.body
         return bytes
+    }
+}
+
+extension PlainHTTPClient {
+    /// Sends `request`'s head (with its ``PlainHTTPRequest/declaredLength``) on a new
+    /// connection, lets `send` write the body through the ``PlainHTTPUpload`` piece by
+    /// piece, then reads the answer; cancelling the calling task shuts the socket down.
+    ///
+    /// A new connection, never a pooled one: a body is read once, so an upload cannot go
+    /// again on another connection when a pooled one turns out to be closed. The
+    /// connection is closed afterwards. When `send` throws, the connection closes with the
+    /// body incomplete, and the server stores nothing.
+    ///
+    /// - Throws: ``PlainHTTPError``, or what `send` throws.
+    func upload(_ request: PlainHTTPRequest,
+                _ send: (PlainHTTPUpload) async throws -> Void) async throws -> PlainHTTPResponse {
+        let box = PlainHTTPCancelBox()
+        let queue = DispatchQueue(label: "plugboard.s3storage.plain-http-upload")
+        let timeoutSeconds = self.timeoutSeconds, limits = self.limits
+        return try await withTaskCancellationHandler {
+            let head = try Self.encode(request)
+            let socket = try await PlainHTTPUpload.run(on: queue) { () throws(PlainHTTPError) -> PlainHTTPSocket in
+                let socket = try PlainHTTPSocket.connect(host: request.host, port: request.port, timeoutSeconds: timeoutSeconds,
+                                                         isCancelled: { box.isCancelled })
+                guard box.attach(socket) else { throw .cancelled }
+                try socket.send(head)
+                return socket
+            }
+            let upload = PlainHTTPUpload(socket: socket, queue: queue, box: box)
+            do {
+                try await send(upload)
+            } catch let error as PlainHTTPError {
+                // A server may answer (and close) before taking the whole body: that
+                // answer says more than the broken send.
+                if error != .cancelled, let early = try? await upload.response(method: request.method, limits: limits) {
+                    return early
+                }
+                throw error
+            }
+            return try await upload.response(method: request.method, limits: limits)
+        } onCancel: {
+            box.cancel()
+        }
+    }
+}
+
+/// The body side of one ``PlainHTTPClient/upload(_:_:)``: each piece sent from the
+/// upload's own serial queue (blocking sends, off Swift's cooperative pool).
+final class PlainHTTPUpload: Sendable {
+    private let socket: PlainHTTPSocket
+    private let queue: DispatchQueue
+    private let box: PlainHTTPCancelBox
+
+    init(socket: PlainHTTPSocket, queue: DispatchQueue, box: PlainHTTPCancelBox) {
+        self.socket = socket
+        self.queue = queue
+        self.box = box
+    }
+
+    /// Sends `bytes`, the next piece of the body.
+    func send(_ bytes: [UInt8]) async throws(PlainHTTPError) {
+        let socket = self.socket, box = self.box
+        try await Self.run(on: queue) { () throws(PlainHTTPError) in
+            if box.isCancelled { throw .cancelled }
+            try socket.send(bytes)
+        }
+    }
+
+    /// Reads the answer once the body is sent.
+    func response(method: String, limits: PlainHTTPLimits) async throws(PlainHTTPError) -> PlainHTTPResponse {
+        let socket = self.socket, box = self.box
+        return try await Self.run(on: queue) { () throws(PlainHTTPError) -> PlainHTTPResponse in
+            var reader = PlainHTTPResponseReader(PlainHTTPSocketSource(socket: socket), limits: limits)
+            do throws(PlainHTTPError) {
+                let response = try reader.read(method: method)
+                _ = box.detach()
+                return response
+            } catch {
+                if !box.detach() { throw .cancelled }
+                throw error
+            }
+        }
+    }
+
+    /// Runs blocking socket work on `queue` and resumes the caller with its result.
+    static func run<T: Sendable>(on queue: DispatchQueue,
+                                 _ work: @escaping @Sendable () throws(PlainHTTPError) -> T) async throws(PlainHTTPError) -> T {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, PlainHTTPError>, Never>) in
+            queue.async {
+                do throws(PlainHTTPError) {
+                    continuation.resume(returning: .success(try work()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
     }
 }
 

@@ -161,6 +161,48 @@ struct PluginScaffold {
                 return info
             }
 
+            /// The streaming put (PlugboardAPI 1.2): the body is collected (this storage is
+            /// memory), then the condition is checked and the object stored under the lock,
+            /// in one step, so that of two racing `.absent` puts exactly one wins. A backend
+            /// that streams writes the chunks as they come and stores nothing unless the
+            /// body ends whole (`ObjectBody.forEachChunk(upTo:_:)` checks its length).
+            public func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
+                            condition: WriteCondition) async throws -> ObjectInfo {
+                try ObjectKey.validate(key)
+                let storedType = try ObjectContentType.resolve(contentType)
+                try ObjectMetadata.validate(metadata)
+                let data = try await body.collect(upTo: ObjectBody.wholeObjectLimit)
+                let info = ObjectInfo(key: key, size: data.count, etag: try Self.etag(of: data, key: key),
+                                      contentType: storedType, lastModified: Timestamp.now(), metadata: metadata)
+                try objects.withLock { (objects) throws(PlugboardError) in
+                    let current = objects[Array(key.utf8)]?.info.etag
+                    switch condition {
+                    case .none: break
+                    case .absent:
+                        if current != nil {
+                            throw PlugboardError.preconditionFailed(key: key, condition: condition, exists: true, currentETag: current)
+                        }
+                    case .matches(let etag):
+                        if current != etag {
+                            throw PlugboardError.preconditionFailed(key: key, condition: condition, exists: current != nil, currentETag: current)
+                        }
+                    @unknown default:
+                        throw PlugboardError.conditionUnsupported(key: key, condition: condition, backend: "\#(name)",
+                                                                  hint: "Rebuild the plugin against the PlugboardAPI that defines the condition.")
+                    }
+                    objects[Array(key.utf8)] = StoredObject(info: info, data: data)
+                }
+                return info
+            }
+
+            /// The ranged get (PlugboardAPI 1.2): the bytes `range` selects, with the whole
+            /// object's info.
+            public func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
+                try ObjectKey.validate(key)
+                try range?.validate()
+                return try ObjectStream(try await get(key), key: key, range: range)
+            }
+
             public func get(_ key: String) async throws -> StoredObject {
                 try ObjectKey.validate(key)
                 guard let object = objects.withLock({ $0[Array(key.utf8)] }) else {

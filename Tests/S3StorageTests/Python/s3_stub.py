@@ -9,8 +9,8 @@
   broken      every request gets 500 with a body that is not XML
   slow        every request waits 150 seconds before answering
   echo        403 AccessDenied whose message repeats the session token and the headers
-  kms         a working store whose ETags are not MD5s (as with SSE-KMS): PUT, GET, HEAD;
-              GET /kms/?puts answers how many PUTs it took; GET /kms/foreign is an object
+  kms         a working store whose ETags are not MD5s (as with SSE-KMS): PUT (CopyObject too), GET, HEAD;
+              GET /kms/<key>?puts answers how many PUTs that key took; GET /kms/foreign is an object
               another client wrote (no MD5 kept in metadata)
 
 Usage: s3_stub.py PORT. Prints "ready" when it listens. Each request is logged to stderr.
@@ -82,10 +82,14 @@ class Handler(BaseHTTPRequestHandler):
     def kms(self, body):
         key = self.path.split("?")[0][len("/kms/"):]
         if self.command == "GET" and "?puts" in self.path:
-            return self.answer(200, str(COUNTS.get("kms-puts", 0)).encode())
+            return self.answer(200, str(COUNTS.get("kms-puts-" + key, 0)).encode())
         if self.command == "PUT":
-            COUNTS["kms-puts"] = COUNTS.get("kms-puts", 0) + 1
+            COUNTS["kms-puts-" + key] = COUNTS.get("kms-puts-" + key, 0) + 1
             meta = {k.lower(): v for k, v in self.headers.items() if k.lower().startswith("x-amz-meta-")}
+            source = self.headers.get("x-amz-copy-source")
+            if source is not None:
+                # CopyObject onto itself with the metadata replaced (a streamed put's MD5).
+                body = STORED[source[len("/kms/"):]][0]
             etag = hashlib.sha256(body).hexdigest()[:32]
             STORED[key] = (body, self.headers.get("Content-Type"), meta, etag)
             return self.answer(200, b"", {"ETag": '"%s"' % etag, "x-amz-server-side-encryption": "aws:kms"})

@@ -44,7 +44,7 @@ enum CrashWriter {
         }
     }
 
-    /// One writer: puts random objects of 0 bytes to 4 MiB under 32 keys, sometimes deletes.
+    /// One writer: puts random objects of 0 bytes to 4 MiB under 32 keys (whole or streamed), sometimes deletes.
     static func write(_ writer: Int, to storage: any ObjectStorage) async {
         var generator = SystemRandomNumberGenerator()
         var round = 0
@@ -58,8 +58,21 @@ enum CrashWriter {
             let size = round % 7 == 0 ? Int.random(in: 1 << 20...4 << 20, using: &generator)
                                       : Int.random(in: 0...64 << 10, using: &generator)
             do {
-                _ = try await storage.put(key, data: randomBytes(size), contentType: "application/x-crash-\(writer)",
-                                          metadata: ["writer": "\(writer)", "round": "\(round)"])
+                let data = randomBytes(size)
+                let type = "application/x-crash-\(writer)", metadata = ["writer": "\(writer)", "round": "\(round)"]
+                if round % 2 == 0 {
+                    // Every other object streamed in 64 KiB chunks, so that a kill can land
+                    // between two chunks of a streamed put too.
+                    let chunks = stride(from: 0, to: data.count, by: 64 << 10).map { Array(data[$0..<min($0 + (64 << 10), data.count)]) }
+                    let stream = AsyncStream<[UInt8]> { continuation in
+                        for chunk in chunks { continuation.yield(chunk) }
+                        continuation.finish()
+                    }
+                    _ = try await storage.put(key, body: ObjectBody(length: data.count, stream), contentType: type,
+                                              metadata: metadata, condition: .none)
+                } else {
+                    _ = try await storage.put(key, data: data, contentType: type, metadata: metadata)
+                }
             } catch {
                 fail("put failed: \(error)")
             }

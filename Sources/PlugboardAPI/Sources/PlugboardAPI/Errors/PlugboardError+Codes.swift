@@ -55,4 +55,10 @@ extension PlugboardError.Code {
     public static let storageUnavailable: Self = "storage.unavailable"
     /// Any other backend failure.
     public static let storageFailed: Self = "storage.failed"
+    /// A conditional `put`'s ``WriteCondition`` did not hold; nothing was stored (HTTP 412).
+    public static let storagePreconditionFailed: Self = "storage.precondition_failed"
+    /// A ranged `get` asked for bytes the object does not have (HTTP 416).
+    public static let storageRangeNotSatisfiable: Self = "storage.range_not_satisfiable"
+    /// The backend cannot do what was asked, such as an atomic conditional write (HTTP 501).
+    public static let storageUnsupported: Self = "storage.unsupported"
 }

@@ -78,3 +78,17 @@ extension ObjectStorage {
         return all
     }
 }
+
+extension ObjectStorage {
+    /// Stores `data` under `key` when `condition` holds: the streaming `put` with the
+    /// whole body in hand, for a conditional write of bytes already in memory.
+    ///
+    /// - Throws: `storage.precondition_failed` when `condition` does not hold,
+    ///   `storage.unsupported` when the backend cannot check it atomically, or any error
+    ///   of ``put(_:body:contentType:metadata:condition:)``.
+    @discardableResult
+    public func put(_ key: String, data: [UInt8], contentType: String? = nil, metadata: [String: String] = [:],
+                    condition: WriteCondition) async throws -> ObjectInfo {
+        try await put(key, body: ObjectBody(data), contentType: contentType, metadata: metadata, condition: condition)
+    }
+}

@@ -2,9 +2,17 @@
 /// applications resolve from the container and storage plugins provide.
 ///
 /// Applications call these methods (and the conveniences in the extension) on whatever
-/// backend the container holds. Backend authors implement the five requirements and run
+/// backend the container holds. Backend authors implement the requirements and run
 /// `ObjectStorageConformance` from the `PlugboardTesting` library, which checks every rule
 /// below by name.
+///
+/// The five whole-object methods are the 1.0 contract. PlugboardAPI 1.2 added the
+/// streaming forms, ``put(_:body:contentType:metadata:condition:)`` and
+/// ``get(_:range:)``, with default implementations over the whole-object methods
+/// (`ObjectStorage+Streaming.swift`), so that a plugin built against 1.1 still loads and
+/// works: its objects are simply collected in memory, and it refuses conditional writes
+/// with `storage.unsupported`. A backend that can stream or check conditions atomically
+/// implements both.
 ///
 /// ```swift
 /// let storage: any ObjectStorage = try container.resolve()
@@ -45,6 +53,39 @@
 ///   (``ObjectKey/validate(_:)``), content type (``ObjectContentType/resolve(_:)``), then
 ///   metadata (``ObjectMetadata/validate(_:)``). A refused `put` stores nothing.
 ///
+/// **Streaming bodies** (``put(_:body:contentType:metadata:condition:)``).
+/// - The streamed put stores exactly what the whole put would for the same bytes: the
+///   same ``ObjectInfo`` (size, ETag, content type, metadata), however the bytes were cut
+///   into chunks, an empty body included.
+/// - Arguments are checked before the body is read, in the order above (key, content
+///   type, metadata), then the body's announced length against what the backend takes;
+///   a refused put reads nothing.
+/// - A put whose body throws, whose task is cancelled, or whose body yields fewer or more
+///   bytes than its ``ObjectBody/length`` stores nothing and leaves any previous object
+///   under the key exactly as it was: readers never see a partial object. The body's own
+///   error is rethrown unchanged; a wrong length is `storage.invalid_argument`
+///   (``ObjectBody/forEachChunk(upTo:_:)`` checks it).
+/// - The ETag is still the MD5 of the whole data, computed as the chunks pass.
+///
+/// **Range reads** (``get(_:range:)``).
+/// - A range is resolved against the object's size as ``ByteRange/resolve(size:)`` says
+///   (RFC 9110: `last` clamped to the end, a suffix longer than the object is the whole
+///   object). One that selects nothing fails with `storage.range_not_satisfiable`; a
+///   malformed one (``ByteRange/validate()``) with `storage.invalid_argument`.
+/// - The returned ``ObjectStream`` carries the whole object's info, the resolved offsets
+///   and a body of exactly those bytes; `range: nil` returns the whole object with
+///   `stream.range == nil`. The info and the bytes come from one version of the object,
+///   even while another `put` replaces it.
+///
+/// **Conditional writes** (``WriteCondition``).
+/// - `.absent` stores only when no object is under the key; `.matches(etag:)` only when
+///   the current object's ETag is `etag` (a missing object does not match). Otherwise the
+///   put fails with `storage.precondition_failed` and stores nothing.
+/// - The check and the store are one atomic step: of concurrent `.absent` puts of one
+///   key exactly one succeeds. A backend that cannot guarantee that refuses the condition
+///   with `storage.unsupported` before reading the body; it never emulates it with a
+///   `head` followed by a `put`.
+///
 /// **Content type and metadata.**
 /// - `contentType` is stored as given; `nil` stores `application/octet-stream`. An empty
 ///   one, or one with control characters, is refused with `storage.invalid_argument`.
@@ -82,6 +123,10 @@
 /// - `storage.unavailable`: the backend cannot be reached or is overloaded for now; the
 ///   only code worth retrying, with backoff.
 /// - `storage.failed`: anything else the backend reports; carry its error in `underlying`.
+/// - `storage.precondition_failed`: a ``WriteCondition`` did not hold; nothing was stored.
+/// - `storage.range_not_satisfiable`: a ranged `get` selects no byte of the object.
+/// - `storage.unsupported`: the backend cannot do what was asked (an atomic conditional
+///   write); retrying does not help.
 ///
 /// **Concurrency.** Every method may be called from many tasks at once. Concurrent `put`s
 /// of one key leave one of the written objects whole. No method may trap or call `exit`
@@ -127,4 +172,40 @@ public protocol ObjectStorage: Sendable {
     /// - Throws: `storage.invalid_argument` for a page size out of range, a prefix no key
     ///   can start with or a token this backend did not issue, or a backend failure.
     func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing
+
+    /// Stores the bytes `body` yields under `key`, when `condition` holds, replacing any
+    /// object there; the object is stored only once the body has ended, whole.
+    ///
+    /// Added in PlugboardAPI 1.2 with a default implementation (collect the body, up to
+    /// ``ObjectBody/wholeObjectLimit``, and call the whole-object `put`; any condition but
+    /// `.none` refused with `storage.unsupported`). Backends that can stream, or check a
+    /// condition atomically, implement it.
+    ///
+    /// - Parameters:
+    ///   - key: The object's key, 1 to 1024 bytes of UTF-8 without NUL.
+    ///   - body: The object's content, read once; its ``ObjectBody/length`` must be the
+    ///     number of bytes it yields, when given.
+    ///   - contentType: The media type to store, or `nil` for `application/octet-stream`.
+    ///   - metadata: User metadata; see ``ObjectMetadata`` for the rules.
+    ///   - condition: When to store; `.none` always does.
+    /// - Returns: The stored object's information.
+    /// - Throws: `storage.invalid_key`, `storage.invalid_argument` (content type, a body
+    ///   longer or shorter than its length, or larger than the backend takes),
+    ///   `storage.invalid_metadata`, `storage.precondition_failed`, `storage.unsupported`,
+    ///   what the body throws, or a backend failure.
+    func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
+             condition: WriteCondition) async throws -> ObjectInfo
+
+    /// Returns the information of the object under `key` and a body of its bytes, all of
+    /// them or those `range` selects.
+    ///
+    /// Added in PlugboardAPI 1.2 with a default implementation (the whole-object `get`,
+    /// sliced). Backends that can read a part of an object, or stream it, implement it.
+    ///
+    /// - Parameters:
+    ///   - key: The object's key.
+    ///   - range: The bytes to read, or `nil` for the whole object.
+    /// - Throws: `storage.not_found`, `storage.invalid_key`, `storage.invalid_argument` (a
+    ///   malformed range), `storage.range_not_satisfiable`, or a backend failure.
+    func get(_ key: String, range: ByteRange?) async throws -> ObjectStream
 }

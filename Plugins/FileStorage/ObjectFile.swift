@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import PlugboardAPI
+import PlugboardConcurrency
+
+/// An object file open for reading, its header checked: the one version of the object it
+/// held when opened, whatever renames replace the name afterwards (the descriptor keeps
+/// the old file). Closed when the last reference goes.
+///
+/// `@unchecked Sendable`: every field is immutable; `pread` on the descriptor takes its
+/// offset as an argument, so reads from several threads do not disturb one another.
+final class ObjectFile: @unchecked Sendable {
+    let fd: Int32
+    /// Its path, for messages.
+    let path: String
+    let header: ObjectFileHeader
+    /// Where the data starts in the file.
+    let dataOffset: Int
+    private let files: ObjectFiles
+
+    init(fd: Int32, path: String, header: ObjectFileHeader, dataOffset: Int, files: ObjectFiles) {
+        self.fd = fd
+        self.path = path
+        self.header = header
+        self.dataOffset = dataOffset
+        self.files = files
+    }
+
+    deinit { close(fd) }
+
+    /// `count` bytes of the data from `offset` (relative to the data's start); blocking.
+    ///
+    /// - Throws: `storage.failed` when the file ends first: something other than
+    ///   FileStorage cut it after it was opened.
+    func read(count: Int, at offset: Int, action: String) throws(PlugboardError) -> [UInt8] {
+        let bytes: [UInt8]
+        do throws(FileSystemError) {
+            bytes = try FileSystem.read(fd, count: count, at: dataOffset + offset, path: path)
+        } catch {
+            throw error.storageError(action, root: files.root)
+        }
+        guard bytes.count == count else {
+            throw files.damaged(path, action, "The file ended after \(offset + bytes.count) of \(header.size) bytes of data.")
+        }
+        return bytes
+    }
+}
+
+/// The body of a ranged or whole `get`: the object file's `span` of data, read with
+/// `pread` in chunks of at most ``chunkByteCount`` as the caller asks for them, on
+/// ``BlockingIO``'s threads. The file is closed when the body ends or is dropped.
+final class ObjectFileBody: Sendable {
+    /// The most bytes one read returns: large enough that the hop to a blocking thread
+    /// costs little per byte, small enough that a slow reader pins little memory.
+    static let chunkByteCount = 256 * 1024
+
+    /// The file (nil once the span is done, so that it closes then) and the next offset.
+    /// One reader at a time is the contract; the lock makes a second one harmless.
+    private let state: LockedValueBox<(file: ObjectFile?, position: Int)>
+    private let end: Int
+    private let action: String
+
+    init(_ file: ObjectFile, span: Range<Int>, key: String) {
+        state = LockedValueBox((file, span.lowerBound))
+        end = span.upperBound
+        action = "could not read object \(FileStorageText.quote(key))"
+    }
+
+    /// The next chunk, or nil at the end of the span.
+    func next() async throws -> [UInt8]? {
+        let end = self.end
+        let claimed = state.withLock { state -> (ObjectFile, Int, Int)? in
+            guard let file = state.file, state.position < end else {
+                state.file = nil
+                return nil
+            }
+            let count = min(Self.chunkByteCount, end - state.position)
+            defer { state.position += count }
+            return (file, state.position, count)
+        }
+        guard let (file, position, count) = claimed else { return nil }
+        try Task.checkCancellation()
+        let action = self.action
+        return try await BlockingIO.run { () throws(PlugboardError) -> [UInt8] in
+            try file.read(count: count, at: position, action: action)
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import PlugboardCrypto
+
+/// The MD5 of a streamed body, updated as its chunks pass: the ETag S3Storage reports and
+/// checks against S3's.
+///
+/// A class around the noncopyable hasher, so that the chunk loop's closure can update it.
+/// `@unchecked Sendable`: one streamed put owns it and calls it from its own task only,
+/// one call after another (the chunk loop runs in the put's task; the upload's queue
+/// never touches it).
+final class StreamingMD5: @unchecked Sendable {
+    private var hasher: MD5Hasher?
+
+    func start() throws(CryptoError) {
+        hasher = try MD5Hasher()
+    }
+
+    func update(_ bytes: [UInt8]) {
+        guard hasher != nil else { return }
+        bytes.withUnsafeBytes { hasher!.update($0) }
+    }
+
+    /// The digest; the hasher is spent.
+    func finish() throws(CryptoError) -> [UInt8] {
+        guard let hasher = hasher.take() else {
+            throw CryptoError("the streamed body's MD5 was not started", hint: "Call start() before finish().")
+        }
+        return try hasher.finalize()
+    }
+}
