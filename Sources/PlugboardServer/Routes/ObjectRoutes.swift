@@ -23,10 +23,21 @@ enum ObjectRoutes {
             switch request.method {
             case "PUT":
                 let (contentType, metadata) = try putArguments(request.headers)
-                let info = try await backend.put(key, data: request.body, contentType: contentType, metadata: metadata)
+                let condition = writeCondition(request.headers)
+                let info: ObjectInfo
+                if condition == .none {
+                    info = try await backend.put(key, data: request.body, contentType: contentType, metadata: metadata)
+                } else {
+                    info = try await backend.put(key, body: ObjectBody(request.body), contentType: contentType,
+                                                 metadata: metadata, condition: condition)
+                }
                 return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + validators(info),
                                     body: Array((Reports.object(info).render(pretty: false) + "\n").utf8))
             case "GET":
+                let ranges = request.headers.values("range")
+                if ranges.count == 1, case .single(let range) = ByteRange.parse(header: ranges[0]) {
+                    return try await rangedGet(key, range, backend)
+                }
                 let object = try await backend.get(key)
                 return HTTPResponse(status: 200, headers: objectHeaders(object.info), body: object.data)
             case "HEAD":
@@ -38,9 +49,57 @@ enum ObjectRoutes {
             }
         } catch let error as HTTPError {
             return ErrorResponses.response(error)
+        } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
+            return ErrorResponses.response(error, status: 412)
+        } catch let error as PlugboardError where error.code == .storageUnsupported {
+            return ErrorResponses.response(error, status: 501)
         } catch {
             return ErrorResponses.response(thrown: error)
         }
+    }
+
+    /// `If-None-Match: *` (create only) or `If-Match: "etag"` (replace that version) of a
+    /// PUT; other forms of the headers are not conditions the storage can check, and are
+    /// ignored.
+    static func writeCondition(_ headers: HTTPHeaders) -> WriteCondition {
+        let noneMatch = headers.values("if-none-match"), match = headers.values("if-match")
+        if noneMatch.count == 1, trimmed(noneMatch[0]) == "*" { return .absent }
+        if match.count == 1 {
+            var tag = trimmed(match[0])
+            if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+            if tag.count >= 2, tag.first == "\"", tag.last == "\"" { tag = tag.dropFirst().dropLast() }
+            if !tag.isEmpty, tag != "*", !tag.contains(",") { return .matches(etag: String(tag)) }
+        }
+        return .none
+    }
+
+    /// `text` without the spaces and tabs around it.
+    private static func trimmed(_ text: String) -> Substring {
+        var view = Substring(text)
+        while let c = view.first, c == " " || c == "\t" { view.removeFirst() }
+        while let c = view.last, c == " " || c == "\t" { view.removeLast() }
+        return view
+    }
+
+    /// GET with one satisfiable range: 206 with `Content-Range`; 416 with
+    /// `Content-Range: bytes */size` when it selects nothing. A suffix of an empty object
+    /// selects zero bytes, which no Content-Range can name: the whole, empty object (200).
+    static func rangedGet(_ key: String, _ range: ByteRange, _ backend: any ObjectStorage) async throws -> HTTPResponse {
+        let stream: ObjectStream
+        do {
+            stream = try await backend.get(key, range: range)
+        } catch let error as PlugboardError where error.code == .storageRangeNotSatisfiable {
+            let size = try? await backend.head(key).size
+            return ErrorResponses.response(error, status: 416, headers: size.map { [("Content-Range", "bytes */\($0)")] } ?? [])
+        }
+        let bytes = try await stream.body.collect(upTo: max(stream.info.size, 0))
+        guard let offsets = stream.range, !offsets.isEmpty else {
+            return HTTPResponse(status: 200, headers: objectHeaders(stream.info), body: bytes)
+        }
+        return HTTPResponse(status: 206,
+                            headers: objectHeaders(stream.info)
+                                + [("Content-Range", "bytes \(offsets.lowerBound)-\(offsets.upperBound - 1)/\(stream.info.size)")],
+                            body: bytes)
     }
 
     /// The key: percent-decoded bytes, then the storage's key rules.
