@@ -113,6 +113,16 @@ struct FailureMapping: Sendable {
                 detail: "The \(what) got \(found) after \(tries).",
                 hint: "Retry later; on the server, `plugboard plugins` and GET /readyz show whether its storage is up.",
                 underlying: remote)
+        case 412:
+            return PlugboardError(
+                .storagePreconditionFailed, "the storage server at \(base) refused the \(operation): its condition does not hold",
+                detail: "Expected the condition (If-None-Match or If-Match) to hold, found \(found).",
+                hint: "Read the object again (head) and decide from its current state; nothing was stored.", underlying: remote)
+        case 416:
+            return PlugboardError(
+                .storageRangeNotSatisfiable, "the storage server at \(base) refused the range of the \(operation)",
+                detail: "Expected a range that selects bytes of the object, found \(found)\(response.header("content-range").map { " (Content-Range \(RESTStorageText.quote($0)))" } ?? "").",
+                hint: "Ask for a range that starts before the object's size (head gives it), or no range.", underlying: remote)
         case 413:
             return PlugboardError(
                 .storageInvalidArgument, "the storage server at \(base) refused the object as too large",

@@ -63,9 +63,15 @@ public final class RESTStorage: ObjectStorage, ManagedService {
         try ObjectKey.validate(key)
         let resolvedType = try ObjectContentType.resolve(contentType)
         try ObjectMetadata.validate(metadata)
+        return try await put(key, data: data, contentType: resolvedType, metadata: metadata, extraHeaders: [])
+    }
+
+    /// The PUT itself, arguments checked, with `extraHeaders` (a condition) added.
+    private func put(_ key: String, data: [UInt8], contentType resolvedType: String, metadata: [String: String],
+                     extraHeaders: [(name: String, value: String)]) async throws -> ObjectInfo {
         // Always sent, `application/octet-stream` included: URLSession would otherwise add
         // a form content type of its own to a request with a body.
-        let headers = [(name: "Content-Type", value: resolvedType)] + MetadataHeaders.fields(metadata)
+        let headers = [(name: "Content-Type", value: resolvedType)] + MetadataHeaders.fields(metadata) + extraHeaders
         let response = try await call(.put, configuration.endpoint.object(key), "put", key, headers: headers, body: data,
                                       success: [200, 201], expected: "HTTP 200 with the stored object's info")
         return try response.decode { answer throws(UnexpectedResponse) in
@@ -74,6 +80,81 @@ public final class RESTStorage: ObjectStorage, ManagedService {
             return ObjectInfo(key: key, size: data.count, etag: info.etag, contentType: resolvedType,
                               lastModified: info.lastModified, metadata: metadata)
         }
+    }
+
+    /// The largest body collected for a streamed put: 1 GiB. The transport (URLSession)
+    /// takes a request body only whole, so the body is read into memory first.
+    public static let maxBufferedBodyBytes = 1 << 30
+
+    /// Collects `body` (up to ``maxBufferedBodyBytes``) and sends it as one PUT, with
+    /// `If-None-Match: *` for `.absent` and `If-Match: "etag"` for `.matches`: the server's
+    /// storage checks the condition atomically and answers 412 when it does not hold.
+    public func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
+                    condition: WriteCondition) async throws -> ObjectInfo {
+        try ObjectKey.validate(key)
+        let resolvedType = try ObjectContentType.resolve(contentType)
+        try ObjectMetadata.validate(metadata)
+        var conditionHeaders: [(name: String, value: String)] = []
+        switch condition {
+        case .none: break
+        case .absent: conditionHeaders = [(name: "If-None-Match", value: "*")]
+        case .matches(let etag): conditionHeaders = [(name: "If-Match", value: "\"" + etag + "\"")]
+        @unknown default:
+            throw PlugboardError.conditionUnsupported(
+                key: key, condition: condition, backend: "RESTStorage",
+                hint: "Rebuild RESTStorage against the PlugboardAPI that defines the condition, or write without it.")
+        }
+        let data = try await body.collect(upTo: Self.maxBufferedBodyBytes)
+        return try await put(key, data: data, contentType: resolvedType, metadata: metadata, extraHeaders: conditionHeaders)
+    }
+
+    /// A GET with `Range: bytes=...`: 206 with `Content-Range` for the part, 416 for a
+    /// range that selects nothing (``PlugboardError/Code/storageRangeNotSatisfiable``),
+    /// 200 with the whole object when the server ignored the range (then sliced here).
+    /// The answer is read whole (URLSession), so it holds the range in memory.
+    public func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
+        try ObjectKey.validate(key)
+        try range?.validate()
+        guard let range else { return try ObjectStream(try await get(key), key: key, range: nil) }
+        let header: String
+        switch range {
+        case .closed(let first, let last): header = "bytes=\(first)-\(last)"
+        case .from(let first): header = "bytes=\(first)-"
+        case .suffix(let count): header = "bytes=-\(count)"
+        }
+        let response = try await call(.get, configuration.endpoint.object(key), "get", key,
+                                      headers: [(name: "Range", value: header)],
+                                      success: [200, 206], expected: "HTTP 206 with the range's bytes, or 200 with the object's")
+        return try response.decode { answer throws(UnexpectedResponse) in
+            guard answer.status == 206 else {
+                let info = try ResponseDecoding.headerInfo(answer, key: key, size: answer.body.count)
+                do throws(PlugboardError) {
+                    return try ObjectStream(StoredObject(info: info, data: answer.body), key: key, range: range)
+                } catch {
+                    throw UnexpectedResponse(expected: "an object the range \(range) selects bytes of", found: error.message)
+                }
+            }
+            let text = answer.header("content-range") ?? ""
+            guard let (offsets, size) = Self.contentRange(text), offsets.count == answer.body.count,
+                  range.resolve(size: size) == offsets else {
+                throw UnexpectedResponse(expected: "a Content-Range for \(range) matching the \(answer.body.count) bytes sent",
+                                         found: "Content-Range \(RESTStorageText.quote(text))")
+            }
+            // Content-Length is the part's; the object's size is Content-Range's.
+            var info = try ResponseDecoding.headerInfo(answer, key: key, size: answer.body.count)
+            info.size = size
+            return ObjectStream(info: info, range: offsets, body: ObjectBody(answer.body))
+        }
+    }
+
+    /// The offsets and the complete length of `bytes first-last/size`.
+    static func contentRange(_ text: String) -> (Range<Int>, Int)? {
+        guard text.hasPrefix("bytes ") else { return nil }
+        let parts = text.dropFirst(6).split(separator: "/")
+        guard parts.count == 2, let size = Int(parts[1]) else { return nil }
+        let bounds = parts[0].split(separator: "-")
+        guard bounds.count == 2, let first = Int(bounds[0]), let last = Int(bounds[1]), first <= last, last < size else { return nil }
+        return (first..<(last + 1), size)
     }
 
     public func get(_ key: String) async throws -> StoredObject {

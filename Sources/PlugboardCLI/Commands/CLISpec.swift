@@ -66,7 +66,7 @@ enum CLISpec {
                         options: [
                             .value("listen", "HOST:PORT", help: "The address to listen on; port 0 picks a free port.", default: "127.0.0.1:8080"),
                             .value("shutdown-timeout", "SECONDS", help: "How long requests in flight may take to finish after SIGTERM or SIGINT.", default: "10"),
-                            .value("max-body-bytes", "BYTES", help: "The largest request body accepted (413 beyond).", default: "67108864"),
+                            .value("max-body-bytes", "BYTES", help: "The largest request body accepted (413 beyond); bodies stream to the storage.", default: "5368709120"),
                             .value("max-connections", "N", help: "Open connections at most (503 beyond); an idle one costs a few KiB.", default: "16384"),
                             .value("max-connections-per-client", "N", help: "Open connections from one client address at most (503 beyond).", default: "2048"),
                             .value("event-loops", "N", help: "Event-loop threads serving the connections.", default: "the number of cores"),

@@ -11,7 +11,7 @@ public struct HTTPLimits: Sendable, Equatable {
     public var maxBodyBytes: Int
 
     public init(maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 16_384, maxHeaderCount: Int = 100,
-                maxBodyBytes: Int = 64 << 20) {
+                maxBodyBytes: Int = 5 << 30) {
         self.maxRequestLineBytes = maxRequestLineBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.maxHeaderCount = maxHeaderCount

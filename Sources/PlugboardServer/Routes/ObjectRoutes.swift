@@ -6,6 +6,10 @@ import PlugboardHost
 enum ObjectRoutes {
     static let metaPrefix = "x-plugboard-meta-"
 
+    /// Answers of up to this many bytes are read whole and sent in one piece: streaming
+    /// costs a hand-over per chunk, which only pays off for large bodies.
+    static let wholeAnswerBytes = 256 << 10
+
     static func object(encodedKey: Substring, request: HTTPRequest,
                        storage: Result<any ObjectStorage, PlugboardError>) async -> HTTPResponse {
         let key: String
@@ -21,18 +25,11 @@ enum ObjectRoutes {
         }
         do {
             switch request.method {
-            case "PUT":
-                let (contentType, metadata) = try putArguments(request.headers)
-                // The decoder has held the body to --max-body-bytes already.
-                let data = try await request.body.collect(upTo: .max)
-                let info = try await backend.put(key, data: data, contentType: contentType, metadata: metadata)
-                return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + validators(info),
-                                    body: Array((Reports.object(info).render(pretty: false) + "\n").utf8))
-            case "GET":
-                let object = try await backend.get(key)
-                return HTTPResponse(status: 200, headers: objectHeaders(object.info), body: object.data)
+            case "PUT": return try await put(key, request, backend)
+            case "GET": return try await get(key, request.headers, backend)
             case "HEAD":
                 let info = try await backend.head(key)
+                if let refusal = Preconditions(request.headers).refusal(for: info, reading: true) { return refusal }
                 return HTTPResponse(status: 200, headers: objectHeaders(info), headLength: info.size)
             default:
                 try await backend.delete(key)
@@ -43,6 +40,65 @@ enum ObjectRoutes {
         } catch {
             return ErrorResponses.response(thrown: error)
         }
+    }
+
+    /// The body goes to the storage as it arrives. The write's conditions are checked by
+    /// the storage in the same step as the write (``WriteCondition``): `If-None-Match: *`
+    /// and a single `If-Match` ETag directly; any other condition (an ETag list,
+    /// `If-Unmodified-Since`) is evaluated against the object found now, and the write
+    /// then made conditional on that very object still being there, so it stays atomic.
+    static func put(_ key: String, _ request: HTTPRequest, _ backend: any ObjectStorage) async throws -> HTTPResponse {
+        let (contentType, metadata) = try putArguments(request.headers)
+        let preconditions = Preconditions(request.headers)
+        let condition: WriteCondition
+        if let direct = preconditions.directWriteCondition {
+            condition = direct
+        } else {
+            let current: ObjectInfo?
+            do {
+                current = try await backend.head(key)
+            } catch let error as PlugboardError where error.code == .storageNotFound {
+                current = nil
+            }
+            if let refusal = preconditions.refusal(for: current, reading: false) { return refusal }
+            condition = current.map { .matches(etag: $0.etag) } ?? .absent
+        }
+        let info = try await backend.put(key, body: ObjectBody(length: request.body.length, request.body),
+                                         contentType: contentType, metadata: metadata, condition: condition)
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + validators(info),
+                            body: Array((Reports.object(info).render(pretty: false) + "\n").utf8))
+    }
+
+    /// GET: conditions first (RFC 9110 section 13.2.2), then one range (206, or 416 with
+    /// `Content-Range: bytes */size`); several ranges or an invalid `Range` get the whole
+    /// object, as S3 answers. Large bodies stream from the storage as the client reads.
+    static func get(_ key: String, _ headers: HTTPHeaders, _ backend: any ObjectStorage) async throws -> HTTPResponse {
+        let preconditions = Preconditions(headers)
+        var range: ByteRange?
+        let ranges = headers.values("range")
+        if ranges.count == 1, case .single(let one) = ByteRange.parse(header: ranges[0]) { range = one }
+        let stream: ObjectStream
+        do {
+            stream = try await backend.get(key, range: range)
+        } catch let error as PlugboardError where error.code == .storageRangeNotSatisfiable {
+            let info = try await backend.head(key)
+            if let refusal = preconditions.refusal(for: info, reading: true) { return refusal }
+            return ErrorResponses.response(error, status: 416, headers: [("Content-Range", "bytes */\(info.size)")])
+        }
+        // A refused read drops the stream unread; the storage's open file goes with it.
+        if let refusal = preconditions.refusal(for: stream.info, reading: true) { return refusal }
+        var status = 200
+        var headers = objectHeaders(stream.info)
+        if let offsets = stream.range, !offsets.isEmpty {
+            status = 206
+            headers.append(("Content-Range", "bytes \(offsets.lowerBound)-\(offsets.upperBound - 1)/\(stream.info.size)"))
+        }
+        let length = stream.body.length ?? stream.range?.count ?? stream.info.size
+        if length <= wholeAnswerBytes {
+            return HTTPResponse(status: status, headers: headers, body: try await stream.body.collect(upTo: length))
+        }
+        let chunks = ChunkReader(stream.body)
+        return HTTPResponse(status: status, headers: headers, stream: ResponseStream(length: length) { try await chunks.next() })
     }
 
     /// The key: percent-decoded bytes, then the storage's key rules.
@@ -71,7 +127,8 @@ enum ObjectRoutes {
         return (types.first, metadata)
     }
 
-    /// ETag (quoted), Last-Modified and the millisecond timestamp.
+    /// ETag (quoted), Last-Modified and the millisecond timestamp. `Accept-Ranges` tells
+    /// clients that a `Range` is honoured.
     static func validators(_ info: ObjectInfo) -> [(String, String)] {
         [("ETag", "\"\(info.etag)\""), ("Last-Modified", info.lastModified.httpDate),
          ("X-Plugboard-Last-Modified", info.lastModified.iso8601)]
@@ -81,7 +138,8 @@ enum ObjectRoutes {
     /// names the object answered, so a client can tell when a proxy rewrote the path
     /// (`a/../b` folded to `b`) and it got another object than it asked for.
     static func objectHeaders(_ info: ObjectInfo) -> [(String, String)] {
-        [("Content-Type", info.contentType), ("X-Plugboard-Key", PercentEncoding.encode(info.key))] + validators(info)
+        [("Content-Type", info.contentType), ("X-Plugboard-Key", PercentEncoding.encode(info.key)), ("Accept-Ranges", "bytes")]
+            + validators(info)
             + info.metadata.sorted { $0.key < $1.key }.map { ("X-Plugboard-Meta-\($0.key)", $0.value) }
     }
 
