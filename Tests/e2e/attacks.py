@@ -121,6 +121,14 @@ def raise_nofile(need):
           "RLIMIT_NOFILE's hard limit is %d; %d descriptors are needed (ulimit -Hn)" % (wanted, need))
 
 
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 ORIGINAL_NOFILE = resource.getrlimit(resource.RLIMIT_NOFILE)
 
 
