@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(REPO, "Tests", "e2e"))
 ARGS = sys.argv[1:]
 sys.argv = [sys.argv[0], os.path.join(REPO, ".build", "release")]
 import attacks as e2e  # noqa: E402  (the attacks driver's Server, PeakRss and free ports)
+import hot_swap  # noqa: E402  (its moto_server, with the bucket "hotswap")
 
 MIB = 1 << 20
 CURL_TIMEOUT = 900   # seconds for one transfer: a slow server is measured, not waited for forever
@@ -113,25 +114,6 @@ http {
         sys.exit("large-object.py: nginx did not start: %s" % f.read()[-1000:])
 
 
-def start_moto(work):
-    moto = os.path.join(REPO, ".venv", "bin", "moto_server")
-    e2e.check(os.access(moto, os.X_OK), "moto_server not found at %s (python3 -m venv .venv && .venv/bin/pip install 'moto[server]')" % moto)
-    port = e2e.free_port()
-    proc = subprocess.Popen([moto, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=open(os.path.join(work, "moto.err"), "w"))
-    url = "http://127.0.0.1:%d" % port
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if subprocess.run(["curl", "-sf", "-o", os.devnull, "-X", "PUT", url + "/large"], timeout=10).returncode == 0:
-            return proc, url
-        if proc.poll() is not None:
-            break
-        time.sleep(0.2)
-    proc.kill()
-    proc.wait()
-    raise e2e.Failure("moto_server did not start")
-
-
 def main():
     size = int(ARGS[0]) * MIB if ARGS and ARGS[0].isdigit() else 1024 * MIB
     s3 = "--s3" in ARGS
@@ -161,12 +143,12 @@ def main():
         servers.pop().stop()
 
         if s3:
-            moto, endpoint = start_moto(work)
+            moto, endpoint = hot_swap.start_moto(work)
             processes.append(moto)
             folder = os.path.join(work, "s3")
             os.mkdir(folder)
             env = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-                   "PLUGBOARD_S3_BUCKET": "large", "PLUGBOARD_S3_ENDPOINT": endpoint}
+                   "PLUGBOARD_S3_BUCKET": "hotswap", "PLUGBOARD_S3_ENDPOINT": endpoint}
             servers.append(e2e.Server(folder, args=limit + ["--env", "staging"], env=env))
             through_plugboard(servers[-1], "plugboard S3Storage (moto)", path, size)
             servers.pop().stop()
@@ -181,12 +163,7 @@ def main():
         for server in servers:
             server.stop()
         for proc in processes:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            e2e.stop_process(proc, 10)
         shutil.rmtree(work, ignore_errors=True)
 
 

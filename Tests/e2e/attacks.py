@@ -27,9 +27,10 @@ import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
+
+from e2e_runner import free_port, request, run_scenarios, stop_process
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, ".build", "release"))
@@ -121,14 +122,6 @@ def raise_nofile(need):
           "RLIMIT_NOFILE's hard limit is %d; %d descriptors are needed (ulimit -Hn)" % (wanted, need))
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 ORIGINAL_NOFILE = resource.getrlimit(resource.RLIMIT_NOFILE)
 
 
@@ -198,13 +191,7 @@ class Server:
         return self.err.read()
 
     def request(self, method, path, body=None, headers=None, timeout=30):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout, source_address=(CLIENT, 0))
-        try:
-            c.request(method, path, body=body, headers=headers or {})
-            r = c.getresponse()
-            return r.status, dict((k.lower(), v) for k, v in r.getheaders()), r.read()
-        finally:
-            c.close()
+        return request(self.port, method, path, body, headers, timeout, source=CLIENT)
 
     def put(self, key, data, timeout=120):
         status, _, body = self.request("PUT", "/v1/objects/" + key.replace("/", "%2F"), body=data,
@@ -248,13 +235,7 @@ class Server:
         return peers
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 15)
         self.proc.stdout.close()
         self.err.close()
         return self.proc.returncode
@@ -688,48 +669,44 @@ def scenario_idle_reconnect(work):
         server.stop()
 
 
-def scenario_slow_upload(work):
-    """12 PUTs from 127.0.0.2 that send 32 MiB fast, then a byte every 5 s: the server
-    drops each within 40 s, its RSS stays bounded, the client at 127.0.0.1 gets every answer."""
+def slow_scenario(work, what, bound, make_attackers, details):
+    """A slow-connection attack: the attackers from make_attackers(server, legit_path), the
+    legitimate client meanwhile; every attacker dropped within `bound`, RSS bounded."""
     server = Server(work)
     try:
         path, data = legit_object(server)
-        peak = PeakRss(server)
-        attackers = [SlowUpload(server, i) for i in range(SLOW_UPLOADS)]
+        attackers = make_attackers(server)
+        peak = PeakRss(server)   # after any set-up upload: the attack's peak, not the upload's
         legit = LegitClient(server, path, data)
-        run_slow_attack(server, attackers, SLOW_UPLOAD_DROP_SECONDS, legit)
+        run_slow_attack(server, attackers, bound, legit)
         rss = peak.stop()
-        drops, all_dropped = drop_summary(attackers, SLOW_UPLOAD_DROP_SECONDS, "slow uploads")
-        fast = [getattr(a, "fast_sent", 0) for a in attackers]
-        summary = "%s; %s (fast part %d-%d MiB each); %s" % (
-            legit.summary(), drops, min(fast) // MIB, max(fast) // MIB, rss_text(rss, peak.start_kib / 1024.0))
+        drops, all_dropped = drop_summary(attackers, bound, what)
+        summary = "%s; %s (%s); %s" % (legit.summary(), drops, details(attackers), rss_text(rss, peak.start_kib / 1024.0))
         return judge(summary, legit.problems() + [
-            (not all_dropped, "not every slow upload was dropped within %.0f s" % SLOW_UPLOAD_DROP_SECONDS),
+            (not all_dropped, "not every one of the %s was dropped within %.0f s" % (what, bound)),
             (rss > RSS_BOUND_MIB, "peak RSS %.1f MiB > %d" % (rss, RSS_BOUND_MIB))])
     finally:
         server.stop()
+
+
+def scenario_slow_upload(work):
+    """12 PUTs from 127.0.0.2 that send 32 MiB fast, then a byte every 5 s: the server
+    drops each within 40 s, its RSS stays bounded, the client at 127.0.0.1 gets every answer."""
+    def details(attackers):
+        fast = [getattr(a, "fast_sent", 0) // MIB for a in attackers]
+        return "fast part %d-%d MiB each" % (min(fast), max(fast))
+    return slow_scenario(work, "slow uploads", SLOW_UPLOAD_DROP_SECONDS,
+                         lambda server: [SlowUpload(server, i) for i in range(SLOW_UPLOADS)], details)
 
 
 def scenario_slow_reader(work):
     """8 GETs from 127.0.0.2 of a 64 MiB object, reading 4 KiB every 25 s: the server
     drops each within 40 s, its RSS stays bounded, the client at 127.0.0.1 gets every answer."""
-    server = Server(work)
-    try:
-        path, data = legit_object(server)
+    def attackers(server):
         big = server.put("attack/big", os.urandom(SLOW_READER_OBJECT))
-        peak = PeakRss(server)   # after the PUT: the attack's peak, not the upload's
-        attackers = [SlowReader(server, i, big) for i in range(SLOW_READERS)]
-        legit = LegitClient(server, path, data)
-        run_slow_attack(server, attackers, SLOW_READER_DROP_SECONDS, legit)
-        rss = peak.stop()
-        drops, all_dropped = drop_summary(attackers, SLOW_READER_DROP_SECONDS, "slow readers")
-        statuses = sorted(set(a.status or "no answer" for a in attackers))
-        summary = "%s; %s (answered: %s); %s" % (legit.summary(), drops, ", ".join(statuses), rss_text(rss, peak.start_kib / 1024.0))
-        return judge(summary, legit.problems() + [
-            (not all_dropped, "not every slow reader was dropped within %.0f s" % SLOW_READER_DROP_SECONDS),
-            (rss > RSS_BOUND_MIB, "peak RSS %.1f MiB > %d" % (rss, RSS_BOUND_MIB))])
-    finally:
-        server.stop()
+        return [SlowReader(server, i, big) for i in range(SLOW_READERS)]
+    return slow_scenario(work, "slow readers", SLOW_READER_DROP_SECONDS, attackers,
+                         lambda attackers: "answered: " + ", ".join(sorted(set(a.status or "no answer" for a in attackers))))
 
 
 SCENARIOS = [
@@ -741,39 +718,11 @@ SCENARIOS = [
 
 
 def main():
-    wanted = sys.argv[2:]
-    unknown = [w for w in wanted if w not in dict(SCENARIOS)]
-    if unknown:
-        print("attacks.py: unknown scenario %s; known: %s" % (", ".join(unknown), ", ".join(n for n, _ in SCENARIOS)), file=sys.stderr)
-        sys.exit(2)
-    # SIGTERM (a CI timeout) unwinds like an exception, so servers and folders are cleaned up.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     raise_nofile(IDLE_CONNECTIONS + 256)
     if SERVE_ARGS:
         print("serve arguments from PLUGBOARD_SERVE_ARGS: %s" % " ".join(SERVE_ARGS), flush=True)
-    failed = 0
-    for name, run in SCENARIOS:
-        if wanted and name not in wanted:
-            continue
-        work = tempfile.mkdtemp(prefix="plugboard-attacks-%s-" % name)
-        started = time.time()
-        try:
-            summary = run(work)
-            print("PASS %-15s %5.1f s  %s" % (name, time.time() - started, summary), flush=True)
-            shutil.rmtree(work, ignore_errors=True)
-        except Exception as e:
-            failed += 1
-            print("FAIL %-15s %5.1f s  %s (files kept in %s)" % (name, time.time() - started, e, work), flush=True)
-            err = os.path.join(work, "serve.err")
-            if os.path.exists(err):
-                with open(err) as f:
-                    tail = f.readlines()[-10:]
-                if tail:
-                    print("---- serve.err (last lines)\n" + "".join(tail), flush=True)
-        finally:
-            data = os.path.join(work, "data")
-            shutil.rmtree(data, ignore_errors=True)   # the objects are large; the logs stay on failure
-    sys.exit(failed)
+    # The objects are large: a failed scenario keeps its logs, not its data.
+    run_scenarios(SCENARIOS, sys.argv[2:], "plugboard-attacks-", width=15, discard=("data",))
 
 
 if __name__ == "__main__":
