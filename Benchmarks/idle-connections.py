@@ -21,6 +21,7 @@ import json
 import os
 import selectors
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -147,6 +148,7 @@ def measure(server, path, seconds):
 def main():
     count = int(ARGS[0]) if ARGS else 10000
     seconds = float(ARGS[1]) if len(ARGS) > 1 else 10.0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # unwind: stop the servers, remove the folder
     e2e.raise_nofile(count + 512)
     work = tempfile.mkdtemp(prefix="plugboard-bench-idle-")
     server = None

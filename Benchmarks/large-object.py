@@ -19,6 +19,7 @@ import json
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -117,6 +118,7 @@ http {
 def main():
     size = int(ARGS[0]) * MIB if ARGS and ARGS[0].isdigit() else 1024 * MIB
     s3 = "--s3" in ARGS
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # unwind: stop the servers, remove the folder
     need("curl", "apt-get install -y curl")
     need("nginx", "apt-get install -y nginx")
     work = tempfile.mkdtemp(prefix="plugboard-bench-large-")

@@ -117,7 +117,7 @@ run() {
 
 model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
 echo "machine: $(nproc) cores ($model), $(uname -sr), load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
-echo "plugboard serve: $(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo '?'), FileStorage, args: ${serve_args[*]:-(defaults)}; nginx $(nginx -v 2>&1 | sed 's/.*nginx\///'), worker_processes $(nproc)"
+echo "plugboard serve: commit $(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo "?"), the shipped plugins.json (development: FileStorage), args: ${serve_args[*]:-(defaults)}; nginx $(nginx -v 2>&1 | sed 's/.*nginx\///'), worker_processes $(nproc)"
 echo "wrk -t2 -cN -d${seconds}s --latency, GET of a 1 KiB object, $rounds rounds"
 for round in $(seq "$rounds"); do
     for c in 64 1000; do
