@@ -19,9 +19,10 @@ import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
+
+from e2e_runner import free_port, request, run_scenarios, stop_process
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, ".build", "release"))
@@ -98,13 +99,7 @@ class Server:
         return self.err.read()
 
     def request(self, method, path, body=None, headers=None, timeout=30):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            c.request(method, path, body=body, headers=headers or {})
-            r = c.getresponse()
-            return r.status, dict((k.lower(), v) for k, v in r.getheaders()), r.read()
-        finally:
-            c.close()
+        return request(self.port, method, path, body, headers, timeout)
 
     def admin(self, path):
         status, _, body = self.request("GET", path, headers=AUTH)
@@ -142,13 +137,7 @@ class Server:
         return 0
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 20)
         return self.proc.returncode
 
 
@@ -223,14 +212,6 @@ class Load:
     def fail(self, text):
         with self.lock:
             self.errors.append(text)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def start_moto(work):
@@ -783,24 +764,7 @@ SCENARIOS = [
 
 
 def main():
-    wanted = sys.argv[2:]
-    failed = 0
-    for name, run in SCENARIOS:
-        if wanted and name not in wanted:
-            continue
-        work = tempfile.mkdtemp(prefix="plugboard-hotswap-%s-" % name)
-        started = time.time()
-        try:
-            summary = run(work)
-            print("PASS %-20s %5.1f s  %s" % (name, time.time() - started, summary), flush=True)
-            shutil.rmtree(work, ignore_errors=True)
-        except Exception as e:
-            failed += 1
-            print("FAIL %-20s %5.1f s  %s (files kept in %s)" % (name, time.time() - started, e, work), flush=True)
-            err = os.path.join(work, "serve.err")
-            if os.path.exists(err):
-                print("---- serve.err (last lines)\n" + "".join(open(err).readlines()[-25:]), flush=True)
-    sys.exit(failed)
+    run_scenarios(SCENARIOS, sys.argv[2:], "plugboard-hotswap-")
 
 
 if __name__ == "__main__":
