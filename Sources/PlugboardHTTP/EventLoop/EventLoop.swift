@@ -20,7 +20,13 @@ final class EventLoop: @unchecked Sendable {
     static let tickSeconds = 0.25
     private let epoll: Int32
     private let doorbell: Int32
-    private let queue = LockedValueBox<(work: [@Sendable () -> Void], rung: Bool)>(([], false))
+    private let queue = LockedValueBox(Queue())
+    private struct Queue {
+        var work: [@Sendable () -> Void] = []
+        var rung = false
+        /// The loop's thread has ended and its doorbell is closed: work runs on the caller.
+        var ended = false
+    }
     private var sources: [UInt64: any EventSource] = [:]
     private var nextID: UInt64 = 16
     private let thread = LockedValueBox<pthread_t?>(nil)
@@ -64,18 +70,25 @@ final class EventLoop: @unchecked Sendable {
     /// Runs `work` on the loop's thread, soon; from the loop's own thread it is queued too,
     /// so that it never runs inside the caller's stack (it runs after the current batch of
     /// events, without ringing the doorbell).
+    ///
+    /// Once the loop has ended, `work` runs at once on the caller's thread: every
+    /// connection is closed by then, and work for a closed connection only fails what
+    /// waits on it (a task finishing late must not leave a continuation hanging, nor ring
+    /// a doorbell whose number another descriptor may have taken).
     func execute(_ work: @escaping @Sendable () -> Void) {
         let here = inLoop
-        let ring = queue.withLock { q -> Bool in
+        let runNow = queue.withLock { q -> Bool in
+            if q.ended { return true }
             q.work.append(work)
-            if here { return false }
-            defer { q.rung = true }
-            return !q.rung
+            if !here && !q.rung {
+                q.rung = true
+                // Under the lock: the loop closes the doorbell under it too.
+                var one: UInt64 = 1
+                _ = write(doorbell, &one, 8)
+            }
+            return false
         }
-        if ring {
-            var one: UInt64 = 1
-            _ = write(doorbell, &one, 8)
-        }
+        if runNow { work() }
     }
 
     /// Registers `fd` for `events`; returns its id for ``modify`` and ``remove``.
@@ -144,7 +157,13 @@ final class EventLoop: @unchecked Sendable {
                 for source in Array(sources.values) { source.tick(now, loop: self) }
             }
         }
-        close(doorbell)
+        let left = queue.withLock { q -> [@Sendable () -> Void] in
+            q.ended = true
+            close(doorbell)
+            defer { q.work = [] }
+            return q.work
+        }
+        for item in left { item() }
         close(epoll)
     }
 

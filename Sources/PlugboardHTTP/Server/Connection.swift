@@ -213,10 +213,13 @@ final class Connection: EventSource, @unchecked Sendable {
         case .head, .body:
             refuse(decoder.errorAtEndOfInput() ?? HTTPError.badRequest("connection closed before the request ended"))
         case .answering:
-            // The client sent all it will (a half close); it may still read the answer,
-            // after which the connection ends. Stop watching for input.
+            // The client sent all it will: a half close, or it went away, which look the
+            // same until an answer is written. It may still read an answer that has
+            // begun, after which the connection ends; a request still being handled is
+            // cancelled (as nginx and Go do), and its answer, if any, is still written.
             readPaused = true
             updateInterest()
+            if exchange?.responseStarted == nil { exchange?.task?.cancel() }
         }
     }
 
@@ -249,8 +252,8 @@ final class Connection: EventSource, @unchecked Sendable {
                 // Bytes of a body the handler refused early are dropped (the phase is then `.answering`).
                 guard let channel = exchange?.channel else { continue }
                 let waiting = channel.push(Array(inbound[range]))
-                if waiting >= BodyChannel.highWater || server.budget.isSpent {
-                    channel.pause { [loop] in loop.execute { [weak self] in self?.resumeReading() } }
+                if waiting >= BodyChannel.highWater || server.budget.isSpent,
+                   channel.pause(resume: { [loop] in loop.execute { [weak self] in self?.resumeReading() } }) {
                     pauseReading()
                     compact()
                     return
@@ -281,7 +284,9 @@ final class Connection: EventSource, @unchecked Sendable {
             writeResponse(early, keepAlive: !hasBody && head.keepAlive)
             return
         }
-        if hasBody && server.budget.isSpent {
+        // The bytes this connection read itself do not count: one read may be larger
+        // than a small budget.
+        if hasBody && server.budget.isSpent(excluding: inbound.count) {
             phase = .answering
             writeResponse(server.handler.refusal(HTTPError(503, PlugboardError(.httpUnavailable, "the server's body buffers are full",
                 detail: "Bodies held in memory have reached --max-buffered-bytes (\(server.budget.limit) bytes).",
@@ -317,7 +322,11 @@ final class Connection: EventSource, @unchecked Sendable {
         let head = exchange.head
         let isHead = head?.method == "HEAD"
         let closes = HTTPError.closingStatuses.contains(response.status)
-        let keepAlive = wanted && !closes && !stopping && !peerClosed
+        // An answer given while the body is still arriving (the handler did not read it)
+        // ends the connection, as a refusal by `screen` does: nobody will read the rest,
+        // and waiting for it would hold the connection forever.
+        let bodyPending = !exchange.requestEnded && head.map { $0.framing != .none && $0.framing != .length(0) } ?? false
+        let keepAlive = wanted && !closes && !stopping && !peerClosed && !bodyPending
         exchange.keepAlive = keepAlive
         exchange.status = response.status
         let now = Clock.now()

@@ -47,6 +47,13 @@ public final class HTTPServer: Sendable {
         wake = (fds[0], fds[1])
     }
 
+    /// The wake pipe is the server's until it is gone: a stop signal may still write to
+    /// it after `stopped` returned, so its numbers must not be reused before.
+    deinit {
+        if wake.0 >= 0 { close(wake.0) }
+        if wake.1 >= 0 { close(wake.1) }
+    }
+
     /// Writing one byte here stops the server; `write(2)` is async-signal-safe, so a
     /// signal handler may do it.
     public var stopDescriptor: Int32 { wake.1 }
@@ -137,6 +144,9 @@ public final class HTTPServer: Sendable {
 
     /// Connections open now.
     public var openConnections: Int { core.limits.open }
+
+    /// Request and response bytes held in memory now, all connections together (tests).
+    var bufferedBytes: Int { core.budget.inUse }
 
     /// Runs on loop 0 when a byte arrives on the wake pipe.
     private func beginStop() {

@@ -18,4 +18,6 @@ final class BufferBudget: Sendable {
     func give(_ bytes: Int) { used.subtract(bytes, ordering: .relaxed) }
     var inUse: Int { used.load(ordering: .relaxed) }
     var isSpent: Bool { inUse >= limit }
+    /// Whether the budget is spent by others than the caller, who holds `own` bytes of it.
+    func isSpent(excluding own: Int) -> Bool { inUse - own >= limit }
 }

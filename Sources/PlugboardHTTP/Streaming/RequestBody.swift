@@ -115,12 +115,16 @@ final class BodyChannel: Sendable {
         if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
     }
 
-    /// Loop side: reading stopped for this body; `resume` is called (from the reader's
-    /// thread) once it has caught up.
-    func pause(resume: @escaping @Sendable () -> Void) {
+    /// Loop side: reading stops for this body; `resume` is called (from the reader's
+    /// thread) once it has caught up. Returns false, and keeps nothing, when the reader
+    /// has already taken every chunk: it would wait for bytes that no read brings, and
+    /// the loop would wait for a reader that never takes another chunk.
+    func pause(resume: @escaping @Sendable () -> Void) -> Bool {
         state.withLock { s in
+            guard s.head < s.chunks.count, !s.finished else { return false }
             s.paused = true
             s.resume = resume
+            return true
         }
     }
 

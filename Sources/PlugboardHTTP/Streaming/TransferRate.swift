@@ -4,7 +4,8 @@
 /// take one byte every few seconds forever).
 struct TransferRate {
     static let window = 10
-    private var buckets = [Int](repeating: 0, count: TransferRate.window)
+    /// The window's full seconds and the current one, still filling.
+    private var buckets = [Int](repeating: 0, count: TransferRate.window + 1)
     private var second = 0
     /// When the measured stretch began: the window is shorter until it is full.
     private(set) var since: Double
@@ -16,7 +17,7 @@ struct TransferRate {
 
     mutating func add(_ bytes: Int, now: Double) {
         advance(to: now)
-        buckets[second % Self.window] += bytes
+        buckets[second % buckets.count] += bytes
     }
 
     /// Starts measuring afresh (after a pause that was not the peer's doing).
@@ -24,21 +25,22 @@ struct TransferRate {
         self = TransferRate(now: now)
     }
 
-    /// Whether fewer than `minimum` bytes per second moved over the last full window.
+    /// Whether fewer than `minimum` bytes per second moved over the last full window:
+    /// the ``window`` whole seconds before the current one (which is still filling, and
+    /// would make a client that keeps the rate in bursts look slow).
     mutating func isBelow(_ minimum: Int, now: Double) -> Bool {
-        guard now - since >= Double(Self.window) else { return false }
+        guard now - since >= Double(Self.window + 1) else { return false }
         advance(to: now)
-        // The current second is still filling; the window is the ten before it, plus it.
-        return buckets.reduce(0, +) < minimum * Self.window
+        return buckets.reduce(0, +) - buckets[second % buckets.count] < minimum * Self.window
     }
 
     private mutating func advance(to now: Double) {
         let target = Int(now)
         guard target > second else { return }
-        if target - second >= Self.window {
+        if target - second >= buckets.count {
             for i in buckets.indices { buckets[i] = 0 }
         } else {
-            for s in (second + 1)...target { buckets[s % Self.window] = 0 }
+            for s in (second + 1)...target { buckets[s % buckets.count] = 0 }
         }
         second = target
     }

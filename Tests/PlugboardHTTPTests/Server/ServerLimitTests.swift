@@ -1,0 +1,182 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import PlugboardHTTP
+import Testing
+
+extension ServerTests {
+    /// What a client may take: connections, time and bytes.
+    @Suite struct Limits {
+        @Test func connectionsPerClient_overTheCapGet503_otherAddressesDoNot() async throws {
+            let s = try TestServer { $0.maxConnectionsPerClient = 4 }
+            try await offPool {
+                let held = try (0..<4).map { _ in try s.client() }
+                for c in held { #expect(try c.request("GET", "/hello").status == 200) }
+                let over = try s.client()
+                // The request is already on its way when the server refuses: the answer
+                // still arrives, not a reset.
+                try? over.send(Wire.requestBytes("GET", "/hello"))
+                let refused = try over.response()
+                #expect(refused.status == 503)
+                #expect(refused.header("retry-after") == "1")
+                #expect(over.isClosedByServer())
+                let other = try s.client(source: "127.0.0.2")
+                #expect(try other.request("GET", "/hello").status == 200)
+                // A slot given back is free again.
+                held[0].shutdownWrite()
+                #expect(held[0].isClosedByServer())
+                #expect(eventually { s.server.openConnections == 4 })
+                #expect(try s.client().request("GET", "/hello").status == 200)
+            }
+            #expect(await s.stop() == 0)
+        }
+
+        @Test func connectionsInAll_overTheCapGet503() async throws {
+            let s = try TestServer { $0.maxConnections = 3 }
+            try await offPool {
+                let held = try ["127.0.0.1", "127.0.0.2", "127.0.0.3"].map { try s.client(source: $0) }
+                for c in held { #expect(try c.request("GET", "/hello").status == 200) }
+                let over = try s.client(source: "127.0.0.4")
+                let refused = try over.response()
+                #expect(refused.status == 503)
+                #expect(refused.header("retry-after") == "1")
+                held[1].shutdownWrite()
+                #expect(held[1].isClosedByServer())
+                #expect(eventually { s.server.openConnections == 2 })
+                #expect(try s.client(source: "127.0.0.4").request("GET", "/hello").status == 200)
+            }
+            #expect(await s.stop() == 0)
+        }
+
+        /// 1,000 connections that send nothing cost the server no thread and no slot that
+        /// another client needs: its requests are answered, and fast.
+        @Test func aThousandIdleConnections_doNotStopAnotherClient() async throws {
+            let s = try TestServer { $0.maxConnectionsPerClient = 1100 }
+            try await offPool {
+                let idle = try (0..<1000).map { _ in try s.client(source: "127.0.0.9") }
+                #expect(eventually { s.server.openConnections == 1000 })
+                let c = try s.client()
+                var slowest = 0.0
+                for _ in 0..<50 {
+                    let started = Clock.now()
+                    #expect(try c.request("GET", "/hello").status == 200)
+                    slowest = max(slowest, Clock.now() - started)
+                    let fresh = try s.client(source: "127.0.0.10")
+                    #expect(try fresh.request("GET", "/hello").status == 200)
+                }
+                #expect(slowest < 2, "slowest answer \(slowest) s")
+                withExtendedLifetime(idle) {}
+            }
+            #expect(await s.stop() == 0)
+            #expect(s.server.openConnections == 0)
+        }
+
+        @Test func aSilentNewConnection_isClosedAfterTheFirstByteTimeout() async throws {
+            let s = try TestServer { $0.firstByteTimeoutSeconds = 0.5; $0.idleTimeoutSeconds = 60 }
+            try await offPool {
+                let c = try s.client()
+                let started = Clock.now()
+                #expect(c.isClosedByServer())
+                let waited = Clock.now() - started
+                #expect(waited >= 0.4 && waited < 20, "closed after \(waited) s")
+                // A kept-alive connection gets the idle timeout instead.
+                let kept = try s.client(timeoutSeconds: 3)
+                #expect(try kept.request("GET", "/hello").status == 200)
+                usleep(1_200_000)
+                #expect(try kept.request("GET", "/hello").status == 200)
+            }
+            #expect(await s.stop() == 0)
+        }
+
+        @Test func aSlowRequestHead_gets408() async throws {
+            let s = try TestServer { $0.headerTimeoutSeconds = 0.5 }
+            try await offPool {
+                let c = try s.client()
+                try c.send("GET /hello HTTP/1.1\r\nHost: t\r\n")
+                let r = try c.response()
+                #expect(r.status == 408)
+                #expect(r.closes)
+                #expect(c.isClosedByServer())
+            }
+            #expect(await s.stop() == 0)
+        }
+
+        @Test func aStalledBody_gets408() async throws {
+            let s = try TestServer { $0.bodyTimeoutSeconds = 0.5 }
+            try await offPool {
+                let c = try s.client()
+                try c.send("PUT /count HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nabc")
+                let r = try c.response()
+                #expect(r.status == 408)
+                #expect(c.isClosedByServer())
+            }
+            #expect(try await offPool { eventually { s.probe.finished("/count") == 1 } })
+            #expect(await s.stop() == 0)
+        }
+
+        /// A body trickling below the minimum rate, with no silence long enough for the
+        /// body timeout, is refused once the sliding window has seen it (about 10 s).
+        @Test func aTricklingBody_gets408OverTheWindow() async throws {
+            let s = try TestServer { $0.minBodyBytesPerSecond = 1000; $0.bodyTimeoutSeconds = 5 }
+            try await offPool {
+                let c = try s.client(timeoutSeconds: 1)
+                // Fast at first: an average since the start would stay above the minimum.
+                try c.send("PUT /count HTTP/1.1\r\nHost: t\r\nContent-Length: 10000000\r\n\r\n")
+                try c.send(patternBytes(1 << 20))
+                let started = Clock.now()
+                var answer: WireResponse?
+                while answer == nil && Clock.now() - started < 40 {
+                    try? c.send([pattern(0)])
+                    answer = try? c.response()
+                }
+                let r = try #require(answer)
+                #expect(r.status == 408)
+                let waited = Clock.now() - started
+                #expect(waited >= 9, "refused after \(waited) s")
+            }
+            #expect(await s.stop() == 0)
+        }
+
+        /// A client that stops reading a large answer is dropped, and its producer stops.
+        @Test func aClientThatStopsReading_isDropped() async throws {
+            let s = try TestServer { $0.writeTimeoutSeconds = 1 }
+            let size = 256 << 20
+            try await offPool {
+                let c = try s.client(receiveBuffer: 64 << 10)
+                try c.send(Wire.requestBytes("GET", "/stream?size=\(size)"))
+                #expect(try c.head().status == 200)
+                let started = Clock.now()
+                #expect(eventually(timeoutSeconds: 40) { s.server.openConnections == 0 })
+                #expect(Clock.now() - started < 40)
+                #expect(s.probe.produced < 64 << 20, "produced \(s.probe.produced)")
+                #expect(eventually { s.probe.finished("/stream") == 1 })
+            }
+            #expect(await s.stop() == 0)
+        }
+
+        /// With the buffer budget spent by a body nobody reads, a new request with a body
+        /// gets 503 and Retry-After; one without a body is still answered; once the bytes
+        /// are given back, bodies are taken again.
+        @Test func aSpentBufferBudget_refusesNewBodies() async throws {
+            let s = try TestServer { $0.maxBufferedBytes = 32 << 10 }
+            try await offPool {
+                let hog = try s.client()
+                let sender = Wire.Sender(hog, Wire.requestBytes("PUT", "/gated-count", body: patternBytes(4 << 20)))
+                #expect(eventually { s.server.bufferedBytes >= 32 << 10 })
+                let c = try s.client()
+                let refused = try c.request("PUT", "/echo", body: Array("x".utf8))
+                #expect(refused.status == 503)
+                #expect(refused.header("retry-after") == "1")
+                #expect(try s.client().request("GET", "/hello").status == 200)
+                s.probe.openGate()
+                let answer = try hog.response()
+                #expect(answer.status == 200)
+                #expect(answer.text == "\(4 << 20) true")
+                #expect(sender.wait())
+                #expect(eventually { s.server.bufferedBytes < 32 << 10 })
+                #expect(try s.client().request("PUT", "/echo", body: Array("x".utf8)).text == "x")
+            }
+            #expect(await s.stop() == 0)
+        }
+    }
+}
