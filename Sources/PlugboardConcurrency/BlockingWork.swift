@@ -59,6 +59,7 @@ final class BlockingPool: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var jobs: [@Sendable () -> Void] = []
+    private static let done: @Sendable () -> Void = {}
     private var head = 0
     private var idle = 0
     private var threads = 0
@@ -121,9 +122,15 @@ final class BlockingPool: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         while true {
             if head < jobs.count {
+                // The slot lets go of the job (and what it captured: a streamed body's
+                // chunk) at once; a queue that never empties must not keep the jobs it ran.
                 let job = jobs[head]
+                jobs[head] = Self.done
                 head += 1
-                if head > 1024 && head * 2 > jobs.count {
+                if head == jobs.count {
+                    jobs.removeAll(keepingCapacity: jobs.count <= 64)
+                    head = 0
+                } else if head > 64 && head * 2 > jobs.count {
                     jobs.removeFirst(head)
                     head = 0
                 }

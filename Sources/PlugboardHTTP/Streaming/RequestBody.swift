@@ -147,10 +147,16 @@ final class BodyChannel: Sendable {
             enum Taken { case chunk([UInt8], resume: (@Sendable () -> Void)?), end, failed(HTTPError), wait }
             let taken = state.withLock { s -> Taken in
                 if s.head < s.chunks.count {
+                    // The slot lets go of the chunk at once: a reader that keeps pace never
+                    // empties the queue, and the chunks it has read must not pile up in it.
                     let chunk = s.chunks[s.head]
+                    s.chunks[s.head] = []
                     s.head += 1
                     if s.head == s.chunks.count {
                         s.chunks.removeAll(keepingCapacity: true)
+                        s.head = 0
+                    } else if s.head >= 64 {
+                        s.chunks.removeFirst(s.head)
                         s.head = 0
                     }
                     s.buffered -= chunk.count
