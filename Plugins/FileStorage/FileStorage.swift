@@ -125,21 +125,27 @@ final class FileStorage: ObjectStorage, ManagedService {
         try range?.validate()
         try Task.checkCancellation()
         let files = self.files
-        let file = try await BlockingIO.run { () throws(PlugboardError) -> ObjectFile in
+        // The open and, for a body of one chunk, its read are one blocking job: a small
+        // object costs one hop to a blocking thread, as the whole-object get does.
+        let (file, span, bytes) = try await BlockingIO.run { () throws(PlugboardError) -> (ObjectFile, Range<Int>, [UInt8]?) in
             guard let file = try files.open(key) else { throw PlugboardError.objectNotFound(key: key) }
-            return file
-        }
-        let size = file.header.size
-        var span = 0..<size
-        if let range {
-            guard let offsets = range.resolve(size: size) else {
-                throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: size)
+            let size = file.header.size
+            var span = 0..<size
+            if let range {
+                guard let offsets = range.resolve(size: size) else {
+                    throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: size)
+                }
+                span = offsets
             }
-            span = offsets
+            guard span.count <= ObjectFileBody.chunkByteCount else { return (file, span, nil) }
+            return (file, span, try file.read(count: span.count, at: span.lowerBound,
+                                              action: "could not read object \(FileStorageText.quote(key))"))
         }
+        let info = file.header.info
+        let offsets = range == nil ? nil : span
+        if let bytes { return ObjectStream(info: info, range: offsets, body: ObjectBody(bytes)) }
         let reader = ObjectFileBody(file, span: span, key: key)
-        return ObjectStream(info: file.header.info, range: range == nil ? nil : span,
-                            body: ObjectBody(length: span.count) { try await reader.next() })
+        return ObjectStream(info: info, range: offsets, body: ObjectBody(length: span.count) { try await reader.next() })
     }
 
     /// Returns the object under `key`, header and data read from one file.

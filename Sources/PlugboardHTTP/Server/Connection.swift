@@ -32,8 +32,9 @@ final class Connection: EventSource, @unchecked Sendable {
         case closed
     }
 
-    /// The request in progress.
-    private struct Current {
+    /// The request in progress (a class: it is updated in place many times a request,
+    /// and a struct this size is copied at each update).
+    private final class Current {
         /// Tells this request's calls from a late one of an earlier request's task.
         var serial: UInt64
         var head: RequestHead?
@@ -50,6 +51,12 @@ final class Connection: EventSource, @unchecked Sendable {
         /// The decoder has passed the request's last byte.
         var requestEnded = false
         var streaming = false
+
+        init(serial: UInt64, head: RequestHead?, started: Double) {
+            self.serial = serial
+            self.head = head
+            self.started = started
+        }
     }
 
     let fd: Int32
@@ -318,7 +325,7 @@ final class Connection: EventSource, @unchecked Sendable {
 
     /// Queues the head of `response` and its whole body, or its head alone when it streams.
     fileprivate func writeResponse(_ response: HTTPResponse, keepAlive wanted: Bool) {
-        guard var exchange, !exchange.responseQueued, exchange.responseStarted == nil else { return }
+        guard let exchange, !exchange.responseQueued, exchange.responseStarted == nil else { return }
         let head = exchange.head
         let isHead = head?.method == "HEAD"
         let closes = HTTPError.closingStatuses.contains(response.status)
@@ -342,7 +349,6 @@ final class Connection: EventSource, @unchecked Sendable {
         } else {
             exchange.streaming = true
         }
-        self.exchange = exchange
         if bytes.count > 0 { enqueue(bytes) }
         bytes = []
         if exchange.responseQueued { responseSent() }
@@ -364,14 +370,13 @@ final class Connection: EventSource, @unchecked Sendable {
     }
 
     fileprivate func streamEnded(failed: Bool, serial: UInt64) {
-        guard var exchange, exchange.serial == serial, exchange.streaming, !isClosed else { return }
+        guard let exchange, exchange.serial == serial, exchange.streaming, !isClosed else { return }
         if failed {
             // The head promised a length that will not be delivered: the connection ends.
             abort()
             return
         }
         exchange.responseQueued = true
-        self.exchange = exchange
         responseSent()
     }
 
