@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
         .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost"]),
-        .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP"]),
+        .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardConcurrency"]),
         // The API router in process: leases per request across a storage swap.
         .testTarget(name: "PlugboardServerTests", dependencies: [api, "PlugboardServer", "PlugboardHTTP", "PlugboardHost"]),
         // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.

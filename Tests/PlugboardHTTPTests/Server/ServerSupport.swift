@@ -4,7 +4,7 @@ import Glibc
 import Dispatch
 import PlugboardAPI
 @testable import PlugboardHTTP
-import Synchronization
+import PlugboardConcurrency
 import Testing
 
 /// Every in-process server test, one at a time: some count the process's descriptors, some
@@ -288,7 +288,8 @@ final class Probe: Sendable {
         var gateOpen = false
         var exchanges: [Exchange] = []
     }
-    private let state = Mutex(State())
+    // LockedValueBox, not Synchronization.Mutex: ThreadSanitizer sees its pthread lock.
+    private let state = LockedValueBox(State())
 
     func start(_ path: String) { state.withLock { $0.started[path, default: 0] += 1 } }
     func cancel(_ path: String) { state.withLock { $0.cancelled[path, default: 0] += 1 } }
@@ -399,7 +400,7 @@ struct Routes: HTTPHandler {
     /// `size` bytes of the pattern in blocks; `mode` `throw` fails after half, `short` ends
     /// after half, `long` yields one block more than announced.
     static func stream(size: Int, mode: String, probe: Probe) -> ResponseStream {
-        let offset = Mutex(0)
+        let offset = LockedValueBox(0)
         return ResponseStream(length: size) {
             let (start, limit): (Int, Int) = offset.withLock { o in
                 let limit = mode == "long" ? size + patternBlock.count : (mode == "ok" ? size : size / 2)
