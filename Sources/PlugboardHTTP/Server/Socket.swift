@@ -90,51 +90,13 @@ enum Socket {
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static func setTimeout(_ fd: Int32, _ option: Int32, seconds: Double) {
-        let clamped = max(0.001, min(seconds, 86_400))
-        var tv = timeval(tv_sec: Int(clamped), tv_usec: Int((clamped - clamped.rounded(.down)) * 1_000_000))
-        setsockopt(fd, SOL_SOCKET, option, &tv, socklen_t(MemoryLayout<timeval>.size))
-    }
 
     static func setNoDelay(_ fd: Int32) {
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// Writes all of `bytes`; false when the peer is gone or too slow (send timeout).
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { raw -> Bool in
-            guard let base = raw.baseAddress else { return true }
-            var offset = 0
-            while offset < raw.count {
-                let n = send(fd, base + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += n
-            }
-            return true
-        }
-    }
 
-    /// Closes after an error answer without losing it: the client may still be sending
-    /// a body, and closing with unread bytes would reset the connection before the
-    /// client reads the answer. So stop writing, read what comes for a moment, then close.
-    static func lingeringClose(_ fd: Int32) {
-        shutdown(fd, Int32(SHUT_WR))
-        setTimeout(fd, SO_RCVTIMEO, seconds: 0.5)
-        var scratch = [UInt8](repeating: 0, count: 16_384)
-        var drained = 0
-        let started = Clock.now()
-        while drained < 4 << 20 && Clock.now() - started < 2 {
-            let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            drained += n
-        }
-        close(fd)
-    }
 
     private static func failure(_ call: String, _ host: String, _ port: Int) -> PlugboardError {
         let reason = String(cString: strerror(errno))

@@ -1,10 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 
-/// Plain threads for blocking socket work: blocking calls on Swift's cooperative pool
-/// (one thread per core) would stall every task in the process.
+/// Plain threads for the event loops and the wait for a stop: a thread that blocks in
+/// `epoll_wait` or on a semaphore must not be one of Swift's cooperative pool (one thread
+/// per core), or it would stall every task in the process.
 enum Threads {
     private final class Body {
         let run: @Sendable () -> Void
@@ -31,28 +31,6 @@ enum Threads {
             return false
         }
         return true
-    }
-
-    /// Runs `operation` to completion from a plain thread and returns its result. It starts
-    /// right here (`Task.immediate`), so an operation that never suspends (an in-memory
-    /// lookup) costs no thread hop; one that does suspend finishes on the pool while this
-    /// thread waits.
-    static func runBlocking<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T? {
-        let box = ResultBox<T>()
-        Task.immediate {
-            box.value = await operation()
-            box.done.signal()
-        }
-        box.done.wait()
-        // The semaphore orders the write before this read: never nil in practice.
-        return box.value
-    }
-
-    private final class ResultBox<T>: @unchecked Sendable {
-        // @unchecked Sendable: `value` is written once by the task, before `done.signal()`,
-        // and read after `done.wait()`.
-        var value: T?
-        let done = DispatchSemaphore(value: 0)
     }
 }
 
