@@ -71,6 +71,7 @@ enum CLISpec {
                             .value("max-connections-per-client", "N", help: "Open connections from one client address at most (503 beyond).", default: "2048"),
                             .value("event-loops", "N", help: "Event-loop threads serving the connections.", default: "the number of cores"),
                             .value("max-buffered-bytes", "BYTES", help: "Body bytes held in memory at once, all connections together; beyond, new bodies get 503 with Retry-After and bodies in progress wait.", default: "268435456"),
+                            .value("handler-start", "immediate|pool", help: "Where a request's task starts: on its event loop's thread until it first suspends (immediate), or on Swift's cooperative pool.", default: "immediate"),
                             .value("first-byte-timeout", "SECONDS", help: "How long a new connection may wait before its first byte.", default: "5"),
                             .value("idle-timeout", "SECONDS", help: "How long a kept-alive connection may wait for its next request.", default: "60"),
                             .value("request-timeout", "SECONDS", help: "How long a request head may take to arrive, and the longest pause inside a body (408 beyond).", default: "10"),

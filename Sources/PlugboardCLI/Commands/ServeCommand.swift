@@ -39,6 +39,13 @@ enum ServeCommand {
         server.maxBufferedBytes = try integer(ctx, "max-buffered-bytes", default: server.maxBufferedBytes, range: (1 << 20)...(1 << 40))
         server.firstByteTimeoutSeconds = try seconds(ctx, "first-byte-timeout", default: server.firstByteTimeoutSeconds)
         server.idleTimeoutSeconds = try seconds(ctx, "idle-timeout", default: server.idleTimeoutSeconds)
+        switch ctx.parsed.value("handler-start") {
+        case nil, "immediate": server.immediateHandlers = true
+        case "pool": server.immediateHandlers = false
+        case let other?:
+            throw UsageError.make("invalid --handler-start \"\(other)\"", detail: "Expected immediate or pool.",
+                                  hint: "Leave it out for immediate (docs/BENCHMARKS.md compares the two).")
+        }
         server.headerTimeoutSeconds = try seconds(ctx, "request-timeout", default: server.headerTimeoutSeconds)
         server.bodyTimeoutSeconds = server.headerTimeoutSeconds
         func token(_ name: String) -> String? { ctx.processEnvironment[name].flatMap { $0.isEmpty ? nil : $0 } }
