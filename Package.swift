@@ -94,7 +94,8 @@ let package = Package(
         .testTarget(name: "RESTStorageTests",
                     dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "RESTStorageClient"]),
         // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
-        .testTarget(name: "S3StorageTests", dependencies: [api, "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"],
+        .testTarget(name: "S3StorageTests", dependencies: [api, "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto",
+                                                     "PlugboardConcurrency"],
                     exclude: ["Python"]),
     ]
 )

@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import PlugboardConcurrency
 import Testing
 @testable import S3StorageClient
 
@@ -7,7 +7,7 @@ import Testing
 @Suite struct PlainHTTPPoolTests {
     /// Counts the "/together" requests that have arrived.
     final class Arrivals: Sendable {
-        let count = Mutex(0)
+        let count = LockedValueBox(0)
 
         /// Waits (up to 30 s) until `expected` requests have arrived; whether they all did.
         func arriveAndWait(for expected: Int) -> Bool {

@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Synchronization
+import PlugboardConcurrency
 @testable import S3StorageClient
 
 /// A loopback HTTP server that answers each request line with a scripted reply, counting
@@ -14,7 +14,7 @@ final class ScriptedHTTPServer: Sendable {
 
     let port: Int
     private let listener: Int32
-    private let accepted = Mutex(0)
+    private let accepted = LockedValueBox(0)
     private let script: @Sendable (String) -> Reply
 
     var acceptedConnections: Int { accepted.withLock { $0 } }
