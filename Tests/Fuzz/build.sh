@@ -55,7 +55,8 @@ module PlugboardCrypto Sources/PlugboardCrypto
 target_sources() {
     case "$1" in
         manifest) sources Sources/PlugboardHost/JSON Sources/PlugboardHost/Manifest ;;
-        http-request) sources Sources/PlugboardHTTP ;;
+        # The decoder and the messages; the event loops (and their C module) stay out.
+        http-request) sources Sources/PlugboardHTTP/Parsing Sources/PlugboardHTTP/Messages Sources/PlugboardHTTP/Streaming ;;
         elf) echo Sources/PlugboardHost/Loader/ELFImage.swift Sources/PlugboardHost/Loader/Toolchain.swift ;;
         s3-xml) echo Plugins/S3Storage/S3XML.swift Plugins/S3Storage/S3URIEncoding.swift ;;
         # The reader shares helpers with the rest of the client (credentials' trimming):

@@ -77,3 +77,8 @@ extension PlugboardError.Code {
     /// The server cannot take the request now: too many connections, or shutting down.
     public static let httpUnavailable: Self = "http.unavailable"
 }
+
+extension HTTPError {
+    /// After these the server closes the connection (the HTTP API's rule).
+    public static let closingStatuses: Set<Int> = [400, 408, 411, 413, 414, 431, 501]
+}

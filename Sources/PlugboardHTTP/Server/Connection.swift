@@ -612,8 +612,3 @@ extension Connection {
         writeResponse(response, keepAlive: head.keepAlive)
     }
 }
-
-extension HTTPError {
-    /// After these the server closes the connection (the HTTP API's rule).
-    public static let closingStatuses: Set<Int> = [400, 408, 411, 413, 414, 431, 501]
-}
