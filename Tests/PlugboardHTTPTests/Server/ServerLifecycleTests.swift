@@ -13,7 +13,8 @@ extension ServerTests {
                 let idle = try s.client()
                 #expect(try idle.request("GET", "/hello").status == 200)
                 let busy = try s.client()
-                try busy.send(Wire.requestBytes("GET", "/slow?ms=1500"))
+                // Long enough that "closed before the busy one answered" holds on a loaded machine.
+                try busy.send(Wire.requestBytes("GET", "/slow?ms=5000"))
                 #expect(eventually { s.probe.started("/slow") == 1 })
                 return (idle, busy)
             }
@@ -21,7 +22,7 @@ extension ServerTests {
             s.server.stop()
             try await offPool {
                 #expect(idle.isClosedByServer())
-                #expect(Clock.now() - started < 1.2, "the idle connection closed after \(Clock.now() - started) s")
+                #expect(Clock.now() - started < 4.5, "the idle connection closed after \(Clock.now() - started) s")
                 let r = try busy.response()
                 #expect(r.status == 200)
                 #expect(r.text == "slow")

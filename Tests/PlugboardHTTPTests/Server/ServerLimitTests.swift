@@ -64,7 +64,8 @@ extension ServerTests {
                     let fresh = try s.client(source: "127.0.0.10")
                     #expect(try fresh.request("GET", "/hello").status == 200)
                 }
-                #expect(slowest < 2, "slowest answer \(slowest) s")
+                // The old server answered these 503; the bound only says nobody waited on the idle ones.
+                #expect(slowest < 10, "slowest answer \(slowest) s")
                 withExtendedLifetime(idle) {}
             }
             #expect(await s.stop() == 0)
