@@ -86,6 +86,8 @@ final class Connection: EventSource, @unchecked Sendable {
     private var lastBodyByte = 0.0
     private var outboundSince: Double?
     private var stopping = false
+    /// Inside ``process()``.
+    private var processing = false
     private var peerClosed = false
 
     init(fd: Int32, peer: String, server: ServerCore, loop: EventLoop, now: Double) {
@@ -232,6 +234,12 @@ final class Connection: EventSource, @unchecked Sendable {
 
     /// Decodes what the buffer holds, as far as the current phase allows.
     private func process() {
+        // Answering a request can finish it and start the next (a pipelined one) from
+        // inside this loop; the loop goes on with it instead of a nested call, so that
+        // thousands of pipelined requests do not mean thousands of stack frames.
+        if processing { return }
+        processing = true
+        defer { processing = false }
         while true {
             switch phase {
             case .head, .idle, .body: break
