@@ -326,7 +326,8 @@ final class Connection: EventSource, @unchecked Sendable {
             let response = await handler.respond(to: request)
             await handle.answer(response)
         }
-        exchange?.task = server.configuration.immediateHandlers ? Task.immediate(operation: work) : Task(operation: work)
+        exchange?.task = server.configuration.immediateHandlers
+            ? Task.immediate(executorPreference: loop, operation: work) : Task(operation: work)
     }
 
     // MARK: writing
