@@ -81,7 +81,7 @@ extension ServerTests {
             // number first: the closing is tried again until a pair of ours takes it.
             let pairs = try await offPool { () -> [[Int32]] in
                 var pairs: [[Int32]] = []
-                for _ in 0..<20 {
+                for _ in 0..<100 {
                     let c = try s.client()
                     // Answered once first, so that the server's end is open when counted.
                     #expect(try c.request("GET", "/hello").status == 200)
@@ -90,7 +90,8 @@ extension ServerTests {
                     #expect(c.isClosedByServer())
                     #expect(eventually { s.server.openConnections == 0 })
                     let freed = before.subtracting(openDescriptors())
-                    #expect(!freed.isEmpty)
+                    // Another test may have taken the number already: try again.
+                    if freed.isEmpty { continue }
                     // Take the freed numbers (and a few more) with socket pairs.
                     var taken: [[Int32]] = []
                     for _ in 0..<4 {
@@ -102,7 +103,7 @@ extension ServerTests {
                     withExtendedLifetime(c) {}
                     if !freed.isDisjoint(with: Set(taken.joined())) { return pairs }
                 }
-                Issue.record("no socket pair took a number the server freed in 20 tries")
+                Issue.record("no socket pair took a number the server freed in 100 tries")
                 return pairs
             }
             await s.stop()
