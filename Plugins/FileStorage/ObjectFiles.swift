@@ -74,17 +74,10 @@ struct ObjectFiles: Sendable {
     /// - Throws: `storage.failed` (or `storage.access_denied`) when the file cannot be read
     ///   or is not an object file of this format.
     func read(_ key: String, includeData: Bool) throws(PlugboardError) -> (header: ObjectFileHeader, data: [UInt8])? {
-        let object = ObjectPath(key: key)
-        let action = "could not read object \(FileStorageText.quote(key))"
-        let folder: Folder
-        do throws(FileSystemError) {
-            folder = try open(folderNames(of: object))
-        } catch {
-            // A folder on the way is missing (or a file): no object under the key.
-            if error.code == ENOENT || error.code == ENOTDIR { return nil }
-            throw error.storageError(action, root: root)
-        }
-        return try read(object.fileName, in: folder, expectedKey: key, includeData: includeData, action: action)
+        guard let file = try open(key) else { return nil }
+        guard includeData else { return (file.header, []) }
+        return (file.header, try file.read(count: file.header.size, at: 0,
+                                           action: "could not read object \(FileStorageText.quote(key))"))
     }
 
     /// Reads the object file `name` of `folder`; nil when there is none.
@@ -105,6 +98,7 @@ struct ObjectFiles: Sendable {
         do throws(FileSystemError) {
             folder = try open(folderNames(of: object))
         } catch {
+            // A folder on the way is missing (or a file): no object under the key.
             if error.code == ENOENT || error.code == ENOTDIR { return nil }
             throw error.storageError(action, root: root)
         }

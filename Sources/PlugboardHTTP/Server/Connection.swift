@@ -139,10 +139,11 @@ final class Connection: EventSource, @unchecked Sendable {
                 refuse(HTTPError.timeout("request body too slow",
                     detail: "Fewer than \(c.minBodyBytesPerSecond) bytes per second over the last \(TransferRate.window) s."))
             }
-        case .answering, .lingering, .closed:
+        case .lingering(let until, _):
+            if now > until { close() }
+        case .answering, .closed:
             break
         }
-        if case .lingering(let until, _) = phase, now > until { close() }
         if !isClosed { checkDelivery(now) }
     }
 

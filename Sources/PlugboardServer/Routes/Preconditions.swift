@@ -5,7 +5,8 @@ import PlugboardHTTP
 /// `If-Modified-Since` and `If-Unmodified-Since`, evaluated in the order section 13.2.2
 /// gives. ETags are compared as the strings the API sends (quoted hex MD5); a weak
 /// `W/` tag never matches `If-Match` (strong comparison) and matches `If-None-Match`
-/// (weak comparison). A date that does not parse is ignored, as the RFC says.
+/// (weak comparison). A date that does not parse is ignored, as the RFC says. HTTP dates
+/// have whole seconds, so times are compared by their whole seconds.
 struct Preconditions {
     private enum Tags { case any, list([Substring]) }
 
@@ -42,14 +43,14 @@ struct Preconditions {
     func refusal(for current: ObjectInfo?, reading: Bool) -> HTTPResponse? {
         if let ifMatch {
             guard let current, Self.matches(ifMatch, current.etag, weak: false) else { return failed("If-Match", current) }
-        } else if let ifUnmodifiedSince, let current, Self.seconds(current.lastModified) > ifUnmodifiedSince.seconds {
+        } else if let ifUnmodifiedSince, let current, current.lastModified.seconds > ifUnmodifiedSince.seconds {
             return failed("If-Unmodified-Since", current)
         }
         if let ifNoneMatch {
             if let current, Self.matches(ifNoneMatch, current.etag, weak: true) {
                 return reading ? notModified(current) : failed("If-None-Match", current)
             }
-        } else if reading, let ifModifiedSince, let current, Self.seconds(current.lastModified) <= ifModifiedSince.seconds {
+        } else if reading, let ifModifiedSince, let current, current.lastModified.seconds <= ifModifiedSince.seconds {
             return notModified(current)
         }
         return nil
@@ -66,9 +67,6 @@ struct Preconditions {
     private func notModified(_ current: ObjectInfo) -> HTTPResponse {
         HTTPResponse(status: 304, headers: ObjectRoutes.validators(current))
     }
-
-    /// HTTP dates have whole seconds; the stored time is cut to them before comparing.
-    private static func seconds(_ t: Timestamp) -> Int64 { t.seconds }
 
     private static func tags(_ values: [String]) -> Tags? {
         guard !values.isEmpty else { return nil }
@@ -113,18 +111,4 @@ extension Substring {
         while let c = view.last, c == " " || c == "\t" { view.removeLast() }
         return view
     }
-}
-
-/// A storage body read one chunk at a time by the server's writer, which calls `next`
-/// from one task, one call after another.
-final class ChunkReader: @unchecked Sendable {
-    // @unchecked Sendable: `iterator` is used by the one task writing the answer, never
-    // by two calls at once (the writer awaits each chunk before it asks for the next).
-    private var iterator: ObjectBody.Iterator
-
-    init(_ body: ObjectBody) {
-        iterator = body.makeAsyncIterator()
-    }
-
-    func next() async throws -> [UInt8]? { try await iterator.next() }
 }
