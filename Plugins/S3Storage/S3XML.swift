@@ -42,32 +42,56 @@ enum S3XML {
         return root
     }
 
-    /// Why `bytes` must not reach FoundationXML's `XMLParser`, which traps on two inputs
-    /// libxml2 accepts (found by Tests/Fuzz/s3-xml): an element name whose bytes are not
-    /// UTF-8, and a processing instruction without data (`<?name?>`, a NULL it passes
-    /// to strlen). S3 sends UTF-8 with at most an XML declaration, so the body must be
-    /// UTF-8 without NUL (which also rules out UTF-16 and UTF-32), its declaration may
-    /// name no encoding but UTF-8 (another one would re-read the bytes), and no other
-    /// `<?` may follow. nil when the body is fine.
+    /// Why `bytes` must not reach FoundationXML's `XMLParser`, which traps or segfaults on
+    /// inputs libxml2 accepts (found by Tests/Fuzz/s3-xml): an element name whose bytes are
+    /// not UTF-8, and a processing instruction without data (`<?name?>`, a NULL it passes
+    /// to strlen, also when libxml2 recovers from a broken declaration and reads one
+    /// further on). S3 sends UTF-8 with at most an XML declaration, and no document type
+    /// (whose declarations reach more of those callbacks, and entity expansion), so: UTF-8
+    /// without NUL (which also rules out UTF-16 and UTF-32); `<?` only at the very start,
+    /// as a declaration made of the characters a declaration has (so that it cannot end
+    /// somewhere other than where libxml2 ends it) naming no encoding but UTF-8; and no `<!`
+    /// but a comment or CDATA. nil when the body is fine.
     static func unsafeForXMLParser(_ bytes: [UInt8]) -> String? {
         guard String(validating: bytes, as: UTF8.self) != nil, !bytes.contains(0) else {
             return "the body is not UTF-8 text"
         }
-        var rest = 0
-        let whitespace: [UInt8] = [0x20, 0x09, 0x0A, 0x0D]
-        if bytes.starts(with: "<?xml".utf8), bytes.count > 5, whitespace.contains(bytes[5]),
-           let end = (5..<bytes.count - 1).first(where: { bytes[$0] == UInt8(ascii: "?") && bytes[$0 + 1] == UInt8(ascii: ">") }) {
-            let declaration = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
-            if declaration.contains("encoding"), !declaration.contains("\"utf-8\""), !declaration.contains("'utf-8'") {
-                return "the XML declaration names an encoding other than UTF-8"
+        let lt = UInt8(ascii: "<"), question = UInt8(ascii: "?"), bang = UInt8(ascii: "!")
+        // Bytes, not Characters: a combining mark after "<" must not hide a "?" or "!".
+        for index in bytes.indices.dropLast() where bytes[index] == lt {
+            let next = bytes[index + 1]
+            if next == question {
+                if index != 0 { return "a processing instruction (S3 sends none)" }
+                if let reason = unsafeDeclaration(bytes) { return reason }
+            } else if next == bang {
+                let rest = bytes[(index + 2)...]
+                if !rest.starts(with: "--".utf8), !rest.starts(with: "[CDATA[".utf8) {
+                    return "a document type or markup declaration (S3 sends none)"
+                }
             }
-            rest = end + 2
         }
-        // Bytes, not Characters: a combining mark after "?" must not hide a "<?".
-        let instruction = (rest..<max(rest, bytes.count - 1)).contains {
-            bytes[$0] == UInt8(ascii: "<") && bytes[$0 + 1] == UInt8(ascii: "?")
+        return nil
+    }
+
+    /// `bytes` starts with `<?`: nil when that is an XML declaration S3 could send.
+    private static func unsafeDeclaration(_ bytes: [UInt8]) -> String? {
+        let whitespace: [UInt8] = [0x20, 0x09, 0x0A, 0x0D]
+        guard bytes.starts(with: "<?xml".utf8), bytes.count > 5, whitespace.contains(bytes[5]) else {
+            return "a processing instruction (S3 sends none)"
         }
-        return instruction ? "a processing instruction (S3 sends none)" : nil
+        guard let end = (5..<bytes.count - 1).first(where: { bytes[$0] == UInt8(ascii: "?") && bytes[$0 + 1] == UInt8(ascii: ">") }) else {
+            return "an XML declaration without its end (?>)"
+        }
+        // version="1.0" encoding='utf-8' standalone="yes": letters, digits and these.
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789=\"'.-_:".utf8).union(whitespace)
+        guard bytes[5..<end].allSatisfy(allowed.contains) else {
+            return "an XML declaration holding more than version, encoding and standalone"
+        }
+        let declaration = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
+        if declaration.contains("encoding"), !declaration.contains("\"utf-8\""), !declaration.contains("'utf-8'") {
+            return "the XML declaration names an encoding other than UTF-8"
+        }
+        return nil
     }
 
     /// Builds the tree; used by one parser on one thread.

@@ -94,9 +94,16 @@ import Testing
     @Test(arguments: [
         ("<?xml?><Error><Code>X</Code></Error>", "a processing instruction"),
         ("<Error><?pi?><Code>X</Code></Error>", "a processing instruction"),
-        ("<?xml version=\"1.0\"?><!DOCTYPE e [<?pi?>]><Error/>", "a processing instruction"),
+        ("<?xml version=\"1.0\"?><!DOCTYPE e [<?pi?>]><Error/>", "a document type"),
         ("<?xml version=\"1.0\" encoding=\"IBM037\"?>LoxxLo", "an encoding other than UTF-8"),
         ("<\0?\0p\0?\0>\0", "not UTF-8 text"),
+        // Found by the fuzzer in CI: a broken declaration that libxml2 recovers from ends
+        // at the first "?>", and the "<?x" before it is read as an instruction.
+        ("<?xml 0\"$s toZ</See>\n<R#tiequ<?x?>\n>>", "an XML declaration holding more"),
+        ("<?xml version=\"1.0\"", "an XML declaration without its end"),
+        (" <?xml version=\"1.0\"?><Error/>", "a processing instruction"),
+        ("<!DOCTYPE e [<!NOTATION n SYSTEM \"x\">]><Error/>", "a document type"),
+        ("<Error><!ENTITY e \"x\"><Code>X</Code></Error>", "a document type"),
     ])
     func processingInstructionsAreErrorValues(body: String, expected: String) {
         #expect {
@@ -106,10 +113,13 @@ import Testing
         }
     }
 
-    /// The declaration S3 and moto send, in either quoting, still passes the checks above.
+    /// The declaration S3 and moto send, in either quoting, still passes the checks above,
+    /// and so do comments and CDATA.
     @Test func utf8DeclarationStillParses() throws {
         let body = "<?xml version='1.0' encoding='utf-8' standalone='yes'?>\n<Error><Code>NoSuchKey</Code></Error>"
         #expect(try S3ErrorBody.parse(Self.bytes(body)).code == "NoSuchKey")
+        let commented = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><!-- note --><Error><Code><![CDATA[SlowDown]]></Code></Error>"
+        #expect(try S3ErrorBody.parse(Self.bytes(commented)).code == "SlowDown")
     }
 
     @Test func malformedErrorDocuments() {
