@@ -56,7 +56,10 @@ let package = Package(
         // In-tree plugins: each builds lib<Name>.so.
         .target(name: "MemoryStorage", dependencies: [api, "InMemoryStorage", "PlugboardConcurrency"],
                 path: "Plugins/MemoryStorage"),
-        .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"],
+        // openat2(RESOLVE_CACHED) and preadv2(RWF_NOWAIT): FileStorage's reads that never
+        // wait for the disk, tried on the asking thread before a hop to a blocking one.
+        .target(name: "CPlugboardFileSystem"),
+        .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardFileSystem"],
                 path: "Plugins/FileStorage"),
         // RESTStorage: the client (URLSession) in its own target so that unit tests can link
         // it without the plugin's entry point; the plugin target is the entry point alone.

@@ -10,6 +10,23 @@ enum BlockingIO {
         try await BlockingWork.run(body)
     }
 
+    /// Runs `body` on the calling thread with nothing allowed to wait for the disk
+    /// (`cachedOnly` true: open and read only what the kernel has cached, as nginx's
+    /// workers read cached files themselves), and only where that would have waited, on
+    /// a blocking lane (`cachedOnly` false). A GET of a cached object then costs no thread
+    /// hop at all, two fewer context switches than the lane.
+    static func runCachedFirst<T: Sendable>(_ body: @escaping @Sendable (_ cachedOnly: Bool) throws(PlugboardError) -> T)
+        async throws(PlugboardError) -> T {
+        if FileSystem.cachedReads.withLock({ $0 }) {
+            do throws(PlugboardError) {
+                return try body(true)
+            } catch where (error.underlying as? FileSystemError)?.isWouldBlock == true {
+                // Cold: the same work on a blocking lane, from the start.
+            }
+        }
+        return try await run { () throws(PlugboardError) -> T in try body(false) }
+    }
+
     /// Removes an upload's temporary file on a blocking lane; for the error path of a
     /// streamed `put`, whose own task may be cancelled (the removal still runs).
     static func discard(_ upload: ObjectUpload) async {

@@ -127,8 +127,8 @@ final class FileStorage: ObjectStorage, ManagedService {
         let files = self.files
         // The open and, for a body of one chunk, its read are one blocking job: a small
         // object costs one hop to a blocking thread, as the whole-object get does.
-        let (file, span, bytes) = try await BlockingIO.run { () throws(PlugboardError) -> (ObjectFile, Range<Int>, [UInt8]?) in
-            guard let file = try files.open(key) else { throw PlugboardError.objectNotFound(key: key) }
+        let (file, span, bytes) = try await BlockingIO.runCachedFirst { cachedOnly throws(PlugboardError) -> (ObjectFile, Range<Int>, [UInt8]?) in
+            guard let file = try files.open(key, cachedOnly: cachedOnly) else { throw PlugboardError.objectNotFound(key: key) }
             let size = file.header.size
             var span = 0..<size
             if let range {
@@ -139,7 +139,7 @@ final class FileStorage: ObjectStorage, ManagedService {
             }
             guard span.count <= ObjectFileBody.chunkByteCount else { return (file, span, nil) }
             return (file, span, try file.read(count: span.count, at: span.lowerBound,
-                                              action: "could not read object \(FileStorageText.quote(key))"))
+                                              action: "could not read object \(FileStorageText.quote(key))", cachedOnly: cachedOnly))
         }
         let info = file.header.info
         let offsets = range == nil ? nil : span
@@ -153,8 +153,10 @@ final class FileStorage: ObjectStorage, ManagedService {
         try ObjectKey.validate(key)
         try Task.checkCancellation()
         let files = self.files
-        return try await BlockingIO.run { () throws(PlugboardError) -> StoredObject in
-            guard let object = try files.read(key, includeData: true) else { throw PlugboardError.objectNotFound(key: key) }
+        return try await BlockingIO.runCachedFirst { cachedOnly throws(PlugboardError) -> StoredObject in
+            guard let object = try files.read(key, includeData: true, cachedOnly: cachedOnly) else {
+                throw PlugboardError.objectNotFound(key: key)
+            }
             return StoredObject(info: object.header.info, data: object.data)
         }
     }
@@ -164,8 +166,10 @@ final class FileStorage: ObjectStorage, ManagedService {
         try ObjectKey.validate(key)
         try Task.checkCancellation()
         let files = self.files
-        return try await BlockingIO.run { () throws(PlugboardError) -> ObjectInfo in
-            guard let object = try files.read(key, includeData: false) else { throw PlugboardError.objectNotFound(key: key) }
+        return try await BlockingIO.runCachedFirst { cachedOnly throws(PlugboardError) -> ObjectInfo in
+            guard let object = try files.read(key, includeData: false, cachedOnly: cachedOnly) else {
+                throw PlugboardError.objectNotFound(key: key)
+            }
             return object.header.info
         }
     }

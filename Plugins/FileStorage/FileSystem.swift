@@ -3,6 +3,8 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CPlugboardFileSystem
+import PlugboardConcurrency
 
 /// Thin wrappers over the system calls FileStorage makes, each retrying `EINTR` and
 /// throwing ``FileSystemError`` with the call and the path.
@@ -11,18 +13,22 @@ import Musl
 enum FileSystem {
     /// Opens the folder at `path`, following links on the way: the way to the root is
     /// the operator's choice. Everything below it is opened relative to a folder.
-    static func openFolder(atPath path: String) throws(FileSystemError) -> Folder {
+    ///
+    /// `cachedOnly`: fail with `EAGAIN` (``FileSystemError/wouldBlock``) instead of waiting
+    /// for the disk; see ``cachedReads``.
+    static func openFolder(atPath path: String, cachedOnly: Bool = false) throws(FileSystemError) -> Folder {
         while true {
-            let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let fd = cachedOnly ? try openCached(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                : Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             if fd >= 0 { return Folder(fd: fd, path: path) }
             if errno != EINTR { throw FileSystemError("open", path) }
         }
     }
 
     /// Opens the folder `name` of `folder`; a symbolic link there fails with `ELOOP`.
-    static func openFolder(_ name: String, in folder: Folder) throws(FileSystemError) -> Folder {
+    static func openFolder(_ name: String, in folder: Folder, cachedOnly: Bool = false) throws(FileSystemError) -> Folder {
         do throws(FileSystemError) {
-            return Folder(fd: try open(name, in: folder, O_RDONLY | O_DIRECTORY), path: folder.path(of: name))
+            return Folder(fd: try open(name, in: folder, O_RDONLY | O_DIRECTORY, cachedOnly: cachedOnly), path: folder.path(of: name))
         } catch where error.code == ENOTDIR {
             // Linux answers ENOTDIR, not ELOOP, for a link opened with O_DIRECTORY and
             // O_NOFOLLOW; a link must not pass for a missing folder.
@@ -35,11 +41,40 @@ enum FileSystem {
 
     /// Opens the entry `name` of `folder`, never through a symbolic link (`ELOOP`); the
     /// descriptor is close-on-exec.
-    static func open(_ name: String, in folder: Folder, _ flags: Int32, mode: mode_t = 0) throws(FileSystemError) -> Int32 {
+    static func open(_ name: String, in folder: Folder, _ flags: Int32, mode: mode_t = 0,
+                     cachedOnly: Bool = false) throws(FileSystemError) -> Int32 {
         while true {
-            let fd = openat(folder.fd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+            let fd = cachedOnly ? try openCached(folder.fd, name, flags | O_NOFOLLOW | O_CLOEXEC)
+                : openat(folder.fd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd >= 0 { return fd }
             if errno != EINTR { throw FileSystemError("open", folder.path(of: name)) }
+        }
+    }
+
+    // MARK: reads that never wait for the disk
+
+    /// Whether this kernel and file system answer the cached-only calls. Turned off for
+    /// good at the first sign that they do not (openat2 or RESOLVE_CACHED unknown, a
+    /// file system without RWF_NOWAIT): every read then hops to a blocking thread, as
+    /// it did before they were tried.
+    static let cachedReads = LockedValueBox(true)
+
+    /// openat2 with RESOLVE_CACHED: -1 with errno set, as openat; throws
+    /// ``FileSystemError/wouldBlock`` where openat could wait for the disk.
+    private static func openCached(_ dirfd: Int32, _ path: String, _ flags: Int32) throws(FileSystemError) -> Int32 {
+        let fd = plugboard_openat_cached(dirfd, path, flags)
+        if fd >= 0 { return fd }
+        let code = errno
+        switch code {
+        case EAGAIN:
+            throw FileSystemError.wouldBlock(path)
+        case ENOSYS, EINVAL, E2BIG, EPERM:
+            // No openat2 or no RESOLVE_CACHED here (or a seccomp filter refusing it).
+            cachedReads.withLock { $0 = false }
+            throw FileSystemError.wouldBlock(path)
+        default:
+            errno = code
+            return -1
         }
     }
 
@@ -89,14 +124,23 @@ enum FileSystem {
     /// Reads into `buffer` from `offset` until it is full or the file ends; returns the
     /// number of bytes read.
     static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int,
-                     path: String) throws(FileSystemError) -> Int {
+                     path: String, cachedOnly: Bool = false) throws(FileSystemError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var done = 0
         while done < buffer.count {
-            let n = pread(fd, base + done, min(buffer.count - done, 1 << 30), off_t(offset + done))
+            let count = min(buffer.count - done, 1 << 30)
+            let n = cachedOnly ? plugboard_pread_cached(fd, base + done, count, off_t(offset + done))
+                : pread(fd, base + done, count, off_t(offset + done))
             if n < 0 {
-                if errno == EINTR { continue }
-                throw FileSystemError("read", path)
+                let code = errno
+                if code == EINTR { continue }
+                if cachedOnly && (code == EAGAIN || code == EOPNOTSUPP || code == EINVAL || code == ENOSYS) {
+                    // EAGAIN: the page is not cached (a short read before it is fine:
+                    // the next call says so). The others: no RWF_NOWAIT here.
+                    if code != EAGAIN { cachedReads.withLock { $0 = false } }
+                    throw FileSystemError.wouldBlock(path)
+                }
+                throw FileSystemError("read", path, code: code)
             }
             if n == 0 { break }
             done += n
@@ -105,11 +149,13 @@ enum FileSystem {
     }
 
     /// Reads `count` bytes from `offset`, or fewer when the file ends first.
-    static func read(_ fd: Int32, count: Int, at offset: Int, path: String) throws(FileSystemError) -> [UInt8] {
+    static func read(_ fd: Int32, count: Int, at offset: Int, path: String,
+                     cachedOnly: Bool = false) throws(FileSystemError) -> [UInt8] {
         var failure: FileSystemError?
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             do throws(FileSystemError) {
-                initialized = try read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset, path: path)
+                initialized = try read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset, path: path,
+                                       cachedOnly: cachedOnly)
             } catch {
                 failure = error
                 initialized = 0

@@ -25,6 +25,12 @@ struct FileSystemError: Error, Sendable, CustomStringConvertible {
         self.code = code
     }
 
+    /// A cached-only call (``FileSystem/cachedReads``) that would have waited for the
+    /// disk: the caller does the work again on a blocking thread. Never reported.
+    static func wouldBlock(_ path: String) -> FileSystemError { FileSystemError("read", path, code: EAGAIN) }
+
+    var isWouldBlock: Bool { code == EAGAIN }
+
     /// The system's text for the code: `No space left on device`.
     var text: String { String(cString: strerror(code)) }
 

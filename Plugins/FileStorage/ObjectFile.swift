@@ -21,12 +21,16 @@ final class ObjectFile: @unchecked Sendable {
     let dataOffset: Int
     private let files: ObjectFiles
 
-    init(fd: Int32, path: String, header: ObjectFileHeader, dataOffset: Int, files: ObjectFiles) {
+    /// The whole data when the open read it with the header (a small file), else nil.
+    private let data: [UInt8]?
+
+    init(fd: Int32, path: String, header: ObjectFileHeader, dataOffset: Int, files: ObjectFiles, data: [UInt8]? = nil) {
         self.fd = fd
         self.path = path
         self.header = header
         self.dataOffset = dataOffset
         self.files = files
+        self.data = data
     }
 
     deinit { close(fd) }
@@ -35,23 +39,26 @@ final class ObjectFile: @unchecked Sendable {
     ///
     /// - Throws: `storage.failed` when the file ends first: something other than
     ///   FileStorage cut it after it was opened.
-    func read(count: Int, at offset: Int, action: String) throws(PlugboardError) -> [UInt8] {
+    func read(count: Int, at offset: Int, action: @autoclosure () -> String, cachedOnly: Bool = false) throws(PlugboardError) -> [UInt8] {
+        if let data, offset >= 0, count >= 0, offset + count <= data.count {
+            return offset == 0 && count == data.count ? data : Array(data[offset..<(offset + count)])
+        }
         let bytes: [UInt8]
         do throws(FileSystemError) {
-            bytes = try FileSystem.read(fd, count: count, at: dataOffset + offset, path: path)
+            bytes = try FileSystem.read(fd, count: count, at: dataOffset + offset, path: path, cachedOnly: cachedOnly)
         } catch {
-            throw error.storageError(action, root: files.root)
+            throw error.storageError(action(), root: files.root)
         }
         guard bytes.count == count else {
-            throw files.damaged(path, action, "The file ended after \(offset + bytes.count) of \(header.size) bytes of data.")
+            throw files.damaged(path, action(), "The file ended after \(offset + bytes.count) of \(header.size) bytes of data.")
         }
         return bytes
     }
 }
 
 /// The body of a ranged or whole `get`: the object file's `span` of data, read with
-/// `pread` in chunks of at most ``chunkByteCount`` as the caller asks for them, on
-/// ``BlockingIO``'s threads. The file is closed when the body ends or is dropped.
+/// `pread` in chunks of at most ``chunkByteCount`` as the caller asks for them: on the
+/// caller's thread when the chunk is in the page cache, else on ``BlockingIO``'s threads. The file is closed when the body ends or is dropped.
 final class ObjectFileBody: Sendable {
     /// The most bytes one read returns: large enough that the hop to a blocking thread
     /// costs little per byte, small enough that a slow reader pins little memory.
@@ -84,8 +91,8 @@ final class ObjectFileBody: Sendable {
         guard let (file, position, count) = claimed else { return nil }
         try Task.checkCancellation()
         let action = self.action
-        return try await BlockingIO.run { () throws(PlugboardError) -> [UInt8] in
-            try file.read(count: count, at: position, action: action)
+        return try await BlockingIO.runCachedFirst { cachedOnly throws(PlugboardError) -> [UInt8] in
+            try file.read(count: count, at: position, action: action, cachedOnly: cachedOnly)
         }
     }
 }

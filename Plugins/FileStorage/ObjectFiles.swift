@@ -57,9 +57,9 @@ struct ObjectFiles: Sendable {
     }
 
     /// The folder `names` leads to below the root, opened as ``openChain(_:)`` does.
-    func open(_ names: [String]) throws(FileSystemError) -> Folder {
-        var folder = try FileSystem.openFolder(atPath: root)
-        for name in names { folder = try FileSystem.openFolder(name, in: folder) }
+    func open(_ names: [String], cachedOnly: Bool = false) throws(FileSystemError) -> Folder {
+        var folder = try FileSystem.openFolder(atPath: root, cachedOnly: cachedOnly)
+        for name in names { folder = try FileSystem.openFolder(name, in: folder, cachedOnly: cachedOnly) }
         return folder
     }
 
@@ -73,12 +73,20 @@ struct ObjectFiles: Sendable {
     /// - Returns: nil when no object is stored under the key.
     /// - Throws: `storage.failed` (or `storage.access_denied`) when the file cannot be read
     ///   or is not an object file of this format.
-    func read(_ key: String, includeData: Bool) throws(PlugboardError) -> (header: ObjectFileHeader, data: [UInt8])? {
-        guard let file = try open(key) else { return nil }
+    ///
+    /// `cachedOnly`: nothing waits for the disk (see ``FileSystem/cachedReads``); where
+    /// something would, the error's `underlying` is ``FileSystemError/wouldBlock(_:)``.
+    func read(_ key: String, includeData: Bool, cachedOnly: Bool = false) throws(PlugboardError) -> (header: ObjectFileHeader, data: [UInt8])? {
+        guard let file = try open(key, cachedOnly: cachedOnly) else { return nil }
         guard includeData else { return (file.header, []) }
-        return (file.header, try file.read(count: file.header.size, at: 0,
-                                           action: "could not read object \(FileStorageText.quote(key))"))
+        return (file.header, try file.read(count: file.header.size, at: 0, action: Self.readAction(key), cachedOnly: cachedOnly))
     }
+
+    /// The start of a failed read's message.
+    static func readAction(_ key: String) -> String { "could not read object \(FileStorageText.quote(key))" }
+
+    /// Files up to this size are read whole by ``open(_:in:expectedKey:action:cachedOnly:)``.
+    static let wholeReadBytes = 64 << 10
 
     /// Reads the object file `name` of `folder`; nil when there is none.
     func read(_ name: String, in folder: Folder, expectedKey: String?, includeData: Bool,
@@ -91,64 +99,72 @@ struct ObjectFiles: Sendable {
     /// Opens the object under `key` and checks its header, for a read of its data in parts.
     ///
     /// - Returns: nil when no object is stored under the key.
-    func open(_ key: String) throws(PlugboardError) -> ObjectFile? {
+    func open(_ key: String, cachedOnly: Bool = false) throws(PlugboardError) -> ObjectFile? {
         let object = ObjectPath(key: key)
-        let action = "could not read object \(FileStorageText.quote(key))"
         let folder: Folder
         do throws(FileSystemError) {
-            folder = try open(folderNames(of: object))
+            folder = try open(folderNames(of: object), cachedOnly: cachedOnly)
         } catch {
             // A folder on the way is missing (or a file): no object under the key.
             if error.code == ENOENT || error.code == ENOTDIR { return nil }
-            throw error.storageError(action, root: root)
+            throw error.storageError(Self.readAction(key), root: root)
         }
-        return try open(object.fileName, in: folder, expectedKey: key, action: action)
+        return try open(object.fileName, in: folder, expectedKey: key, action: Self.readAction(key), cachedOnly: cachedOnly)
     }
 
     /// Opens the object file `name` of `folder` and checks its header against the file's
     /// size; nil when there is none. The descriptor keeps this version of the object
     /// readable whatever renames replace it afterwards.
-    func open(_ name: String, in folder: Folder, expectedKey: String?, action: String) throws(PlugboardError) -> ObjectFile? {
+    ///
+    /// `action` (the start of an error's message) is made only for an error: this runs
+    /// for every read.
+    func open(_ name: String, in folder: Folder, expectedKey: String?, action: @autoclosure () -> String,
+              cachedOnly: Bool = false) throws(PlugboardError) -> ObjectFile? {
         let path = folder.path(of: name)
         let fd: Int32
         do throws(FileSystemError) {
-            fd = try FileSystem.open(name, in: folder, O_RDONLY)
+            fd = try FileSystem.open(name, in: folder, O_RDONLY, cachedOnly: cachedOnly)
         } catch {
             if error.code == ENOENT || error.code == ENOTDIR { return nil }
-            if error.code == ELOOP { throw damaged(path, action, "It is a symbolic link; FileStorage only writes regular files.") }
-            throw error.storageError(action, root: root)
+            if error.code == ELOOP { throw damaged(path, action(), "It is a symbolic link; FileStorage only writes regular files.") }
+            throw error.storageError(action(), root: root)
         }
         var owned = true
         defer { if owned { close(fd) } }
         do {
             let st = try FileSystem.status(fd, path: path)
             guard FileSystem.isRegularFile(st.st_mode) else {
-                throw damaged(path, action, "It is \(FileSystem.kind(st.st_mode)), not a regular file.")
+                throw damaged(path, action(), "It is \(FileSystem.kind(st.st_mode)), not a regular file.")
             }
             let fileSize = Int(st.st_size)
-            let prefix = try FileSystem.read(fd, count: ObjectFileHeader.prefixByteCount, at: 0, path: path)
-            guard let bodyLength = ObjectFileHeader.bodyLength(fromPrefix: prefix) else {
-                throw damaged(path, action, "It does not start with an object header of format 1 (\(fileSize) bytes).")
+            // A small file is read whole at once: header and data in one read, not three.
+            let first = try FileSystem.read(fd, count: fileSize <= Self.wholeReadBytes ? fileSize : ObjectFileHeader.prefixByteCount,
+                                            at: 0, path: path, cachedOnly: cachedOnly)
+            guard let bodyLength = ObjectFileHeader.bodyLength(fromPrefix: Array(first.prefix(ObjectFileHeader.prefixByteCount))) else {
+                throw damaged(path, action(), "It does not start with an object header of format 1 (\(fileSize) bytes).")
             }
-            let body = try FileSystem.read(fd, count: bodyLength, at: ObjectFileHeader.prefixByteCount, path: path)
+            let headerEnd = ObjectFileHeader.prefixByteCount + bodyLength
+            let body = first.count >= headerEnd ? Array(first[ObjectFileHeader.prefixByteCount..<headerEnd])
+                : try FileSystem.read(fd, count: bodyLength, at: ObjectFileHeader.prefixByteCount, path: path, cachedOnly: cachedOnly)
             guard body.count == bodyLength, let header = ObjectFileHeader.decode(body: body) else {
-                throw damaged(path, action, "Its object header is not valid.")
+                throw damaged(path, action(), "Its object header is not valid.")
             }
             if let expectedKey, !ObjectKey.isSame(header.key, as: expectedKey) {
-                throw damaged(path, action, "It holds the object of another key (\(header.key.utf8.count) bytes).")
+                throw damaged(path, action(), "It holds the object of another key (\(header.key.utf8.count) bytes).")
             }
             let dataOffset = ObjectFileHeader.prefixByteCount + bodyLength
             guard fileSize == dataOffset + header.size else {
-                throw damaged(path, action, "The header announces \(header.size) bytes of data, the file holds \(fileSize - dataOffset).")
+                throw damaged(path, action(), "The header announces \(header.size) bytes of data, the file holds \(fileSize - dataOffset).")
             }
             owned = false
-            return ObjectFile(fd: fd, path: path, header: header, dataOffset: dataOffset, files: self)
+            let data = first.count == fileSize && first.count >= dataOffset ? Array(first[dataOffset...]) : nil
+            return ObjectFile(fd: fd, path: path, header: header, dataOffset: dataOffset, files: self, data: data)
         } catch let error as FileSystemError {
-            throw error.storageError(action, root: root)
+            throw error.storageError(action(), root: root)
         } catch let error as PlugboardError {
             throw error
         } catch {
-            throw PlugboardError(.storageFailed, "\(action): \(error)", underlying: error)
+            throw PlugboardError(.storageFailed, "\(action()): \(error)", underlying: error)
         }
     }
 

@@ -61,6 +61,9 @@ public struct RequestHead: Sendable {
 public struct HTTPRequest: Sendable {
     public var head: RequestHead
     public var body: RequestBody
+    /// The server passed the head through ``HTTPHandler/screen(_:)``, which found nothing
+    /// to refuse: the handler need not screen it again.
+    public internal(set) var screened = false
 
     public init(head: RequestHead, body: RequestBody) {
         self.head = head

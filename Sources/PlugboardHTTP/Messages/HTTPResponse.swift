@@ -44,7 +44,12 @@ public struct HTTPResponse: Sendable {
             out.append(contentsOf: name.utf8)
             out.append(contentsOf: ": ".utf8)
             // A value can hold no CR or LF: a stored value with one would split the header.
-            for b in value.utf8 { out.append(b == 13 || b == 10 ? 32 : b) }
+            // Checked first, so that the usual value is appended in one copy.
+            if value.utf8.contains(where: { $0 == 13 || $0 == 10 }) {
+                for b in value.utf8 { out.append(b == 13 || b == 10 ? 32 : b) }
+            } else {
+                out.append(contentsOf: value.utf8)
+            }
             out.append(contentsOf: Self.crlf)
         }
         if !forbidsContent {
@@ -72,13 +77,14 @@ public struct HTTPResponse: Sendable {
             out.append(contentsOf: String(value).utf8)
             return
         }
-        var digits: [UInt8] = []
+        // Written backwards into the array itself, then turned around: no array of digits.
+        let start = out.count
         var n = value
         while n > 0 {
-            digits.append(UInt8(48 + n % 10))
+            out.append(UInt8(48 + n % 10))
             n /= 10
         }
-        out.append(contentsOf: digits.reversed())
+        out[start...].reverse()
     }
 
     /// `HTTP/1.1 100 Continue`, sent before reading a body the client holds back.

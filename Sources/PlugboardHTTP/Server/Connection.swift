@@ -310,17 +310,26 @@ final class Connection: EventSource, @unchecked Sendable {
             return
         }
         if head.expectsContinue { enqueue(HTTPResponse.continueLine) }
-        let channel = BodyChannel(budget: server.budget)
-        exchange?.channel = channel
-        let length: Int?
-        switch head.framing {
-        case .none: length = 0
-        case .length(let n): length = n
-        case .chunked: length = nil
+        let body: RequestBody
+        if hasBody {
+            let channel = BodyChannel(budget: server.budget)
+            exchange?.channel = channel
+            let length: Int?
+            switch head.framing {
+            case .none: length = 0
+            case .length(let n): length = n
+            case .chunked: length = nil
+            }
+            readRate.restart(now: now)
+            lastBodyByte = now
+            body = RequestBody(length: length, channel: channel)
+        } else {
+            // Most requests (every GET) have no body: no channel to make and tear down.
+            body = RequestBody([])
         }
-        readRate.restart(now: now)
-        lastBodyByte = now
-        let request = HTTPRequest(head: head, body: RequestBody(length: length, channel: channel))
+        var screened = HTTPRequest(head: head, body: body)
+        screened.screened = true
+        let request = screened
         let handle = ConnectionHandle(connection: self, loop: loop, serial: serial)
         let handler = server.handler
         let work: @Sendable () async -> Void = {
@@ -328,7 +337,7 @@ final class Connection: EventSource, @unchecked Sendable {
             await handle.answer(response)
         }
         exchange?.task = server.configuration.immediateHandlers
-            ? Task.immediate(executorPreference: loop, operation: work) : Task(operation: work)
+            ? Task.immediate(operation: work) : Task(operation: work)
     }
 
     // MARK: writing

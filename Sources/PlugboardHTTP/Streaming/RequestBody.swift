@@ -15,14 +15,20 @@ public struct RequestBody: AsyncSequence, Sendable {
 
     /// The length the head announced: `Content-Length`, 0 without a body, nil for chunked.
     public let length: Int?
-    private let channel: BodyChannel
+    /// nil for an empty body: most requests have none, and need no channel.
+    private let channel: BodyChannel?
 
     /// A body whose bytes are all here (tests, and bodies already read).
     public init(_ bytes: [UInt8]) {
         length = bytes.count
-        channel = BodyChannel(budget: nil)
-        if !bytes.isEmpty { _ = channel.push(bytes) }
+        guard !bytes.isEmpty else {
+            channel = nil
+            return
+        }
+        let channel = BodyChannel(budget: nil)
+        _ = channel.push(bytes)
         channel.finish()
+        self.channel = channel
     }
 
     init(length: Int?, channel: BodyChannel) {
@@ -31,8 +37,8 @@ public struct RequestBody: AsyncSequence, Sendable {
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let channel: BodyChannel
-        public mutating func next() async throws -> [UInt8]? { try await channel.next() }
+        let channel: BodyChannel?
+        public mutating func next() async throws -> [UInt8]? { try await channel?.next() }
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(channel: channel) }

@@ -41,7 +41,8 @@ public final class APIRouter: HTTPHandler {
     }
 
     private func route(_ request: HTTPRequest) async -> HTTPResponse {
-        if let refusal = screen(request.head) { return refusal }
+        // The server screened the head already when it read it (it says so on the request).
+        if !request.screened, let refusal = screen(request.head) { return refusal }
         let route = Route(path: request.head.path)
         do throws(HTTPError) {
             switch route {
@@ -84,7 +85,7 @@ public final class APIRouter: HTTPHandler {
     }
 
     public func completed(_ exchange: Exchange) {
-        let route = exchange.target == "-" ? "none" : Route(path: Self.path(of: exchange.target)).label
+        let route = exchange.target == "-" ? Route.noneIndex : Route(path: Self.path(of: exchange.target)).index
         metrics.record(route: route, method: exchange.method, status: exchange.status, seconds: exchange.durationSeconds)
         logger.info("\(exchange.method) \(exchange.target.prefix(1024)) \(exchange.status) \(exchange.bytes)B \(Self.milliseconds(exchange.durationSeconds))ms",
                     metadata: ["peer": .string(exchange.peer)])
@@ -164,7 +165,8 @@ public final class APIRouter: HTTPHandler {
     }
 
     static func path(of target: String) -> Substring {
-        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+        // By byte: `firstIndex(of: Character)` walks grapheme clusters, once per answer.
+        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...]
     }
 
     static func milliseconds(_ seconds: Double) -> String {

@@ -13,20 +13,25 @@ public final class ServerMetrics: Sendable {
         var count = 0
         var sum = 0.0
     }
+    /// Counted under integer keys (route, method and status packed in one Int) and
+    /// histograms by route number: every answer records here, and hashing label strings
+    /// under the lock showed in the benchmark profile. Labels are made at render time.
     private struct State {
-        var requests: [RequestKey: Int] = [:]
-        var latency: [String: Histogram] = [:]
+        var requests: [Int: Int] = [:]
+        var latency = [Histogram?](repeating: nil, count: Route.labels.count)
     }
     private let state = LockedValueBox(State())
 
     public init() {}
 
-    func record(route: String, method: String, status: Int, seconds: Double) {
-        let method = Self.methods.contains(method) ? method : "other"
+    func record(route: Int, method: String, status: Int, seconds: Double) {
+        let methodIndex = Self.methods.firstIndex(of: method) ?? Self.methods.count
+        let key = (route << 24) | (methodIndex << 16) | (status & 0xFFFF)
+        let bucket = Self.bounds.firstIndex { seconds <= $0 }
         state.withLock { s in
-            s.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
+            s.requests[key, default: 0] += 1
             var h = s.latency[route] ?? Histogram()
-            if let i = Self.bounds.firstIndex(where: { seconds <= $0 }) { h.buckets[i] += 1 }
+            if let bucket { h.buckets[bucket] += 1 }
             h.count += 1
             h.sum += seconds
             s.latency[route] = h
@@ -35,19 +40,27 @@ public final class ServerMetrics: Sendable {
 
     /// Known methods keep their name as a label; anything else is `other`, so that a
     /// client cannot grow the label set without bound.
-    private static let methods: Set<String> = ["GET", "HEAD", "PUT", "DELETE", "POST", "PATCH", "OPTIONS"]
+    private static let methods: [String] = ["GET", "HEAD", "PUT", "DELETE", "POST", "PATCH", "OPTIONS"]
+
+    private static func requestKey(_ packed: Int) -> RequestKey {
+        let method = (packed >> 16) & 0xFF
+        return RequestKey(route: Route.labels[packed >> 24], method: method < methods.count ? methods[method] : "other",
+                          status: packed & 0xFFFF)
+    }
 
     /// The exposition: HTTP counters and latency, open connections, and the plugins.
     func render(plugins: [PluginRecord], openConnections: Int) -> String {
         let s = state.withLock { $0 }
         var out = "# HELP plugboard_http_requests_total HTTP requests answered, by route, method and status.\n"
         out += "# TYPE plugboard_http_requests_total counter\n"
-        for (k, v) in s.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+        let requests = s.requests.map { (key: Self.requestKey($0.key), value: $0.value) }
+        for (k, v) in requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
             out += "plugboard_http_requests_total{route=\"\(k.route)\",method=\"\(k.method)\",status=\"\(k.status)\"} \(v)\n"
         }
         out += "# HELP plugboard_http_request_duration_seconds Time from a request's first byte to its answer written.\n"
         out += "# TYPE plugboard_http_request_duration_seconds histogram\n"
-        for (route, h) in s.latency.sorted(by: { $0.key < $1.key }) {
+        let latency = s.latency.enumerated().compactMap { i, h in h.map { (key: Route.labels[i], value: $0) } }
+        for (route, h) in latency.sorted(by: { $0.key < $1.key }) {
             var cumulative = 0
             for (i, bound) in Self.bounds.enumerated() {
                 cumulative += h.buckets[i]

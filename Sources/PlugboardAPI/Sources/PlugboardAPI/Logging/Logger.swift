@@ -77,7 +77,19 @@ extension Logger {
     public enum Level: String, Sendable, CaseIterable, Comparable, Codable {
         case trace, debug, info, notice, warning, error, critical
 
-        private var ordinal: Int { Self.allCases.firstIndex(of: self) ?? 0 }
+        // A switch, not `allCases.firstIndex`: every log call compares levels, and
+        // `allCases` builds an array each time.
+        private var ordinal: Int {
+            switch self {
+            case .trace: return 0
+            case .debug: return 1
+            case .info: return 2
+            case .notice: return 3
+            case .warning: return 4
+            case .error: return 5
+            case .critical: return 6
+            }
+        }
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.ordinal < rhs.ordinal }
     }
 

@@ -49,6 +49,13 @@ public enum ObjectKey {
     /// - Returns: The key the bytes spell.
     /// - Throws: `storage.invalid_key` when the bytes are not a valid key.
     public static func validate(bytes: some Collection<UInt8>) throws(PlugboardError) -> String {
+        // The usual case (an array of a valid length, as a decoded URL path gives) checked
+        // at once: this runs for every request, and the generic walk below is slow across
+        // the module boundary. Anything it does not pass gets the walk and its messages.
+        if let array = bytes as? [UInt8], !array.isEmpty, array.count <= maxByteCount, !array.contains(0),
+           let key = String(validating: array, as: UTF8.self) {
+            return key
+        }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(maxByteCount + 1)
         for byte in bytes {
