@@ -19,7 +19,7 @@ enum FileSystem {
     static func openFolder(atPath path: String, cachedOnly: Bool = false) throws(FileSystemError) -> Folder {
         while true {
             let fd = cachedOnly ? try openCached(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                : Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                : path.withCString { Glibc.open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
             if fd >= 0 { return Folder(fd: fd, path: path) }
             if errno != EINTR { throw FileSystemError("open", path) }
         }
@@ -44,8 +44,10 @@ enum FileSystem {
     static func open(_ name: String, in folder: Folder, _ flags: Int32, mode: mode_t = 0,
                      cachedOnly: Bool = false) throws(FileSystemError) -> Int32 {
         while true {
+            // withCString: a short name (most are) is copied to the stack, where passing
+            // the String as a pointer would copy it to the heap.
             let fd = cachedOnly ? try openCached(folder.fd, name, flags | O_NOFOLLOW | O_CLOEXEC)
-                : openat(folder.fd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+                : name.withCString { openat(folder.fd, $0, flags | O_NOFOLLOW | O_CLOEXEC, mode) }
             if fd >= 0 { return fd }
             if errno != EINTR { throw FileSystemError("open", folder.path(of: name)) }
         }
@@ -62,7 +64,7 @@ enum FileSystem {
     /// openat2 with RESOLVE_CACHED: -1 with errno set, as openat; throws
     /// ``FileSystemError/wouldBlock`` where openat could wait for the disk.
     private static func openCached(_ dirfd: Int32, _ path: String, _ flags: Int32) throws(FileSystemError) -> Int32 {
-        let fd = plugboard_openat_cached(dirfd, path, flags)
+        let fd = path.withCString { plugboard_openat_cached(dirfd, $0, flags) }
         if fd >= 0 { return fd }
         let code = errno
         switch code {

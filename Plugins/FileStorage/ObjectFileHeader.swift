@@ -61,17 +61,17 @@ struct ObjectFileHeader: Sendable {
 
     /// The body length announced by the first ``prefixByteCount`` bytes, or nil when they
     /// are not an object file's.
-    static func bodyLength(fromPrefix prefix: [UInt8]) -> Int? {
+    static func bodyLength(fromPrefix prefix: ArraySlice<UInt8>) -> Int? {
         guard prefix.count == prefixByteCount, prefix.starts(with: magic) else { return nil }
-        var reader = Reader(bytes: prefix, offset: magic.count)
+        var reader = Reader(bytes: prefix, offset: prefix.startIndex + magic.count)
         guard let length = reader.uint32(), Int(length) <= maxBodyByteCount else { return nil }
         return Int(length)
     }
 
     /// Decodes a body, or returns nil when it is not one this format writes: every field
     /// must be in range and the body must end exactly after the last one.
-    static func decode(body: [UInt8]) -> ObjectFileHeader? {
-        var reader = Reader(bytes: body, offset: 0)
+    static func decode(body: ArraySlice<UInt8>) -> ObjectFileHeader? {
+        var reader = Reader(bytes: body, offset: body.startIndex)
         guard let size = reader.uint64(), size <= UInt64(Int.max),
               let seconds = reader.uint64(), let nanoseconds = reader.uint32(),
               Int32(bitPattern: nanoseconds) >= 0, Int32(bitPattern: nanoseconds) < 1_000_000_000,
@@ -85,7 +85,7 @@ struct ObjectFileHeader: Sendable {
             guard let name = reader.field(), let value = reader.field() else { return nil }
             metadata[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
         }
-        guard reader.offset == body.count, metadata.count == Int(count) else { return nil }
+        guard reader.offset == body.endIndex, metadata.count == Int(count) else { return nil }
         return ObjectFileHeader(
             key: key, size: Int(size), etag: String(decoding: etagBytes, as: UTF8.self), contentType: contentType,
             lastModified: Timestamp(secondsSince1970: Int64(bitPattern: seconds), nanoseconds: Int32(bitPattern: nanoseconds)),
@@ -111,13 +111,14 @@ struct ObjectFileHeader: Sendable {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(c)
     }
 
-    /// Reads little-endian fields from a byte array, returning nil past its end.
+    /// Reads little-endian fields from bytes (a slice of the file's first read), returning
+    /// nil past their end; `offset` is an index of `bytes`.
     private struct Reader {
-        let bytes: [UInt8]
+        let bytes: ArraySlice<UInt8>
         var offset: Int
 
         mutating func bytes(_ count: Int) -> ArraySlice<UInt8>? {
-            guard count >= 0, count <= bytes.count - offset else { return nil }
+            guard count >= 0, count <= bytes.endIndex - offset else { return nil }
             defer { offset += count }
             return bytes[offset..<offset + count]
         }

@@ -140,12 +140,12 @@ struct ObjectFiles: Sendable {
             // A small file is read whole at once: header and data in one read, not three.
             let first = try FileSystem.read(fd, count: fileSize <= Self.wholeReadBytes ? fileSize : ObjectFileHeader.prefixByteCount,
                                             at: 0, path: path, cachedOnly: cachedOnly)
-            guard let bodyLength = ObjectFileHeader.bodyLength(fromPrefix: Array(first.prefix(ObjectFileHeader.prefixByteCount))) else {
+            guard let bodyLength = ObjectFileHeader.bodyLength(fromPrefix: first.prefix(ObjectFileHeader.prefixByteCount)) else {
                 throw damaged(path, action(), "It does not start with an object header of format 1 (\(fileSize) bytes).")
             }
             let headerEnd = ObjectFileHeader.prefixByteCount + bodyLength
-            let body = first.count >= headerEnd ? Array(first[ObjectFileHeader.prefixByteCount..<headerEnd])
-                : try FileSystem.read(fd, count: bodyLength, at: ObjectFileHeader.prefixByteCount, path: path, cachedOnly: cachedOnly)
+            let body = first.count >= headerEnd ? first[ObjectFileHeader.prefixByteCount..<headerEnd]
+                : try FileSystem.read(fd, count: bodyLength, at: ObjectFileHeader.prefixByteCount, path: path, cachedOnly: cachedOnly)[...]
             guard body.count == bodyLength, let header = ObjectFileHeader.decode(body: body) else {
                 throw damaged(path, action(), "Its object header is not valid.")
             }

@@ -183,17 +183,6 @@ final class EventLoop: @unchecked Sendable {
     }
 }
 
-/// A loop runs the jobs of the request tasks it started (`Task(executorPreference:)`), as
-/// SwiftNIO's loops do: a task that resumes after storage I/O then runs on the thread that
-/// owns its connection, and its answer is written there, instead of waking a
-/// cooperative-pool thread that hands the answer back to the loop.
-extension EventLoop: TaskExecutor {
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
-}
-
 /// What an ``EventLoop`` calls back, on its own thread, for a registered descriptor.
 protocol EventSource: AnyObject {
     /// `events` is a mask of PLUGBOARD_EPOLL_* bits.

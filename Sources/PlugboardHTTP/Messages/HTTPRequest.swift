@@ -24,6 +24,8 @@ public struct HTTPHeaders: Sendable {
 
     mutating func append(name: String, value: String) { fields.append((name: name, value: value)) }
 
+    mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+
     /// The first value of `name` (lower case).
     public subscript(_ name: String) -> String? { fields.first { $0.name == name }?.value }
 

@@ -4,6 +4,8 @@ public enum PercentDecoding {
     /// The bytes `text` stands for; throws 400 `http.bad_request` for a `%` not followed
     /// by two hexadecimal digits.
     public static func decode(_ text: Substring) throws(HTTPError) -> [UInt8] {
+        // A path without escapes (the usual key) is its own bytes: one copy, no walk.
+        if !text.utf8.contains(UInt8(ascii: "%")) { return Array(text.utf8) }
         let utf8 = Array(text.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count)

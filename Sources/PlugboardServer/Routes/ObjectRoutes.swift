@@ -131,8 +131,16 @@ enum ObjectRoutes {
     /// ETag (quoted), Last-Modified and the millisecond timestamp. `Accept-Ranges` tells
     /// clients that a `Range` is honoured.
     static func validators(_ info: ObjectInfo) -> [(String, String)] {
+        var headers: [(String, String)] = []
+        appendValidators(info, to: &headers)
+        return headers
+    }
+
+    static func appendValidators(_ info: ObjectInfo, to headers: inout [(String, String)]) {
         let (http, iso) = lastFormatted.text(of: info.lastModified)
-        return [("ETag", "\"\(info.etag)\""), ("Last-Modified", http), ("X-Plugboard-Last-Modified", iso)]
+        headers.append(("ETag", "\"" + info.etag + "\""))
+        headers.append(("Last-Modified", http))
+        headers.append(("X-Plugboard-Last-Modified", iso))
     }
 
     /// The last timestamp formatted, and its two texts: a hot object is read again and
@@ -155,9 +163,20 @@ enum ObjectRoutes {
     /// names the object answered, so a client can tell when a proxy rewrote the path
     /// (`a/../b` folded to `b`) and it got another object than it asked for.
     static func objectHeaders(_ info: ObjectInfo) -> [(String, String)] {
-        [("Content-Type", info.contentType), ("X-Plugboard-Key", PercentEncoding.encode(info.key)), ("Accept-Ranges", "bytes")]
-            + validators(info)
-            + info.metadata.sorted { $0.key < $1.key }.map { ("X-Plugboard-Meta-\($0.key)", $0.value) }
+        // One array, sized once (with room for Content-Range and the generation): these
+        // are made for every object answer.
+        var headers: [(String, String)] = []
+        headers.reserveCapacity(8 + info.metadata.count)
+        headers.append(("Content-Type", info.contentType))
+        headers.append(("X-Plugboard-Key", PercentEncoding.encode(info.key)))
+        headers.append(("Accept-Ranges", "bytes"))
+        appendValidators(info, to: &headers)
+        if !info.metadata.isEmpty {
+            for (name, value) in info.metadata.sorted(by: { $0.key < $1.key }) {
+                headers.append(("X-Plugboard-Meta-" + name, value))
+            }
+        }
+        return headers
     }
 
     /// `GET /v1/objects?prefix=&limit=&cursor=`.

@@ -26,12 +26,11 @@ enum Route: Equatable {
     init(path: Substring) {
         var path = path
         let found: Route? = path.withUTF8 { bytes -> Route? in
-            if bytes.count >= Self.objectPrefix.utf8.count,
-               memcmp(bytes.baseAddress!, Self.objectPrefix, Self.objectPrefix.utf8.count) == 0 { return nil }
-            for (text, route) in Self.fixed where text.utf8.count == bytes.count {
-                if text.utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) == true {
-                    return route
-                }
+            // Against byte arrays made once: a String passed as a pointer is copied each time.
+            if bytes.count >= Self.objectPrefixBytes.count,
+               memcmp(bytes.baseAddress!, Self.objectPrefixBytes, Self.objectPrefixBytes.count) == 0 { return nil }
+            for (text, route) in Self.fixedBytes where text.count == bytes.count {
+                if memcmp(text, bytes.baseAddress!, bytes.count) == 0 { return route }
             }
             return .unknown
         }
@@ -41,6 +40,9 @@ enum Route: Equatable {
             self = .object(path[path.utf8.index(path.startIndex, offsetBy: Self.objectPrefix.utf8.count)...])
         }
     }
+
+    private static let objectPrefixBytes = Array(objectPrefix.utf8)
+    private static let fixedBytes = fixed.map { (Array($0.0.utf8), $0.1) }
 
     private static let fixed: [(String, Route)] = [
         ("/v1/objects", .listing), ("/healthz", .healthz), ("/readyz", .readyz), ("/metrics", .metrics),

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A hold on one generation for the length of a unit of work (an HTTP request, a job).
 ///
 /// Everything resolved through a lease comes from the generation it was taken on, so a
@@ -15,11 +17,12 @@
 /// - Important: End every lease: call ``release()`` (or use ``Container/withLease(_:)``);
 ///   a lease also ends when it is deinitialized.
 public final class Lease: ServiceResolver, @unchecked Sendable {
-    // @unchecked Sendable: `released` is guarded by `lock`; the rest is immutable.
+    // @unchecked Sendable: `released` is atomic; the rest is immutable.
     let container: Container
     let snapshot: Snapshot
-    private let lock = PThreadMutex()
-    private var released = false
+    /// An atomic, not a lock: a lease is taken for every request, and a lock costs
+    /// allocations.
+    private let released = Atomic<Bool>(false)
 
     init(container: Container, snapshot: Snapshot) {
         self.container = container
@@ -39,10 +42,7 @@ public final class Lease: ServiceResolver, @unchecked Sendable {
 
     /// Ends the lease; later calls do nothing.
     public func release() {
-        let first = lock.withLock { () -> Bool in
-            defer { released = true }
-            return !released
-        }
+        let (first, _) = released.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
         if first { container.releaseLease(generation: snapshot.generation) }
     }
 }

@@ -49,13 +49,6 @@ public enum ObjectKey {
     /// - Returns: The key the bytes spell.
     /// - Throws: `storage.invalid_key` when the bytes are not a valid key.
     public static func validate(bytes: some Collection<UInt8>) throws(PlugboardError) -> String {
-        // The usual case (an array of a valid length, as a decoded URL path gives) checked
-        // at once: this runs for every request, and the generic walk below is slow across
-        // the module boundary. Anything it does not pass gets the walk and its messages.
-        if let array = bytes as? [UInt8], !array.isEmpty, array.count <= maxByteCount, !array.contains(0),
-           let key = String(validating: array, as: UTF8.self) {
-            return key
-        }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(maxByteCount + 1)
         for byte in bytes {
@@ -79,6 +72,27 @@ public enum ObjectKey {
         let key = String(decoding: buffer, as: UTF8.self)
         try validate(key)
         return key
+    }
+
+    /// ``validate(bytes:)`` for bytes in an array: the usual valid key is checked in one
+    /// pass over contiguous bytes (a request's decoded path, a stored header's key; this
+    /// runs for every request, and the generic walk is slow across the module boundary);
+    /// anything it does not pass gets the walk and its messages.
+    public static func validate(bytes: [UInt8]) throws(PlugboardError) -> String {
+        if !bytes.isEmpty, bytes.count <= maxByteCount, !bytes.contains(0),
+           let key = String(validating: bytes, as: UTF8.self) {
+            return key
+        }
+        return try validate(bytes: bytes[...])
+    }
+
+    /// ``validate(bytes:)`` for a slice of an array, with the same one-pass check.
+    public static func validate(bytes: ArraySlice<UInt8>) throws(PlugboardError) -> String {
+        if !bytes.isEmpty, bytes.count <= maxByteCount, !bytes.contains(0),
+           let key = String(validating: bytes, as: UTF8.self) {
+            return key
+        }
+        return try validate(bytes: bytes.lazy.map { $0 })
     }
 
     /// Whether `a` sorts before `b` in UTF-8 byte order, the order of every listing.

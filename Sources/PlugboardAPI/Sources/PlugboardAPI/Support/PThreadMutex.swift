@@ -15,20 +15,29 @@ final class PThreadMutex: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let cond: UnsafeMutablePointer<pthread_cond_t>
 
+    /// Where the condition starts in the one block that holds both: one allocation, not
+    /// two (a lock is made for every request's lease and body).
+    private static let condOffset = {
+        let alignment = MemoryLayout<pthread_cond_t>.alignment
+        return (MemoryLayout<pthread_mutex_t>.stride + alignment - 1) / alignment * alignment
+    }()
+
     init() {
-        mutex = .allocate(capacity: 1)
+        let block = UnsafeMutableRawPointer.allocate(
+            byteCount: Self.condOffset + MemoryLayout<pthread_cond_t>.stride,
+            alignment: max(MemoryLayout<pthread_mutex_t>.alignment, MemoryLayout<pthread_cond_t>.alignment))
+        mutex = block.bindMemory(to: pthread_mutex_t.self, capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
-        cond = .allocate(capacity: 1)
+        cond = (block + Self.condOffset).bindMemory(to: pthread_cond_t.self, capacity: 1)
         cond.initialize(to: pthread_cond_t())
         pthread_cond_init(cond, nil)
     }
 
     deinit {
         pthread_cond_destroy(cond)
-        cond.deallocate()
         pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        UnsafeMutableRawPointer(mutex).deallocate()
     }
 
     func lock() { pthread_mutex_lock(mutex) }
