@@ -167,18 +167,27 @@ final class EventLoop: @unchecked Sendable {
         close(epoll)
     }
 
+    /// The batch being run (loop thread only): swapped with the queue's array, so that
+    /// neither is allocated again for every batch.
+    private var batch: [@Sendable () -> Void] = []
+
     private func runQueued() {
         // Work the loop queues for itself while this runs did not ring the doorbell, so it
         // runs now, not after the next wait.
         while true {
-            let work = queue.withLock { q -> [@Sendable () -> Void] in
-                let w = q.work
-                q.work = []
+            var taken = batch
+            batch = []
+            queue.withLock { q in
+                swap(&q.work, &taken)
                 q.rung = false
-                return w
             }
-            if work.isEmpty { return }
-            for item in work { item() }
+            if taken.isEmpty {
+                batch = taken
+                return
+            }
+            for item in taken { item() }
+            taken.removeAll(keepingCapacity: taken.count <= 1024)
+            batch = taken
         }
     }
 }

@@ -48,9 +48,11 @@ public final class APIRouter: HTTPHandler {
             switch route {
             case .object(let encoded):
                 if let refusal = notReady() { return refusal }
-                return await host.container.withLease { lease in
-                    Self.stamped(await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease)), lease)
-                }
+                // The lease by hand rather than through withLease: one async frame (and
+                // slab allocation) fewer on the busiest route; released on every way out.
+                let lease = host.container.lease()
+                defer { lease.release() }
+                return Self.stamped(await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease)), lease)
             case .listing:
                 if let refusal = notReady() { return refusal }
                 return await host.container.withLease { lease in
