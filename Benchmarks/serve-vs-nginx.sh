@@ -91,6 +91,7 @@ http {
 CONF
 nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" 2> "$work/nginx/logs/stderr" &
 pids+=($!)
+nginx_pid=$!
 nginx_url="http://127.0.0.1:$nginx_port"
 wait_for 10 curl -sf "$nginx_url/object.bin" || {
     echo "serve-vs-nginx.sh: nginx did not serve the file:" >&2; cat "$work/nginx/logs/stderr" "$work/nginx/logs/error.log" >&2; exit 1; }
@@ -100,19 +101,36 @@ cmp -s <(curl -sf "$plugboard_url/v1/objects/object.bin") <(curl -sf "$nginx_url
 # wrk -c1000 needs a descriptor per connection (the servers keep the limits they started with).
 ulimit -n "$(ulimit -Hn)"
 
-# run NAME URL CONNECTIONS ROUND: one wrk run; appends "name c round rps p99_ms non2xx errors" to results.
+# cpu_ticks NAME: CPU time (user + system, clock ticks) used so far by that server's
+# processes (plugboard serve; nginx's master and workers). With the answers counted, it
+# gives the server's CPU per answer, which the other load on the machine moves far less
+# than requests per second (the clients share the two cores).
+cpu_ticks() {
+    local list
+    if [ "$1" = plugboard ]; then list=$serve_pid; else list="$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')"; fi
+    local total=0 pid
+    for pid in $list; do total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0))); done
+    echo "$total"
+}
+ticks_per_second=$(getconf CLK_TCK)
+
+# run NAME URL CONNECTIONS ROUND: one wrk run; appends "name c round rps p99_ms non2xx errors
+# cpu_us_per_answer" to results.
 run() {
-    local out
+    local out before after
+    before=$(cpu_ticks "$1")
     out=$(timeout $((seconds + 60)) wrk -t2 -c"$3" -d"${seconds}s" --latency "$2")
+    after=$(cpu_ticks "$1")
     echo "$out" > "$work/wrk-$1-c$3-r$4.txt"
-    awk -v name="$1" -v c="$3" -v round="$4" '
+    awk -v name="$1" -v c="$3" -v round="$4" -v ticks=$((after - before)) -v hz="$ticks_per_second" '
         function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v + 0 }
         $1 == "99%" { p99 = ms($2) }
+        / requests in / { answers = $1 }
         /^Requests\/sec:/ { rps = $2 }
         /Non-2xx or 3xx responses:/ { non2xx = $NF }
         /Socket errors:/ { gsub(",", ""); errors = $4 + $6 + $8 + $10 }
-        END { printf "%s %s %s %.0f %.2f %d %d\n", name, c, round, rps, p99, non2xx, errors }' <<< "$out" >> "$work/results"
-    tail -1 "$work/results" | awk '{ printf "round %s  -c%-5s %-10s %9d req/s   p99 %8.2f ms   non-2xx %7d   socket errors %d\n", $3, $2, $1, $4, $5, $6, $7 }'
+        END { printf "%s %s %s %.0f %.2f %d %d %.1f\n", name, c, round, rps, p99, non2xx, errors, answers ? ticks / hz / answers * 1e6 : 0 }' <<< "$out" >> "$work/results"
+    tail -1 "$work/results" | awk '{ printf "round %s  -c%-5s %-10s %9d req/s   p99 %8.2f ms   non-2xx %7d   socket errors %d   server CPU %6.1f us/answer\n", $3, $2, $1, $4, $5, $6, $7, $8 }'
 }
 
 model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
@@ -134,7 +152,8 @@ echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo
 echo "best of $rounds (the round with the most requests/s):"
 awk '
-    { key = $1 " " $2; if (!(key in best) || $4 > rps[key]) { best[key] = $3; rps[key] = $4; p99[key] = $5; non2xx[key] = $6; errors[key] = $7 } }
+    { key = $1 " " $2; if (!(key in best) || $4 > rps[key]) { best[key] = $3; rps[key] = $4; p99[key] = $5; non2xx[key] = $6; errors[key] = $7 }
+      if (!(key in cpu) || $8 < cpu[key]) cpu[key] = $8 }
     END {
         for (i = 1; i <= 2; i++) {
             c = (i == 1) ? 64 : 1000; p = "plugboard " c; n = "nginx " c
@@ -144,5 +163,6 @@ awk '
             printf "        ratio: %.2fx nginx requests/s (goal >= 1.0x: %s), p99 %.2fx nginx (goal <= 2x: %s)", ratio, verdict, pratio, (pratio <= 2) ? "met" : "NOT met"
             if (c == 1000) printf ", non-2xx %d (goal 0: %s)", non2xx[p], (non2xx[p] == 0) ? "met" : "NOT met"
             printf "\n"
+            printf "        server CPU per answer (lowest of the rounds): plugboard %.1f us, nginx %.1f us (%.2fx)\n", cpu[p], cpu[n], cpu[n] ? cpu[p] / cpu[n] : 0
         }
     }' "$work/results"
