@@ -16,11 +16,17 @@ import Testing
 
     static let pieceBytes = PlainHTTPResponseBody.chunkBytes
 
-    @Test func aMultiMiBObjectStreamsInPiecesEqualToWhatWasWritten() async throws {
+    /// libS3Storage.so on a new bucket of the shared moto server, with `count` bytes
+    /// stored under `key`.
+    static func storage(with key: String, count: Int) async throws -> (any ObjectStorage, [UInt8], ObjectInfo) {
         let server = try MotoServer.get()
         let storage = try await S3PluginFixture.storage(S3PluginFixture.config(bucket: try server.makeBucket("stream-get"), server: server))
-        let data = PlainHTTPResponseBodyTests.data((12 << 20) + 12_345)
-        let written = try await storage.put("big.bin", data: data)
+        let data = PlainHTTPResponseBodyTests.data(count)
+        return (storage, data, try await storage.put(key, data: data))
+    }
+
+    @Test func aMultiMiBObjectStreamsInPiecesEqualToWhatWasWritten() async throws {
+        let (storage, data, written) = try await Self.storage(with: "big.bin", count: (12 << 20) + 12_345)
         let stream = try await storage.get("big.bin", range: nil)
         #expect(stream.range == nil && stream.body.length == data.count)
         #expect(stream.info == (try await storage.head("big.bin")) && stream.info.etag == written.etag)
@@ -31,11 +37,16 @@ import Testing
         try await storage.delete("big.bin")
     }
 
+    @Test func anEmptyObjectIsAnEmptyBody() async throws {
+        let (storage, _, written) = try await Self.storage(with: "empty", count: 0)
+        let stream = try await storage.get("empty", range: nil)
+        #expect(stream.body.length == 0 && stream.info.etag == written.etag)
+        #expect(try await stream.body.collect(upTo: 1).isEmpty)
+        try await storage.delete("empty")
+    }
+
     @Test func rangeReadsStream() async throws {
-        let server = try MotoServer.get()
-        let storage = try await S3PluginFixture.storage(S3PluginFixture.config(bucket: try server.makeBucket("stream-range"), server: server))
-        let data = PlainHTTPResponseBodyTests.data(8 << 20)
-        _ = try await storage.put("ranged.bin", data: data)
+        let (storage, data, _) = try await Self.storage(with: "ranged.bin", count: 8 << 20)
         let cases: [(ByteRange, Range<Int>)] = [(.closed(first: 1_000_000, last: 5_999_999), 1_000_000..<6_000_000),
                                                 (.from(data.count - 10), (data.count - 10)..<data.count),
                                                 (.suffix(700_000), (data.count - 700_000)..<data.count)]
@@ -50,10 +61,7 @@ import Testing
     }
 
     @Test func aGetDroppedHalfWayLeavesTheStorageWorking() async throws {
-        let server = try MotoServer.get()
-        let storage = try await S3PluginFixture.storage(S3PluginFixture.config(bucket: try server.makeBucket("stream-drop"), server: server))
-        let data = PlainHTTPResponseBodyTests.data(4 << 20)
-        _ = try await storage.put("dropped.bin", data: data)
+        let (storage, data, _) = try await Self.storage(with: "dropped.bin", count: 4 << 20)
         for _ in 0..<3 {
             var iterator = try await storage.get("dropped.bin", range: nil).body.makeAsyncIterator()
             #expect(try await iterator.next() == Array(data[0..<Self.pieceBytes]))

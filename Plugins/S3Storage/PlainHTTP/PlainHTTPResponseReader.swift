@@ -116,7 +116,8 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
             guard length <= limits.maxBodyBytes else {
                 throw .tooLarge(what: "response body", limit: limits.maxBodyBytes, found: length)
             }
-            body = .length(left: length, total: length)
+            // An empty body is over already: no piece to wait for, the connection free.
+            body = length == 0 ? .done : .length(left: length, total: length)
             contentLength = length
         } else {
             body = .toEnd
