@@ -6,7 +6,9 @@ import Testing
 
 /// get(_:range:) over http://: bodies read from the connection a piece at a time, against
 /// moto_server (libS3Storage.so through the host's loader) and the misbehaving stub.
-@Suite struct S3StorageStreamedGetTests {
+/// Serialized, on one bucket: boto3's bucket setup blocks a thread of the cooperative pool
+/// while Python starts, and a multi-MiB object each at once would crowd the two cores.
+@Suite(.serialized) struct S3StorageStreamedGetTests {
     /// Every piece of `body`, in order.
     static func pieces(_ body: ObjectBody) async throws -> [[UInt8]] {
         var pieces: [[UInt8]] = []
@@ -18,9 +20,11 @@ import Testing
 
     /// libS3Storage.so on a new bucket of the shared moto server, with `count` bytes
     /// stored under `key`.
+    static let bucket = Result { try MotoServer.get().makeBucket("stream-get") }
+
     static func storage(with key: String, count: Int) async throws -> (any ObjectStorage, [UInt8], ObjectInfo) {
         let server = try MotoServer.get()
-        let storage = try await S3PluginFixture.storage(S3PluginFixture.config(bucket: try server.makeBucket("stream-get"), server: server))
+        let storage = try await S3PluginFixture.storage(S3PluginFixture.config(bucket: try bucket.get(), server: server))
         let data = PlainHTTPResponseBodyTests.data(count)
         return (storage, data, try await storage.put(key, data: data))
     }

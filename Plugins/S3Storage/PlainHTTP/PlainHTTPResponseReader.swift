@@ -250,8 +250,9 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
         }
     }
 
-    /// Appends at most `count` bytes to `out`: those already buffered, else one read from
-    /// the source straight into `out` (no copy through `buffer`); 0 at the end of the stream.
+    /// Appends at most `count` bytes to `out`: those already buffered, else those of one
+    /// read of at most `count` bytes from the source (never past the body's framing, so
+    /// nothing of a next response is taken); 0 at the end of the stream.
     private mutating func appendBytes(to out: inout [UInt8], upTo count: Int) throws(PlainHTTPError) -> Int {
         let buffered = min(count, buffer.count - start)
         if buffered > 0 {
@@ -261,32 +262,28 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
             return buffered
         }
         if ended { return 0 }
-        let old = out.count
-        let wanted = min(count, Self.maxDirectRead)
-        out.append(contentsOf: repeatElement(0, count: wanted))
+        let wanted = min(count, scratch.count)
         var read = 0
         var failure: PlainHTTPError?
-        out.withUnsafeMutableBytes { bytes in
+        scratch.withUnsafeMutableBytes { bytes in
             do throws(PlainHTTPError) {
-                read = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[old...]))
+                read = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<wanted]))
             } catch {
                 failure = error
             }
         }
-        out.removeLast(wanted - read)
         if let failure { throw failure }
         if read == 0 {
             ended = true
             return 0
         }
+        // Through `scratch`, not straight into `out`: growing `out` first would fill it
+        // element by element, which costs more than this copy in a debug build.
+        out += scratch[..<read]
         receivedAny = true
         bodyBytesRead += read
         return read
     }
-
-    /// The most one read asks of the source for the body: a whole read of an unknown
-    /// length grows its array by at most this much ahead of what arrived.
-    private static var maxDirectRead: Int { 1 << 18 }
 
     private mutating func readChunkSize() throws(PlainHTTPError) -> Int {
         let line = try readLine()
