@@ -16,11 +16,13 @@ struct S3Request: Sendable {
     var payloadHash: String = SigV4Signer.emptyPayloadHash
 }
 
-/// An answer: status, headers with lower-case names, body.
+/// An answer: status, headers with lower-case names, body: in `body`, or for a 2xx answer
+/// asked for as a stream over the plain-HTTP client, still on the connection in `stream`.
 struct S3Response: Sendable {
     var status: Int
     var headers: [String: String]
     var body: [UInt8]
+    var stream: PlainHTTPResponseBody? = nil
 
     func header(_ name: String) -> String? { headers[name] }
 }
@@ -97,11 +99,14 @@ final class S3HTTPClient: Sendable {
         }
     }
 
-    /// Sends `request`, retrying, and returns the first answer `accept` takes.
+    /// Sends `request`, retrying, and returns the first answer `accept` takes. With
+    /// `streamingSuccess` over the plain-HTTP client, a 2xx answer's body stays on the
+    /// connection (``S3Response/stream``) for the caller to read; once handed over it is
+    /// not retried.
     ///
     /// - Throws: the mapped ``PlugboardError`` for an S3 error or a connection failure once
     ///   retries are spent, or `CancellationError` when the task is cancelled.
-    func send(_ request: S3Request, _ operation: S3Operation,
+    func send(_ request: S3Request, _ operation: S3Operation, streamingSuccess: Bool = false,
               accept: (S3Response) -> Bool = { (200..<300).contains($0.status) }) async throws -> S3Response {
         var attempt = 0
         while true {
@@ -109,7 +114,7 @@ final class S3HTTPClient: Sendable {
             let failure: PlugboardError
             let retryable: Bool
             do {
-                let response = try await perform(try signed(request, date: AmzDate(Timestamp.now())))
+                let response = try await perform(try signed(request, date: AmzDate(Timestamp.now())), streamingSuccess: streamingSuccess)
                 if accept(response) { return response }
                 let (body, problem) = Self.errorBody(response.body)
                 failure = mapping.error(operation, status: response.status, body: body, bodyProblem: problem,
@@ -132,10 +137,11 @@ final class S3HTTPClient: Sendable {
         }
     }
 
-    /// Whether bodies can go out as they are read (``sendStreaming(_:length:_:accept:body:)``):
-    /// over the plain-HTTP client, yes; URLSession on this toolchain takes a body only
-    /// whole (no bounded input stream, no backpressure in its delegate).
-    var streamsUploads: Bool {
+    /// Whether bodies can go out as they are read (``sendStreaming(_:length:_:accept:body:)``)
+    /// and come in as they are asked for (`send(_:_:streamingSuccess:accept:)`): over the
+    /// plain-HTTP client, yes; URLSession on this toolchain takes a body only whole (no
+    /// bounded input stream, no backpressure in its delegate) and hands one over only whole.
+    var streamsBodies: Bool {
         if case .plain = transport { return true }
         return false
     }
@@ -237,11 +243,12 @@ final class S3HTTPClient: Sendable {
     }
 
     /// Sends one request; cancelling the calling task cancels it.
-    private func perform(_ request: SignedS3Request) async throws -> S3Response {
+    private func perform(_ request: SignedS3Request, streamingSuccess: Bool) async throws -> S3Response {
         switch transport {
         case .plain(let plain):
-            let response = try await plain.perform(plainRequest(request))
-            return S3Response(status: response.status, headers: response.headers, body: response.body)
+            let opened = try await plain.open(plainRequest(request), streamingSuccess: streamingSuccess)
+            let response = opened.response
+            return S3Response(status: response.status, headers: response.headers, body: response.body, stream: opened.body)
         case .session(let session):
             return try await perform(try urlRequest(request), on: session)
         }
@@ -316,6 +323,20 @@ final class S3HTTPClient: Sendable {
                                    detail: "The HTTP client reported: \(error), after \(retry.maxRetries) retries.",
                                    hint: "Check that the server is up and that \"endpoint\" and \"region\" are right."), true)
         }
+    }
+
+    /// Why a streamed answer's body broke off after `received` of the `expected` bytes.
+    /// Not retried: the consumer already has the bytes before the break.
+    func bodyFailure(_ error: PlainHTTPError, _ operation: S3Operation, expected: Int?, received: Int) -> PlugboardError {
+        let expected = expected.map { "\($0) bytes" } ?? "a chunked body to its last chunk"
+        if error == .timedOut {
+            return PlugboardError(.storageUnavailable, "\(operation.description) failed: \(configuration.endpoint) stopped sending the object",
+                                  detail: "Expected \(expected), received \(received) bytes, then no data for \(configuration.timeoutSeconds) seconds (\"timeoutSeconds\").",
+                                  hint: "Check that the server is up and reachable, or raise \"timeoutSeconds\"; read the object again.")
+        }
+        return PlugboardError(.storageFailed, "\(operation.description) failed: the answer was cut short",
+                              detail: "Expected \(expected), received \(received) bytes; the HTTP client reported: \(error).",
+                              hint: "Retry; if it keeps happening, check the network between this host and S3.")
     }
 
     private func connectionFailure(_ error: URLError, _ operation: S3Operation) -> (PlugboardError, Bool) {

@@ -65,47 +65,91 @@ final class S3Storage: ObjectStorage, ManagedService {
         let contentType = try ObjectContentType.resolve(contentType)
         try ObjectMetadata.validate(metadata)
         _ = try Self.conditionHeaders(key, condition)
-        guard let length = body.length, client.streamsUploads else {
+        guard let length = body.length, client.streamsBodies else {
             let data = try await body.collect(upTo: Self.maxBufferedBodyBytes)
             return try await putWhole(key, data, contentType, metadata, condition: condition)
         }
         return try await streamedPut(key, body, contentType, metadata, length: length, condition: condition)
     }
 
-    /// The object, or the part of it `range` selects, from GetObject with a `Range`
-    /// header. The answer is read whole before it is returned (the plain-HTTP client reads
-    /// a response to its end), so a ranged read holds its range, and a whole read the
-    /// object, in memory; a whole read's MD5 is checked against its ETag as `get` does.
+    /// The object, or the part of it `range` selects, from GetObject (with a `Range`
+    /// header for a range).
+    ///
+    /// Over `http://` a 2xx answer's body streams: it is read from the connection a piece
+    /// at a time as the caller reads the ``ObjectStream``'s body (``S3StreamedBody``), so
+    /// neither a range nor a whole object is held in memory, and a whole object's MD5 is
+    /// checked against its ETag before its last piece is handed over. Read whole instead,
+    /// as `get(_:)` does: over `https://` (URLSession hands an answer over only whole), an
+    /// object whose ETag is not an MD5 (written by another client as a multipart upload
+    /// or with SSE-KMS: its MD5 must be known before its body to be its ETag), a chunked
+    /// 200 without Content-Length, and the answer of a server that ignored the Range.
     func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
         try ObjectKey.validate(key)
         try range?.validate()
-        guard let range else { return try ObjectStream(try await get(key), key: key, range: nil) }
+        guard range != nil || client.streamsBodies else { return try ObjectStream(try await get(key), key: key, range: nil) }
         // S3 reads "bytes=-0" as no range at all; here it selects nothing, as RFC 9110 says.
         if case .suffix(0) = range {
-            throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: try await head(key).size)
+            throw PlugboardError.rangeNotSatisfiable(key: key, range: .suffix(0), size: try await head(key).size)
         }
         let operation = S3Operation(kind: .get, key: key, bucket: configuration.bucket)
-        let response = try await client.send(S3Request(method: "GET", key: key, headers: [("range", Self.rangeHeader(range))]),
-                                             operation) { (200..<300).contains($0.status) || $0.status == 416 }
-        if response.status == 416 {
+        let headers = range.map { [("range", Self.rangeHeader($0))] } ?? []
+        let response = try await client.send(S3Request(method: "GET", key: key, headers: headers), operation,
+                                             streamingSuccess: true) { (200..<300).contains($0.status) || (range != nil && $0.status == 416) }
+        if let range, response.status == 416 {
             var size = Self.completeLength(response.header("content-range"))
             if size == nil { size = try await head(key).size }
             throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: size ?? 0)
         }
-        if response.status == 206 {
-            guard let (first, last, size) = Self.contentRange(response.header("content-range")), last - first + 1 == response.body.count,
-                  let expected = range.resolve(size: size), expected == first..<(last + 1) else {
-                throw PlugboardError(.storageFailed, "\(operation.description) failed: the ranged answer does not match the range asked",
-                                     detail: "Expected bytes \(range) as RFC 9110 resolves them, found Content-Range \(response.header("content-range").map { PlugboardError.quoted($0) } ?? "none") with \(response.body.count) bytes.",
-                                     hint: "Check that \"endpoint\" is an S3-compatible server that supports ranged GetObject.")
-            }
-            var info = try info(key, response, size: size, operation)
-            if !Self.etagIsMD5(response), let whole = try? await head(key) { info.etag = whole.etag }
-            return ObjectStream(info: info, range: expected, body: ObjectBody(response.body))
+        if let range, response.status == 206 {
+            return try await rangeStream(key, range, response, operation)
         }
+        if range == nil, let stream = response.stream, let length = stream.length, Self.etagIsMD5(response) {
+            let info = try info(key, response, size: length, operation)
+            let body = try digest { () throws(CryptoError) in
+                try S3StreamedBody(stream, length: length, operation: operation, client: client, etag: info.etag)
+            }
+            return ObjectStream(info: info, range: nil, body: body.body)
+        }
+        let whole = try await collected(response, operation)
+        guard let range else { return try ObjectStream(try checkedObject(whole, key, operation), key: key, range: nil) }
         // A server that ignored the Range header sent the whole object: slice it here.
-        let info = try info(key, response, size: response.body.count, operation)
-        return try ObjectStream(StoredObject(info: info, data: response.body), key: key, range: range)
+        let info = try info(key, whole, size: whole.body.count, operation)
+        return try ObjectStream(StoredObject(info: info, data: whole.body), key: key, range: range)
+    }
+
+    /// A 206 answer as the stream of the bytes `range` asked for, once its Content-Range
+    /// (and its Content-Length, when it has one) says they are those bytes.
+    private func rangeStream(_ key: String, _ range: ByteRange, _ response: S3Response,
+                             _ operation: S3Operation) async throws -> ObjectStream {
+        // nil for a chunked body, which S3StreamedBody holds to the range's length.
+        let sent: Int? = if let stream = response.stream { stream.length } else { response.body.count }
+        guard let (first, last, size) = Self.contentRange(response.header("content-range")), sent.map({ $0 == last - first + 1 }) ?? true,
+              let expected = range.resolve(size: size), expected == first..<(last + 1) else {
+            throw PlugboardError(.storageFailed, "\(operation.description) failed: the ranged answer does not match the range asked",
+                                 detail: "Expected bytes \(range) as RFC 9110 resolves them, found Content-Range \(response.header("content-range").map { PlugboardError.quoted($0) } ?? "none") with \(sent.map { "\($0) bytes" } ?? "a chunked body").",
+                                 hint: "Check that \"endpoint\" is an S3-compatible server that supports ranged GetObject.")
+        }
+        var info = try info(key, response, size: size, operation)
+        if !Self.etagIsMD5(response), let whole = try? await head(key) { info.etag = whole.etag }
+        guard let stream = response.stream else { return ObjectStream(info: info, range: expected, body: ObjectBody(response.body)) }
+        let body = try digest { () throws(CryptoError) in
+            try S3StreamedBody(stream, length: expected.count, operation: operation, client: client, etag: nil)
+        }
+        return ObjectStream(info: info, range: expected, body: body.body)
+    }
+
+    /// `response` with the rest of its streamed body read into `body`.
+    private func collected(_ response: S3Response, _ operation: S3Operation) async throws -> S3Response {
+        guard let stream = response.stream else { return response }
+        var whole = response
+        whole.stream = nil
+        do {
+            while let chunk = try await stream.next() { whole.body += chunk }
+        } catch let error as PlainHTTPError {
+            if error == .cancelled || Task.isCancelled { throw CancellationError() }
+            throw client.bodyFailure(error, operation, expected: stream.length, received: stream.bytesReceived)
+        }
+        return whole
     }
 
     /// The largest body collected in memory for a streamed put that cannot stream (an
@@ -263,7 +307,11 @@ final class S3Storage: ObjectStorage, ManagedService {
     func get(_ key: String) async throws -> StoredObject {
         try ObjectKey.validate(key)
         let operation = S3Operation(kind: .get, key: key, bucket: configuration.bucket)
-        let response = try await client.send(S3Request(method: "GET", key: key), operation)
+        return try checkedObject(try await client.send(S3Request(method: "GET", key: key), operation), key, operation)
+    }
+
+    /// The object a whole GetObject answer holds, its length and MD5 checked.
+    private func checkedObject(_ response: S3Response, _ key: String, _ operation: S3Operation) throws -> StoredObject {
         var info = try info(key, response, size: response.body.count, operation)
         if let length = response.header("content-length").flatMap(Int.init), length != response.body.count {
             throw PlugboardError(.storageFailed, "\(operation.description) failed: the answer was cut short",
@@ -277,12 +325,15 @@ final class S3Storage: ObjectStorage, ManagedService {
             info.etag = md5
             return StoredObject(info: info, data: response.body)
         }
-        guard md5 == info.etag else {
-            throw PlugboardError(.storageFailed, "\(operation.description) failed: the data does not match its ETag",
-                                 detail: "The object's ETag is \(info.etag); the \(response.body.count) bytes received hash to \(md5).",
-                                 hint: "Retry; if it keeps happening, the stored object or something in between is damaged.")
-        }
+        guard md5 == info.etag else { throw Self.etagMismatch(operation, etag: info.etag, count: response.body.count, md5: md5) }
         return StoredObject(info: info, data: response.body)
+    }
+
+    /// The error for `count` bytes whose MD5 is not the object's ETag.
+    static func etagMismatch(_ operation: S3Operation, etag: String, count: Int, md5: String) -> PlugboardError {
+        PlugboardError(.storageFailed, "\(operation.description) failed: the data does not match its ETag",
+                       detail: "The object's ETag is \(etag); the \(count) bytes received hash to \(md5).",
+                       hint: "Retry; if it keeps happening, the stored object or something in between is damaged.")
     }
 
     func head(_ key: String) async throws -> ObjectInfo {
@@ -382,8 +433,12 @@ final class S3Storage: ObjectStorage, ManagedService {
                           lastModified: modified, metadata: metadata)
     }
 
-    /// Runs a libcrypto computation, turning its failure into a storage error.
     private func digest<T>(_ body: () throws(CryptoError) -> T) throws(PlugboardError) -> T {
+        try Self.digest(body)
+    }
+
+    /// Runs a libcrypto computation, turning its failure into a storage error.
+    static func digest<T>(_ body: () throws(CryptoError) -> T) throws(PlugboardError) -> T {
         do {
             return try body()
         } catch {

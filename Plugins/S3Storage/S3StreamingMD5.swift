@@ -4,9 +4,9 @@ import PlugboardCrypto
 /// checks against S3's.
 ///
 /// A class around the noncopyable hasher, so that the chunk loop's closure can update it.
-/// `@unchecked Sendable`: one streamed put owns it and calls it from its own task only,
-/// one call after another (the chunk loop runs in the put's task; the upload's queue
-/// never touches it).
+/// `@unchecked Sendable`: one streamed put or get owns it and calls it one call after
+/// another (a put's chunk loop runs in the put's task, the upload's queue never touches
+/// it; a get's body is read by one task at a time, the ObjectBody contract).
 final class StreamingMD5: @unchecked Sendable {
     private var hasher: MD5Hasher?
 

@@ -49,12 +49,22 @@ final class PlainHTTPClient: Sendable {
     ///
     /// - Throws: ``PlainHTTPError`` (`.cancelled` when the task was cancelled).
     func perform(_ request: PlainHTTPRequest) async throws -> PlainHTTPResponse {
+        try await open(request, streamingSuccess: false).response
+    }
+
+    /// Sends `request` and reads the answer's head; a 2xx answer's body is left on the
+    /// connection as a ``PlainHTTPResponseBody`` when `streamingSuccess` is true, every
+    /// other body is read whole (an error's body is small, and parsed whole). Cancelling
+    /// the calling task shuts the socket down.
+    ///
+    /// - Throws: ``PlainHTTPError`` (`.cancelled` when the task was cancelled).
+    func open(_ request: PlainHTTPRequest, streamingSuccess: Bool) async throws -> PlainHTTPOpenedResponse {
         let box = PlainHTTPCancelBox()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PlainHTTPResponse, any Error>) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PlainHTTPOpenedResponse, any Error>) in
                 DispatchQueue(label: "plugboard.s3storage.plain-http").async { [self] in
                     do {
-                        continuation.resume(returning: try exchange(request, box))
+                        continuation.resume(returning: try exchange(request, box, streamingSuccess: streamingSuccess))
                     } catch {
                         continuation.resume(throwing: error)
                     }
@@ -65,7 +75,8 @@ final class PlainHTTPClient: Sendable {
         }
     }
 
-    private func exchange(_ request: PlainHTTPRequest, _ box: PlainHTTPCancelBox) throws(PlainHTTPError) -> PlainHTTPResponse {
+    private func exchange(_ request: PlainHTTPRequest, _ box: PlainHTTPCancelBox,
+                          streamingSuccess: Bool) throws(PlainHTTPError) -> PlainHTTPOpenedResponse {
         let key = "\(request.host):\(request.port)"
         let bytes = try Self.encode(request)
         while true {
@@ -79,12 +90,20 @@ final class PlainHTTPClient: Sendable {
             }
             guard box.attach(socket) else { throw .cancelled }
             var reader = PlainHTTPResponseReader(PlainHTTPSocketSource(socket: socket), limits: limits)
-            do {
+            do throws(PlainHTTPError) {
                 try socket.send(bytes)
-                let response = try reader.read(method: request.method)
+                let head = try reader.readHead(method: request.method)
+                if streamingSuccess, (200..<300).contains(head.status), !reader.bodyEnded {
+                    // The box stays attached: the body's reads answer to cancellation too.
+                    if box.isCancelled { throw .cancelled }
+                    let body = PlainHTTPResponseBody(reader, key: key, pool: pool, box: box, length: head.contentLength)
+                    return PlainHTTPOpenedResponse(
+                        response: PlainHTTPResponse(status: head.status, headers: head.headers, body: [], reusable: false), body: body)
+                }
+                let response = try reader.readBody(of: head)
                 // A cancellation that came as the last bytes did has shut the socket down.
                 if box.detach(), response.reusable { pool.put(socket, key) }
-                return response
+                return PlainHTTPOpenedResponse(response: response, body: nil)
             } catch {
                 if !box.detach() { throw .cancelled }
                 // The server may close an idle connection just as it is reused: go again on a
@@ -93,6 +112,21 @@ final class PlainHTTPClient: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Runs blocking socket work on `queue` and resumes the caller with its result.
+    static func run<T: Sendable>(on queue: DispatchQueue,
+                                 _ work: @escaping @Sendable () throws(PlainHTTPError) -> T) async throws(PlainHTTPError) -> T {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, PlainHTTPError>, Never>) in
+            queue.async {
+                do throws(PlainHTTPError) {
+                    continuation.resume(returning: .success(try work()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
     }
 
     /// The request line, the headers and the body, in one buffer.
@@ -136,7 +170,7 @@ extension PlainHTTPClient {
         let timeoutSeconds = self.timeoutSeconds, limits = self.limits
         return try await withTaskCancellationHandler {
             let head = try Self.encode(request)
-            let socket = try await PlainHTTPUpload.run(on: queue) { () throws(PlainHTTPError) -> PlainHTTPSocket in
+            let socket = try await Self.run(on: queue) { () throws(PlainHTTPError) -> PlainHTTPSocket in
                 let socket = try PlainHTTPSocket.connect(host: request.host, port: request.port, timeoutSeconds: timeoutSeconds,
                                                          isCancelled: { box.isCancelled })
                 guard box.attach(socket) else { throw .cancelled }
@@ -177,7 +211,7 @@ final class PlainHTTPUpload: Sendable {
     /// Sends `bytes`, the next piece of the body.
     func send(_ bytes: [UInt8]) async throws(PlainHTTPError) {
         let socket = self.socket, box = self.box
-        try await Self.run(on: queue) { () throws(PlainHTTPError) in
+        try await PlainHTTPClient.run(on: queue) { () throws(PlainHTTPError) in
             if box.isCancelled { throw .cancelled }
             try socket.send(bytes)
         }
@@ -186,7 +220,7 @@ final class PlainHTTPUpload: Sendable {
     /// Reads the answer once the body is sent.
     func response(method: String, limits: PlainHTTPLimits) async throws(PlainHTTPError) -> PlainHTTPResponse {
         let socket = self.socket, box = self.box
-        return try await Self.run(on: queue) { () throws(PlainHTTPError) -> PlainHTTPResponse in
+        return try await PlainHTTPClient.run(on: queue) { () throws(PlainHTTPError) -> PlainHTTPResponse in
             var reader = PlainHTTPResponseReader(PlainHTTPSocketSource(socket: socket), limits: limits)
             do throws(PlainHTTPError) {
                 let response = try reader.read(method: method)
@@ -197,21 +231,6 @@ final class PlainHTTPUpload: Sendable {
                 throw error
             }
         }
-    }
-
-    /// Runs blocking socket work on `queue` and resumes the caller with its result.
-    static func run<T: Sendable>(on queue: DispatchQueue,
-                                 _ work: @escaping @Sendable () throws(PlainHTTPError) -> T) async throws(PlainHTTPError) -> T {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, PlainHTTPError>, Never>) in
-            queue.async {
-                do throws(PlainHTTPError) {
-                    continuation.resume(returning: .success(try work()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        return try result.get()
     }
 }
 

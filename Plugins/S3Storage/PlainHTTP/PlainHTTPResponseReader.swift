@@ -22,8 +22,20 @@ struct PlainHTTPResponse: Sendable {
     var reusable: Bool
 }
 
+/// A response's status and headers, read before its body.
+struct PlainHTTPResponseHead: Sendable {
+    var status: Int
+    var headers: [String: String]
+    /// The Content-Length the body is framed by; nil for a chunked or close-delimited body.
+    var contentLength: Int?
+}
+
 /// Reads one HTTP/1.x response from `source`. The body ends where Content-Length or the
 /// last chunk says, or, with neither, where the server closes the connection.
+///
+/// The body comes whole (``read(method:)``) or in pieces (``readHead(method:)``, then
+/// ``nextBodyChunk(maxBytes:)`` until nil): both walk the same framing, so a streamed body
+/// is refused exactly where a whole one would be.
 struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
     private(set) var source: Source
     private let limits: PlainHTTPLimits
@@ -35,6 +47,20 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
     /// Whether any byte arrived: a reused connection that breaks before the first one
     /// was closed by the server while idle, and the request may go again on a new one.
     private(set) var receivedAny = false
+    private var body = BodyState.done
+    /// Whether the head allowed another request on the connection once the body is read.
+    private var keepAlive = false
+    /// The body bytes handed out so far, for the limits and for what an error reports.
+    private(set) var bodyBytesRead = 0
+
+    /// Where the reader is in a body. A chunked body's `left` counts the current chunk's
+    /// data still to come, `size` its size; `opened` says a chunk's CRLF is still owed.
+    private enum BodyState {
+        case length(left: Int, total: Int)
+        case chunked(left: Int, size: Int, opened: Bool)
+        case toEnd
+        case done
+    }
 
     init(_ source: Source, limits: PlainHTTPLimits = PlainHTTPLimits()) {
         self.source = source
@@ -43,35 +69,80 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
 
     /// The response to a request whose method was `method`; interim 1xx responses skipped.
     mutating func read(method: String) throws(PlainHTTPError) -> PlainHTTPResponse {
-        var head = try readHead()
+        try readBody(of: try readHead(method: method))
+    }
+
+    /// The response `head` began, its body read whole.
+    mutating func readBody(of head: PlainHTTPResponseHead) throws(PlainHTTPError) -> PlainHTTPResponse {
+        var body: [UInt8] = []
+        if let length = head.contentLength { body.reserveCapacity(length) }
+        while try appendBody(to: &body, upTo: Int.max) {}
+        return PlainHTTPResponse(status: head.status, headers: head.headers, body: body, reusable: isReusable)
+    }
+
+    /// Whether the connection may carry another request: the body was read to its end,
+    /// the head allowed it, and nothing arrived past the response (nothing asked for such
+    /// bytes, so the connection's state is unknown).
+    var isReusable: Bool {
+        bodyEnded && keepAlive && start == buffer.count
+    }
+
+    /// The head of the response to a request whose method was `method` (interim 1xx
+    /// responses skipped), leaving its body to ``nextBodyChunk(maxBytes:)``.
+    mutating func readHead(method: String) throws(PlainHTTPError) -> PlainHTTPResponseHead {
+        var head = try readHeadBlock()
         while (100..<200).contains(head.status) {
             guard head.status != 101 else {
                 throw .badResponse(expected: "a final response", found: "101 Switching Protocols")
             }
-            head = try readHead()
+            head = try readHeadBlock()
         }
         let headers = head.headers
-        var reusable = head.keepAlive
-        let body: [UInt8]
+        keepAlive = head.keepAlive
+        bodyBytesRead = 0
+        var contentLength: Int?
         if method == "HEAD" || head.status == 204 || head.status == 304 {
-            body = []
+            body = .done
         } else if let codings = headers["transfer-encoding"] {
             let last = codings.split(separator: ",").last.map { $0.trimmingSpaces.lowercased() }
             if last == "chunked" {
-                body = try readChunked()
+                body = .chunked(left: 0, size: 0, opened: false)
             } else {
-                body = try readToEnd()
-                reusable = false
+                body = .toEnd
+                keepAlive = false
             }
         } else if let text = headers["content-length"] {
-            body = try readExactly(try Self.contentLength(text))
+            let length = try Self.contentLength(text)
+            guard length <= limits.maxBodyBytes else {
+                throw .tooLarge(what: "response body", limit: limits.maxBodyBytes, found: length)
+            }
+            // An empty body is over already: no piece to wait for, the connection free.
+            body = length == 0 ? .done : .length(left: length, total: length)
+            contentLength = length
         } else {
-            body = try readToEnd()
-            reusable = false
+            body = .toEnd
+            keepAlive = false
         }
-        // Bytes past the response (nothing asked for them) make the connection's state unknown.
-        if start < buffer.count { reusable = false }
-        return PlainHTTPResponse(status: head.status, headers: headers, body: body, reusable: reusable)
+        return PlainHTTPResponseHead(status: head.status, headers: headers, contentLength: contentLength)
+    }
+
+    /// The next piece of the body, at most `maxBytes` (and fewer only at its end), or nil
+    /// once it has ended. Reads no further than the piece needs, bar the few bytes a chunk
+    /// header line brings along: a consumer that stops asking stops the reading.
+    mutating func nextBodyChunk(maxBytes: Int) throws(PlainHTTPError) -> [UInt8]? {
+        var chunk: [UInt8] = []
+        chunk.reserveCapacity(min(maxBytes, 1 << 20))
+        while chunk.count < maxBytes, try appendBody(to: &chunk, upTo: maxBytes - chunk.count) {}
+        // A body framed by its length is over with its last byte: say so now, so that the
+        // connection can be reused without waiting for a consumer to ask once more.
+        if case .length(0, _) = body { body = .done }
+        return chunk.isEmpty ? nil : chunk
+    }
+
+    /// Whether the body has been read to its end.
+    var bodyEnded: Bool {
+        if case .done = body { return true }
+        return false
     }
 
     private struct Head {
@@ -80,7 +151,7 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
         var keepAlive: Bool
     }
 
-    private mutating func readHead() throws(PlainHTTPError) -> Head {
+    private mutating func readHeadBlock() throws(PlainHTTPError) -> Head {
         let block = try readBlock()
         var lines = Self.lines(block)
         guard !lines.isEmpty else { throw .badResponse(expected: "an HTTP/1.x status line", found: "an empty line") }
@@ -127,31 +198,112 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
         }
     }
 
-    private mutating func readChunked() throws(PlainHTTPError) -> [UInt8] {
-        var body: [UInt8] = []
-        while true {
-            let line = try readLine()
-            let sizeText = line.prefix { $0 != UInt8(ascii: ";") }
-            let digits = String(decoding: sizeText, as: UTF8.self).trimmingSpaces
-            // Hex digits only (RFC 9112 section 7.1): Int(_:radix:) also takes a sign, and
-            // "-6" was a negative count that trapped below (found by Tests/Fuzz/s3-response).
-            let hex = { (b: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(b | 0x20) }
-            guard !digits.isEmpty, digits.count <= 15, digits.utf8.allSatisfy(hex), let size = Int(digits, radix: 16) else {
-                throw .badResponse(expected: "a hexadecimal chunk size", found: Self.shown(line))
+    /// Appends up to `count` bytes of the body to `out`, from one read at most; false
+    /// once the body has ended (nothing appended then).
+    private mutating func appendBody(to out: inout [UInt8], upTo count: Int) throws(PlainHTTPError) -> Bool {
+        switch body {
+        case .done:
+            return false
+        case .toEnd:
+            guard try appendBytes(to: &out, upTo: count) > 0 else {
+                body = .done
+                return false
             }
-            if size == 0 { break }
-            guard body.count + size <= limits.maxBodyBytes else {
-                throw .tooLarge(what: "response body", limit: limits.maxBodyBytes, found: body.count + size)
+            guard bodyBytesRead <= limits.maxBodyBytes else {
+                throw .tooLarge(what: "response body", limit: limits.maxBodyBytes, found: bodyBytesRead)
             }
-            body += try readExactly(size)
-            let end = try readLine()
-            guard end.isEmpty else { throw .badResponse(expected: "CRLF after a chunk's data", found: Self.shown(end)) }
+            return true
+        case .length(let left, let total):
+            guard left > 0 else {
+                body = .done
+                return false
+            }
+            let read = try appendBytes(to: &out, upTo: min(count, left))
+            guard read > 0 else {
+                throw .connectionLost("the server closed the connection after \(total - left) of \(total) body bytes")
+            }
+            body = .length(left: left - read, total: total)
+            return true
+        case .chunked(var left, var size, let opened):
+            if left == 0 {
+                if opened {
+                    let end = try readLine()
+                    guard end.isEmpty else { throw .badResponse(expected: "CRLF after a chunk's data", found: Self.shown(end)) }
+                }
+                size = try readChunkSize()
+                guard size > 0 else {
+                    try readTrailers()
+                    body = .done
+                    return false
+                }
+                guard bodyBytesRead + size <= limits.maxBodyBytes else {
+                    throw .tooLarge(what: "response body", limit: limits.maxBodyBytes, found: bodyBytesRead + size)
+                }
+                left = size
+            }
+            let read = try appendBytes(to: &out, upTo: min(count, left))
+            guard read > 0 else {
+                throw .connectionLost("the server closed the connection after \(size - left) of a chunk's \(size) bytes (\(bodyBytesRead) body bytes in all)")
+            }
+            body = .chunked(left: left - read, size: size, opened: true)
+            return true
         }
-        // Trailers: read and dropped, up to the blank line.
+    }
+
+    /// Appends at most `count` bytes to `out`: those already buffered, else those of one
+    /// read of at most `count` bytes from the source (never past the body's framing, so
+    /// nothing of a next response is taken); 0 at the end of the stream.
+    private mutating func appendBytes(to out: inout [UInt8], upTo count: Int) throws(PlainHTTPError) -> Int {
+        let buffered = min(count, buffer.count - start)
+        if buffered > 0 {
+            out += buffer[start..<(start + buffered)]
+            start += buffered
+            bodyBytesRead += buffered
+            return buffered
+        }
+        if ended { return 0 }
+        let wanted = min(count, scratch.count)
+        var read = 0
+        var failure: PlainHTTPError?
+        scratch.withUnsafeMutableBytes { bytes in
+            do throws(PlainHTTPError) {
+                read = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<wanted]))
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        if read == 0 {
+            ended = true
+            return 0
+        }
+        // Through `scratch`, not straight into `out`: growing `out` first would fill it
+        // element by element, which costs more than this copy in a debug build.
+        out += scratch[..<read]
+        receivedAny = true
+        bodyBytesRead += read
+        return read
+    }
+
+    private mutating func readChunkSize() throws(PlainHTTPError) -> Int {
+        let line = try readLine()
+        let sizeText = line.prefix { $0 != UInt8(ascii: ";") }
+        let digits = String(decoding: sizeText, as: UTF8.self).trimmingSpaces
+        // Hex digits only (RFC 9112 section 7.1): Int(_:radix:) also takes a sign, and
+        // "-6" was a negative count that trapped below (found by Tests/Fuzz/s3-response).
+        let hex = { (b: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(b | 0x20) }
+        guard !digits.isEmpty, digits.count <= 15, digits.utf8.allSatisfy(hex), let size = Int(digits, radix: 16) else {
+            throw .badResponse(expected: "a hexadecimal chunk size", found: Self.shown(line))
+        }
+        return size
+    }
+
+    /// Trailers: read and dropped, up to the blank line.
+    private mutating func readTrailers() throws(PlainHTTPError) {
         var trailerBytes = 0
         while true {
             let line = try readLine()
-            if line.isEmpty { return body }
+            if line.isEmpty { return }
             trailerBytes += line.count
             guard trailerBytes <= limits.maxHeaderBytes else {
                 throw .tooLarge(what: "chunked trailer", limit: limits.maxHeaderBytes, found: trailerBytes)
@@ -178,35 +330,6 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
                 throw .connectionLost("the server closed the connection in the middle of a chunked body")
             }
         }
-    }
-
-    private mutating func readExactly(_ count: Int) throws(PlainHTTPError) -> [UInt8] {
-        guard count <= limits.maxBodyBytes else {
-            throw .tooLarge(what: "response body", limit: limits.maxBodyBytes, found: count)
-        }
-        var body: [UInt8] = []
-        body.reserveCapacity(count)
-        while true {
-            let take = min(count - body.count, buffer.count - start)
-            body += buffer[start..<(start + take)]
-            start += take
-            if body.count == count { return body }
-            guard try fill() else {
-                throw .connectionLost("the server closed the connection after \(body.count) of \(count) body bytes")
-            }
-        }
-    }
-
-    private mutating func readToEnd() throws(PlainHTTPError) -> [UInt8] {
-        var body: [UInt8] = []
-        repeat {
-            body += buffer[start...]
-            start = buffer.count
-            guard body.count <= limits.maxBodyBytes else {
-                throw .tooLarge(what: "response body", limit: limits.maxBodyBytes, found: body.count)
-            }
-        } while try fill()
-        return body
     }
 
     /// Appends what the source has to `buffer`; false at the end of the stream.

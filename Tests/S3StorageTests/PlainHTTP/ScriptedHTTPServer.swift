@@ -10,14 +10,32 @@ final class ScriptedHTTPServer: Sendable {
     struct Reply: Sendable {
         var bytes: [UInt8]
         var close: Bool
+        /// Sent in pieces of this many bytes, `pauseMicroseconds` apart (0: all at once),
+        /// so that the client's reads split where the pieces do.
+        var piece = 0
+        var pauseMicroseconds: UInt32 = 0
+        /// After the bytes, wait until the client closes the connection (a stalled body).
+        var hold = false
     }
 
     let port: Int
     private let listener: Int32
     private let accepted = LockedValueBox(0)
+    private let closedByClient = LockedValueBox(0)
     private let script: @Sendable (String) -> Reply
 
     var acceptedConnections: Int { accepted.withLock { $0 } }
+    /// Connections the client closed while a reply was being sent or held.
+    var connectionsClosedByClient: Int { closedByClient.withLock { $0 } }
+
+    /// Waits (up to 30 s) until the client has closed `count` connections; whether it did.
+    func waitForClientCloses(_ count: Int) async throws -> Bool {
+        for _ in 0..<3000 {
+            if connectionsClosedByClient >= count { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
 
     init(script: @escaping @Sendable (String) -> Reply) throws {
         self.script = script
@@ -73,9 +91,36 @@ final class ScriptedHTTPServer: Sendable {
             pending.removeFirst(end)
             let requestLine = head.split(separator: "\r\n").first.map(String.init) ?? ""
             let reply = script(requestLine)
-            _ = reply.bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard Self.send(reply, on: connection) else {
+                closedByClient.withLock { $0 += 1 }
+                return
+            }
+            if reply.hold {
+                // Anything but more bytes ends the hold: the client's FIN or reset.
+                while recv(connection, &scratch, scratch.count, 0) > 0 {}
+                closedByClient.withLock { $0 += 1 }
+                return
+            }
             if reply.close { return }
         }
+    }
+
+    /// Whether all of the reply went out (false: the client closed the connection).
+    private static func send(_ reply: Reply, on connection: Int32) -> Bool {
+        let piece = reply.piece > 0 ? reply.piece : max(reply.bytes.count, 1)
+        var offset = 0
+        while offset < reply.bytes.count {
+            let end = min(offset + piece, reply.bytes.count)
+            var sent = offset
+            while sent < end {
+                let count = reply.bytes.withUnsafeBytes { Glibc.send(connection, $0.baseAddress! + sent, end - sent, Int32(MSG_NOSIGNAL)) }
+                guard count > 0 else { return false }
+                sent += count
+            }
+            offset = end
+            if reply.pauseMicroseconds > 0, offset < reply.bytes.count { usleep(reply.pauseMicroseconds) }
+        }
+        return true
     }
 
     struct CannotListen: Error {

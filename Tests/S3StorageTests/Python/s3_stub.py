@@ -4,6 +4,8 @@
   down        every request gets 503 ServiceUnavailable
   garbage     every request gets 200 with a body that is not XML
   corrupt     GET answers bytes that do not match the MD5 ETag sent with them
+  cut         GET answers 200 announcing 1 MiB (Content-Length, its MD5 as ETag), sends the
+              first 300,000 bytes and closes the connection
   moved       301 PermanentRedirect (as S3 answers for a bucket in another region), with a
               Location that leads to the "down" bucket
   broken      every request gets 500 with a body that is not XML
@@ -66,6 +68,17 @@ class Handler(BaseHTTPRequestHandler):
         if bucket == "corrupt":
             return self.answer(200, b"abc", {"ETag": '"%s"' % hashlib.md5(b"abd").hexdigest(),
                                              "Last-Modified": "Sun, 29 Nov 2026 20:00:00 GMT"})
+        if bucket == "cut":
+            data = bytes(i % 251 for i in range(1 << 20))
+            self.send_response(200)
+            self.send_header("ETag", '"%s"' % hashlib.md5(data).hexdigest())
+            self.send_header("Last-Modified", "Sun, 29 Nov 2026 20:00:00 GMT")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[:300000])
+            self.wfile.flush()
+            self.close_connection = True
+            return None
         if bucket == "garbage":
             return self.answer(200, b"<html><body>Welcome to the captive portal</body></html>")
         if bucket == "broken":
