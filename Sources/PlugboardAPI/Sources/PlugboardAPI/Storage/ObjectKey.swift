@@ -49,6 +49,15 @@ public enum ObjectKey {
     /// - Returns: The key the bytes spell.
     /// - Throws: `storage.invalid_key` when the bytes are not a valid key.
     public static func validate(bytes: some Collection<UInt8>) throws(PlugboardError) -> String {
+        // The usual valid key in contiguous bytes (a request's decoded path, a stored
+        // header's key) is checked in one pass: this runs for every request, and the walk
+        // below is slow generic code across the module boundary. Anything it does not pass
+        // gets the walk and its messages.
+        let quick = bytes.withContiguousStorageIfAvailable { raw -> String? in
+            guard !raw.isEmpty, raw.count <= maxByteCount, !raw.contains(0) else { return nil }
+            return String(validating: raw, as: UTF8.self)
+        }
+        if let quick, let key = quick { return key }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(maxByteCount + 1)
         for byte in bytes {
@@ -72,27 +81,6 @@ public enum ObjectKey {
         let key = String(decoding: buffer, as: UTF8.self)
         try validate(key)
         return key
-    }
-
-    /// ``validate(bytes:)`` for bytes in an array: the usual valid key is checked in one
-    /// pass over contiguous bytes (a request's decoded path, a stored header's key; this
-    /// runs for every request, and the generic walk is slow across the module boundary);
-    /// anything it does not pass gets the walk and its messages.
-    public static func validate(bytes: [UInt8]) throws(PlugboardError) -> String {
-        if !bytes.isEmpty, bytes.count <= maxByteCount, !bytes.contains(0),
-           let key = String(validating: bytes, as: UTF8.self) {
-            return key
-        }
-        return try validate(bytes: bytes[...])
-    }
-
-    /// ``validate(bytes:)`` for a slice of an array, with the same one-pass check.
-    public static func validate(bytes: ArraySlice<UInt8>) throws(PlugboardError) -> String {
-        if !bytes.isEmpty, bytes.count <= maxByteCount, !bytes.contains(0),
-           let key = String(validating: bytes, as: UTF8.self) {
-            return key
-        }
-        return try validate(bytes: bytes.lazy.map { $0 })
     }
 
     /// Whether `a` sorts before `b` in UTF-8 byte order, the order of every listing.
