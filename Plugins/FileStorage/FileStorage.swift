@@ -125,8 +125,8 @@ final class FileStorage: ObjectStorage, ManagedService {
         try range?.validate()
         try Task.checkCancellation()
         let files = self.files
-        // The open and, for a body of one chunk, its read are one blocking job: a small
-        // object costs one hop to a blocking thread, as the whole-object get does.
+        // The open and, for a body of one chunk, its read are one job: a small cached
+        // object costs no thread hop, a cold one a single hop to a blocking thread.
         let (file, span, bytes) = try await BlockingIO.runCachedFirst { cachedOnly throws(PlugboardError) -> (ObjectFile, Range<Int>, [UInt8]?) in
             guard let file = try files.open(key, cachedOnly: cachedOnly) else { throw PlugboardError.objectNotFound(key: key) }
             let size = file.header.size
@@ -139,7 +139,7 @@ final class FileStorage: ObjectStorage, ManagedService {
             }
             guard span.count <= ObjectFileBody.chunkByteCount else { return (file, span, nil) }
             return (file, span, try file.read(count: span.count, at: span.lowerBound,
-                                              action: "could not read object \(FileStorageText.quote(key))", cachedOnly: cachedOnly))
+                                              action: ObjectFiles.readAction(key), cachedOnly: cachedOnly))
         }
         let info = file.header.info
         let offsets = range == nil ? nil : span

@@ -58,7 +58,8 @@ final class ObjectFile: @unchecked Sendable {
 
 /// The body of a ranged or whole `get`: the object file's `span` of data, read with
 /// `pread` in chunks of at most ``chunkByteCount`` as the caller asks for them: on the
-/// caller's thread when the chunk is in the page cache, else on ``BlockingIO``'s threads. The file is closed when the body ends or is dropped.
+/// caller's thread when the chunk is in the page cache, else on ``BlockingIO``'s threads.
+/// The file is closed when the body ends or is dropped.
 final class ObjectFileBody: Sendable {
     /// The most bytes one read returns: large enough that the hop to a blocking thread
     /// costs little per byte, small enough that a slow reader pins little memory.
@@ -73,7 +74,7 @@ final class ObjectFileBody: Sendable {
     init(_ file: ObjectFile, span: Range<Int>, key: String) {
         state = LockedValueBox((file, span.lowerBound))
         end = span.upperBound
-        action = "could not read object \(FileStorageText.quote(key))"
+        action = ObjectFiles.readAction(key)
     }
 
     /// The next chunk, or nil at the end of the span.

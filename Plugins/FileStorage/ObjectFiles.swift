@@ -143,8 +143,8 @@ struct ObjectFiles: Sendable {
             guard let bodyLength = ObjectFileHeader.bodyLength(fromPrefix: first.prefix(ObjectFileHeader.prefixByteCount)) else {
                 throw damaged(path, action(), "It does not start with an object header of format 1 (\(fileSize) bytes).")
             }
-            let headerEnd = ObjectFileHeader.prefixByteCount + bodyLength
-            let body = first.count >= headerEnd ? first[ObjectFileHeader.prefixByteCount..<headerEnd]
+            let dataOffset = ObjectFileHeader.prefixByteCount + bodyLength
+            let body = first.count >= dataOffset ? first[ObjectFileHeader.prefixByteCount..<dataOffset]
                 : try FileSystem.read(fd, count: bodyLength, at: ObjectFileHeader.prefixByteCount, path: path, cachedOnly: cachedOnly)[...]
             guard body.count == bodyLength, let header = ObjectFileHeader.decode(body: body) else {
                 throw damaged(path, action(), "Its object header is not valid.")
@@ -152,7 +152,6 @@ struct ObjectFiles: Sendable {
             if let expectedKey, !ObjectKey.isSame(header.key, as: expectedKey) {
                 throw damaged(path, action(), "It holds the object of another key (\(header.key.utf8.count) bytes).")
             }
-            let dataOffset = ObjectFileHeader.prefixByteCount + bodyLength
             guard fileSize == dataOffset + header.size else {
                 throw damaged(path, action(), "The header announces \(header.size) bytes of data, the file holds \(fileSize - dataOffset).")
             }

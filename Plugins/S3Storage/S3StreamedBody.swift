@@ -16,7 +16,6 @@ final class S3StreamedBody: Sendable {
     private let client: S3HTTPClient
     /// The ETag to check the bytes against, and the MD5 of those that have passed.
     private let check: (etag: String, md5: StreamingMD5)?
-    private let received = LockedValueBox(0)
 
     /// - Parameter etag: The MD5 the whole body must hash to; nil for a range, or an ETag
     ///   that is not an MD5.
@@ -49,10 +48,8 @@ final class S3StreamedBody: Sendable {
             if error == .cancelled || Task.isCancelled { throw CancellationError() }
             throw client.bodyFailure(error, operation, expected: length, received: stream.bytesReceived)
         }
-        let total = received.withLock { total in
-            total += chunk?.count ?? 0
-            return total
-        }
+        // What has come off the connection so far: the bytes of every piece handed out.
+        let total = stream.bytesReceived
         guard let chunk else {
             guard total == length else {
                 throw client.bodyFailure(.badResponse(expected: "\(length) bytes of chunked body", found: "its last chunk after \(total)"),

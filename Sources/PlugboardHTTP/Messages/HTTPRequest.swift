@@ -72,6 +72,11 @@ public struct HTTPRequest: Sendable {
         self.body = body
     }
 
+    init(head: RequestHead, body: RequestBody, screened: Bool) {
+        self.init(head: head, body: body)
+        self.screened = screened
+    }
+
     public init(head: RequestHead, body: [UInt8]) {
         self.init(head: head, body: RequestBody(body))
     }

@@ -327,9 +327,7 @@ final class Connection: EventSource, @unchecked Sendable {
             // Most requests (every GET) have no body: no channel to make and tear down.
             body = RequestBody([])
         }
-        var screened = HTTPRequest(head: head, body: body)
-        screened.screened = true
-        let request = screened
+        let request = HTTPRequest(head: head, body: body, screened: true)
         let handle = ConnectionHandle(connection: self, loop: loop, serial: serial)
         let handler = server.handler
         let work: @concurrent @Sendable () async -> Void = {

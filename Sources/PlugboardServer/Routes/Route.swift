@@ -71,9 +71,6 @@ enum Route: Equatable {
         }
     }
 
-    /// The metrics label: bounded, never the key.
-    var label: String { Self.labels[index] }
-
     var allowedMethods: [String] {
         switch self {
         case .object: return ["GET", "HEAD", "PUT", "DELETE"]
