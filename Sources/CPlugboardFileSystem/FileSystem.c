@@ -3,7 +3,25 @@
 
 #include <errno.h>
 #include <fcntl.h>
+// openat2's argument and flag, from the kernel's header where the system has it (Linux
+// headers 5.6 and later), else as the kernel defines them, so that the build never needs
+// that header; a kernel without openat2 answers ENOSYS and reads take the blocking way.
+#if __has_include(<linux/openat2.h>)
 #include <linux/openat2.h>
+#else
+#include <stdint.h>
+struct open_how {
+    uint64_t flags;
+    uint64_t mode;
+    uint64_t resolve;
+};
+#endif
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -13,16 +31,10 @@
 #endif
 
 int plugboard_openat_cached(int dirfd, const char *path, int flags) {
-#ifdef SYS_openat2
     struct open_how how = {0};
     how.flags = (unsigned long long)(unsigned int)flags;
     how.resolve = RESOLVE_CACHED;
     return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
-#else
-    (void)dirfd; (void)path; (void)flags;
-    errno = ENOSYS;
-    return -1;
-#endif
 }
 
 ssize_t plugboard_pread_cached(int fd, void *buffer, size_t count, off_t offset) {

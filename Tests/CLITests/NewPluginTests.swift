@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import PlugboardAPI
 import PlugboardHost
 import Testing
@@ -16,8 +17,17 @@ import Testing
     }
 
     /// Runs a shell command line with its output in `log`, up to `seconds` (the
-    /// CommandRunner's 30-second limit is too short for a package build).
-    static func shell(_ command: String, log: String, seconds: Int) -> Int32 {
+    /// CommandRunner's 30-second limit is too short for a package build). Waited for on a
+    /// thread of its own: a build takes minutes, and waiting on one of the cooperative
+    /// pool's threads (two on a 2-core machine) made other tests' timers minutes late; not
+    /// on BlockingWork's either, whose test counts on all of its threads being free.
+    static func shell(_ command: String, log: String, seconds: Int) async -> Int32 {
+        await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
+            Thread { done.resume(returning: spawnAndWait(command, log: log, seconds: seconds)) }.start()
+        }
+    }
+
+    private static func spawnAndWait(_ command: String, log: String, seconds: Int) -> Int32 {
         let line = "timeout \(seconds) sh -c \(CommandResult.shellQuote(command)) >\(CommandResult.shellQuote(log)) 2>&1"
         var pid: pid_t = 0
         let words: [String] = ["/bin/sh", "-c", line]
@@ -37,7 +47,7 @@ import Testing
     /// The whole round trip: scaffold, `swift build`, `swift test`, then `plugboard check`
     /// and `plugboard services` with the built library. Takes about 45 seconds
     /// here (the package builds PlugboardAPI and PlugboardTesting once, in debug).
-    @Test(.timeLimit(.minutes(15))) func scaffold_builds_passesItsTests_andLoadsIntoTheHost() throws {
+    @Test(.timeLimit(.minutes(15))) func scaffold_builds_passesItsTests_andLoadsIntoTheHost() async throws {
         let sandbox = try Sandbox("plugboard-newplugin")
         defer { sandbox.remove() }
         let package = sandbox.path("acme")
@@ -57,10 +67,10 @@ import Testing
 
         // One scratch folder for the build and the tests, so the second reuses the first.
         let scratch = sandbox.path("scratch")
-        let build = Self.shell("cd \(CommandResult.shellQuote(package)) && swift build --scratch-path \(CommandResult.shellQuote(scratch))",
+        let build = await Self.shell("cd \(CommandResult.shellQuote(package)) && swift build --scratch-path \(CommandResult.shellQuote(scratch))",
                                log: sandbox.path("build.log"), seconds: 600)
         try #require(build == 0, "swift build failed (\(build)):\n\(Self.tail(sandbox, "build.log"))")
-        let test = Self.shell("cd \(CommandResult.shellQuote(package)) && swift test --scratch-path \(CommandResult.shellQuote(scratch))",
+        let test = await Self.shell("cd \(CommandResult.shellQuote(package)) && swift test --scratch-path \(CommandResult.shellQuote(scratch))",
                               log: sandbox.path("test.log"), seconds: 600)
         #expect(test == 0, "swift test failed (\(test)):\n\(Self.tail(sandbox, "test.log"))")
 
