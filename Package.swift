@@ -90,7 +90,8 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost"]),
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardConcurrency"]),
         // The API router in process: leases per request across a storage swap.
-        .testTarget(name: "PlugboardServerTests", dependencies: [api, "PlugboardServer", "PlugboardHTTP", "PlugboardHost"]),
+        .testTarget(name: "PlugboardServerTests", dependencies: [api, "PlugboardServer", "PlugboardHTTP", "PlugboardHost",
+                                                             "InMemoryStorage"]),
         // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.
         .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"]),
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.

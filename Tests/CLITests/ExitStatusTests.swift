@@ -156,11 +156,11 @@ import Testing
         try sandbox.write("plugins.json", ManifestText.make([
             #"{"name": "Mem", "product": "MemoryStorage", "environments": ["production"]}"#,
         ]))
-        let json = try expectFailure(sandbox, ["storage", "list"], status: 1, code: "cli.no_storage",
+        let json = try expectFailure(sandbox, ["storage", "list"], status: 1, code: "host.no_storage",
                                      messageContains: ["no ObjectStorage is bound in the development environment"])
         #expect(try json.json()["error"]?["detail"]?.string == "Plugins: Mem is skipped.")
         try sandbox.write("empty.json", ManifestText.make([]))
-        try expectFailure(sandbox, ["storage", "get", "k", "--manifest", "empty.json"], status: 1, code: "cli.no_storage")
+        try expectFailure(sandbox, ["storage", "get", "k", "--manifest", "empty.json"], status: 1, code: "host.no_storage")
         // In production it is bound.
         expectRun(sandbox.run(["storage", "list", "--env", "production"]), status: 0, stdout: .empty)
     }

@@ -102,18 +102,7 @@ enum StorageCommand {
     private static func run<R>(_ host: PluginHost,
                                _ body: (any ObjectStorage) async throws -> R) async throws(PlugboardError) -> R {
         try PluginsCommand.requireRequiredPlugins(host)
-        let storage: any ObjectStorage
-        do {
-            storage = try host.container.resolve((any ObjectStorage).self)
-        } catch where error.code != .notRegistered {
-            // Bound, but its factory failed: say why, not that nothing is bound.
-            throw error
-        } catch {
-            let states = host.records.map { "\($0.name) is \($0.state)" }.joined(separator: ", ")
-            throw PlugboardError(.noStorage, "no ObjectStorage is bound in the \(host.environment) environment",
-                detail: states.isEmpty ? "The manifest \"\(host.manifest.path)\" loads no plugin." : "Plugins: \(states).",
-                hint: "Enable a storage plugin (FileStorage, MemoryStorage, S3Storage, RESTStorage) for this environment in plugins.json; plugboard check shows why one failed.")
-        }
+        let storage = try host.boundStorage(host.container).get()
         do {
             return try await body(storage)
         } catch let error as PlugboardError {
@@ -125,8 +114,6 @@ enum StorageCommand {
 }
 
 extension PlugboardError.Code {
-    /// No plugin provides `ObjectStorage` in this environment.
-    public static let noStorage: Self = "cli.no_storage"
     /// A local file named on the command line could not be read or written.
     public static let localFile: Self = "cli.local_file"
 }

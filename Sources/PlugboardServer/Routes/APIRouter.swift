@@ -2,10 +2,14 @@ import PlugboardAPI
 import PlugboardHTTP
 import PlugboardHost
 
-/// The HTTP API (docs/openapi.yaml) over a started host: objects through the bound
-/// `ObjectStorage`, listing, health, readiness, metrics and admin reports.
+/// The HTTP API (docs/openapi.yaml): objects through the bound `ObjectStorage`, listing,
+/// health and readiness over a ``StorageProvider``; metrics and the admin routes over the
+/// host that runs the plugins, when there is one.
 public final class APIRouter: HTTPHandler {
-    let host: PluginHost
+    let provider: any StorageProvider
+    /// Reports, reloads and events; nil for a router over a bare provider, where those
+    /// routes are unknown (404).
+    let host: PluginHost?
     let apiToken: String?
     let adminToken: String?
     let metrics: ServerMetrics
@@ -13,8 +17,23 @@ public final class APIRouter: HTTPHandler {
     /// Open connections, for `/metrics` (the server is made after the router).
     let openConnections: @Sendable () -> Int
 
-    public init(host: PluginHost, apiToken: String?, adminToken: String?, metrics: ServerMetrics, logger: Logger,
-                openConnections: @escaping @Sendable () -> Int) {
+    /// The router `serve` runs: every route, over the host's plugins.
+    public convenience init(host: PluginHost, apiToken: String?, adminToken: String?, metrics: ServerMetrics,
+                            logger: Logger, openConnections: @escaping @Sendable () -> Int) {
+        self.init(provider: host, host: host, apiToken: apiToken, adminToken: adminToken, metrics: metrics,
+                  logger: logger, openConnections: openConnections)
+    }
+
+    /// The object, health and readiness routes over `provider` alone (another front end,
+    /// a test over a container of its own).
+    public convenience init(provider: any StorageProvider, apiToken: String?, logger: Logger) {
+        self.init(provider: provider, host: nil, apiToken: apiToken, adminToken: nil, metrics: ServerMetrics(),
+                  logger: logger, openConnections: { 0 })
+    }
+
+    private init(provider: any StorageProvider, host: PluginHost?, apiToken: String?, adminToken: String?,
+                 metrics: ServerMetrics, logger: Logger, openConnections: @escaping @Sendable () -> Int) {
+        self.provider = provider
         self.host = host
         self.apiToken = apiToken
         self.adminToken = adminToken
@@ -25,7 +44,7 @@ public final class APIRouter: HTTPHandler {
 
     public func screen(_ head: RequestHead) -> HTTPResponse? {
         let route = Route(path: head.path)
-        guard route != .unknown else {
+        guard route != .unknown, host != nil || !route.needsHost else {
             return ErrorResponses.response(PlugboardError(.httpNotFound, "no route for \(head.path.prefix(200))",
                 hint: "The API serves /v1/objects, /v1/objects/{key}, /healthz, /readyz, /metrics and /v1/admin/*; see docs/openapi.yaml."))
         }
@@ -37,48 +56,32 @@ public final class APIRouter: HTTPHandler {
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         // Error answers withhold server paths; this request's log keeps them (ErrorResponses).
-        await ErrorResponses.$context.withValue(.init(logger: logger, host: host)) { await route(request) }
+        await ErrorResponses.$context.withValue(.init(logger: logger, provider: provider)) { await route(request) }
     }
 
     private func route(_ request: HTTPRequest) async -> HTTPResponse {
         // The server screened the head already when it read it (it says so on the request).
         if !request.screened, let refusal = screen(request.head) { return refusal }
         let route = Route(path: request.head.path)
-        do throws(HTTPError) {
-            switch route {
-            case .object(let encoded):
-                if let refusal = notReady() { return refusal }
-                // The lease by hand rather than through withLease: one async frame (and
-                // slab allocation) fewer on the busiest route; released on every way out.
-                let lease = host.container.lease()
-                defer { lease.release() }
-                return Self.stamped(await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease)), lease)
-            case .listing:
-                if let refusal = notReady() { return refusal }
-                return await host.container.withLease { lease in
-                    Self.stamped(await ObjectRoutes.listing(query: request.head.query, storage: storage(lease)), lease)
-                }
-            case .healthz:
-                return Self.json(200, "{\"status\":\"ok\"}\n")
-            case .readyz:
-                return readiness()
-            case .metrics:
-                return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                                    body: Array((metrics.render(plugins: host.records, openConnections: openConnections())
-                                                 + ServerMetrics.renderHotSwap(host)).utf8))
-            case .adminPlugins:
-                return Self.json(200, Reports.adminPlugins(host).render() + "\n")
-            case .adminReload:
-                return await AdminRoutes.reload(host)
-            case .adminEvents:
-                return AdminRoutes.events(host, query: request.head.query)
-            case .adminServices:
-                return Self.json(200, Reports.services(host.container.registrations()).render() + "\n")
-            case .unknown:
-                throw HTTPError.badRequest("no route")
+        switch route {
+        case .object(let encoded):
+            if let refusal = notReady() { return refusal }
+            // The lease by hand rather than through withLease: one async frame (and
+            // slab allocation) fewer on the busiest route; released on every way out.
+            let lease = provider.container.lease()
+            defer { lease.release() }
+            return Self.stamped(await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease)), lease)
+        case .listing:
+            if let refusal = notReady() { return refusal }
+            return await provider.container.withLease { lease in
+                Self.stamped(await ObjectRoutes.listing(query: request.head.query, storage: storage(lease)), lease)
             }
-        } catch {
-            return ErrorResponses.response(error)
+        case .healthz:
+            return Self.json(200, "{\"status\":\"ok\"}\n")
+        case .readyz:
+            return readiness()
+        case .metrics, .adminPlugins, .adminReload, .adminEvents, .adminServices, .unknown:
+            return await hostRoute(route, request)
         }
     }
 
@@ -93,19 +96,32 @@ public final class APIRouter: HTTPHandler {
                     metadata: ["peer": .string(exchange.peer)])
     }
 
-    /// The storage the host binds now, through the request's lease: resolved per request,
-    /// so a swap takes effect on the next one, and held for the request, so a storage
-    /// replaced meanwhile is not stopped until the requests using it have answered.
-    func storage(_ resolver: some ServiceResolver) -> Result<any ObjectStorage, PlugboardError> {
-        do throws(PlugboardError) {
-            return .success(try resolver.resolve((any ObjectStorage).self, name: nil))
-        } catch where error.code == .notRegistered {
-            return .failure(PlugboardError(.notRegistered, "no ObjectStorage is bound in the \(host.environment) environment",
-                detail: "Plugins: \(host.records.map { "\($0.name) is \($0.state)" }.joined(separator: ", ")).",
-                hint: "Enable a storage plugin for this environment in plugins.json; plugboard check shows why one failed."))
-        } catch {
-            return .failure(error)
+    /// Metrics and the admin routes, which report on and act on the host's plugins.
+    private func hostRoute(_ route: Route, _ request: HTTPRequest) async -> HTTPResponse {
+        guard let host, route != .unknown else {
+            return ErrorResponses.response(PlugboardError(.httpNotFound, "no route for \(request.head.path.prefix(200))"))
         }
+        switch route {
+        case .metrics:
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                                body: Array((metrics.render(plugins: host.records, openConnections: openConnections())
+                                             + ServerMetrics.renderHotSwap(host)).utf8))
+        case .adminPlugins:
+            return Self.json(200, Reports.adminPlugins(host).render() + "\n")
+        case .adminReload:
+            return await AdminRoutes.reload(host)
+        case .adminEvents:
+            return AdminRoutes.events(host, query: request.head.query)
+        default:
+            return Self.json(200, Reports.services(host.container.registrations()).render() + "\n")
+        }
+    }
+
+    /// The storage bound now, through the request's lease: resolved per request, so a
+    /// swap takes effect on the next one, and held for the request, so a storage replaced
+    /// meanwhile is not stopped until the requests using it have answered.
+    func storage(_ resolver: some ServiceResolver) -> Result<any ObjectStorage, PlugboardError> {
+        provider.boundStorage(resolver)
     }
 
     private func authorize(_ route: Route, _ head: RequestHead) -> HTTPResponse? {
@@ -144,19 +160,17 @@ public final class APIRouter: HTTPHandler {
     /// 503 for object routes while a required plugin is not active (with hot swap on,
     /// the server keeps running until a reload fixes it).
     private func notReady() -> HTTPResponse? {
-        guard !host.allRequiredActive, let failure = host.requiredFailure else { return nil }
+        guard let failure = provider.objectRequestsRefusal else { return nil }
         var response = ErrorResponses.response(PlugboardError(.httpUnavailable, failure.message, detail: failure.detail,
             hint: "Fix the plugin and reload (plugboard reload, SIGHUP, or save plugins.json); /readyz answers 503 until then."),
             status: 503)
         // No lease was taken; the generation that refused is the one current now.
-        response.headers.append(("X-Plugboard-Generation", String(host.container.generation)))
+        response.headers.append(("X-Plugboard-Generation", String(provider.container.generation)))
         return response
     }
 
     private func readiness() -> HTTPResponse {
-        var reasons: [String] = host.requiredFailures.map { "required plugin \"\($0.name)\" is \($0.state)" }
-        // Readiness only asks whether a storage is bound; it uses none, so it takes no lease.
-        if case .failure(let error) = storage(host.container) { reasons.append(error.message) }
+        let reasons = provider.notReadyReasons
         if reasons.isEmpty { return Self.json(200, "{\"status\":\"ready\"}\n") }
         let body = JSONOutput.object([("status", "unavailable"), ("reasons", .array(reasons.map { .string($0) }))])
         return Self.json(503, body.render(pretty: false) + "\n")

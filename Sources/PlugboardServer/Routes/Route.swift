@@ -90,6 +90,15 @@ enum Route: Equatable {
         }
     }
 
+    /// Metrics and the admin routes report on and act on a plugin host; a router over a
+    /// bare ``StorageProvider`` has none of them.
+    var needsHost: Bool {
+        switch self {
+        case .metrics, .adminPlugins, .adminServices, .adminReload, .adminEvents: return true
+        default: return false
+        }
+    }
+
     /// 405 for a method the route does not take, known to HTTP or not: the route exists,
     /// and `Allow` says what it takes (501 is kept for unsupported transfer codings).
     func methodRefusal(_ method: String) -> HTTPError {

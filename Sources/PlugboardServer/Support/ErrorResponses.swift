@@ -11,20 +11,22 @@ import PlugboardHost
 /// whole error goes to the request's log (``logger``), where the operator needs it.
 enum ErrorResponses {
     /// What the router binds for each request it answers: where an error whose answer
-    /// was scrubbed of paths is logged whole, and the host, whose manifest's secrets no
+    /// was scrubbed of paths is logged whole, and the secrets of the manifest, which no
     /// answer or log line may show (a plugin's error may quote a secret it was given).
     struct Context: Sendable {
         var logger: Logger
-        var host: PluginHost?
+        /// Asked for its secrets only when an error is answered: reading them takes the
+        /// host's lock, which an answer without an error should not pay for.
+        var provider: (any StorageProvider)?
     }
 
-    @TaskLocal static var context = Context(logger: .disabled, host: nil)
+    @TaskLocal static var context = Context(logger: .disabled, provider: nil)
 
     /// The code goes in `X-Plugboard-Error-Code` too: a HEAD answer has no body, and the
     /// header is how a client tells a missing object from an unknown route there.
     static func response(_ error: PlugboardError, status: Int? = nil, headers: [(String, String)] = []) -> HTTPResponse {
         // Secrets first, before any quoting or cutting could leave a piece of one.
-        let error = context.host?.secrets.scrub(error) ?? error
+        let error = context.provider?.secrets.scrub(error) ?? error
         let logger = context.logger
         let (mapped, extra) = statusAndHeaders(for: error.code)
         let shown = clientView(of: error)
@@ -73,7 +75,7 @@ enum ErrorResponses {
         case .storagePreconditionFailed: return (412, [])
         case .storageRangeNotSatisfiable: return (416, [])
         case .storageUnsupported: return (501, [])
-        case .notRegistered, .factoryFailed, .httpUnavailable: return (503, [])
+        case .noStorage, .notRegistered, .factoryFailed, .httpUnavailable: return (503, [])
         case .httpBadRequest: return (400, [])
         case .httpUnauthorized: return (401, [("WWW-Authenticate", "Bearer")])
         case .httpNotFound: return (404, [])

@@ -156,11 +156,11 @@ import Testing
         #expect(head.header("retry-after") == "1")
     }
 
-    @Test func noStorageBound_is503ContainerNotRegistered_andNotReady() throws {
+    @Test func noStorageBound_is503HostNoStorage_andNotReady() throws {
         let server = try ServerProcess(plugins: [])
         let r = try server.client().request("GET", "/v1/objects/k")
         #expect(r.status == 503)
-        #expect(r.errorCode == "container.not_registered")
+        #expect(r.errorCode == "host.no_storage")
         #expect(try server.client().request("GET", "/healthz").text == "{\"status\":\"ok\"}\n")
         let ready = try server.client().request("GET", "/readyz")
         #expect(ready.status == 503)

@@ -7,8 +7,8 @@ import Glibc
 /// what URLSession does with answers no Plugboard server gives: a redirect, silence, a
 /// connection closed without an answer, bytes that are not HTTP.
 final class RawHTTPServer: @unchecked Sendable {
-    // @unchecked Sendable: `heads` and `open` are only touched under `lock`; the socket
-    // is closed once, by `stop`.
+    // @unchecked Sendable: `heads`, `open` and `stopping` are only touched under `lock`;
+    // the listener is closed once, by `stop`, after the accept loop has ended.
     enum Behaviour: Sendable {
         /// Reads the request head, writes these bytes, closes.
         case respond(String)
@@ -23,7 +23,10 @@ final class RawHTTPServer: @unchecked Sendable {
     private let behaviour: Behaviour
     private let lock = NSLock()
     private var heads: [String] = []
-    private var open: [Int32] = []
+    /// Every accepted connection not yet closed, the one whose head is being read included.
+    private var open: Set<Int32> = []
+    private var stopping = false
+    private let acceptLoopEnded = DispatchSemaphore(value: 0)
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
@@ -54,22 +57,41 @@ final class RawHTTPServer: @unchecked Sendable {
     /// The request heads received so far (request line and header fields).
     var requests: [String] { lock.withLock { heads } }
 
-    /// Stops accepting and closes every connection.
+    /// Stops accepting and closes every connection. The listener is closed only once the
+    /// accept loop has ended: closed earlier, its number could go to another test's
+    /// listening socket, whose connections the loop would then accept and hang up on.
     func stop() {
-        let sockets = lock.withLock { () -> [Int32] in
+        shutdown(listener, Int32(SHUT_RDWR))
+        // Under the lock, which the loop also holds to close one: a number is shut down only
+        // while it is still this server's. This ends a read of a head still arriving.
+        lock.withLock {
+            stopping = true
+            for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+        acceptLoopEnded.wait()
+        close(listener)
+        let left = lock.withLock { () -> Set<Int32> in
             defer { open = [] }
             return open
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for fd in sockets { close(fd) }
+        for fd in left { close(fd) }
     }
 
     private func acceptLoop() {
+        defer { acceptLoopEnded.signal() }
         while true {
             let connection = accept(listener, nil, nil)
             if connection < 0 {
                 if errno == EINTR { continue }
+                return
+            }
+            let admitted = lock.withLock { () -> Bool in
+                guard !stopping else { return false }
+                open.insert(connection)
+                return true
+            }
+            guard admitted else {
+                close(connection)
                 return
             }
             let head = readHead(connection)
@@ -78,12 +100,19 @@ final class RawHTTPServer: @unchecked Sendable {
             case .respond(let text):
                 let bytes = Array(text.utf8)
                 _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                close(connection)
+                closeConnection(connection)
             case .silence:
-                lock.withLock { open.append(connection) }
+                break
             case .hangUp:
-                close(connection)
+                closeConnection(connection)
             }
+        }
+    }
+
+    private func closeConnection(_ fd: Int32) {
+        lock.withLock {
+            open.remove(fd)
+            close(fd)
         }
     }
 
