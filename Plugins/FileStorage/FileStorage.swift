@@ -50,8 +50,10 @@ final class FileStorage: ObjectStorage, ManagedService {
             "fsync": .string("\(configuration.fsync)")])
     }
 
-    /// Nothing to release: every operation opens and closes its own files.
+    /// Closes the root folder held between operations (a request still running keeps its
+    /// own reference until it ends).
     func stop() async {
+        files.held.reset()
         logger.debug("file storage stopped")
     }
 

@@ -28,7 +28,7 @@ enum FileSystem {
     /// Opens the folder `name` of `folder`; a symbolic link there fails with `ELOOP`.
     static func openFolder(_ name: String, in folder: Folder, cachedOnly: Bool = false) throws(FileSystemError) -> Folder {
         do throws(FileSystemError) {
-            return Folder(fd: try open(name, in: folder, O_RDONLY | O_DIRECTORY, cachedOnly: cachedOnly), path: folder.path(of: name))
+            return Folder(fd: try open(name, in: folder, O_RDONLY | O_DIRECTORY, cachedOnly: cachedOnly), name: name, in: folder)
         } catch where error.code == ENOTDIR {
             // Linux answers ENOTDIR, not ELOOP, for a link opened with O_DIRECTORY and
             // O_NOFOLLOW; a link must not pass for a missing folder.
@@ -321,17 +321,31 @@ enum FileSystem {
 /// path that the kernel would resolve through a symbolic link: a link put where one of
 /// its folders was leads nowhere, so nothing lands outside the root. Closed when the last
 /// reference goes.
-final class Folder {
+final class Folder: Sendable {
     let fd: Int32
-    /// Its path, for messages only: no call resolves it again.
-    let path: String
+    /// The folder it was opened in (nil for one opened by path), and its name there: its
+    /// path is made from them only for a message, not for every folder a request opens.
+    private let parent: Folder?
+    private let name: String
 
+    /// A folder opened by its path.
     init(fd: Int32, path: String) {
         self.fd = fd
-        self.path = path
+        self.parent = nil
+        self.name = path
+    }
+
+    /// The folder `name` of `parent`, which it keeps (its descriptor too) while it lives.
+    init(fd: Int32, name: String, in parent: Folder) {
+        self.fd = fd
+        self.parent = parent
+        self.name = name
     }
 
     deinit { close(fd) }
+
+    /// Its path, for messages only: no call resolves it again.
+    var path: String { parent.map { $0.path(of: name) } ?? name }
 
     /// The path of the entry `name`, for messages.
     func path(of name: String) -> String { path + "/" + name }

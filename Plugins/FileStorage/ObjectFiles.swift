@@ -38,6 +38,14 @@ struct ObjectFiles: Sendable {
     let root: String
     /// Whether writes and deletes are flushed to stable storage (`fsync`).
     let sync: Bool
+    /// The root, open between operations.
+    let held: HeldRoot
+
+    init(root: String, sync: Bool) {
+        self.root = root
+        self.sync = sync
+        held = HeldRoot(path: root)
+    }
 
     var objectsFolder: String { root + "/objects" }
     var markerPath: String { root + "/" + Self.markerName }
@@ -48,17 +56,17 @@ struct ObjectFiles: Sendable {
     }
 
     /// The root (opened by its path, links on the way to it followed: where the root is,
-    /// is the operator's choice), then each folder of `names` below it, without following
-    /// a link: the root first, the folder `names` leads to last.
+    /// is the operator's choice; held open, see ``HeldRoot``), then each folder of `names`
+    /// below it, without following a link: the root first, the folder `names` leads to last.
     func openChain(_ names: [String]) throws(FileSystemError) -> [Folder] {
-        var chain = [try FileSystem.openFolder(atPath: root)]
+        var chain = [try held.folder()]
         for name in names { chain.append(try FileSystem.openFolder(name, in: chain[chain.count - 1])) }
         return chain
     }
 
     /// The folder `names` leads to below the root, opened as ``openChain(_:)`` does.
     func open(_ names: [String], cachedOnly: Bool = false) throws(FileSystemError) -> Folder {
-        var folder = try FileSystem.openFolder(atPath: root, cachedOnly: cachedOnly)
+        var folder = try held.folder(cachedOnly: cachedOnly)
         for name in names { folder = try FileSystem.openFolder(name, in: folder, cachedOnly: cachedOnly) }
         return folder
     }
