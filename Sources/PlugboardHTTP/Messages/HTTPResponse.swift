@@ -31,10 +31,23 @@ public struct HTTPResponse: Sendable {
     /// The response as bytes on the wire (for a streamed body, its head only). For HEAD the
     /// body is left out and the length header says what GET would send.
     public func serialize(head: Bool, keepAlive: Bool, version: HTTPVersion = .http11, date: String) -> [UInt8] {
+        var out = serializedHead(head: head, keepAlive: keepAlive, version: version, date: date,
+                                 reserving: head || stream != nil || forbidsContent ? 0 : body.count)
+        if !head && !forbidsContent { out.append(contentsOf: body) }
+        return out
+    }
+
+    /// Whether ``body`` goes on the wire after the head written by
+    /// ``serializedHead(head:keepAlive:version:date:reserving:)``.
+    func sendsBody(head: Bool) -> Bool { !head && !forbidsContent && !body.isEmpty }
+
+    /// The status line and header section alone: the server sends ``body`` after it as a
+    /// buffer of its own (one `sendmsg` for both), so a body is never copied behind its head.
+    func serializedHead(head: Bool, keepAlive: Bool, version: HTTPVersion, date: String, reserving extra: Int = 0) -> [UInt8] {
         // Appended piece by piece, without string interpolation: this runs once per
         // response and showed in the benchmark profile.
         var out: [UInt8] = []
-        out.reserveCapacity(160 + (head || stream != nil ? 0 : body.count) + headers.count * 48)
+        out.reserveCapacity(160 + extra + headers.count * 48)
         out.append(contentsOf: (version == .http10 ? "HTTP/1.0 " : "HTTP/1.1 ").utf8)
         Self.appendDecimal(status, to: &out)
         out.append(32)
@@ -66,7 +79,6 @@ public struct HTTPResponse: Sendable {
         out.append(contentsOf: date.utf8)
         out.append(contentsOf: Self.crlf)
         out.append(contentsOf: Self.crlf)
-        if !head && !forbidsContent { out.append(contentsOf: body) }
         return out
     }
 

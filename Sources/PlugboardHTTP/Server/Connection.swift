@@ -363,15 +363,21 @@ final class Connection: EventSource, @unchecked Sendable {
         let length = isHead ? 0 : response.contentLength
         exchange.deadline = now + server.configuration.writeTimeoutSeconds
             + Double(length) / Double(max(1, server.configuration.minBodyBytesPerSecond))
-        var bytes = response.serialize(head: isHead, keepAlive: keepAlive, version: head?.version ?? .http11,
-                                       date: server.dates.current())
+        var bytes = response.serializedHead(head: isHead, keepAlive: keepAlive, version: head?.version ?? .http11,
+                                            date: server.dates.current())
         exchange.bytes = isHead ? 0 : response.body.count
         if response.stream == nil || isHead || response.forbidsContent {
             exchange.responseQueued = true
         } else {
             exchange.streaming = true
         }
-        if bytes.count > 0 { enqueue(bytes) }
+        // The body as its own buffer after the head: both leave in one sendmsg (flush).
+        if response.sendsBody(head: isHead) {
+            enqueue(bytes, flushing: false)
+            enqueue(response.body)
+        } else if bytes.count > 0 {
+            enqueue(bytes)
+        }
         bytes = []
         if exchange.responseQueued { responseSent() }
     }
@@ -407,7 +413,9 @@ final class Connection: EventSource, @unchecked Sendable {
         return false
     }
 
-    private func enqueue(_ bytes: [UInt8]) {
+    /// Queues `bytes` (never empty) and, unless `flushing` is false because another piece
+    /// follows at once, writes what the socket takes.
+    private func enqueue(_ bytes: [UInt8], flushing: Bool = true) {
         outbound.append(bytes)
         outBytes += bytes.count
         server.budget.take(bytes.count)
@@ -417,14 +425,37 @@ final class Connection: EventSource, @unchecked Sendable {
             lastWrite = now
             writeRate.restart(now: now)
         }
-        flush()
+        if flushing { flush() }
+    }
+
+    /// One `sendmsg` of the first two queued pieces (a head and its body), or `send` of
+    /// the first: the bytes taken, or -1 with errno.
+    private func sendQueued() -> Int {
+        let first = outHead, offset = outOffset
+        guard outbound.count - first >= 2 else {
+            return outbound[first].withUnsafeBytes { raw in
+                send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+        }
+        return outbound[first].withUnsafeBytes { a in
+            outbound[first + 1].withUnsafeBytes { b in
+                var pieces = (iovec(iov_base: UnsafeMutableRawPointer(mutating: a.baseAddress! + offset), iov_len: a.count - offset),
+                              iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress!), iov_len: b.count))
+                return withUnsafeMutableBytes(of: &pieces) { raw in
+                    var message = msghdr()
+                    message.msg_iov = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
+                    message.msg_iovlen = 2
+                    // sendmsg, not writev: MSG_NOSIGNAL, so that a peer gone away is an
+                    // error here rather than a SIGPIPE for the whole process.
+                    return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                }
+            }
+        }
     }
 
     private func flush() {
         while outHead < outbound.count {
-            let n = outbound[outHead].withUnsafeBytes { raw -> Int in
-                send(fd, raw.baseAddress! + outOffset, raw.count - outOffset, Int32(MSG_NOSIGNAL))
-            }
+            let n = sendQueued()
             if n < 0 {
                 let code = errno
                 if code == EINTR { continue }
@@ -434,10 +465,16 @@ final class Connection: EventSource, @unchecked Sendable {
             }
             lastWrite = Clock.now()
             writeRate.add(n, now: lastWrite)
-            outOffset += n
             outBytes -= n
             server.budget.give(n)
-            if outOffset == outbound[outHead].count {
+            var taken = n
+            while taken > 0 {
+                let left = outbound[outHead].count - outOffset
+                if taken < left {
+                    outOffset += taken
+                    break
+                }
+                taken -= left
                 outbound[outHead] = []
                 outHead += 1
                 outOffset = 0

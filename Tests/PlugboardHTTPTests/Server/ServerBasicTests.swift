@@ -94,6 +94,29 @@ extension ServerTests {
             #expect(await s.stop() == 0)
         }
 
+        /// A whole body leaves after its head in one sendmsg of two buffers; a socket that
+        /// takes a few KiB at a time splits that anywhere (inside the head, at its end,
+        /// inside the body), and the client still reads the head, then the body, intact,
+        /// then the next answer.
+        @Test func aWholeBodyLargerThanTheSocketTakes_arrivesIntactAfterItsHead() async throws {
+            let s = try TestServer()
+            let body = patternBytes(3 << 20)
+            try await offPool { [body] in
+                let c = try s.client(receiveBuffer: 4096)
+                var bytes = Wire.requestBytes("PUT", "/echo", body: body)
+                bytes += Wire.requestBytes("GET", "/hello?after=1")
+                let sender = Wire.Sender(c, bytes)
+                let echoed = try c.response()
+                #expect(echoed.status == 200)
+                #expect(echoed.body.count == body.count)
+                #expect(isPattern(echoed.body))
+                let next = try c.response()
+                #expect(next.header("x-target") == "/hello?after=1")
+                #expect(sender.wait())
+            }
+            #expect(await s.stop() == 0)
+        }
+
         @Test func http10_closesAfterTheAnswer_unlessKeptAlive() async throws {
             let s = try TestServer()
             try await offPool {

@@ -129,8 +129,17 @@ public struct ObjectBody: AsyncSequence, Sendable {
     ///   more or fewer bytes than ``length``; whatever the body throws; `CancellationError`.
     public func collect(upTo limit: Int) async throws -> [UInt8] {
         var bytes: [UInt8] = []
-        if let length, length >= 0, length <= limit { bytes.reserveCapacity(length) }
-        try await forEachChunk(upTo: limit) { bytes += $0 }
+        let expected = length.flatMap { $0 >= 0 && $0 <= limit ? $0 : nil }
+        try await forEachChunk(upTo: limit) { chunk in
+            if bytes.isEmpty {
+                // The first piece is kept, not copied: a body that arrives whole (a small
+                // object read at once) is returned as it came.
+                bytes = chunk
+                if let expected, expected > chunk.count { bytes.reserveCapacity(expected) }
+            } else {
+                bytes += chunk
+            }
+        }
         return bytes
     }
 
