@@ -126,7 +126,7 @@ enum FileSystem {
     /// Reads into `buffer` from `offset` until it is full or the file ends; returns the
     /// number of bytes read.
     static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int,
-                     path: String, cachedOnly: Bool = false) throws(FileSystemError) -> Int {
+                     path: @autoclosure () -> String, cachedOnly: Bool = false) throws(FileSystemError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var done = 0
         while done < buffer.count {
@@ -140,9 +140,9 @@ enum FileSystem {
                     // EAGAIN: the page is not cached (a short read before it is fine:
                     // the next call says so). The others: no RWF_NOWAIT here.
                     if code != EAGAIN { cachedReads.withLock { $0 = false } }
-                    throw FileSystemError.wouldBlock(path)
+                    throw FileSystemError.wouldBlock(path())
                 }
-                throw FileSystemError("read", path, code: code)
+                throw FileSystemError("read", path(), code: code)
             }
             if n == 0 { break }
             done += n
@@ -150,13 +150,14 @@ enum FileSystem {
         return done
     }
 
-    /// Reads `count` bytes from `offset`, or fewer when the file ends first.
-    static func read(_ fd: Int32, count: Int, at offset: Int, path: String,
+    /// Reads `count` bytes from `offset`, or fewer when the file ends first. `path` is
+    /// made only for an error (reads run for every GET).
+    static func read(_ fd: Int32, count: Int, at offset: Int, path: @autoclosure () -> String,
                      cachedOnly: Bool = false) throws(FileSystemError) -> [UInt8] {
         var failure: FileSystemError?
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             do throws(FileSystemError) {
-                initialized = try read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset, path: path,
+                initialized = try read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset, path: path(),
                                        cachedOnly: cachedOnly)
             } catch {
                 failure = error
@@ -168,9 +169,9 @@ enum FileSystem {
     }
 
     /// The file status of an open descriptor.
-    static func status(_ fd: Int32, path: String) throws(FileSystemError) -> stat {
+    static func status(_ fd: Int32, path: @autoclosure () -> String) throws(FileSystemError) -> stat {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw FileSystemError("stat", path) }
+        guard fstat(fd, &st) == 0 else { throw FileSystemError("stat", path()) }
         return st
     }
 

@@ -14,8 +14,9 @@ import PlugboardConcurrency
 /// offset as an argument, so reads from several threads do not disturb one another.
 final class ObjectFile: @unchecked Sendable {
     let fd: Int32
-    /// Its path, for messages.
-    let path: String
+    /// Its folder and its name there: the path is made from them only for a message.
+    private let folder: Folder
+    private let name: String
     let header: ObjectFileHeader
     /// Where the data starts in the file.
     let dataOffset: Int
@@ -24,9 +25,11 @@ final class ObjectFile: @unchecked Sendable {
     /// The whole data when the open read it with the header (a small file), else nil.
     private let data: [UInt8]?
 
-    init(fd: Int32, path: String, header: ObjectFileHeader, dataOffset: Int, files: ObjectFiles, data: [UInt8]? = nil) {
+    init(fd: Int32, name: String, in folder: Folder, header: ObjectFileHeader, dataOffset: Int, files: ObjectFiles,
+         data: [UInt8]? = nil) {
         self.fd = fd
-        self.path = path
+        self.folder = folder
+        self.name = name
         self.header = header
         self.dataOffset = dataOffset
         self.files = files
@@ -34,6 +37,9 @@ final class ObjectFile: @unchecked Sendable {
     }
 
     deinit { close(fd) }
+
+    /// Its path, for messages.
+    var path: String { folder.path(of: name) }
 
     /// `count` bytes of the data from `offset` (relative to the data's start); blocking.
     ///

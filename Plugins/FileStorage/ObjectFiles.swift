@@ -128,7 +128,8 @@ struct ObjectFiles: Sendable {
     /// for every read.
     func open(_ name: String, in folder: Folder, expectedKey: String?, action: @autoclosure () -> String,
               cachedOnly: Bool = false) throws(PlugboardError) -> ObjectFile? {
-        let path = folder.path(of: name)
+        // Made only for a message: this runs for every read.
+        var path: String { folder.path(of: name) }
         let fd: Int32
         do throws(FileSystemError) {
             fd = try FileSystem.open(name, in: folder, O_RDONLY, cachedOnly: cachedOnly)
@@ -165,7 +166,7 @@ struct ObjectFiles: Sendable {
             }
             owned = false
             let data = first.count == fileSize && first.count >= dataOffset ? Array(first[dataOffset...]) : nil
-            return ObjectFile(fd: fd, path: path, header: header, dataOffset: dataOffset, files: self, data: data)
+            return ObjectFile(fd: fd, name: name, in: folder, header: header, dataOffset: dataOffset, files: self, data: data)
         } catch let error as FileSystemError {
             throw error.storageError(action(), root: root)
         } catch let error as PlugboardError {
