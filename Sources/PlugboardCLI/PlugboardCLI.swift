@@ -19,13 +19,13 @@ public enum PlugboardCLI {
             // The words were not understood, so `--json` is honoured wherever it appears
             // before `--`.
             let json = argv.prefix(while: { $0 != "--" }).contains("--json")
-            return report(error, json: json, usage: true)
+            return report(error, json: json)
         }
         if parsed.wantsHelp {
             Output.write(parser.help(for: parsed.path), to: 1)
             return 0
         }
-        if parsed.flag("version") { return printVersion(json: parsed.flag("json")) }
+        if parsed.flag("version") || parsed.path == ["version"] { return printVersion(json: parsed.flag("json")) }
         do throws(PlugboardError) {
             let ctx = try CommandContext(parsed: parsed, processEnvironment: environment)
             switch parsed.path {
@@ -45,16 +45,22 @@ public enum PlugboardCLI {
             case ["preflight"]: return try await PreflightCommand.run(ctx)
             default:
                 throw UsageError.make("command \"\(parsed.path.joined(separator: " "))\" cannot be run on its own",
-                                      hint: "Run plugboard \(parsed.path.joined(separator: " ")) --help.")
+                                      hint: UsageError.helpHint(parsed.path))
             }
         } catch {
-            return report(error, json: parsed.flag("json"), usage: false)
+            return report(error, json: parsed.flag("json"))
         }
     }
 
     /// Prints `error` for people (standard error) or scripts (JSON on standard output)
     /// and returns its exit status.
-    static func report(_ error: PlugboardError, json: Bool, usage: Bool) -> Int32 {
+    static func report(_ error: PlugboardError, json: Bool) -> Int32 {
+        var error = error
+        // A usage error always says where the usage is, for scripts (JSON) and people alike.
+        if error.code == .usage && error.hint == nil {
+            error = PlugboardError(.usage, error.message, detail: error.detail, hint: UsageError.helpHint([]),
+                                   underlying: error.underlying)
+        }
         let status = exitStatus(for: error)
         if json {
             Output.write(JSONOutput.error(error).render() + "\n", to: 1)
@@ -62,7 +68,6 @@ public enum PlugboardCLI {
             var text = "plugboard: error: \(error.message)\n"
             if let d = error.detail { text += "DETAIL: \(d)\n" }
             if let h = error.hint { text += "HINT: \(h)\n" }
-            if usage && error.hint == nil { text += "Run plugboard --help for usage.\n" }
             Output.write(text, to: 2)
         }
         return status

@@ -29,7 +29,7 @@ import Testing
         defer { sandbox.remove() }
         expectRun(sandbox.runExactly(["plugns"]), status: 2, stdout: .empty, stderr: .exactly("""
             plugboard: error: unknown command "plugns"
-            DETAIL: Expected one of: check, plugins, services, inspect, graph, storage, serve, reload, preflight, new-plugin.
+            DETAIL: Expected one of: check, plugins, services, inspect, graph, storage, serve, reload, preflight, new-plugin, version.
             HINT: Did you mean "plugins"?
 
             """))
@@ -79,6 +79,38 @@ import Testing
                   stderr: .contains("unknown graph format \"svg\""))
         expectRun(sandbox.runExactly(["storage", "put", "k", "--meta", "novalue"]), status: 2, stdout: .empty,
                   stderr: .contains("invalid --meta \"novalue\"", "Expected KEY=VALUE."))
+    }
+
+    /// Every usage error ends with the one hint form, naming the help of the command the
+    /// words reached, unless it has a better hint (a suggestion).
+    @Test func everyUsageError_pointsAtItsCommandsHelp() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let cases: [([String], String)] = [
+            (["check", "--json=yes"], "plugboard check --help"),
+            (["check", "--manifest"], "plugboard check --help"),
+            (["check", "extra"], "plugboard check --help"),
+            (["storage"], "plugboard storage --help"),
+            (["storage", "put", "k", "-z"], "plugboard storage put --help"),
+            (["xyzzyfrob"], "plugboard --help"),
+            (["check", "--env", "a", "--env", "b"], "plugboard check --help"),
+        ]
+        for (arguments, help) in cases {
+            let result = sandbox.runExactly(arguments)
+            expectRun(result, status: 2, stdout: .empty, stderr: .contains("HINT: Run \"\(help)\" for usage.\n"))
+            #expect(!result.stderr.contains("Run with --help"), "\(arguments): \(result.stderr)")
+        }
+    }
+
+    @Test func version_isTheVersionOption() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let option = sandbox.runExactly(["--version"])
+        expectRun(option, status: 0, stderr: .empty)
+        #expect(option.stdout.hasPrefix("plugboard "))
+        expectRun(sandbox.runExactly(["version"]), status: 0, stdout: .exactly(option.stdout), stderr: .empty)
+        let json = sandbox.runExactly(["version", "--json"])
+        expectRun(json, status: 0, stdout: .exactly(sandbox.runExactly(["--version", "--json"]).stdout), stderr: .empty)
     }
 
     /// `--json` turns a usage error into the error object on standard output, with the

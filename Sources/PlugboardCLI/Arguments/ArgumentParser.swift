@@ -34,7 +34,7 @@ struct ArgumentParser {
                         let hint = UsageError.suggestion(for: word, among: names).map { "Did you mean \"\($0)\"?" }
                         throw UsageError.make("unknown command \"\(word)\"\(command.name == root.name ? "" : " for \"\(parsed.path.joined(separator: " "))\"")",
                             detail: "Expected one of: \(names.joined(separator: ", ")).",
-                            hint: hint ?? "Run with --help to see the commands.")
+                            hint: hint ?? UsageError.helpHint(parsed.path))
                     }
                     command = sub
                     chain.append(sub)
@@ -60,18 +60,17 @@ struct ArgumentParser {
             } else {
                 guard word.count == 2, let c = word.last,
                       let spec = options().first(where: { $0.short == c }) else {
-                    throw UsageError.make("unknown option \"\(word)\"", hint: "Run with --help to see the options.")
+                    throw UsageError.make("unknown option \"\(word)\"", hint: UsageError.helpHint(parsed.path))
                 }
                 name = spec.name
             }
             guard let spec = options().first(where: { $0.name == name }) else {
                 let all = options().map(\.name) + ["help"]
                 let hint = UsageError.suggestion(for: name, among: all).map { "Did you mean \"--\($0)\"?" }
-                throw UsageError.make("unknown option \"--\(name)\"",
-                    hint: hint ?? "Run \"\((["plugboard"] + parsed.path).joined(separator: " ")) --help\" to see the options.")
+                throw UsageError.make("unknown option \"--\(name)\"", hint: hint ?? UsageError.helpHint(parsed.path))
             }
             if spec.isFlag {
-                if inline != nil { throw UsageError.make("option \"--\(name)\" takes no value") }
+                if inline != nil { throw UsageError.make("option \"--\(name)\" takes no value", hint: UsageError.helpHint(parsed.path)) }
                 parsed.flags.insert(name)
                 continue
             }
@@ -81,13 +80,14 @@ struct ArgumentParser {
             } else {
                 guard i < argv.count else {
                     throw UsageError.make("missing value for option \"--\(name)\"",
-                                          detail: "Expected \(spec.valueName ?? "a value") after it.")
+                                          detail: "Expected \(spec.valueName ?? "a value") after it.",
+                                          hint: UsageError.helpHint(parsed.path))
                 }
                 value = argv[i]
                 i += 1
             }
             if !spec.repeatable, parsed.values[name] != nil {
-                throw UsageError.make("option \"--\(name)\" given more than once")
+                throw UsageError.make("option \"--\(name)\" given more than once", hint: UsageError.helpHint(parsed.path))
             }
             parsed.values[name, default: []].append(value)
         }
@@ -96,17 +96,17 @@ struct ArgumentParser {
         if !command.subcommands.isEmpty && command.arguments.isEmpty {
             let names = command.subcommands.map(\.name).joined(separator: ", ")
             throw UsageError.make(parsed.path.isEmpty ? "missing command" : "missing subcommand for \"\(parsed.path.joined(separator: " "))\"",
-                                  detail: "Expected one of: \(names).", hint: "Run with --help to see what each does.")
+                                  detail: "Expected one of: \(names).", hint: UsageError.helpHint(parsed.path))
         }
         let required = command.arguments.filter { !$0.optional }.count
         if parsed.arguments.count < required {
             let missing = command.arguments[parsed.arguments.count]
             throw UsageError.make("missing argument \(missing.name) for \"\(parsed.path.joined(separator: " "))\"",
-                                  detail: missing.help, hint: "Run \"\((["plugboard"] + parsed.path).joined(separator: " ")) --help\" for usage.")
+                                  detail: missing.help, hint: UsageError.helpHint(parsed.path))
         }
         if parsed.arguments.count > command.arguments.count {
             throw UsageError.make("unexpected argument \"\(parsed.arguments[command.arguments.count])\" for \"\(parsed.path.joined(separator: " "))\"",
-                                  hint: "Run \"\((["plugboard"] + parsed.path).joined(separator: " ")) --help\" for usage.")
+                                  hint: UsageError.helpHint(parsed.path))
         }
         return parsed
     }

@@ -92,5 +92,6 @@ enum CLISpec {
                             .value("sdk", "PATH", help: "The Plugboard checkout to build against.", default: "the checkout the executable was built in"),
                         ],
                         arguments: [ArgumentSpec(name: "NAME", help: "The plugin's name, a Swift identifier such as AcmeStorage.", optional: false)]),
+            CommandSpec(name: "version", abstract: "Print the versions of plugboard, its PlugboardAPI and the plugin ABI (as --version does)."),
         ])
 }

@@ -12,7 +12,7 @@ enum PluginsCommand {
         await host.shutdown()
         print(host.records, ctx)
         guard let failure = requiredFailure(host) else { return 0 }
-        return ctx.json ? PlugboardCLI.exitStatus(for: failure) : PlugboardCLI.report(failure, json: false, usage: false)
+        return ctx.json ? PlugboardCLI.exitStatus(for: failure) : PlugboardCLI.report(failure, json: false)
     }
 
     /// `check`: exits 1 if any selected plugin failed or was rejected. By default every
