@@ -211,7 +211,12 @@ import Testing
     @Test func inspectOfAMissingFile_exits1() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        try expectFailure(sandbox, ["inspect", "--no-load", "libNothing.so"], status: 1, code: "loader.file_not_found")
-        try expectFailure(sandbox, ["inspect", "libNothing.so"], status: 1, code: "loader.file_not_found")
+        for arguments in [["inspect", "--no-load", "libNothing.so"], ["inspect", "libNothing.so"]] {
+            let result = try expectFailure(sandbox, arguments, status: 1, code: "loader.file_not_found",
+                                           messageContains: ["no file \"libNothing.so\" to inspect"])
+            // The file came from the command line: nothing points at a manifest.
+            #expect(!result.stdout.contains("plugins.json"), "\(result.stdout)")
+            #expect(result.stdout.contains(".so file"), "\(result.stdout)")
+        }
     }
 }

@@ -4,6 +4,19 @@ import PlugboardHost
 /// `plugboard inspect FILE`: what a plugin file declares.
 enum InspectCommand {
     static func run(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
+        do throws(PlugboardError) {
+            return try await inspect(ctx)
+        } catch where error.code == .pluginFileNotFound {
+            // The file came from the command line, not from a manifest: the loader's hint
+            // (check plugins.json) would send the user to the wrong place.
+            let file = ctx.parsed.arguments[0]
+            throw PlugboardError(.pluginFileNotFound, "no file \"\(file)\" to inspect",
+                detail: "The file does not exist (relative paths are relative to the working folder).",
+                hint: "Give the path of a plugin's .so file, for example .build/release/libFileStorage.so after swift build -c release.")
+        }
+    }
+
+    private static func inspect(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         let file = ctx.parsed.arguments[0]
         let name = PluginNames.fromFile(file)
         let inspection: PluginInspection
