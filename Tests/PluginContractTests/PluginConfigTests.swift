@@ -45,6 +45,16 @@ import Testing
         #expect(error?.detail?.contains("Did you mean \"bucket\"?") == true)
     }
 
+    /// A key close to none of the known ones gets the list, and no suggestion: "bogus" is
+    /// not a misspelt "seed".
+    @Test func unknownKey_farFromEveryKnownKey_isRefusedWithoutASuggestion() {
+        let error = #expect(throws: PlugboardError.self) {
+            try PluginConfig(["bogus": .integer(1)], plugin: "MemoryStorage").requireOnly(["seed", "maxObjects"])
+        }
+        #expect(error?.message.contains("unknown configuration key \"config.bogus\"") == true, "\(String(describing: error))")
+        #expect(error?.detail == "Known keys: maxObjects, seed.", "\(String(describing: error))")
+    }
+
     @Test func configValue_printsAsJSON() {
         let v: ConfigValue = .object(["a": .array([.integer(1), .bool(true), .null]), "b": .string("q\"\n")])
         #expect(v.description == #"{"a":[1,true,null],"b":"q\"\n"}"#)

@@ -100,7 +100,11 @@ public struct PluginConfig: Hashable, Sendable {
     /// Refuses keys this plugin does not know, naming the closest known one.
     public func requireOnly(_ known: Set<String>) throws(PlugboardError) {
         for key in values.keys.sorted() where !known.contains(key) {
-            let close = known.min { Container.editDistance(key, $0) < Container.editDistance(key, $1) }
+            // Only a close key is suggested (the host's rule: at most a third of the longer
+            // word wrong, at least 2), the first in sorted order among equally close ones.
+            let ranked = known.sorted().map { (key: $0, distance: Container.editDistance(key, $0)) }
+            let close = ranked.filter { $0.distance <= max(2, max(key.count, $0.key.count) / 3) }
+                .min { $0.distance < $1.distance }?.key
             let suggestion = close.map { " Did you mean \"\($0)\"?" } ?? ""
             throw PlugboardError(.configInvalid, "plugin \"\(plugin)\": unknown configuration key \"\(path).\(key)\"",
                 detail: "Known keys: \(known.sorted().joined(separator: ", ")).\(suggestion)",
