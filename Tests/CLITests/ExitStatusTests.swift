@@ -176,9 +176,9 @@ import Testing
                           code: "storage.not_found")
         #expect(!sandbox.exists("out.bin"), "a failed get must not leave a file")
         expectRun(sandbox.run(["storage", "delete", "nothing/here"]), status: 0, stdout: .empty,
-                  stderr: .exactly("deleted \"nothing/here\"\n"))
+                  stderr: .exactly("nothing stored under \"nothing/here\"; nothing deleted\n"))
         expectRun(sandbox.run(["storage", "delete", "nothing/here", "--json"]), status: 0,
-                  stdout: .exactly("{\n  \"deleted\": \"nothing/here\"\n}\n"), stderr: .empty)
+                  stdout: .exactly("{\n  \"deleted\": \"nothing/here\",\n  \"existed\": false\n}\n"), stderr: .empty)
     }
 
     @Test func invalidKeyOrMetadata_exits1() throws {

@@ -133,7 +133,7 @@ import Testing
         #expect(try sandbox.read("k.txt") == Array("abc".utf8))
 
         expectRun(sandbox.run(["storage", "delete", "k", "--json"]), status: 0,
-                  stdout: .exactly("{\n  \"deleted\": \"k\"\n}\n"), stderr: .empty)
+                  stdout: .exactly("{\n  \"deleted\": \"k\",\n  \"existed\": true\n}\n"), stderr: .empty)
         expectRun(sandbox.run(["storage", "list", "--json"]), status: 0, stdout: .exactly("[]\n"))
     }
 

@@ -63,8 +63,24 @@ enum StorageCommand {
 
     static func delete(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         let key = ctx.parsed.arguments[0]
-        try await withStorage(ctx) { storage in try await storage.delete(key) }
-        if ctx.json { ctx.out(.object([("deleted", .string(key))])) } else { ctx.err("deleted \"\(key)\"\n") }
+        // The API's delete succeeds for a missing key (as S3's does) and says nothing of it;
+        // a head first tells the person which happened (another writer may act between).
+        let existed = try await withStorage(ctx) { storage -> Bool in
+            let existed: Bool
+            do {
+                _ = try await storage.head(key)
+                existed = true
+            } catch let error as PlugboardError where error.code == .storageNotFound {
+                existed = false
+            }
+            try await storage.delete(key)
+            return existed
+        }
+        if ctx.json {
+            ctx.out(.object([("deleted", .string(key)), ("existed", .bool(existed))]))
+        } else {
+            ctx.err(existed ? "deleted \"\(key)\"\n" : "nothing stored under \"\(key)\"; nothing deleted\n")
+        }
         return 0
     }
 
