@@ -44,8 +44,8 @@ public enum ServeLifecycle {
         }
     }
 
-    /// Serves `host` until a signal; returns the exit status. `announce` receives the
-    /// listening line once the socket is bound.
+    /// Serves `host` until a signal; returns the exit status. `announce` receives the URL
+    /// listened on once the socket is bound (the CLI prints it as text or JSON).
     public static func run(host: PluginHost, options: Options, logger: Logger,
                            announce: @Sendable (String) -> Void) async throws(PlugboardError) -> Int32 {
         let mode = host.hotSwapMode
@@ -84,7 +84,7 @@ public enum ServeLifecycle {
             throw error
         }
         let triggers = ReloadTriggers.start(host: host, mode: mode, logger: logger)
-        announce("plugboard serve: listening on \(options.listen.url(port: port))\n")
+        announce(options.listen.url(port: port))
         logger.notice("listening", metadata: ["address": .string(options.listen.url(port: port)),
                                               "hotSwap": .string(mode.enabled ? (mode.watching ? "on, watching" : "on, not watching") : "off")])
         let open = await server.stopped(drainTimeoutSeconds: options.shutdownTimeoutSeconds)

@@ -139,11 +139,13 @@ import Testing
         #expect(!sandbox.exists(inside))
     }
 
-    @Test func missingDirOrUnknownService_isAUsageError() throws {
+    @Test func withoutDir_thePackageGoesInAFolderNamedAsThePlugin_andAnEmptyDirOrUnknownServiceIsAUsageError() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        expectRun(sandbox.run(["new-plugin", "Acme", "--sdk", Self.repositoryRoot]), status: 2,
-                  stderr: .contains("missing option --dir"))
+        expectRun(sandbox.run(["new-plugin", "Acme", "--sdk", Self.repositoryRoot]), status: 0)
+        #expect(sandbox.exists("Acme/Package.swift"))
+        expectRun(sandbox.run(["new-plugin", "Other", "--dir", "", "--sdk", Self.repositoryRoot]), status: 2,
+                  stderr: .contains("empty --dir"))
         expectRun(sandbox.run(["new-plugin", "Acme", "--dir", "out", "--service", "ObjectStorag", "--sdk", Self.repositoryRoot]),
                   status: 2, stderr: .contains("unknown service \"ObjectStorag\"", "Did you mean \"ObjectStorage\"?"))
     }

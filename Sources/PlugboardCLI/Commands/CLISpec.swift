@@ -87,7 +87,7 @@ enum CLISpec {
             CommandSpec(name: "new-plugin", abstract: "Write a SwiftPM package for a new plugin, ready to build and test.",
                         discussion: "Writes Package.swift (building libNAME.so against this checkout's PlugboardAPI), the plugin's source with its header and entry point, an in-memory ObjectStorage to start from, tests (the conformance suite and a check of the built file's plugin header), plugins.snippet.json and README.md. The checkout is found above the plugboard executable unless --sdk is given. Exits 2 for an invalid NAME or a --dir that is not empty, 1 if no checkout is found.",
                         options: [
-                            .value("dir", "PATH", help: "The folder to create the package in; must not exist or be empty."),
+                            .value("dir", "PATH", help: "The folder to create the package in; must not exist or be empty.", default: "./NAME"),
                             .value("service", "SERVICE", help: "The service the plugin provides.", default: "ObjectStorage"),
                             .value("sdk", "PATH", help: "The Plugboard checkout to build against.", default: "the checkout the executable was built in"),
                         ],

@@ -33,8 +33,11 @@ enum NewPluginCommand {
                                   detail: "A scaffold can start from: \(services.joined(separator: ", ")).",
                                   hint: UsageError.suggestion(for: service, among: services).map { "Did you mean \"\($0)\"?" })
         }
-        guard let dirArgument = ctx.parsed.value("dir"), !dirArgument.isEmpty else {
-            throw UsageError.make("missing option --dir", hint: "Give the folder to create: plugboard new-plugin \(name) --dir PATH.")
+        // Without --dir, a folder named as the plugin in the working folder (as swift
+        // package init and cargo new do).
+        let dirArgument = ctx.parsed.value("dir") ?? name
+        guard !dirArgument.isEmpty else {
+            throw UsageError.make("empty --dir", hint: "Give the folder to create: plugboard new-plugin \(name) --dir PATH, or leave --dir out for ./\(name).")
         }
         let sdk = try findSDK(given: ctx.parsed.value("sdk"))
         let target = absolute(dirArgument)

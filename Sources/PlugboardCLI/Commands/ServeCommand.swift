@@ -18,8 +18,11 @@ enum ServeCommand {
         _ = try PluginHost.hotSwapMode(manifest.hotSwap, environment: configuration.environment ?? manifest.defaultEnvironment ?? .development,
                                        watchOverride: configuration.watchOverride)
         let host = try await PluginHost.start(configuration)
-        return try await ServeLifecycle.run(host: host, options: options, logger: ctx.logger) { line in
-            Output.write(line, to: 1)
+        let json = ctx.json
+        return try await ServeLifecycle.run(host: host, options: options, logger: ctx.logger) { url in
+            // One line either way, so that a script can wait for it: with --json an object.
+            Output.write(json ? JSONOutput.object([("listening", .string(url))]).render(pretty: false) + "\n"
+                              : "plugboard serve: listening on \(url)\n", to: 1)
         }
     }
 

@@ -12,6 +12,12 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    @Test func startLine_withJSON_isOneJSONObject() throws {
+        let server = try ServerProcess(arguments: ["--json"])
+        #expect(server.startLine == "{\"listening\":\"http://127.0.0.1:\(server.port)\"}")
+        #expect(server.stop() == 0)
+    }
+
     @Test func sigtermDuringARequest_finishesIt_thenExitsZero() throws {
         let server = try ServerProcess(plugins: [ServerProcess.memory(latencyMilliseconds: 1500)])
         let c = try server.client()

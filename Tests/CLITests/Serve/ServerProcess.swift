@@ -29,8 +29,10 @@ final class ServerProcess: @unchecked Sendable {
         self.pid = pid
         let line = Self.readLine(out, timeoutMilliseconds: 60_000)
         close(out)
-        guard let line, line.hasPrefix("plugboard serve: listening on http://127.0.0.1:"),
-              let port = Int(line.split(separator: ":").last ?? "") else {
+        // The text line, or with --json the object {"listening":"http://127.0.0.1:PORT"}.
+        guard let line, line.hasPrefix("plugboard serve: listening on http://127.0.0.1:")
+                || line.hasPrefix("{\"listening\":\"http://127.0.0.1:"),
+              let port = Int(line.split(separator: ":").last?.filter(\.isNumber) ?? "") else {
             kill(pid, SIGKILL)
             var status: Int32 = 0
             waitpid(pid, &status, 0)
