@@ -97,7 +97,14 @@ import Testing
         let globals = ["GLOBAL OPTIONS:", "--manifest PATH", "--env NAME", "--json", "--log-level LEVEL",
                        "--cache-dir PATH", "--version", "-h, --help"]
         let first = sandbox.runExactly(path + ["--help"])
-        expectRun(first, status: 0, stdout: .contains([overview, usage] + globals + mentions), stderr: .empty)
+        // A command that reads no manifest offers no --manifest and --env.
+        let readsNoManifest = path == ["inspect"]
+        let offered = readsNoManifest ? globals.filter { $0 != "--manifest PATH" && $0 != "--env NAME" } : globals
+        expectRun(first, status: 0, stdout: .contains([overview, usage] + offered + mentions), stderr: .empty)
+        if readsNoManifest {
+            #expect(!first.stdout.contains("--manifest"), "\(first.stdout)")
+            #expect(!first.stdout.contains("--env"), "\(first.stdout)")
+        }
         #expect(first.stdout.hasPrefix(overview))
         // `help PATH` and `-h` print the same screen.
         expectRun(sandbox.runExactly(["help"] + path), status: 0, stdout: .exactly(first.stdout), stderr: .empty)

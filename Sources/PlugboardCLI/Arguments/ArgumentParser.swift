@@ -143,7 +143,8 @@ struct ArgumentParser {
         }
         if chain.count > 1 {
             out += "\nGLOBAL OPTIONS:\n"
-            for o in chain.dropLast().flatMap(\.options) {
+            let globals = chain.compactMap(\.globals).last
+            for o in chain.dropLast().flatMap(\.options) where globals?.contains(o.name) ?? true {
                 out += Self.row(o.synopsis, o.help + (o.defaultText.map { " (default: \($0))" } ?? ""))
             }
         }

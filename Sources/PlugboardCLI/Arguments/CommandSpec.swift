@@ -9,15 +9,20 @@ struct CommandSpec: Sendable {
     let options: [OptionSpec]
     let arguments: [ArgumentSpec]
     let subcommands: [CommandSpec]
+    /// The global options this command acts on, when not all of them: its help lists only
+    /// those (`inspect` reads no manifest, so `--manifest` and `--env` are not offered
+    /// there). The others are still accepted, as global options are everywhere.
+    let globals: Set<String>?
 
     init(name: String, abstract: String, discussion: String = "", options: [OptionSpec] = [],
-         arguments: [ArgumentSpec] = [], subcommands: [CommandSpec] = []) {
+         arguments: [ArgumentSpec] = [], subcommands: [CommandSpec] = [], globals: Set<String>? = nil) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
         self.options = options
         self.arguments = arguments
         self.subcommands = subcommands
+        self.globals = globals
     }
 
     func subcommand(_ name: String) -> CommandSpec? { subcommands.first { $0.name == name } }
