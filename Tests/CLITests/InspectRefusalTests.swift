@@ -44,12 +44,31 @@ import Testing
         expectRun(result, status: 1, stdout: .empty, stderr: .contains(
             "plugboard: error: incompatible plugin \"MemoryStorage\": API version mismatch\n",
             "DETAIL: Host provides PlugboardAPI \(h.apiMajor).\(h.apiMinor), the plugin was built against \(h.apiMajor + 1).0.\n",
-            "HINT: Rebuild the plugin against this host's PlugboardAPI: point its PlugboardAPI path dependency at this host's checkout, then run swift build -c release in the plugin's package.\n"))
+            "HINT: Rebuild the plugin against this host's PlugboardAPI: point its PlugboardAPI path dependency at this host's checkout, then run swift build -c release in the plugin's package.",
+            "If the plugin's header literal was written or edited by hand, set it to the PluginHeader.expected"))
         // Refused from the file: nothing was copied into the cache, so nothing was dlopen'ed.
         #expect(sandbox.entries(sandbox.cacheDirectory) == [])
 
         let json = try sandbox.run(["inspect", "--json", "libMemoryStorage.so"]).json()
         #expect(json["error"]?["code"]?.string == "plugin.api_version_mismatch")
+    }
+
+    /// A header claiming a newer API minor than the host's (a literal edited by hand, as
+    /// often as a plugin really built against a newer API): the hint names the literal,
+    /// which rebuilding alone would keep.
+    @Test func newerAPIMinor_isRefused_withAHintAboutTheLiteral() throws {
+        let h = PluginHeader.expected
+        let header = [PluginHeader.magic, h.layoutVersion, h.abiVersion, h.apiMajor, h.apiMinor]
+        let forged = [PluginHeader.magic, h.layoutVersion, h.abiVersion, h.apiMajor, h.apiMinor + 1]
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("libMemoryStorage.so", try Self.patched(Self.words(header), Self.words(forged), in: sandbox))
+        let result = sandbox.run(["inspect", "--no-load", "libMemoryStorage.so"])
+        expectRun(result, status: 1, stdout: .empty, stderr: .contains(
+            "the plugin was built against the newer \(h.apiMajor).\(h.apiMinor + 1)",
+            "HINT: Upgrade the host, or rebuild the plugin",
+            "set it to the PluginHeader.expected of the PlugboardAPI the plugin builds against (plugin ABI \(h.abiVersion), API \(h.apiMajor).\(h.apiMinor) for this host's)",
+            "swift test checks the built file's header"))
     }
 
     /// `libMemoryStorage.so` with the `plugboard_header` section header's size field set

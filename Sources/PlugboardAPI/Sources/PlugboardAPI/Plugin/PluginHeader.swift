@@ -84,9 +84,17 @@ public struct PluginHeader: Hashable, Sendable, Codable {
     /// Refuses a header this host cannot load: another ABI, another API major version, or
     /// a newer API minor version than the host's.
     public func checkCompatible(plugin: String) throws(PlugboardError) {
-        try PluginCompatibility.check(plugin: plugin, abi: abiVersion,
-                                      api: APIVersion(major: apiMajor, minor: apiMinor, patch: 0),
-                                      comparePatch: false)
+        do throws(PlugboardError) {
+            try PluginCompatibility.check(plugin: plugin, abi: abiVersion,
+                                          api: APIVersion(major: apiMajor, minor: apiMinor, patch: 0),
+                                          comparePatch: false)
+        } catch {
+            // The header is a literal in the plugin's source: one edited by hand stays wrong
+            // however often the plugin is rebuilt, so the hint names the literal too.
+            throw PlugboardError(error.code, error.message, detail: error.detail,
+                hint: (error.hint ?? "") + " If the plugin's header literal was written or edited by hand, set it to the PluginHeader.expected of the PlugboardAPI the plugin builds against (plugin ABI \(PluginABI.current), API \(APIVersion.current.major).\(APIVersion.current.minor) for this host's), as plugboard new-plugin writes it; a scaffolded package's swift test checks the built file's header against it.",
+                underlying: error.underlying)
+        }
     }
 }
 
