@@ -51,7 +51,7 @@ let package = Package(
         // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.
         .target(name: "PlugboardServer", dependencies: [api, "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
-        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardHost", "PlugboardServer"]),
+        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardHost", "PlugboardHTTP", "PlugboardServer"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
         .target(name: "MemoryStorage", dependencies: [api, "InMemoryStorage", "PlugboardConcurrency"],

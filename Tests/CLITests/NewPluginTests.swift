@@ -139,6 +139,28 @@ import Testing
         #expect(!sandbox.exists(inside))
     }
 
+    /// Every module of the checkout's package graph (targets of Package.swift and of the
+    /// API package) is a name new-plugin refuses: a plugin of that name would clash.
+    @Test func everyModuleOfTheCheckout_isATakenName() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        var names = Set<String>()
+        for manifest in ["Package.swift", "Sources/PlugboardAPI/Package.swift"] {
+            let text = String(decoding: try sandbox.read("\(Self.repositoryRoot)/\(manifest)"), as: UTF8.self)
+            for line in text.split(separator: "\n") where line.contains("Target(name: \"") || line.contains(".target(name: \"") {
+                guard let start = line.range(of: "(name: \"") else { continue }
+                let rest = line[start.upperBound...]
+                names.insert(String(rest.prefix { $0 != "\"" }))
+            }
+        }
+        let modules = names.filter { $0.first?.isUppercase == true && !$0.hasSuffix("Tests") }
+        #expect(modules.count >= 15, "\(names.sorted())")
+        for name in modules.sorted() {
+            expectRun(sandbox.run(["new-plugin", name, "--sdk", Self.repositoryRoot]), status: 2,
+                      stderr: .contains("plugin name \"\(name)\" is taken"))
+        }
+    }
+
     @Test func withoutDir_thePackageGoesInAFolderNamedAsThePlugin_andAnEmptyDirOrUnknownServiceIsAUsageError() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }

@@ -1,5 +1,16 @@
+import PlugboardHTTP
+import PlugboardServer
+
 /// The command tree of `plugboard`: every command, option and argument with its help.
 enum CLISpec {
+    /// Where serve's defaults come from: the help shows the values the server uses, from
+    /// one source (`ServerConfiguration`'s own defaults).
+    static let serverDefaults = ServerConfiguration()
+
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
     static let globalOptions: [OptionSpec] = [
         .value("manifest", "PATH", help: "The manifest to read.", default: "$PLUGBOARD_MANIFEST, else ./plugins.json"),
         .value("env", "NAME", help: "The environment: testing, development, staging or production.",
@@ -63,19 +74,19 @@ enum CLISpec {
                                         arguments: [ArgumentSpec(name: "PREFIX", help: "Only keys that start with PREFIX.", optional: true)]),
                         ]),
             CommandSpec(name: "serve", abstract: "Serve the bound ObjectStorage over HTTP until SIGTERM or SIGINT.",
-                        discussion: "Endpoints: PUT, GET, HEAD and DELETE /v1/objects/{key}; GET /v1/objects?prefix=&limit=&cursor=; GET /healthz, /readyz, /metrics; GET /v1/admin/plugins, /v1/admin/services and /v1/admin/events, POST /v1/admin/reload (docs/openapi.yaml). Object answers carry X-Plugboard-Generation. With hot swap on (the manifest's hotSwap.enabled, or --watch), a change to the manifest or a plugin file, SIGHUP, POST /v1/admin/reload or plugboard reload reloads the manifest while serving; with it off, SIGHUP is logged and ignored. Once listening, prints one line to standard output: plugboard serve: listening on http://HOST:PORT. PLUGBOARD_API_TOKEN, when set, guards /v1/objects; PLUGBOARD_ADMIN_TOKEN guards /v1/admin (Authorization: Bearer TOKEN). A non-loopback --listen without PLUGBOARD_ADMIN_TOKEN is refused (exit 2). On SIGTERM or SIGINT it stops accepting, lets requests in flight finish, stops the plugins' services and exits 0. Access log lines are written at --log-level info.",
+                        discussion: "Endpoints: PUT, GET, HEAD and DELETE /v1/objects/{key}; GET /v1/objects?prefix=&limit=&cursor=; GET /healthz, /readyz, /metrics; GET /v1/admin/plugins, /v1/admin/services and /v1/admin/events, POST /v1/admin/reload (docs/openapi.yaml). Object answers carry X-Plugboard-Generation. With hot swap on (the manifest's hotSwap.enabled, or --watch), a change to the manifest or a plugin file, SIGHUP, POST /v1/admin/reload or plugboard reload reloads the manifest while serving; with it off, SIGHUP is logged and ignored. Once listening, prints one line to standard output: plugboard serve: listening on http://HOST:PORT (with --json, {\"listening\":\"http://HOST:PORT\"}). PLUGBOARD_API_TOKEN, when set, guards /v1/objects; PLUGBOARD_ADMIN_TOKEN guards /v1/admin (Authorization: Bearer TOKEN). A non-loopback --listen without PLUGBOARD_ADMIN_TOKEN is refused (exit 2). On SIGTERM or SIGINT it stops accepting, lets requests in flight finish, stops the plugins' services and exits 0. Access log lines are written at --log-level info.",
                         options: [
-                            .value("listen", "HOST:PORT", help: "The address to listen on; port 0 picks a free port.", default: "127.0.0.1:8080"),
-                            .value("shutdown-timeout", "SECONDS", help: "How long requests in flight may take to finish after SIGTERM or SIGINT.", default: "10"),
-                            .value("max-body-bytes", "BYTES", help: "The largest request body accepted (413 beyond); bodies stream to the storage.", default: "5368709120"),
-                            .value("max-connections", "N", help: "Open connections at most (503 beyond); an idle one costs a few KiB.", default: "16384"),
-                            .value("max-connections-per-client", "N", help: "Open connections from one client address at most (503 beyond).", default: "2048"),
+                            .value("listen", "HOST:PORT", help: "The address to listen on; port 0 picks a free port.", default: ListenAddress.defaultText),
+                            .value("shutdown-timeout", "SECONDS", help: "How long requests in flight may take to finish after SIGTERM or SIGINT.", default: ServeCommand.defaultShutdownTimeout),
+                            .value("max-body-bytes", "BYTES", help: "The largest request body accepted (413 beyond); bodies stream to the storage.", default: String(serverDefaults.limits.maxBodyBytes)),
+                            .value("max-connections", "N", help: "Open connections at most (503 beyond); an idle one costs a few KiB.", default: String(serverDefaults.maxConnections)),
+                            .value("max-connections-per-client", "N", help: "Open connections from one client address at most (503 beyond).", default: String(serverDefaults.maxConnectionsPerClient)),
                             .value("event-loops", "N", help: "Event-loop threads serving the connections.", default: "the number of cores"),
-                            .value("max-buffered-bytes", "BYTES", help: "Body bytes held in memory at once, all connections together; beyond, new bodies get 503 with Retry-After and bodies in progress wait.", default: "268435456"),
+                            .value("max-buffered-bytes", "BYTES", help: "Body bytes held in memory at once, all connections together; beyond, new bodies get 503 with Retry-After and bodies in progress wait.", default: String(serverDefaults.maxBufferedBytes)),
                             .value("handler-start", "immediate|pool", help: "Where a request's task starts: on its event loop's thread until it first suspends (immediate), or on Swift's cooperative pool.", default: "immediate"),
-                            .value("first-byte-timeout", "SECONDS", help: "How long a new connection may wait before its first byte.", default: "5"),
-                            .value("idle-timeout", "SECONDS", help: "How long a kept-alive connection may wait for its next request.", default: "60"),
-                            .value("request-timeout", "SECONDS", help: "How long a request head may take to arrive, and the longest pause inside a body (408 beyond).", default: "10"),
+                            .value("first-byte-timeout", "SECONDS", help: "How long a new connection may wait before its first byte.", default: seconds(serverDefaults.firstByteTimeoutSeconds)),
+                            .value("idle-timeout", "SECONDS", help: "How long a kept-alive connection may wait for its next request.", default: seconds(serverDefaults.idleTimeoutSeconds)),
+                            .value("request-timeout", "SECONDS", help: "How long a request head may take to arrive, and the longest pause inside a body (408 beyond).", default: seconds(serverDefaults.headerTimeoutSeconds)),
                             .flag("watch", help: "Hot swap on for this run, watching the manifest and plugin files, whatever hotSwap.enabled says (refused in production without hotSwap.allowInProduction)."),
                             .flag("no-watch", help: "Do not watch files; SIGHUP, POST /v1/admin/reload and plugboard reload still reload when hot swap is on."),
                         ]),

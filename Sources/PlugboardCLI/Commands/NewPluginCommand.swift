@@ -21,6 +21,9 @@ enum NewPluginCommand {
     static let reservedNames: Set<String> = [
         "Plugboard", "PlugboardAPI", "CPlugboardThreadLocal", "PlugboardCrypto", "PlugboardConcurrency",
         "PlugboardTesting", "PlugboardHost", "PlugboardCLI", "MemoryStorage", "FileStorage", "BenchFloor",
+        "PlugboardHTTP", "PlugboardServer", "PlugboardHTTPClient", "InMemoryStorage", "S3Storage", "S3StorageClient",
+        "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CPlugboardSystem", "CPlugboardNetwork",
+        "CPlugboardFileSystem",
         "Swift", "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "XCTest",
         "Testing", "Synchronization", "Observation", "PackageDescription",
     ]
