@@ -1,6 +1,7 @@
 import Foundation
 import PlugboardAPI
 import PlugboardCrypto
+import PlugboardHTTPClient
 
 /// ``ObjectStorage`` over the S3 REST API: PutObject, GetObject, HeadObject, DeleteObject
 /// and ListObjectsV2, signed with SigV4, over URLSession.

@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardConcurrency
 import PlugboardCrypto
+import PlugboardHTTPClient
 
 /// A GetObject answer's body as it comes off the connection, for ``S3Storage/get(_:range:)``.
 ///
