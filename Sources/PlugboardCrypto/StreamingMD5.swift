@@ -10,6 +10,13 @@ public final class StreamingMD5: @unchecked Sendable {
 
     public init() {}
 
+    /// A hasher already started.
+    public static func started() throws(CryptoError) -> StreamingMD5 {
+        let md5 = StreamingMD5()
+        try md5.start()
+        return md5
+    }
+
     public func start() throws(CryptoError) {
         hasher = try MD5Hasher()
     }

@@ -12,24 +12,35 @@ extension ServeIntegrationTests {
     /// 256 KiB pieces a streamed body holds, so that holding it whole cannot pass.
     static let largeObjectBytes = 256 << 20
 
-    /// The bound on this process's memory growth while the large object goes up and comes
-    /// back: half the object. Streaming holds a few 256 KiB pieces here (the server is
-    /// another process); the buffered client it replaces held the whole object (twice over
-    /// URLSession's Data), so it fails by at least 128 MiB. The other half is room for the
-    /// allocator's slack and for what the other test suites, which share this process and
-    /// run at the same time, allocate meanwhile.
-    static let memoryGrowthBound = largeObjectBytes / 2
+    /// The large object goes from this process through a `plugboard serve` whose storage
+    /// is RESTStorage (the front) to one on FileStorage (the back), and comes back the same
+    /// way, so RESTStorage streams in both processes. Two bounds:
+    ///
+    /// - The front's RSS grows by less than 64 MiB (issue 11's bound for a server moving a
+    ///   1 GiB object). It is a process that does nothing else, so the figure is
+    ///   RESTStorage's and the server's alone.
+    /// - This process grows by less than the object's size. Generous, because the test
+    ///   runner runs the other suites in this process at the same time (moto's 64 MiB
+    ///   conformance object, for one, added up to 140 MiB here); the buffered client this
+    ///   replaces grew it by 770 MiB, three times the object.
+    static let frontGrowthBound = 64 << 20
+    static let testProcessGrowthBound = largeObjectBytes
 
     @Test func aLargeObjectGoesUpAndComesBackInPieces_withMemoryFarBelowItsSize() async throws {
         let sandbox = try TestSandbox("large")
         defer { sandbox.remove() }
-        let server = try ServeProcess(manifest: try sandbox.fileStorageManifest(), sandbox: sandbox)
-        defer { server.stop() }
-        let storage = try await sandbox.restStorage(server.baseURL)
+        let back = try ServeProcess(manifest: try sandbox.fileStorageManifest(), sandbox: sandbox)
+        defer { back.stop() }
+        let front = try ServeProcess(manifest: try sandbox.restStorageManifest(back.baseURL), sandbox: sandbox)
+        defer { front.stop() }
+        let storage = try await sandbox.restStorage(front.baseURL)
         let count = Self.largeObjectBytes
-        let memory = MemoryWatch()
+        let memory = MemoryWatch("self"), frontMemory = MemoryWatch("\(front.pid)")
 
-        let source = GeneratedBody(count: count, memory: memory)
+        let source = GeneratedBody(count: count) {
+            memory.sample()
+            frontMemory.sample()
+        }
         let written = try await storage.put("large.bin", body: source.body, contentType: "application/octet-stream",
                                             metadata: ["kind": "generated"], condition: .none)
         let sentMD5 = try source.md5()
@@ -37,22 +48,28 @@ extension ServeIntegrationTests {
 
         let stream = try await storage.get("large.bin", range: nil)
         #expect(stream.range == nil && stream.body.length == count && stream.info.etag == sentMD5)
-        let received = StreamingMD5()
-        try received.start()
+        let received = try StreamingMD5.started()
         var total = 0, pieces = 0
         for try await piece in stream.body {
             received.update(piece)
             total += piece.count
             pieces += 1
             memory.sample()
+            frontMemory.sample()
         }
         let receivedMD5 = Hex.encode(try received.finish())
         #expect(total == count && receivedMD5 == sentMD5)
         #expect(pieces > 1, "the body came in \(pieces) pieces")
 
+        let frontGrowth = frontMemory.peakGrowth
+        #expect(frontGrowth < Self.frontGrowthBound,
+                "the front server grew by \(frontGrowth >> 20) MiB (\(frontMemory.peakText)) for a \(count >> 20) MiB object")
         let growth = memory.peakGrowth
-        #expect(growth < Self.memoryGrowthBound,
-                "this process grew by \(growth >> 20) MiB (peak RSS \(memory.peakText)) for a \(count >> 20) MiB object")
+        #expect(growth < Self.testProcessGrowthBound,
+                "this process grew by \(growth >> 20) MiB (\(memory.peakText)) for a \(count >> 20) MiB object")
+        // The object is the back's, byte for byte: the front keeps nothing.
+        let local = try await sandbox.fileStorage()
+        #expect(try await local.head("large.bin").etag == sentMD5)
         try await storage.delete("large.bin")
     }
 
@@ -121,13 +138,14 @@ extension ServeIntegrationTests {
 private final class GeneratedBody: Sendable {
     static let pieceBytes = 256 * 1024
     private let count: Int
-    private let memory: MemoryWatch
+    private let eachPiece: @Sendable () -> Void
     private let state: LockedValueBox<(sent: Int, md5: StreamingMD5)>
     private let block: [UInt8]
 
-    init(count: Int, memory: MemoryWatch) {
+    /// - Parameter eachPiece: Called before each piece is made.
+    init(count: Int, eachPiece: @escaping @Sendable () -> Void) {
         self.count = count
-        self.memory = memory
+        self.eachPiece = eachPiece
         let md5 = StreamingMD5()
         // A failure here shows as the MD5's (finish throws for a hasher never started).
         try? md5.start()
@@ -144,7 +162,7 @@ private final class GeneratedBody: Sendable {
     }
 
     private func next() -> [UInt8]? {
-        memory.sample()
+        eachPiece()
         return state.withLock { state -> [UInt8]? in
             guard state.sent < count else { return nil }
             var piece = Array(block.prefix(min(Self.pieceBytes, count - state.sent)))
@@ -187,22 +205,26 @@ private struct BodySourceBroke: Error {
     let after: Int
 }
 
-/// This process's resident memory, from /proc/self/status: the baseline when made, the
+/// A process's resident memory, from /proc/<process>/status: the baseline when made, the
 /// largest VmRSS sampled since, and the kernel's own peak (VmHWM, reset at the start by
-/// /proc/self/clear_refs where the kernel allows it) to catch what falls between samples.
+/// /proc/<process>/clear_refs where the kernel allows it) to catch what falls between
+/// samples.
 final class MemoryWatch: Sendable {
+    private let process: String
     private let baseline: Int
     private let peak: LockedValueBox<Int>
     private let hwmReset: Bool
 
-    init() {
-        hwmReset = (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil
-        baseline = Self.read("VmRSS") ?? 0
+    /// - Parameter process: `self`, or a process id.
+    init(_ process: String) {
+        self.process = process
+        hwmReset = (try? "5".write(toFile: "/proc/\(process)/clear_refs", atomically: false, encoding: .utf8)) != nil
+        baseline = Self.read("VmRSS", process) ?? 0
         peak = LockedValueBox(baseline)
     }
 
     func sample() {
-        guard let rss = Self.read("VmRSS") else { return }
+        guard let rss = Self.read("VmRSS", process) else { return }
         peak.withLock { $0 = max($0, rss) }
     }
 
@@ -210,17 +232,17 @@ final class MemoryWatch: Sendable {
     var peakGrowth: Int {
         sample()
         var top = peak.withLock { $0 }
-        if hwmReset, let hwm = Self.read("VmHWM") { top = max(top, hwm) }
+        if hwmReset, let hwm = Self.read("VmHWM", process) { top = max(top, hwm) }
         return top - baseline
     }
 
     var peakText: String {
-        "\(peak.withLock { $0 } >> 20) MiB sampled, VmHWM \(((Self.read("VmHWM") ?? 0) >> 20)) MiB\(hwmReset ? "" : " (not reset)"), baseline \(baseline >> 20) MiB"
+        "\(peak.withLock { $0 } >> 20) MiB sampled, VmHWM \(((Self.read("VmHWM", process) ?? 0) >> 20)) MiB\(hwmReset ? "" : " (not reset)"), baseline \(baseline >> 20) MiB"
     }
 
-    /// A `/proc/self/status` field in bytes.
-    private static func read(_ field: String) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    /// A `/proc/<process>/status` field in bytes.
+    private static func read(_ field: String, _ process: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
             let digits = line.dropFirst(field.count + 1).filter(\.isNumber)
             return Int(digits).map { $0 * 1024 }

@@ -121,24 +121,12 @@ public final class PlainHTTPTransport: HTTPTransport {
         let rest = url.dropFirst(scheme.count)
         let authority = rest.prefix { $0 != "/" }
         let target = rest.dropFirst(authority.count)
-        var host = authority
-        var port: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { return nil }
-                port = after.dropFirst()
-            }
-        } else if let colon = authority.firstIndex(of: ":") {
-            host = authority[..<colon]
-            port = authority[authority.index(after: colon)...]
-        }
+        guard let (bracketed, port) = Endpoint.split(authority) else { return nil }
+        let host = bracketed.hasPrefix("[") && bracketed.hasSuffix("]") ? bracketed.dropFirst().dropLast() : bracketed
         guard !host.isEmpty else { return nil }
         var number = 80
         if let port {
-            guard let parsed = Int(port), (1...65535).contains(parsed) else { return nil }
+            guard let parsed = Endpoint.portNumber(port) else { return nil }
             number = parsed
         }
         return (String(host), number, String(authority), target.isEmpty ? "/" : String(target))

@@ -23,9 +23,9 @@ extension RESTStorage {
                      metadata: [String: String], headers extra: [(name: String, value: String)]) async throws -> ObjectInfo {
         let headers = [(name: "Content-Type", value: contentType)] + MetadataHeaders.fields(metadata) + extra
         let request = makeRequest(.put, configuration.endpoint.object(key), headers: headers)
-        let hasher = StreamingMD5()
+        let hasher: StreamingMD5
         do {
-            try hasher.start()
+            hasher = try StreamingMD5.started()
         } catch {
             throw PlugboardError(.storageFailed, "cannot compute the MD5 of the body of \(RESTStorageText.quote(key))",
                                  detail: "Expected an MD5 digest from libcrypto, found: \(error.message)",

@@ -301,26 +301,24 @@ public final class RESTStorage: ObjectStorage, ManagedService {
         while true {
             try Task.checkCancellation()
             attempt += 1
-            let outcome: Result<HTTPResponse, TransportFailure>
-            var extra: Extra?
+            let reply: Result<(HTTPResponse, Extra), TransportFailure>
             do {
-                let (response, more) = try await perform(request)
-                outcome = .success(response)
-                extra = more
+                reply = .success(try await perform(request))
             } catch let failure as TransportFailure {
-                outcome = .failure(failure)
+                reply = .failure(failure)
             } catch is CancellationError {
                 throw CancellationError()
             } catch let failure as BodyFailure {
                 throw failure.underlying
             } catch {
-                outcome = .failure(TransportFailure(.other, String(describing: error)))
+                reply = .failure(TransportFailure(.other, String(describing: error)))
             }
+            let outcome = reply.map(\.0)
             let mapping = mapping(operation, key, attempts: attempt)
             let retriesLeft = RetryPolicy.isIdempotent(request.method) && attempt <= policy.maxRetries && mayRetry()
             guard retriesLeft, RetryPolicy.isRetryable(outcome) else {
-                switch outcome {
-                case .success(let response): return (response, extra!, mapping)
+                switch reply {
+                case .success(let (response, extra)): return (response, extra, mapping)
                 case .failure(let failure): throw mapping.error(for: failure)
                 }
             }

@@ -21,17 +21,11 @@ final class RESTStreamedBody: Sendable {
         self.stream = stream
         self.length = length
         self.mapping = mapping
-        guard let etag else {
-            check = nil
-            return
-        }
-        let md5 = StreamingMD5()
         do {
-            try md5.start()
+            check = try etag.map { etag throws(CryptoError) in (etag, try StreamingMD5.started()) }
         } catch {
             throw mapping.error(for: UnexpectedResponse(expected: "an MD5 digest from libcrypto", found: error.message), status: 200)
         }
-        check = (etag, md5)
     }
 
     var body: ObjectBody {

@@ -90,17 +90,13 @@ final class RawHTTPServer: @unchecked Sendable {
     private func readHead(_ fd: Int32) -> String {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
-        while !bytes.ends(with: Array("\r\n\r\n".utf8)) && bytes.count < 65_536 {
+        // Up to the blank line, wherever a read ends: a body may come in the same read.
+        while !bytes.contains(Array("\r\n\r\n".utf8)) && bytes.count < 65_536 {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count <= 0 { break }
             bytes += chunk[0..<count]
         }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-private extension Array where Element == UInt8 {
-    func ends(with suffix: [UInt8]) -> Bool {
-        count >= suffix.count && self[(count - suffix.count)...].elementsEqual(suffix)
+        let end = bytes.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound ?? bytes.count
+        return String(decoding: bytes[..<end], as: UTF8.self)
     }
 }
