@@ -28,7 +28,7 @@ extension RESTStorage {
             hasher = try StreamingMD5.started()
         } catch {
             throw PlugboardError(.storageFailed, "cannot compute the MD5 of the body of \(RESTStorageText.quote(key))",
-                                 detail: "Expected an MD5 digest from libcrypto, found: \(error.message)",
+                                 detail: "Expected an MD5 digest from libcrypto, found: \(error.message).",
                                  hint: "RESTStorage needs OpenSSL's libcrypto.so.3 (Debian: apt-get install libssl3).")
         }
         let read = LockedValueBox(false)

@@ -103,8 +103,8 @@ public final class RESTStorage: ObjectStorage, ManagedService {
 
     /// The largest body collected for a streamed put that cannot stream: 1 GiB. Over
     /// `https://` the transport (URLSession) takes a request body only whole, so the body
-    /// is read into memory first; a body of unknown length is collected too, since a PUT
-    /// needs its Content-Length (the server takes no chunked uploads from this client).
+    /// is read into memory first; a body of unknown length is collected too, since this
+    /// client sends every PUT with a Content-Length (never chunked).
     public static let maxBufferedBodyBytes = 1 << 30
 
     /// Sends `body` as one PUT, with `If-None-Match: *` for `.absent` and
@@ -112,7 +112,7 @@ public final class RESTStorage: ObjectStorage, ManagedService {
     /// atomically and answers 412 when it does not hold.
     ///
     /// Over `http://` with a known length the body goes out as it is read
-    /// (``streamedPut(_:_:length:contentType:metadata:headers:)``); otherwise it is
+    /// (``streamedPut(_:_:over:length:contentType:metadata:headers:)``); otherwise it is
     /// collected first, up to ``maxBufferedBodyBytes``, and sent whole.
     public func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
                     condition: WriteCondition) async throws -> ObjectInfo {
