@@ -7,8 +7,8 @@ import Glibc
 /// what URLSession does with answers no Plugboard server gives: a redirect, silence, a
 /// connection closed without an answer, bytes that are not HTTP.
 final class RawHTTPServer: @unchecked Sendable {
-    // @unchecked Sendable: `heads` and `open` are only touched under `lock`; the socket
-    // is closed once, by `stop`.
+    // @unchecked Sendable: `heads`, `open` and `stopped` are only touched under `lock`;
+    // the listening socket is closed once, by the accept thread as it ends.
     enum Behaviour: Sendable {
         /// Reads the request head, writes these bytes, closes.
         case respond(String)
@@ -24,10 +24,13 @@ final class RawHTTPServer: @unchecked Sendable {
     private let lock = NSLock()
     private var heads: [String] = []
     private var open: [Int32] = []
+    private var stopped = false
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec, here and for each connection: a `plugboard serve` another test
+        // spawns meanwhile would otherwise hold them open after `stop`.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw TestFailure("socket failed") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -54,24 +57,42 @@ final class RawHTTPServer: @unchecked Sendable {
     /// The request heads received so far (request line and header fields).
     var requests: [String] { lock.withLock { heads } }
 
-    /// Stops accepting and closes every connection.
+    /// The request heads once there are at least `count`, or those there are after 60
+    /// seconds: for a client that gives up without waiting for this server (a timeout), so
+    /// that this server's thread, late on a busy machine, may still record the last one.
+    func requests(atLeast count: Int) async -> [String] {
+        let start = ContinuousClock.now
+        while requests.count < count && ContinuousClock.now - start < .seconds(60) {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return requests
+    }
+
+    /// Stops accepting (new connections are refused at once) and closes every connection.
+    ///
+    /// The listening socket is only shut down here; the accept thread closes it when its
+    /// `accept` fails. Were it closed here, its number could go to another test's new
+    /// socket before the thread's next `accept`, which would then take that socket's
+    /// connections and answer them with this server's script.
     func stop() {
         let sockets = lock.withLock { () -> [Int32] in
+            stopped = true
             defer { open = [] }
             return open
         }
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
         for fd in sockets { close(fd) }
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while true {
             let connection = accept(listener, nil, nil)
             if connection < 0 {
-                if errno == EINTR { continue }
+                if errno == EINTR && !lock.withLock({ stopped }) { continue }
                 return
             }
+            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
             let head = readHead(connection)
             lock.withLock { heads.append(head) }
             switch behaviour {
@@ -80,7 +101,11 @@ final class RawHTTPServer: @unchecked Sendable {
                 _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 close(connection)
             case .silence:
-                lock.withLock { open.append(connection) }
+                let kept = lock.withLock { () -> Bool in
+                    if !stopped { open.append(connection) }
+                    return !stopped
+                }
+                if !kept { close(connection) }
             case .hangUp:
                 close(connection)
             }
