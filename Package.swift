@@ -31,6 +31,11 @@ let package = Package(
         // A value kept with its pthread lock (NIO's NIOLockedValueBox idea), shared by the
         // host, the test kit and the plugins.
         .target(name: "PlugboardConcurrency"),
+        // HTTP/1.1 over plain TCP for http:// endpoints: blocking sockets on Dispatch queues,
+        // keep-alive, bodies streamed both ways. S3Storage's and RESTStorage's client; linked
+        // statically into each plugin, so none of its types crosses a plugin boundary, and
+        // without PlugboardAPI, so that it stays a transport and nothing more.
+        .target(name: "PlugboardHTTPClient", dependencies: ["PlugboardConcurrency"]),
         // The reference ObjectStorage, kept in memory: MemoryStorage's backend and the test
         // kit's stand-in. Its own target so that a plugin using it links no host code.
         .target(name: "InMemoryStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
@@ -61,16 +66,17 @@ let package = Package(
         .target(name: "CPlugboardFileSystem"),
         .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardFileSystem"],
                 path: "Plugins/FileStorage"),
-        // RESTStorage: the client (URLSession) in its own target so that unit tests can link
-        // it without the plugin's entry point; the plugin target is the entry point alone.
-        .target(name: "RESTStorageClient", dependencies: [api, "PlugboardCrypto"],
+        // RESTStorage: the client (PlugboardHTTPClient for http://, URLSession for https://)
+        // in its own target so that unit tests can link it without the plugin's entry point;
+        // the plugin target is the entry point alone.
+        .target(name: "RESTStorageClient", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient"],
                 path: "Plugins/RESTStorage/Client"),
         .target(name: "RESTStorage", dependencies: [api, "RESTStorageClient"],
                 path: "Plugins/RESTStorage/Plugin"),
-        // ObjectStorage over the S3 REST API (its own HTTP/1.1 client for http://, URLSession
+        // ObjectStorage over the S3 REST API (PlugboardHTTPClient for http://, URLSession
         // for https://). As with RESTStorage, the client is a target of its own so that
         // the tests link it without the plugin's entry point, which is the plugin target alone.
-        .target(name: "S3StorageClient", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"],
+        .target(name: "S3StorageClient", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient"],
                 path: "Plugins/S3Storage", exclude: ["Plugin"]),
         .target(name: "S3Storage", dependencies: [api, "S3StorageClient"],
                 path: "Plugins/S3Storage/Plugin"),
@@ -96,11 +102,15 @@ let package = Package(
         .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"]),
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.
         .testTarget(name: "RESTStorageTests",
-                    dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "RESTStorageClient"]),
+                    dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardConcurrency",
+                                   "RESTStorageClient"]),
         // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
         .testTarget(name: "S3StorageTests", dependencies: [api, "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto",
-                                                     "PlugboardConcurrency"],
+                                                     "PlugboardConcurrency", "PlugboardHTTPClient"],
                     exclude: ["Python"]),
+        // The plain-HTTP client's reader, streamed bodies, pool, timeouts and cancellation,
+        // against scripted loopback servers.
+        .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency"]),
     ]
 )
 

@@ -2,12 +2,15 @@
 """A large object through plugboard serve beside nginx (issue 11, docs/BENCHMARKS.md
 "Server core").
 
-  Benchmarks/large-object.py [SIZE_MIB] [--s3]      (default 1024: 1 GiB)
+  Benchmarks/large-object.py [SIZE_MIB] [--s3] [--rest]      (default 1024: 1 GiB)
 
 Writes a file of SIZE_MIB random MiB in a temporary folder, then with `curl` PUTs it to and
 GETs it from (1) a release `plugboard serve` on the shipped plugins.json (FileStorage
 under the same folder), (2) with --s3 also `plugboard serve --env staging` on S3Storage
-against moto_server from the package's .venv, and (3) nginx (its WebDAV PUT and a static
+against moto_server from the package's .venv, (3) with --rest also a `plugboard serve` on
+RESTStorage (the front, measured) whose storage is a second `plugboard serve` on FileStorage
+(the back), so the body streams through RESTStorage's plain-HTTP client both ways, and (4)
+nginx (its WebDAV PUT and a static
 GET of the same file from the same folder). `--max-body-bytes` is set to the size (the
 thread-per-connection server's default is 64 MiB); PLUGBOARD_SERVE_ARGS adds options.
 Prints one JSON object per server and direction: MiB/s (size / curl's total time), the
@@ -118,6 +121,7 @@ http {
 def main():
     size = int(ARGS[0]) * MIB if ARGS and ARGS[0].isdigit() else 1024 * MIB
     s3 = "--s3" in ARGS
+    rest = "--rest" in ARGS
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # unwind: stop the servers, remove the folder
     need("curl", "apt-get install -y curl")
     need("nginx", "apt-get install -y nginx")
@@ -153,6 +157,20 @@ def main():
                    "PLUGBOARD_S3_BUCKET": "hotswap", "PLUGBOARD_S3_ENDPOINT": endpoint}
             servers.append(e2e.Server(folder, args=limit + ["--env", "staging"], env=env))
             through_plugboard(servers[-1], "plugboard S3Storage (moto)", path, size)
+            servers.pop().stop()
+
+        if rest:
+            folder = os.path.join(work, "rest-back")
+            os.mkdir(folder)
+            servers.append(e2e.Server(folder, args=limit))
+            back = servers[-1]
+            folder = os.path.join(work, "rest-front")
+            os.mkdir(folder)
+            manifest = json.dumps({"schemaVersion": 1, "plugins": [
+                {"name": "Remote", "product": "RESTStorage", "config": {"baseURL": back.url(), "timeoutSeconds": 600}}]})
+            servers.append(e2e.Server(folder, args=limit, manifest=manifest))
+            through_plugboard(servers[-1], "plugboard RESTStorage (to plugboard FileStorage)", path, size)
+            servers.pop().stop()
             servers.pop().stop()
 
         nginx, url = start_nginx(work, html)

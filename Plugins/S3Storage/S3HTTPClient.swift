@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import PlugboardAPI
 import PlugboardCrypto
+import PlugboardHTTPClient
 
 /// One S3 request before signing: the object key (nil for the bucket itself), the query
 /// as raw pairs, extra headers to sign, and the body with its SHA-256.

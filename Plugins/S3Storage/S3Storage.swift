@@ -1,6 +1,7 @@
 import Foundation
 import PlugboardAPI
 import PlugboardCrypto
+import PlugboardHTTPClient
 
 /// ``ObjectStorage`` over the S3 REST API: PutObject, GetObject, HeadObject, DeleteObject
 /// and ListObjectsV2, signed with SigV4, over URLSession.
@@ -195,8 +196,7 @@ final class S3Storage: ObjectStorage, ManagedService {
         let operation = S3Operation(kind: .put, key: key, bucket: configuration.bucket)
         var headers = [("content-type", contentType)] + metadata.map { (Self.metaPrefix + $0.key, $0.value) }
         headers += try Self.conditionHeaders(key, condition)
-        let hasher = StreamingMD5()
-        try digest { () throws(CryptoError) in try hasher.start() }
+        let hasher = try digest { () throws(CryptoError) in try StreamingMD5.started() }
         let response = try await client.sendStreaming(S3Request(method: "PUT", key: key, headers: headers), length: length,
                                                       operation, accept: Self.acceptsConditional(condition)) { upload in
             var pending: [UInt8] = []

@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardConcurrency
 import PlugboardCrypto
+import PlugboardHTTPClient
 
 /// A GetObject answer's body as it comes off the connection, for ``S3Storage/get(_:range:)``.
 ///
@@ -25,13 +26,7 @@ final class S3StreamedBody: Sendable {
         self.length = length
         self.operation = operation
         self.client = client
-        if let etag {
-            let md5 = StreamingMD5()
-            try md5.start()
-            check = (etag, md5)
-        } else {
-            check = nil
-        }
+        check = try etag.map { etag throws(CryptoError) in (etag, try StreamingMD5.started()) }
     }
 
     var body: ObjectBody {

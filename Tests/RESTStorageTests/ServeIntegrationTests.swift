@@ -15,7 +15,15 @@ import Testing
         let storage = try await sandbox.restStorage(server.baseURL)
 
         let report = await ObjectStorageConformance(makeStorage: { storage }).run()
-        try report.requireAllPassed()
+        do {
+            try report.requireAllPassed()
+        } catch {
+            // The rules' messages say what failed, not why: one more call's whole error, and
+            // the server's log, which shows whether the requests arrived.
+            let probe = await thrownError { _ = try await storage.head("probe") }
+            Issue.record("after the failed rules, a head got: \(String(describing: probe)) \(String(describing: probe?.underlying)); the server's log:\n\(String(server.log.suffix(6000)))")
+            throw error
+        }
         #expect(report.result(named: "large_object_64mib")?.outcome == .passed)
         #expect(report.result(named: "concurrent_writers")?.outcome == .passed)
         // Every rule deleted what it wrote, through HTTP, down to FileStorage's files.

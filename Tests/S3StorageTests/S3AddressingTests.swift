@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import PlugboardAPI
 import Testing
+import PlugboardHTTPClient
 @testable import S3StorageClient
 
 /// The requests S3Storage builds: path-style and virtual-hosted URLs, signed headers,

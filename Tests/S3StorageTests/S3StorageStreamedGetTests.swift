@@ -2,6 +2,7 @@ import Foundation
 import PlugboardAPI
 import PlugboardCrypto
 import Testing
+import PlugboardHTTPClient
 @testable import S3StorageClient
 
 /// get(_:range:) over http://: bodies read from the connection a piece at a time, against
@@ -18,6 +19,20 @@ import Testing
 
     static let pieceBytes = PlainHTTPResponseBody.chunkBytes
 
+    /// Bytes without a short period, so that a piece delivered twice or skipped shows.
+    static func data(_ count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var state: UInt64 = 0x2545_F491_4F6C_DD1D
+            for index in 0..<count {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                buffer[index] = UInt8(truncatingIfNeeded: state)
+            }
+            initialized = count
+        }
+    }
+
     /// libS3Storage.so on a new bucket of the shared moto server, with `count` bytes
     /// stored under `key`.
     static let bucket = Result { try MotoServer.get().makeBucket("stream-get") }
@@ -25,7 +40,7 @@ import Testing
     static func storage(with key: String, count: Int) async throws -> (any ObjectStorage, [UInt8], ObjectInfo) {
         let server = try MotoServer.get()
         let storage = try await S3PluginFixture.storage(S3PluginFixture.config(bucket: try bucket.get(), server: server))
-        let data = PlainHTTPResponseBodyTests.data(count)
+        let data = Self.data(count)
         return (storage, data, try await storage.put(key, data: data))
     }
 

@@ -43,6 +43,28 @@ public struct Endpoint: Sendable, Equatable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The host (`[v6]` with its brackets) and the port text, if any, of an authority
+    /// (`host`, `host:port`, `[v6]`, `[v6]:port`); nil when a bracket is not closed or
+    /// something other than a port follows it.
+    static func split(_ authority: Substring) -> (host: Substring, port: Substring?)? {
+        guard authority.hasPrefix("[") else {
+            guard let colon = authority.firstIndex(of: ":") else { return (authority, nil) }
+            return (authority[..<colon], authority[authority.index(after: colon)...])
+        }
+        guard let close = authority.firstIndex(of: "]") else { return nil }
+        let after = authority[authority.index(after: close)...]
+        guard !after.isEmpty else { return (authority[...close], nil) }
+        guard after.hasPrefix(":") else { return nil }
+        return (authority[...close], after.dropFirst())
+    }
+
+    /// A port of 1 to 65535 in decimal digits.
+    static func portNumber(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.count <= 5, text.allSatisfy(\.isASCII), let number = Int(text),
+              (1...65535).contains(number) else { return nil }
+        return number
+    }
+
     static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),

@@ -20,7 +20,8 @@ extension RESTStorage {
         /// The bearer token sent with every request, or nil. A secret: never logged.
         public var token: String?
         /// The longest the server may stay silent during one request before it counts as
-        /// timed out (URLSession's `timeoutIntervalForRequest`).
+        /// timed out: the connect and every wait for data over `http://`, URLSession's
+        /// `timeoutIntervalForRequest` over `https://`.
         public var timeoutSeconds: Double
         /// How many times an idempotent request is retried after a retryable failure.
         public var maxRetries: Int
@@ -93,24 +94,8 @@ extension RESTStorage {
         /// The host of `authority` (`host`, `host:port`, `[v6]`, `[v6]:port`) when the port,
         /// if any, is 1 to 65535; nil otherwise.
         private static func checkedHost(_ authority: Substring) -> Substring? {
-            var host = authority
-            var port: Substring?
-            if authority.hasPrefix("[") {
-                guard let close = authority.firstIndex(of: "]") else { return nil }
-                host = authority[...close]
-                let after = authority[authority.index(after: close)...]
-                if !after.isEmpty {
-                    guard after.hasPrefix(":") else { return nil }
-                    port = after.dropFirst()
-                }
-            } else if let colon = authority.firstIndex(of: ":") {
-                host = authority[..<colon]
-                port = authority[authority.index(after: colon)...]
-            }
-            if let port {
-                guard !port.isEmpty, port.count <= 5, port.allSatisfy(\.isASCII), let number = Int(port),
-                      (1...65535).contains(number) else { return nil }
-            }
+            guard let (host, port) = Endpoint.split(authority) else { return nil }
+            if let port, Endpoint.portNumber(port) == nil { return nil }
             return host
         }
 

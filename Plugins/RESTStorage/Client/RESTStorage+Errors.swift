@@ -148,6 +148,21 @@ struct FailureMapping: Sendable {
         }
     }
 
+    /// A success answer whose body broke off after `received` of its `expected` bytes.
+    /// Not retried: the consumer already has the bytes before the break.
+    func error(forBody failure: TransportFailure, expected: Int, received: Int) -> PlugboardError {
+        // A broken or silent connection may be fine on the next read; bytes that are not
+        // HTTP's framing are the server's fault.
+        let code: PlugboardError.Code = failure.kind == .other ? .storageFailed : .storageUnavailable
+        return PlugboardError(
+            code, "the storage server at \(base) stopped sending the object",
+            detail: "The \(what) expected \(expected) bytes, found \(received) before the body broke off: \(failure.description).",
+            hint: failure.kind == .timedOut
+                ? "Read the object again; if the server is slow, raise \"timeoutSeconds\" in plugin \"\(plugin)\"'s config."
+                : "Read the object again; if it keeps breaking off, see the server's log and the network between the hosts.",
+            underlying: failure)
+    }
+
     /// A success status whose content is not what the contract says.
     func error(for unexpected: UnexpectedResponse, status: Int) -> PlugboardError {
         PlugboardError(

@@ -10,7 +10,7 @@ import PlugboardCrypto
 /// HTTP can say (401, 503, a dropped connection) is mapped onto the contract's codes.
 public final class RESTStorage: ObjectStorage, ManagedService {
     public let configuration: Configuration
-    private let transport: any HTTPTransport
+    let transport: any HTTPTransport
     private let sleeper: any RetrySleeper
     private let random: @Sendable () -> Double
     private let policy: RetryPolicy
@@ -35,11 +35,20 @@ public final class RESTStorage: ObjectStorage, ManagedService {
         self.release = release
     }
 
-    /// A storage over URLSession, released by ``stop()``.
+    /// A storage over ``PlainHTTPTransport`` for an `http://` base URL (bodies streamed both
+    /// ways) or ``URLSessionTransport`` for an `https://` one (bodies in memory, up to
+    /// ``maxBufferedBodyBytes`` for a streamed put), released by ``stop()``.
     public convenience init(configuration: Configuration, plugin: String, logger: Logger) {
-        let transport = URLSessionTransport(timeoutSeconds: configuration.timeoutSeconds)
-        self.init(configuration: configuration, transport: transport, plugin: plugin, logger: logger,
-                  release: { transport.invalidate() })
+        let timeout = configuration.timeoutSeconds
+        if configuration.endpoint.base.hasPrefix("http://") {
+            let transport = PlainHTTPTransport(timeoutSeconds: timeout)
+            self.init(configuration: configuration, transport: transport, plugin: plugin, logger: logger,
+                      release: { transport.invalidate() })
+        } else {
+            let transport = URLSessionTransport(timeoutSeconds: timeout)
+            self.init(configuration: configuration, transport: transport, plugin: plugin, logger: logger,
+                      release: { transport.invalidate() })
+        }
     }
 
     // MARK: ManagedService
@@ -73,22 +82,38 @@ public final class RESTStorage: ObjectStorage, ManagedService {
         // a form content type of its own to a request with a body.
         let headers = [(name: "Content-Type", value: resolvedType)] + MetadataHeaders.fields(metadata) + extraHeaders
         let response = try await call(.put, configuration.endpoint.object(key), "put", key, headers: headers, body: data,
-                                      success: [200, 201], expected: "HTTP 200 with the stored object's info")
+                                      success: Self.putSuccess, expected: Self.putExpected)
         return try response.decode { answer throws(UnexpectedResponse) in
-            let info = try ResponseDecoding.putInfo(answer.body)
-            try check(info, matches: key, data: data, contentType: resolvedType, metadata: metadata)
-            return ObjectInfo(key: key, size: data.count, etag: info.etag, contentType: resolvedType,
-                              lastModified: info.lastModified, metadata: metadata)
+            let etag = try Self.hashing { () throws(CryptoError) in try MD5Hasher.hash(data) }
+            return try storedInfo(answer, key: key, size: data.count, etag: etag, contentType: resolvedType, metadata: metadata)
         }
     }
 
-    /// The largest body collected for a streamed put: 1 GiB. The transport (URLSession)
-    /// takes a request body only whole, so the body is read into memory first.
+    static let putSuccess: Set<Int> = [200, 201]
+    static let putExpected = "HTTP 200 with the stored object's info"
+
+    /// What a PUT's answer says was stored, once it matches what was sent.
+    func storedInfo(_ answer: HTTPResponse, key: String, size: Int, etag: String, contentType: String,
+                    metadata: [String: String]) throws(UnexpectedResponse) -> ObjectInfo {
+        let info = try ResponseDecoding.putInfo(answer.body)
+        try check(info, matches: key, size: size, etag: etag, contentType: contentType, metadata: metadata)
+        return ObjectInfo(key: key, size: size, etag: info.etag, contentType: contentType,
+                          lastModified: info.lastModified, metadata: metadata)
+    }
+
+    /// The largest body collected for a streamed put that cannot stream: 1 GiB. Over
+    /// `https://` the transport (URLSession) takes a request body only whole, so the body
+    /// is read into memory first; a body of unknown length is collected too, since this
+    /// client sends every PUT with a Content-Length (never chunked).
     public static let maxBufferedBodyBytes = 1 << 30
 
-    /// Collects `body` (up to ``maxBufferedBodyBytes``) and sends it as one PUT, with
-    /// `If-None-Match: *` for `.absent` and `If-Match: "etag"` for `.matches`: the server's
-    /// storage checks the condition atomically and answers 412 when it does not hold.
+    /// Sends `body` as one PUT, with `If-None-Match: *` for `.absent` and
+    /// `If-Match: "etag"` for `.matches`: the server's storage checks the condition
+    /// atomically and answers 412 when it does not hold.
+    ///
+    /// Over `http://` with a known length the body goes out as it is read
+    /// (``streamedPut(_:_:over:length:contentType:metadata:headers:)``); otherwise it is
+    /// collected first, up to ``maxBufferedBodyBytes``, and sent whole.
     public func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
                     condition: WriteCondition) async throws -> ObjectInfo {
         try ObjectKey.validate(key)
@@ -104,28 +129,47 @@ public final class RESTStorage: ObjectStorage, ManagedService {
                 key: key, condition: condition, backend: "RESTStorage",
                 hint: "Rebuild RESTStorage against the PlugboardAPI that defines the condition, or write without it.")
         }
-        let data = try await body.collect(upTo: Self.maxBufferedBodyBytes)
-        return try await put(key, data: data, contentType: resolvedType, metadata: metadata, extraHeaders: conditionHeaders)
+        guard let plain = transport as? PlainHTTPTransport, let length = body.length else {
+            let data = try await body.collect(upTo: Self.maxBufferedBodyBytes)
+            return try await put(key, data: data, contentType: resolvedType, metadata: metadata, extraHeaders: conditionHeaders)
+        }
+        return try await streamedPut(key, body, over: plain, length: length, contentType: resolvedType, metadata: metadata,
+                                     headers: conditionHeaders)
     }
 
-    /// A GET with `Range: bytes=...`: 206 with `Content-Range` for the part, 416 for a
-    /// range that selects nothing (``PlugboardError/Code/storageRangeNotSatisfiable``),
+    /// A GET, with `Range: bytes=...` for a range: 206 with `Content-Range` for the part,
+    /// 416 for a range that selects nothing (``PlugboardError/Code/storageRangeNotSatisfiable``),
     /// 200 with the whole object when the server ignored the range (then sliced here).
-    /// The answer is read whole (URLSession), so it holds the range in memory.
+    ///
+    /// Over `http://` the body streams (``streamedGet(_:range:over:)``): it is read from
+    /// the connection a piece at a time as the caller reads it. Over `https://` the answer
+    /// is read whole (URLSession hands it over only whole), so it holds the object or the
+    /// range in memory.
     public func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
         try ObjectKey.validate(key)
         try range?.validate()
+        if let plain = transport as? PlainHTTPTransport { return try await streamedGet(key, range: range, over: plain) }
         guard let range else { return try ObjectStream(try await get(key), key: key, range: nil) }
-        let header: String
-        switch range {
-        case .closed(let first, let last): header = "bytes=\(first)-\(last)"
-        case .from(let first): header = "bytes=\(first)-"
-        case .suffix(let count): header = "bytes=-\(count)"
-        }
         let response = try await call(.get, configuration.endpoint.object(key), "get", key,
-                                      headers: [(name: "Range", value: header)],
-                                      success: [200, 206], expected: "HTTP 206 with the range's bytes, or 200 with the object's")
-        return try response.decode { answer throws(UnexpectedResponse) in
+                                      headers: [(name: "Range", value: Self.rangeHeader(range))],
+                                      success: Self.rangeSuccess, expected: Self.rangeExpected)
+        return try Self.rangeStream(response, key: key, range: range)
+    }
+
+    static let rangeSuccess: Set<Int> = [200, 206]
+    static let rangeExpected = "HTTP 206 with the range's bytes, or 200 with the object's"
+
+    static func rangeHeader(_ range: ByteRange) -> String {
+        switch range {
+        case .closed(let first, let last): "bytes=\(first)-\(last)"
+        case .from(let first): "bytes=\(first)-"
+        case .suffix(let count): "bytes=-\(count)"
+        }
+    }
+
+    /// The stream of a ranged answer whose body was read whole.
+    static func rangeStream(_ response: Answer, key: String, range: ByteRange) throws(PlugboardError) -> ObjectStream {
+        try response.decode { answer throws(UnexpectedResponse) in
             guard answer.status == 206 else {
                 let info = try ResponseDecoding.headerInfo(answer, key: key, size: answer.body.count)
                 do throws(PlugboardError) {
@@ -134,17 +178,24 @@ public final class RESTStorage: ObjectStorage, ManagedService {
                     throw UnexpectedResponse(expected: "an object the range \(range) selects bytes of", found: error.message)
                 }
             }
-            let text = answer.header("content-range") ?? ""
-            guard let (offsets, size) = Self.contentRange(text), offsets.count == answer.body.count,
-                  range.resolve(size: size) == offsets else {
-                throw UnexpectedResponse(expected: "a Content-Range for \(range) matching the \(answer.body.count) bytes sent",
-                                         found: "Content-Range \(RESTStorageText.quote(text))")
-            }
-            // Content-Length is the part's; the object's size is Content-Range's.
-            var info = try ResponseDecoding.headerInfo(answer, key: key, size: answer.body.count)
-            info.size = size
+            let (info, offsets) = try rangeInfo(answer, key: key, range: range, sent: answer.body.count)
             return ObjectStream(info: info, range: offsets, body: ObjectBody(answer.body))
         }
+    }
+
+    /// The whole object's info and the offsets of the part a 206 answer of `sent` bytes
+    /// carries, once its Content-Range says they are the bytes `range` asked for.
+    static func rangeInfo(_ answer: HTTPResponse, key: String, range: ByteRange,
+                          sent: Int) throws(UnexpectedResponse) -> (ObjectInfo, Range<Int>) {
+        let text = answer.header("content-range") ?? ""
+        guard let (offsets, size) = contentRange(text), offsets.count == sent, range.resolve(size: size) == offsets else {
+            throw UnexpectedResponse(expected: "a Content-Range for \(range) matching the \(sent) bytes sent",
+                                     found: "Content-Range \(RESTStorageText.quote(text))")
+        }
+        // Content-Length is the part's; the object's size is Content-Range's.
+        var info = try ResponseDecoding.headerInfo(answer, key: key, size: sent)
+        info.size = size
+        return (info, offsets)
     }
 
     /// The offsets and the complete length of `bytes first-last/size`.
@@ -160,10 +211,17 @@ public final class RESTStorage: ObjectStorage, ManagedService {
     public func get(_ key: String) async throws -> StoredObject {
         try ObjectKey.validate(key)
         let response = try await call(.get, configuration.endpoint.object(key), "get", key,
-                                      success: [200], expected: "HTTP 200 with the object's bytes")
-        return try response.decode { answer throws(UnexpectedResponse) in
+                                      success: [200], expected: Self.getExpected)
+        return try Self.checkedObject(response, key: key)
+    }
+
+    static let getExpected = "HTTP 200 with the object's bytes"
+
+    /// The object a whole GET answer holds, once its body's MD5 is its ETag.
+    static func checkedObject(_ response: Answer, key: String) throws(PlugboardError) -> StoredObject {
+        try response.decode { answer throws(UnexpectedResponse) in
             let info = try ResponseDecoding.headerInfo(answer, key: key, size: answer.body.count)
-            let digest = try md5(answer.body)
+            let digest = try hashing { () throws(CryptoError) in try MD5Hasher.hash(answer.body) }
             guard digest == info.etag else {
                 throw UnexpectedResponse(expected: "a body whose MD5 is the ETag \(info.etag)",
                                          found: "\(answer.body.count) bytes with MD5 \(digest)")
@@ -205,7 +263,7 @@ public final class RESTStorage: ObjectStorage, ManagedService {
 
     // MARK: Sending
 
-    private func makeRequest(_ method: HTTPRequest.Method, _ url: String,
+    func makeRequest(_ method: HTTPRequest.Method, _ url: String,
                              headers: [(name: String, value: String)] = [], body: [UInt8] = []) -> HTTPRequest {
         var fields = headers
         if let token = configuration.token { fields.append((name: "Authorization", value: "Bearer " + token)) }
@@ -214,7 +272,7 @@ public final class RESTStorage: ObjectStorage, ManagedService {
 
     /// Sends one request of `operation` and returns an answer with one of the `success`
     /// statuses; any other answer, or none, is thrown as the contract's error.
-    private func call(_ method: HTTPRequest.Method, _ url: String, _ operation: String, _ key: String,
+    func call(_ method: HTTPRequest.Method, _ url: String, _ operation: String, _ key: String,
                       headers: [(name: String, value: String)] = [], body: [UInt8] = [],
                       success: Set<Int>, expected: String) async throws -> Answer {
         let (response, mapping) = try await send(makeRequest(method, url, headers: headers, body: body),
@@ -223,30 +281,44 @@ public final class RESTStorage: ObjectStorage, ManagedService {
         return Answer(response: response, mapping: mapping)
     }
 
-    /// Sends `request`, again after a retryable outcome while retries remain. Returns the
-    /// last response with the mapping for its errors; throws the mapped error when no
-    /// response came, and `CancellationError` as soon as the task is cancelled.
+    /// Sends `request` whole through the transport, with ``exchange(_:operation:key:mayRetry:_:)``'s retries.
     private func send(_ request: HTTPRequest, operation: String, key: String?) async throws -> (HTTPResponse, FailureMapping) {
+        let (response, _, mapping) = try await exchange(request, operation: operation, key: key) { request in
+            (try await transport.send(request), ())
+        }
+        return (response, mapping)
+    }
+
+    /// Runs `perform` for `request`, again after a retryable outcome while retries remain
+    /// and `mayRetry` says the request can go again (a streamed body cannot once it was
+    /// read). Returns the last response, what else `perform` returned with it, and the
+    /// mapping for its errors; throws the mapped error when no response came, a body's
+    /// own error (``BodyFailure``) unchanged, and `CancellationError` as soon as the task
+    /// is cancelled.
+    func exchange<Extra>(_ request: HTTPRequest, operation: String, key: String?, mayRetry: () -> Bool = { true },
+                         _ perform: (HTTPRequest) async throws -> (HTTPResponse, Extra)) async throws -> (HTTPResponse, Extra, FailureMapping) {
         var attempt = 0
         while true {
             try Task.checkCancellation()
             attempt += 1
-            let outcome: Result<HTTPResponse, TransportFailure>
+            let reply: Result<(HTTPResponse, Extra), TransportFailure>
             do {
-                outcome = .success(try await transport.send(request))
+                reply = .success(try await perform(request))
             } catch let failure as TransportFailure {
-                outcome = .failure(failure)
+                reply = .failure(failure)
             } catch is CancellationError {
                 throw CancellationError()
+            } catch let failure as BodyFailure {
+                throw failure.underlying
             } catch {
-                outcome = .failure(TransportFailure(.other, String(describing: error)))
+                reply = .failure(TransportFailure(.other, String(describing: error)))
             }
-            let mapping = FailureMapping(operation: operation, key: key, base: configuration.endpoint.base, plugin: plugin,
-                                         tokenConfigured: configuration.token != nil, attempts: attempt)
-            let retriesLeft = RetryPolicy.isIdempotent(request.method) && attempt <= policy.maxRetries
+            let outcome = reply.map(\.0)
+            let mapping = mapping(operation, key, attempts: attempt)
+            let retriesLeft = RetryPolicy.isIdempotent(request.method) && attempt <= policy.maxRetries && mayRetry()
             guard retriesLeft, RetryPolicy.isRetryable(outcome) else {
-                switch outcome {
-                case .success(let response): return (response, mapping)
+                switch reply {
+                case .success(let (response, extra)): return (response, extra, mapping)
                 case .failure(let failure): throw mapping.error(for: failure)
                 }
             }
@@ -259,6 +331,11 @@ public final class RESTStorage: ObjectStorage, ManagedService {
         }
     }
 
+    func mapping(_ operation: String, _ key: String?, attempts: Int) -> FailureMapping {
+        FailureMapping(operation: operation, key: key, base: configuration.endpoint.base, plugin: plugin,
+                       tokenConfigured: configuration.token != nil, attempts: attempts)
+    }
+
     private static func summary(_ outcome: Result<HTTPResponse, TransportFailure>) -> String {
         switch outcome {
         case .success(let response): return "HTTP \(response.status)"
@@ -266,18 +343,17 @@ public final class RESTStorage: ObjectStorage, ManagedService {
         }
     }
 
-    /// The server must have stored what was sent: same key, size, MD5, and (when its JSON
-    /// has them) content type and metadata.
-    private func check(_ info: ObjectInfo, matches key: String, data: [UInt8], contentType: String,
+    /// The server must have stored what was sent: same key, size, MD5 (`etag`), and (when
+    /// its JSON has them) content type and metadata.
+    private func check(_ info: ObjectInfo, matches key: String, size: Int, etag digest: String, contentType: String,
                        metadata: [String: String]) throws(UnexpectedResponse) {
         guard ObjectKey.isSame(info.key, as: key) else {
             throw UnexpectedResponse(expected: "the key \(RESTStorageText.quote(key)) in the object info",
                                      found: RESTStorageText.quote(info.key))
         }
-        guard info.size == data.count else {
-            throw UnexpectedResponse(expected: "the size \(data.count) (the bytes sent)", found: "\(info.size)")
+        guard info.size == size else {
+            throw UnexpectedResponse(expected: "the size \(size) (the bytes sent)", found: "\(info.size)")
         }
-        let digest = try md5(data)
         guard info.etag == digest else {
             throw UnexpectedResponse(expected: "the ETag \(digest) (the MD5 of the bytes sent)", found: info.etag)
         }
@@ -291,17 +367,23 @@ public final class RESTStorage: ObjectStorage, ManagedService {
         }
     }
 
-    private func md5(_ data: [UInt8]) throws(UnexpectedResponse) -> String {
+    /// `digest`'s result in hex; libcrypto's failure as what was expected and found.
+    static func hashing(_ digest: () throws(CryptoError) -> [UInt8]) throws(UnexpectedResponse) -> String {
         do {
-            return Hex.encode(try MD5Hasher.hash(data))
+            return Hex.encode(try digest())
         } catch {
             throw UnexpectedResponse(expected: "an MD5 digest from libcrypto", found: error.message)
         }
     }
 }
 
+/// A streamed body's own error, carried through the transport and the retry loop unchanged.
+struct BodyFailure: Error {
+    let underlying: any Error
+}
+
 /// A success answer with the mapping that turns its unexpected content into `storage.failed`.
-private struct Answer {
+struct Answer {
     let response: HTTPResponse
     let mapping: FailureMapping
 

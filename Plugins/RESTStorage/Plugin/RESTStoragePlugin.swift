@@ -22,8 +22,9 @@ public func plugboardPluginEntry(_ op: Int32, _ arg: UnsafeMutableRawPointer?) -
 /// - `maxRetries` (integer 0 to 10, default 3): retries of a request after a 502, 503,
 ///   504, a refused or dropped connection, or a timeout.
 ///
-/// Registers a managed singleton: its `stop` releases the URL session. Nothing is checked
-/// on the network at load: the other host may come up later.
+/// Registers a managed singleton: its `stop` closes the idle connections (`http://`) or
+/// releases the URL session (`https://`). Nothing is checked on the network at load: the
+/// other host may come up later.
 enum RESTStoragePlugin: Plugin {
     static let name = "RESTStorage"
     static let version = "1.0.0"

@@ -1,6 +1,7 @@
-// libFuzzer target: S3Storage's HTTP/1.1 response reader for http:// endpoints, the
-// bytes a server (or anyone between it and the host) sends back (docs/SECURITY.md).
-// Built by Tests/Fuzz/build.sh together with Plugins/S3Storage/PlainHTTP/.
+// libFuzzer target: the plain-HTTP client's HTTP/1.1 response reader (S3Storage's and
+// RESTStorage's for http:// endpoints), the bytes a server (or anyone between it and the
+// host) sends back (docs/SECURITY.md). Built by Tests/Fuzz/build.sh together with
+// Sources/PlugboardHTTPClient/.
 
 /// The input handed over in pieces of one size, as a socket might deliver it.
 private struct PieceSource: PlainHTTPByteSource {

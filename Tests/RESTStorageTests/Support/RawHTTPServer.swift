@@ -7,8 +7,8 @@ import Glibc
 /// what URLSession does with answers no Plugboard server gives: a redirect, silence, a
 /// connection closed without an answer, bytes that are not HTTP.
 final class RawHTTPServer: @unchecked Sendable {
-    // @unchecked Sendable: `heads`, `open` and `stopping` are only touched under `lock`;
-    // the listener is closed once, by `stop`, after the accept loop has ended.
+    // @unchecked Sendable: `heads`, `open` and `stopped` are only touched under `lock`;
+    // the listening socket is closed once, by the accept thread as it ends.
     enum Behaviour: Sendable {
         /// Reads the request head, writes these bytes, closes.
         case respond(String)
@@ -23,14 +23,14 @@ final class RawHTTPServer: @unchecked Sendable {
     private let behaviour: Behaviour
     private let lock = NSLock()
     private var heads: [String] = []
-    /// Every accepted connection not yet closed, the one whose head is being read included.
-    private var open: Set<Int32> = []
-    private var stopping = false
-    private let acceptLoopEnded = DispatchSemaphore(value: 0)
+    private var open: [Int32] = []
+    private var stopped = false
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec, here and for each connection: a `plugboard serve` another test
+        // spawns meanwhile would otherwise hold them open after `stop`.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw TestFailure("socket failed") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -57,79 +57,71 @@ final class RawHTTPServer: @unchecked Sendable {
     /// The request heads received so far (request line and header fields).
     var requests: [String] { lock.withLock { heads } }
 
-    /// Stops accepting and closes every connection. The listener is closed only once the
-    /// accept loop has ended: closed earlier, its number could go to another test's
-    /// listening socket, whose connections the loop would then accept and hang up on.
-    func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        // Under the lock, which the loop also holds to close one: a number is shut down only
-        // while it is still this server's. This ends a read of a head still arriving.
-        lock.withLock {
-            stopping = true
-            for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
+    /// The request heads once there are at least `count`, or those there are after 60
+    /// seconds: for a client that gives up without waiting for this server (a timeout), so
+    /// that this server's thread, late on a busy machine, may still record the last one.
+    func requests(atLeast count: Int) async -> [String] {
+        let start = ContinuousClock.now
+        while requests.count < count && ContinuousClock.now - start < .seconds(60) {
+            try? await Task.sleep(for: .milliseconds(10))
         }
-        acceptLoopEnded.wait()
-        close(listener)
-        let left = lock.withLock { () -> Set<Int32> in
+        return requests
+    }
+
+    /// Stops accepting (new connections are refused at once) and closes every connection.
+    ///
+    /// The listening socket is only shut down here; the accept thread closes it when its
+    /// `accept` fails. Were it closed here, its number could go to another test's new
+    /// socket before the thread's next `accept`, which would then take that socket's
+    /// connections and answer them with this server's script.
+    func stop() {
+        let sockets = lock.withLock { () -> [Int32] in
+            stopped = true
             defer { open = [] }
             return open
         }
-        for fd in left { close(fd) }
+        shutdown(listener, Int32(SHUT_RDWR))
+        for fd in sockets { close(fd) }
     }
 
     private func acceptLoop() {
-        defer { acceptLoopEnded.signal() }
+        defer { close(listener) }
         while true {
             let connection = accept(listener, nil, nil)
             if connection < 0 {
-                if errno == EINTR { continue }
+                if errno == EINTR && !lock.withLock({ stopped }) { continue }
                 return
             }
-            let admitted = lock.withLock { () -> Bool in
-                guard !stopping else { return false }
-                open.insert(connection)
-                return true
-            }
-            guard admitted else {
-                close(connection)
-                return
-            }
+            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
             let head = readHead(connection)
             lock.withLock { heads.append(head) }
             switch behaviour {
             case .respond(let text):
                 let bytes = Array(text.utf8)
                 _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                closeConnection(connection)
+                close(connection)
             case .silence:
-                break
+                let kept = lock.withLock { () -> Bool in
+                    if !stopped { open.append(connection) }
+                    return !stopped
+                }
+                if !kept { close(connection) }
             case .hangUp:
-                closeConnection(connection)
+                close(connection)
             }
-        }
-    }
-
-    private func closeConnection(_ fd: Int32) {
-        lock.withLock {
-            open.remove(fd)
-            close(fd)
         }
     }
 
     private func readHead(_ fd: Int32) -> String {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
-        while !bytes.ends(with: Array("\r\n\r\n".utf8)) && bytes.count < 65_536 {
+        // Up to the blank line, wherever a read ends: a body may come in the same read.
+        while !bytes.contains(Array("\r\n\r\n".utf8)) && bytes.count < 65_536 {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count <= 0 { break }
             bytes += chunk[0..<count]
         }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-private extension Array where Element == UInt8 {
-    func ends(with suffix: [UInt8]) -> Bool {
-        count >= suffix.count && self[(count - suffix.count)...].elementsEqual(suffix)
+        let end = bytes.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound ?? bytes.count
+        return String(decoding: bytes[..<end], as: UTF8.self)
     }
 }

@@ -12,7 +12,7 @@ import Glibc
 /// that mask on), which would test the test runner's state instead of the server's.
 final class ServeProcess: @unchecked Sendable {
     // @unchecked Sendable: `exitStatus` is only read and written under `lock`.
-    private let pid: pid_t
+    let pid: pid_t
     private let lock = NSLock()
     private var exitStatus: Int32?
     /// `http://127.0.0.1:PORT`, from the first line the server prints.

@@ -34,6 +34,19 @@ struct TestSandbox: Sendable {
         return manifest
     }
 
+    /// A manifest binding RESTStorage (the product beside the executable) to the server at
+    /// `baseURL`: a server whose storage is another server.
+    func restStorageManifest(_ baseURL: String) throws -> String {
+        let manifest = path("plugins-rest.json")
+        let text = """
+        {"schemaVersion": 1, "plugins": [
+          {"name": "Remote", "product": "RESTStorage", "config": {"baseURL": "\(baseURL)", "timeoutSeconds": 60}}
+        ]}
+        """
+        try text.write(toFile: manifest, atomically: true, encoding: .utf8)
+        return manifest
+    }
+
     /// The folder with the package's build products: the test runner's folder, outside
     /// any `.xctest` bundle.
     static let productsFolder: String = {

@@ -3,19 +3,32 @@ import PlugboardConcurrency
 
 /// One request as it goes on the wire: `target` is the encoded path and query, `hostHeader`
 /// the Host header exactly as signed (with the port), `host` and `port` where to connect.
-struct PlainHTTPRequest: Sendable {
-    var method: String
-    var host: String
-    var port: Int
-    var hostHeader: String
-    var target: String
-    var headers: [(String, String)]
-    var body: [UInt8]
+public struct PlainHTTPRequest: Sendable {
+    public var method: String
+    public var host: String
+    public var port: Int
+    public var hostHeader: String
+    public var target: String
+    public var headers: [(String, String)]
+    public var body: [UInt8]
     /// Whether to send `Content-Length` even for an empty body (PUT, POST).
-    var sendsLength: Bool
+    public var sendsLength: Bool
     /// The `Content-Length` of a body sent after the head, in pieces
     /// (``PlainHTTPClient/upload(_:_:)``); `body` is then empty.
-    var declaredLength: Int? = nil
+    public var declaredLength: Int?
+
+    public init(method: String, host: String, port: Int, hostHeader: String, target: String,
+                headers: [(String, String)], body: [UInt8] = [], sendsLength: Bool, declaredLength: Int? = nil) {
+        self.method = method
+        self.host = host
+        self.port = port
+        self.hostHeader = hostHeader
+        self.target = target
+        self.headers = headers
+        self.body = body
+        self.sendsLength = sendsLength
+        self.declaredLength = declaredLength
+    }
 }
 
 /// HTTP/1.1 over plain TCP for `http://` endpoints, without URLSession's hops between
@@ -28,19 +41,19 @@ struct PlainHTTPRequest: Sendable {
 /// non-overcommitting pool, one thread per core, and a third exchange would wait about a
 /// second for libdispatch to add a thread.) Idle keep-alive connections wait in a small
 /// pool per host.
-final class PlainHTTPClient: Sendable {
-    let timeoutSeconds: Double
-    let limits: PlainHTTPLimits
+public final class PlainHTTPClient: Sendable {
+    public let timeoutSeconds: Double
+    public let limits: PlainHTTPLimits
     let pool: PlainHTTPPool
 
-    init(timeoutSeconds: Double, limits: PlainHTTPLimits = PlainHTTPLimits(), maxIdlePerHost: Int = 4) {
+    public init(timeoutSeconds: Double, limits: PlainHTTPLimits = PlainHTTPLimits(), maxIdlePerHost: Int = 4) {
         self.timeoutSeconds = timeoutSeconds
         self.limits = limits
         self.pool = PlainHTTPPool(maxIdlePerHost: maxIdlePerHost)
     }
 
     /// Closes the idle connections; running exchanges finish and close theirs.
-    func shutdown() {
+    public func shutdown() {
         pool.close()
     }
 
@@ -48,7 +61,7 @@ final class PlainHTTPClient: Sendable {
     /// down, which ends a blocked send or receive at once.
     ///
     /// - Throws: ``PlainHTTPError`` (`.cancelled` when the task was cancelled).
-    func perform(_ request: PlainHTTPRequest) async throws -> PlainHTTPResponse {
+    public func perform(_ request: PlainHTTPRequest) async throws -> PlainHTTPResponse {
         try await open(request, streamingSuccess: false).response
     }
 
@@ -58,11 +71,11 @@ final class PlainHTTPClient: Sendable {
     /// the calling task shuts the socket down.
     ///
     /// - Throws: ``PlainHTTPError`` (`.cancelled` when the task was cancelled).
-    func open(_ request: PlainHTTPRequest, streamingSuccess: Bool) async throws -> PlainHTTPOpenedResponse {
+    public func open(_ request: PlainHTTPRequest, streamingSuccess: Bool) async throws -> PlainHTTPOpenedResponse {
         let box = PlainHTTPCancelBox()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PlainHTTPOpenedResponse, any Error>) in
-                DispatchQueue(label: "plugboard.s3storage.plain-http").async { [self] in
+                DispatchQueue(label: "plugboard.http-client").async { [self] in
                     do {
                         continuation.resume(returning: try exchange(request, box, streamingSuccess: streamingSuccess))
                     } catch {
@@ -107,7 +120,8 @@ final class PlainHTTPClient: Sendable {
             } catch {
                 if !box.detach() { throw .cancelled }
                 // The server may close an idle connection just as it is reused: go again on a
-                // new one when nothing came back (every S3 request here is idempotent).
+                // new one when nothing came back. Only idempotent requests come here: an
+                // upload, whose body cannot be sent twice, never takes a pooled connection.
                 if pooled != nil, !reader.receivedAny, case .connectionLost = error { continue }
                 throw error
             }
@@ -163,10 +177,10 @@ extension PlainHTTPClient {
     /// body incomplete, and the server stores nothing.
     ///
     /// - Throws: ``PlainHTTPError``, or what `send` throws.
-    func upload(_ request: PlainHTTPRequest,
+    public func upload(_ request: PlainHTTPRequest,
                 _ send: (PlainHTTPUpload) async throws -> Void) async throws -> PlainHTTPResponse {
         let box = PlainHTTPCancelBox()
-        let queue = DispatchQueue(label: "plugboard.s3storage.plain-http-upload")
+        let queue = DispatchQueue(label: "plugboard.http-client.upload")
         let timeoutSeconds = self.timeoutSeconds, limits = self.limits
         return try await withTaskCancellationHandler {
             let head = try Self.encode(request)
@@ -197,7 +211,7 @@ extension PlainHTTPClient {
 
 /// The body side of one ``PlainHTTPClient/upload(_:_:)``: each piece sent from the
 /// upload's own serial queue (blocking sends, off Swift's cooperative pool).
-final class PlainHTTPUpload: Sendable {
+public final class PlainHTTPUpload: Sendable {
     private let socket: PlainHTTPSocket
     private let queue: DispatchQueue
     private let box: PlainHTTPCancelBox
@@ -209,7 +223,7 @@ final class PlainHTTPUpload: Sendable {
     }
 
     /// Sends `bytes`, the next piece of the body.
-    func send(_ bytes: [UInt8]) async throws(PlainHTTPError) {
+    public func send(_ bytes: [UInt8]) async throws(PlainHTTPError) {
         let socket = self.socket, box = self.box
         try await PlainHTTPClient.run(on: queue) { () throws(PlainHTTPError) in
             if box.isCancelled { throw .cancelled }

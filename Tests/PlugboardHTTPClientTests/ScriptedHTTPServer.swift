@@ -1,7 +1,7 @@
 import Dispatch
 import Glibc
 import PlugboardConcurrency
-@testable import S3StorageClient
+@testable import PlugboardHTTPClient
 
 /// A loopback HTTP server that answers each request line with a scripted reply, counting
 /// the connections it accepts: what tells a reused connection from a new one.

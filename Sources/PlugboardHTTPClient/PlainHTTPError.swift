@@ -1,6 +1,7 @@
-/// Why one plain-HTTP exchange failed. `S3HTTPClient` maps these to the same
-/// ``PlugboardError``s as URLSession's errors, so `http://` and `https://` endpoints fail alike.
-enum PlainHTTPError: Error, Equatable, CustomStringConvertible {
+/// Why one plain-HTTP exchange failed. Its users (S3Storage's `S3HTTPClient`, RESTStorage's
+/// `PlainHTTPTransport`) map these to the same errors as URLSession's, so `http://` and
+/// `https://` endpoints fail alike.
+public enum PlainHTTPError: Error, Equatable, CustomStringConvertible {
     /// No byte for the configured timeout, while connecting, sending or receiving.
     case timedOut
     /// The name did not resolve or nobody accepted the connection.
@@ -16,7 +17,7 @@ enum PlainHTTPError: Error, Equatable, CustomStringConvertible {
     /// The calling task was cancelled while the exchange ran.
     case cancelled
 
-    var description: String {
+    public var description: String {
         switch self {
         case .timedOut: "no data before the timeout"
         case .cannotConnect(let why): "cannot connect: \(why)"

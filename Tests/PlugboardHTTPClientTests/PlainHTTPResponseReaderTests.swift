@@ -1,5 +1,5 @@
 import Testing
-@testable import S3StorageClient
+@testable import PlugboardHTTPClient
 
 /// Responses as bytes, cut into pieces of every size so that no framing rule depends on
 /// where reads happen to split the stream.

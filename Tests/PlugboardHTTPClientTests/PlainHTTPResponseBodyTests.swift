@@ -1,7 +1,7 @@
 import Glibc
 import PlugboardConcurrency
 import Testing
-@testable import S3StorageClient
+@testable import PlugboardHTTPClient
 
 /// Response bodies read a piece at a time: the reader's framing over pieces of every size,
 /// then ``PlainHTTPResponseBody`` over real loopback sockets (split writes, early closes,

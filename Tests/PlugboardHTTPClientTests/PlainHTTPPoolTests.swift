@@ -1,7 +1,7 @@
 import Glibc
 import PlugboardConcurrency
 import Testing
-@testable import S3StorageClient
+@testable import PlugboardHTTPClient
 
 /// When a connection goes back to the pool and when it does not, against a real server.
 @Suite struct PlainHTTPPoolTests {

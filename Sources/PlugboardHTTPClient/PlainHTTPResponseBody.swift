@@ -4,9 +4,9 @@ import PlugboardConcurrency
 /// What ``PlainHTTPClient/open(_:streamingSuccess:)`` read: the status and headers, and
 /// either the whole body (in `response.body`) or, for a 2xx answer opened for streaming,
 /// `body` with its bytes still on the connection (`response.body` empty then).
-struct PlainHTTPOpenedResponse: Sendable {
-    var response: PlainHTTPResponse
-    var body: PlainHTTPResponseBody?
+public struct PlainHTTPOpenedResponse: Sendable {
+    public var response: PlainHTTPResponse
+    public var body: PlainHTTPResponseBody?
 }
 
 /// A response body read from its connection a piece at a time, as the consumer asks: a
@@ -20,17 +20,17 @@ struct PlainHTTPOpenedResponse: Sendable {
 /// answer allows reuse. A body that fails, is cancelled, or is dropped before its end
 /// closes its connection: the rest of the body would still arrive on it, so it can carry
 /// nothing else.
-final class PlainHTTPResponseBody: Sendable {
+public final class PlainHTTPResponseBody: Sendable {
     /// The most bytes one piece holds: each costs a hop to the queue and back, so not too
     /// small; the consumer holds at most one at a time, so not too large.
-    static let chunkBytes = 256 * 1024
+    public static let chunkBytes = 256 * 1024
 
     /// The Content-Length the answer announced; nil for a chunked or close-delimited body.
-    let length: Int?
+    public let length: Int?
     private let key: String
     private let pool: PlainHTTPPool
     private let box: PlainHTTPCancelBox
-    private let queue = DispatchQueue(label: "plugboard.s3storage.plain-http-body")
+    private let queue = DispatchQueue(label: "plugboard.http-client.body")
     // Only the queue's jobs touch the state, one after another; the lock makes that
     // visible to ThreadSanitizer and a broken one-reader contract harmless.
     private let state: LockedValueBox<State>
@@ -56,14 +56,14 @@ final class PlainHTTPResponseBody: Sendable {
 
     /// The body bytes that came off the connection so far, those of a piece that broke
     /// off included: what an error reports as received.
-    var bytesReceived: Int { received.withLock { $0 } }
+    public var bytesReceived: Int { received.withLock { $0 } }
 
     /// The next piece of the body, at most `maxBytes`, or nil after the last one.
     ///
     /// - Throws: ``PlainHTTPError``: `.connectionLost` naming the bytes expected and
     ///   received when the body ends early, `.badResponse` for a malformed chunk,
     ///   `.timedOut`, `.cancelled`. Once it has thrown, it throws the same again.
-    func next(maxBytes: Int = chunkBytes) async throws -> [UInt8]? {
+    public func next(maxBytes: Int = chunkBytes) async throws -> [UInt8]? {
         let box = self.box
         return try await withTaskCancellationHandler {
             try await PlainHTTPClient.run(on: queue) { [self] () throws(PlainHTTPError) -> [UInt8]? in

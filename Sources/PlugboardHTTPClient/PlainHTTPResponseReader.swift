@@ -5,21 +5,26 @@ protocol PlainHTTPByteSource {
 }
 
 /// How much of a response this client holds in memory.
-struct PlainHTTPLimits: Sendable {
+public struct PlainHTTPLimits: Sendable {
     /// The status line and headers together (and a chunked body's trailers).
-    var maxHeaderBytes = 64 * 1024
+    public var maxHeaderBytes: Int
     /// The body, whether framed by Content-Length, chunks or the end of the stream: 5 GiB,
-    /// S3's single-PUT limit, the largest object this plugin writes.
-    var maxBodyBytes = 5 << 30
+    /// S3's single-PUT limit, the largest object Plugboard's storages write.
+    public var maxBodyBytes: Int
+
+    public init(maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int = 5 << 30) {
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxBodyBytes = maxBodyBytes
+    }
 }
 
 /// One response: status, headers with lower-case names (repeated ones joined with ", ",
 /// as URLSession does), body, and whether the connection may carry another request.
-struct PlainHTTPResponse: Sendable {
-    var status: Int
-    var headers: [String: String]
-    var body: [UInt8]
-    var reusable: Bool
+public struct PlainHTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: [UInt8]
+    public var reusable: Bool
 }
 
 /// A response's status and headers, read before its body.
@@ -407,5 +412,15 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
         let text = String(decoding: bytes.prefix(60), as: UTF8.self)
         let printable = String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
         return "\"" + printable + (bytes.count > 60 ? "..." : "") + "\""
+    }
+}
+
+private extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    var trimmingSpaces: Substring {
+        let text = Substring(self)
+        guard let first = text.firstIndex(where: { $0 != " " && $0 != "\t" }),
+              let last = text.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        return text[first...last]
     }
 }

@@ -1,0 +1,54 @@
+import PlugboardAPI
+import RESTStorageClient
+import Testing
+
+/// Streamed GET bodies over `http://` against answers a Plugboard server gives only when
+/// something breaks: a body cut short, a body that is not what its ETag says.
+@Suite struct StreamedBodyTests {
+    /// The head of an object answer for key `k`, as `plugboard serve` writes one.
+    static func head(_ status: String = "200 OK", length: Int, etag: String = String(repeating: "0", count: 32),
+                     extra: String = "") -> String {
+        "HTTP/1.1 \(status)\r\nContent-Length: \(length)\r\nContent-Type: application/octet-stream\r\n"
+            + "ETag: \"\(etag)\"\r\nX-Plugboard-Key: k\r\nX-Plugboard-Last-Modified: 2026-11-29T20:42:08Z\r\n\(extra)\r\n"
+    }
+
+    private func storage(_ server: RawHTTPServer) -> RESTStorage {
+        RESTStorage(configuration: .init(endpoint: Endpoint(base: server.baseURL), maxRetries: 0), plugin: "Remote", logger: .disabled)
+    }
+
+    @Test func aBodyCutShortByTheServerIsAnErrorNamingTheBytes() async throws {
+        let server = try RawHTTPServer(.respond(Self.head(length: 1000) + String(repeating: "x", count: 10)))
+        defer { server.stop() }
+        let stream = try await storage(server).get("k", range: nil)
+        #expect(stream.body.length == 1000 && stream.info.size == 1000)
+        let error = await thrownError { _ = try await stream.body.collect(upTo: 2000) }
+        #expect(error?.code == .storageUnavailable)
+        #expect(error?.message.contains("stopped sending the object") == true)
+        #expect(error?.detail?.contains("expected 1000 bytes, found 10 before the body broke off") == true, "\(String(describing: error))")
+        #expect(error?.hint?.contains("Read the object again") == true)
+    }
+
+    @Test func aRangedBodyCutShortNamesTheRangesBytes() async throws {
+        let server = try RawHTTPServer(.respond(Self.head("206 Partial Content", length: 1000, extra: "Content-Range: bytes 0-999/5000\r\n")
+            + String(repeating: "y", count: 300)))
+        defer { server.stop() }
+        let stream = try await storage(server).get("k", range: .closed(first: 0, last: 999))
+        #expect(stream.range == 0..<1000 && stream.info.size == 5000)
+        let error = await thrownError { _ = try await stream.body.collect(upTo: 2000) }
+        #expect(error?.detail?.contains("expected 1000 bytes, found 300") == true, "\(String(describing: error))")
+    }
+
+    @Test func aWholeBodyThatIsNotItsETagEndsInAnError_beforeItsLastPiece() async throws {
+        let server = try RawHTTPServer(.respond(Self.head(length: 5) + "hello"))
+        defer { server.stop() }
+        let stream = try await storage(server).get("k", range: nil)
+        var pieces = 0
+        let error = await thrownError {
+            for try await _ in stream.body { pieces += 1 }
+        }
+        #expect(pieces == 0)
+        #expect(error?.code == .storageFailed)
+        #expect(error?.detail?.contains("expected a body whose MD5 is the ETag 00000000000000000000000000000000, found 5 bytes with MD5 5d41402abc4b2a76b9719d911017c592") == true,
+                "\(String(describing: error))")
+    }
+}
