@@ -89,11 +89,14 @@ import Testing
             ManifestText.memory,
             #"{"name": "Gone", "path": "plugins/libGone.so", "required": true}"#,
         ]))
-        for command in [["plugins"], ["services"], ["graph"], ["storage", "list"]] {
+        for command in [["services"], ["graph"], ["storage", "list"]] {
             let text = sandbox.run(command)
             expectRun(text, status: 1, stderr: .contains("plugboard: error: required plugin \"Gone\" is rejected",
                                                          "DETAIL: loader.file_not_found: "))
         }
+        // plugins prints the plugin's error in its list, and its exit reason points there.
+        expectRun(sandbox.run(["plugins"]), status: 1, stdout: .contains("DETAIL: The file does not exist."),
+                  stderr: .contains("plugboard: error: required plugin \"Gone\" is rejected", "HINT: Its error is shown above."))
         // services, graph and storage fail with the error alone.
         for command in [["services"], ["graph"], ["storage", "list"]] {
             try expectFailure(sandbox, command, status: 1, code: "host.required_plugin_failed",

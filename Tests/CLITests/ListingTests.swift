@@ -25,13 +25,36 @@ import Testing
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines[0] == "PLUGIN  STATE     VERSION  SERVICES                    ERROR")
         #expect(lines[1] == "Mem     active    1.0.0    PlugboardAPI.ObjectStorage  -")
-        #expect(lines[2].hasPrefix("Gone    rejected  -        -                           loader.file_not_found: could not access file \""))
+        // The table names the code; the message comes once, in the block below it.
+        #expect(lines[2] == "Gone    rejected  -        -                           loader.file_not_found")
         #expect(lines[3] == "Off     disabled  -        -                           -")
         #expect(lines[4] == "Stage   skipped   -        -                           -")
         // Then the failure's detail and hint.
-        #expect(result.stdout.contains("\nGone: loader.file_not_found: "))
+        #expect(result.stdout.contains("\nGone: loader.file_not_found: could not access file \""))
         #expect(result.stdout.contains("  DETAIL: The file does not exist.\n"))
         #expect(result.stdout.contains("  HINT: "))
+        #expect(result.stdout.ranges(of: "could not access file").count == 1, "told more than once: \(result.stdout)")
+    }
+
+    /// `plugins` prints every plugin's state and error itself: no log line repeats the
+    /// failure at the default level, and the exit reason of a required one points above.
+    @Test func plugins_tellsEachFailureOnce() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", ManifestText.make([
+            ManifestText.memory, #"{"name": "Gone", "path": "libGone.so", "required": true}"#,
+        ]))
+        let result = sandbox.run(["plugins"])
+        expectRun(result, status: 1, stderr: .exactly("""
+            plugboard: error: required plugin "Gone" is rejected
+            HINT: Its error is shown above.
+
+            """))
+        #expect(result.stdout.ranges(of: "could not access file").count == 1, "\(result.stdout)")
+        // The log line is still there for whoever asks for it, with the whole story.
+        let verbose = sandbox.run(["plugins", "--log-level", "info"])
+        #expect(verbose.stderr.contains("rejected plugin"), "\(verbose.stderr)")
+        #expect(verbose.stderr.contains("hint="), "\(verbose.stderr)")
     }
 
     @Test func check_passes_whenEverySelectedPluginLoads() throws {

@@ -49,9 +49,13 @@ struct CommandContext {
                                  processEnvironment: processEnvironment, logger: logger)
     }
 
-    /// Starts the host from the manifest.
-    func startHost() async throws(PlugboardError) -> PluginHost {
-        try await PluginHost.start(hostConfiguration)
+    /// Starts the host from the manifest. `reportsPlugins`: the command prints every
+    /// plugin's state and error itself, so a failure's log line drops to `info` (shown
+    /// with --log-level info) instead of telling the same story twice.
+    func startHost(reportsPlugins: Bool = false) async throws(PlugboardError) -> PluginHost {
+        var configuration = hostConfiguration
+        if reportsPlugins { configuration.pluginFailureLogLevel = .info }
+        return try await PluginHost.start(configuration)
     }
 
     // MARK: - Output

@@ -8,11 +8,13 @@ enum PluginsCommand {
     /// `--json`, stays in the failed plugin's `error` member, so that standard output
     /// holds one JSON document.
     static func plugins(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
-        let host = try await ctx.startHost()
+        let host = try await ctx.startHost(reportsPlugins: true)
         await host.shutdown()
         print(host.records, ctx)
         guard let failure = requiredFailure(host) else { return 0 }
-        return ctx.json ? PlugboardCLI.exitStatus(for: failure) : PlugboardCLI.report(failure, json: false)
+        if ctx.json { return PlugboardCLI.exitStatus(for: failure) }
+        // The plugin's own error is printed just above: the exit reason only points at it.
+        return PlugboardCLI.report(PlugboardError(failure.code, failure.message, hint: "Its error is shown above."), json: false)
     }
 
     /// `check`: exits 1 if any selected plugin failed or was rejected. By default every
@@ -22,7 +24,7 @@ enum PluginsCommand {
         let records: [PluginRecord]
         let environment: Environment
         if ctx.parsed.flag("in-process") {
-            let host = try await ctx.startHost()
+            let host = try await ctx.startHost(reportsPlugins: true)
             await host.shutdown()
             records = host.records
             environment = host.environment
@@ -45,15 +47,17 @@ enum PluginsCommand {
             ctx.out(Reports.plugins(records))
             return
         }
+        // Each failure told once: its code in the table, its message, detail and hint in
+        // the block under it.
         var table = Table(["PLUGIN", "STATE", "VERSION", "SERVICES", "ERROR"])
         for r in records {
             table.add([r.name, r.state.description, r.version ?? "-",
                        r.services.isEmpty ? "-" : r.services.joined(separator: ", "),
-                       r.error.map { "\($0.code): \($0.message)" } ?? "-"])
+                       r.error.map { $0.code.rawValue } ?? "-"])
         }
         ctx.out(table.render())
         for r in records {
-            guard let e = r.error, e.detail != nil || e.hint != nil else { continue }
+            guard let e = r.error else { continue }
             var lines = "\n\(r.name): \(e.code): \(e.message)\n"
             if let d = e.detail { lines += "  DETAIL: \(d)\n" }
             if let h = e.hint { lines += "  HINT: \(h)\n" }

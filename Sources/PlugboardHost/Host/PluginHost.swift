@@ -36,6 +36,10 @@ public final class PluginHost: Sendable {
         /// The `plugboard` executable that runs preflight children; nil for the running
         /// executable.
         public var preflightExecutable: String?
+        /// The level of the line logged when a plugin fails or is rejected (see
+        /// ``PluginLoader/Configuration/failureLogLevel``): lower it where the caller
+        /// reports every plugin's state itself.
+        public var pluginFailureLogLevel: Logger.Level = .error
 
         public init(manifestPath: String, environment: Environment? = nil, cacheDirectory: String? = nil,
                     processEnvironment: [String: String] = [:], productSearchPath: [String]? = nil,
@@ -144,7 +148,8 @@ public final class PluginHost: Sendable {
         let container = Container(environment: environment, logger: configuration.logger)
         let cache = try PluginCache.directory(configuration.cacheDirectory, environment: configuration.processEnvironment)
         let loader = try PluginLoader(container: container,
-                                      configuration: .init(cacheDirectory: cache, logger: configuration.logger))
+                                      configuration: .init(cacheDirectory: cache, logger: configuration.logger,
+                                                           failureLogLevel: configuration.pluginFailureLogLevel))
         // A crash in plugin code later names the plugin on standard error.
         plugboard_crash_install()
         // Every selected plugin's configuration first: a missing variable stops the host

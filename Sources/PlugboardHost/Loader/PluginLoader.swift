@@ -27,10 +27,15 @@ public final class PluginLoader: Sendable {
         public var cacheDirectory: String
         /// Where plugins log, and the loader too; each plugin's logger adds `plugin=<name>`.
         public var logger: Logger
+        /// The level of the line logged when a plugin fails or is rejected: `error` where
+        /// that line is the report (serve), lower where the caller prints the failure
+        /// itself (plugboard plugins' table), so that it is not told twice.
+        public var failureLogLevel: Logger.Level
 
-        public init(cacheDirectory: String, logger: Logger = .disabled) {
+        public init(cacheDirectory: String, logger: Logger = .disabled, failureLogLevel: Logger.Level = .error) {
             self.cacheDirectory = cacheDirectory
             self.logger = logger
+            self.failureLogLevel = failureLogLevel
         }
     }
 
@@ -154,8 +159,12 @@ public final class PluginLoader: Sendable {
     public func failed(_ record: inout PluginRecord, _ error: PlugboardError) {
         if record.state == .active { record.state = .failed }
         record.error = error
-        logger.error("\(record.state == .rejected ? "rejected" : "failed to load") plugin", metadata: [
-            "plugin": .string(record.name), "code": .string(error.code.rawValue), "error": .string(error.message)])
+        // The whole story in one line: message, detail and hint.
+        var metadata: Logger.Metadata = ["plugin": .string(record.name), "code": .string(error.code.rawValue),
+                                         "error": .string(error.message)]
+        if let detail = error.detail { metadata["detail"] = .string(detail) }
+        if let hint = error.hint { metadata["hint"] = .string(hint) }
+        logger.log(configuration.failureLogLevel, "\(record.state == .rejected ? "rejected" : "failed to load") plugin", metadata: metadata)
     }
 
     /// Removes cached copies no running host maps, least recently used first, down to
