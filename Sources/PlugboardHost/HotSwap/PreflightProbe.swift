@@ -45,7 +45,10 @@ public enum PreflightProbe {
         let container = Container(environment: request.environment, logger: logger)
         let loader: PluginLoader
         do throws(PlugboardError) {
-            loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: request.cacheDirectory, logger: logger))
+            // A failure is reported by the parent (check's table, serve's reload outcome), from
+            // the record this child sends: its own log line would tell it a second time.
+            loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: request.cacheDirectory, logger: logger,
+                                                                                 failureLogLevel: .info))
         } catch {
             let records = request.plugins.map { PluginRecord(name: $0.name, state: .failed, error: error) }
             for r in records { emit(PreflightWire.record(r)) }

@@ -190,9 +190,10 @@ extension Container {
                 for s in started.reversed() { await stop(s) }
                 let name = reg.displayName
                 throw PlugboardError(.startFailed, underlying: error) {
-                    .init(message: "managed service \(name) failed to start",
-                          detail: "It threw: \(String(describing: error)). The services of its transaction started before it were stopped, and nothing was published.",
-                          hint: "Fix the cause and load the plugin again.")
+                    let cause = PlugboardError.cause(error)
+                    return .init(message: "managed service \(name) failed to start",
+                                 detail: cause.detail + " The services of its transaction started before it were stopped, and nothing was published.",
+                                 hint: cause.hint.map { $0 + " Then load the plugin again." } ?? "Fix the cause and load the plugin again.")
                 }
             }
         }

@@ -153,10 +153,11 @@ extension Container {
         }
         let service = reg.displayName
         return PlugboardError(.factoryFailed, underlying: error) {
-            let inner = (error as? PlugboardError).map { "\($0.code): \($0.message)" } ?? String(describing: error)
+            let cause = PlugboardError.cause(error)
             return .init(message: "factory of \(service) failed",
-                         detail: "It threw: \(inner).",
-                         hint: "Fix the cause above; the next resolve calls the factory again.")
+                         detail: cause.detail,
+                         hint: cause.hint.map { $0 + " The next resolve calls the factory again." }
+                            ?? "Fix the cause above; the next resolve calls the factory again.")
         }
     }
 
