@@ -28,7 +28,14 @@ import Testing
         if !limits.newlineKeyWorks { excused.insert("key_special_characters_ok") }
         for result in report.results {
             if case .failed(let reason) = result.outcome {
-                #expect(excused.contains(result.name), "\(result.name): \(reason)")
+                // moto's FakeKey.etag reads the object's shared buffer (seek, read) without
+                // the lock its `value` takes, so the first ETag of a key, computed while
+                // another request of the concurrent rule reads the same buffer, can be
+                // wrong, and moto then answers that ETag with the body (moto/s3/models.py).
+                // S3Storage refusing such a body is the right outcome; any other failure of
+                // the rule is not excused.
+                let motoETagRace = result.name == "concurrent_writers" && reason.contains("does not match its ETag")
+                #expect(excused.contains(result.name) || motoETagRace, "\(result.name): \(reason)")
             }
         }
         let left = try await storage.list(prefix: "", limit: 1000, continuationToken: nil)
