@@ -74,14 +74,8 @@ public final class PlainHTTPClient: Sendable {
     public func open(_ request: PlainHTTPRequest, streamingSuccess: Bool) async throws -> PlainHTTPOpenedResponse {
         let box = PlainHTTPCancelBox()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PlainHTTPOpenedResponse, any Error>) in
-                DispatchQueue(label: "plugboard.http-client").async { [self] in
-                    do {
-                        continuation.resume(returning: try exchange(request, box, streamingSuccess: streamingSuccess))
-                    } catch {
-                        continuation.resume(throwing: error)
-                    }
-                }
+            try await Self.run(on: DispatchQueue(label: "plugboard.http-client")) { [self] () throws(PlainHTTPError) in
+                try exchange(request, box, streamingSuccess: streamingSuccess)
             }
         } onCancel: {
             box.cancel()
@@ -129,17 +123,30 @@ public final class PlainHTTPClient: Sendable {
     }
 
     /// Runs blocking socket work on `queue` and resumes the caller with its result.
+    ///
+    /// The result goes through a lock as well as the continuation: a continuation resumed
+    /// before its task has suspended hands the value over with an atomic of the Swift
+    /// runtime that ThreadSanitizer does not see (the runtime is not instrumented), and it
+    /// then reports the value's fields, written on the queue's thread, as racing with their
+    /// reads on the task's (CI saw it for a PlainHTTPResponseBody's `length`). The lock's
+    /// release here and acquire there are what it sees.
     static func run<T: Sendable>(on queue: DispatchQueue,
                                  _ work: @escaping @Sendable () throws(PlainHTTPError) -> T) async throws(PlainHTTPError) -> T {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, PlainHTTPError>, Never>) in
+        let slot = LockedValueBox<Result<T, PlainHTTPError>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
+                let result: Result<T, PlainHTTPError>
                 do throws(PlainHTTPError) {
-                    continuation.resume(returning: .success(try work()))
+                    result = .success(try work())
                 } catch {
-                    continuation.resume(returning: .failure(error))
+                    result = .failure(error)
                 }
+                slot.withLock { $0 = result }
+                continuation.resume()
             }
         }
+        // Set before the resume, so always there.
+        guard let result = slot.withLock({ $0 }) else { throw .cancelled }
         return try result.get()
     }
 
