@@ -5,8 +5,8 @@ import PlugboardServer
 
 /// `plugboard serve`: the HTTP API over the bound ObjectStorage until SIGTERM or SIGINT.
 enum ServeCommand {
-    /// `--shutdown-timeout`'s default, as the help shows it.
-    static let defaultShutdownTimeout = "10"
+    /// `--shutdown-timeout`'s default.
+    static let defaultShutdownTimeoutSeconds = 10.0
 
     static func run(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         let options = try options(ctx)
@@ -56,7 +56,7 @@ enum ServeCommand {
         server.bodyTimeoutSeconds = server.headerTimeoutSeconds
         func token(_ name: String) -> String? { ctx.processEnvironment[name].flatMap { $0.isEmpty ? nil : $0 } }
         return ServeLifecycle.Options(listen: listen, server: server,
-                                      shutdownTimeoutSeconds: try seconds(ctx, "shutdown-timeout", default: Double(defaultShutdownTimeout)!),
+                                      shutdownTimeoutSeconds: try seconds(ctx, "shutdown-timeout", default: defaultShutdownTimeoutSeconds),
                                       apiToken: token("PLUGBOARD_API_TOKEN"), adminToken: token("PLUGBOARD_ADMIN_TOKEN"))
     }
 
