@@ -35,7 +35,12 @@ let package = Package(
         // keep-alive, bodies streamed both ways. S3Storage's and RESTStorage's client; linked
         // statically into each plugin, so none of its types crosses a plugin boundary, and
         // without PlugboardAPI, so that it stays a transport and nothing more.
-        .target(name: "PlugboardHTTPClient", dependencies: ["PlugboardConcurrency"]),
+        .target(name: "PlugboardHTTPClient", dependencies: ["PlugboardHTTPCodec", "PlugboardConcurrency"]),
+        // The HTTP/1.1 grammar both directions read and write: field lines, the numbers that
+        // frame a body, status lines, persistence, a head writer that refuses header
+        // injection. The server (PlugboardHTTP) and the client (PlugboardHTTPClient) each
+        // frame messages their own way (push and pull) over it. No dependency at all.
+        .target(name: "PlugboardHTTPCodec"),
         // The reference ObjectStorage, kept in memory: MemoryStorage's backend and the test
         // kit's stand-in. Its own target so that a plugin using it links no host code.
         .target(name: "InMemoryStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
@@ -52,7 +57,7 @@ let package = Package(
         .target(name: "CPlugboardNetwork"),
         // HTTP/1.1 on epoll event loops: the incremental request decoder with its limits,
         // responses, streamed bodies with backpressure, the server core.
-        .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardConcurrency", "CPlugboardNetwork"]),
+        .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardHTTPCodec", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.
         .target(name: "PlugboardServer", dependencies: [api, "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
@@ -111,6 +116,7 @@ let package = Package(
         // The plain-HTTP client's reader, streamed bodies, pool, timeouts and cancellation,
         // against scripted loopback servers.
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency"]),
+        .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
     ]
 )
 

@@ -1,5 +1,6 @@
 import Dispatch
 import PlugboardConcurrency
+import PlugboardHTTPCodec
 
 /// One request as it goes on the wire: `target` is the encoded path and query, `hostHeader`
 /// the Host header exactly as signed (with the port), `host` and `port` where to connect.
@@ -150,24 +151,24 @@ public final class PlainHTTPClient: Sendable {
         return try result.get()
     }
 
-    /// The request line, the headers and the body, in one buffer.
+    /// The request line, the headers and the body, in one buffer. A CR or LF in a name
+    /// or value would end the header early and smuggle a second one: the writer refuses it.
     static func encode(_ request: PlainHTTPRequest) throws(PlainHTTPError) -> [UInt8] {
-        var head = "\(request.method) \(request.target) HTTP/1.1\r\nHost: \(request.hostHeader)\r\n"
-        for (name, value) in request.headers {
-            head += name + ": " + value + "\r\n"
+        var head = HTTPHeadWriter(reserving: 256 + request.body.count)
+        do throws(HTTPSyntaxError) {
+            try head.requestLine(method: request.method, target: request.target)
+            try head.field("Host", request.hostHeader)
+            for (name, value) in request.headers { try head.field(name, value) }
+        } catch {
+            throw .invalidRequest(error.summary)
         }
         if let declared = request.declaredLength {
-            head += "Content-Length: \(declared)\r\n"
+            head.field("Content-Length", decimal: declared)
         } else if request.sendsLength || !request.body.isEmpty {
-            head += "Content-Length: \(request.body.count)\r\n"
+            head.field("Content-Length", decimal: request.body.count)
         }
-        head += "\r\n"
-        // A CR or LF in a name or value would end the header early and smuggle a second one.
-        let fields = [request.method, request.target, request.hostHeader] + request.headers.flatMap { [$0.0, $0.1] }
-        if let bad = fields.first(where: { $0.utf8.contains { $0 == 13 || $0 == 10 } }) {
-            throw .invalidRequest("a header line holds a CR or LF: \"\(bad.prefix(40))\"")
-        }
-        var bytes = Array(head.utf8)
+        head.end()
+        var bytes = head.bytes
         bytes += request.body
         return bytes
     }

@@ -1,3 +1,5 @@
+import PlugboardHTTPCodec
+
 /// Where a response's bytes come from: a socket, or a list of chunks in tests.
 protocol PlainHTTPByteSource {
     /// Reads at most `buffer.count` bytes into `buffer`; 0 means the peer closed the stream.
@@ -109,7 +111,7 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
         if method == "HEAD" || head.status == 204 || head.status == 304 {
             body = .done
         } else if let codings = headers["transfer-encoding"] {
-            let last = codings.split(separator: ",").last.map { $0.trimmingSpaces.lowercased() }
+            let last = codings.split(separator: ",").last.map { $0.trimmingOWS().lowercased() }
             if last == "chunked" {
                 body = .chunked(left: 0, size: 0, opened: false)
             } else {
@@ -161,21 +163,28 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
         var lines = Self.lines(block)
         guard !lines.isEmpty else { throw .badResponse(expected: "an HTTP/1.x status line", found: "an empty line") }
         let statusLine = lines.removeFirst()
-        let (minor, status) = try Self.statusLine(statusLine)
+        let status: HTTPStatusLine
+        do throws(HTTPSyntaxError) {
+            status = try HTTPStatusLine.parse(statusLine)
+        } catch {
+            throw .badResponse(expected: error.expected, found: Self.shown(statusLine))
+        }
         var headers: [String: String] = [:]
         for line in lines {
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-                  let first = line.first, first != UInt8(ascii: " "), first != UInt8(ascii: "\t"),
-                  !line[..<colon].contains(UInt8(ascii: " ")) else {
-                throw .badResponse(expected: "a \"Name: value\" header line", found: Self.shown(line))
+            // The same field grammar the server reads requests by; the lines are slices
+            // of `buffer`, so their indices are the buffer's.
+            let field: HTTPFieldLine
+            do throws(HTTPSyntaxError) {
+                field = try HTTPFieldLine.parse(buffer, line.startIndex..<line.endIndex)
+            } catch {
+                throw .badResponse(expected: error.expected, found: Self.shown(line))
             }
-            let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
-            let value = String(String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSpaces)
+            let name = field.lowercasedName(in: buffer)
+            let value = field.value(in: buffer)
             headers[name] = headers[name].map { $0 + ", " + value } ?? value
         }
-        let connection = headers["connection"]?.lowercased() ?? ""
-        let keepAlive = minor >= 1 ? !connection.contains("close") : connection.contains("keep-alive")
-        return Head(status: status, headers: headers, keepAlive: keepAlive)
+        let keepAlive = HTTPPersistence.keepAlive(minorVersion: status.minorVersion, connection: headers["connection"].map { [$0] } ?? [])
+        return Head(status: status.status, headers: headers, keepAlive: keepAlive)
     }
 
     /// The bytes up to the blank line that ends a header block, without it.
@@ -292,15 +301,11 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
 
     private mutating func readChunkSize() throws(PlainHTTPError) -> Int {
         let line = try readLine()
-        let sizeText = line.prefix { $0 != UInt8(ascii: ";") }
-        let digits = String(decoding: sizeText, as: UTF8.self).trimmingSpaces
-        // Hex digits only (RFC 9112 section 7.1): Int(_:radix:) also takes a sign, and
-        // "-6" was a negative count that trapped below (found by Tests/Fuzz/s3-response).
-        let hex = { (b: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(b | 0x20) }
-        guard !digits.isEmpty, digits.count <= 15, digits.utf8.allSatisfy(hex), let size = Int(digits, radix: 16) else {
-            throw .badResponse(expected: "a hexadecimal chunk size", found: Self.shown(line))
+        do throws(HTTPSyntaxError) {
+            return try HTTPNumber.chunkSize(line)
+        } catch {
+            throw .badResponse(expected: error.expected, found: Self.shown(line))
         }
-        return size
     }
 
     /// Trailers: read and dropped, up to the blank line.
@@ -368,23 +373,15 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
 
     private static func contentLength(_ text: String) throws(PlainHTTPError) -> Int {
         // A repeated header arrives joined ("5, 5"); all copies must agree.
-        let values = Set(text.split(separator: ",").map { $0.trimmingSpaces })
-        guard values.count == 1, let only = values.first, !only.isEmpty, only.count <= 18,
-              only.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let length = Int(only) else {
+        let values = Set(text.split(separator: ",").map { $0.trimmingOWS() })
+        do throws(HTTPSyntaxError) {
+            guard values.count == 1, let only = values.first else {
+                throw HTTPSyntaxError(.invalidNumber, "Content-Length copies disagree", expected: "")
+            }
+            return try HTTPNumber.contentLength(only.utf8)
+        } catch {
             throw .badResponse(expected: "a Content-Length of decimal digits", found: "\"\(text.prefix(40))\"")
         }
-        return length
-    }
-
-    private static func statusLine(_ line: ArraySlice<UInt8>) throws(PlainHTTPError) -> (minor: Int, status: Int) {
-        let bytes = Array(line)
-        let digit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
-        guard bytes.count >= 12, bytes.starts(with: Array("HTTP/1.".utf8)), digit(bytes[7]), bytes[8] == UInt8(ascii: " "),
-              digit(bytes[9]), digit(bytes[10]), digit(bytes[11]), bytes.count == 12 || bytes[12] == UInt8(ascii: " ") else {
-            throw .badResponse(expected: "an HTTP/1.x status line", found: shown(line))
-        }
-        let status = bytes[9...11].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-        return (Int(bytes[7] - UInt8(ascii: "0")), status)
     }
 
     /// Where the first blank line at or after `from` is: the block's end and the next byte.
@@ -412,15 +409,5 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
         let text = String(decoding: bytes.prefix(60), as: UTF8.self)
         let printable = String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
         return "\"" + printable + (bytes.count > 60 ? "..." : "") + "\""
-    }
-}
-
-private extension StringProtocol {
-    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    var trimmingSpaces: Substring {
-        let text = Substring(self)
-        guard let first = text.firstIndex(where: { $0 != " " && $0 != "\t" }),
-              let last = text.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
-        return text[first...last]
     }
 }

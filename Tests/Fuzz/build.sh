@@ -5,7 +5,7 @@
 # every executable of the package), so each target is one swiftc run: the harness in
 # Tests/Fuzz/<target>/ compiled into one module with the source files it tests, which
 # keeps their internal types reachable without @testable. The modules those files import
-# (PlugboardAPI, PlugboardConcurrency, PlugboardCrypto) are compiled once beforehand, each into a module
+# (PlugboardAPI, PlugboardConcurrency, PlugboardCrypto, PlugboardHTTPCodec) are compiled once beforehand, each into a module
 # and one object file, with the same sanitizers, so that their code is fuzzed too.
 # docs/SECURITY.md says what each target covers. The linker's "Cannot export local
 # symbol '__asan_...'" warnings are ASan's and harmless; they go to the log files.
@@ -49,6 +49,8 @@ fi
 module PlugboardAPI Sources/PlugboardAPI/Sources/PlugboardAPI
 module PlugboardConcurrency Sources/PlugboardConcurrency
 module PlugboardCrypto Sources/PlugboardCrypto
+# The HTTP grammar both http-request and s3-response read by.
+module PlugboardHTTPCodec Sources/PlugboardHTTPCodec
 
 # The files each target compiles with its harness: the code under test and what it
 # needs of its own module to compile.
@@ -80,6 +82,6 @@ for target in "${targets[@]}"; do
     quietly "$out/fuzz-$target.log" swiftc "${swift_flags[@]}" -module-name "Fuzz_${target//-/_}" \
         "Tests/Fuzz/$target/"Fuzz*.swift $files \
         "$out/modules/PlugboardAPI.o" "$out/modules/PlugboardConcurrency.o" \
-        "$out/modules/PlugboardCrypto.o" "$out/modules/ThreadLocal.o" \
+        "$out/modules/PlugboardCrypto.o" "$out/modules/PlugboardHTTPCodec.o" "$out/modules/ThreadLocal.o" \
         -o "$binary"
 done

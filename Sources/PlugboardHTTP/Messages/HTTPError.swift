@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardHTTPCodec
 
 /// A request the server refuses at the HTTP level: the status to answer with, and the
 /// error (an `http.*` code) that becomes the JSON body.
@@ -26,6 +27,12 @@ public struct HTTPError: Error, Sendable {
     public static func badRequest(_ message: String, detail: String? = nil,
                                   hint: String? = "Send a well-formed HTTP/1.1 request (RFC 9112).") -> HTTPError {
         make(400, .httpBadRequest, message, detail: detail, hint: hint)
+    }
+
+    /// A request that breaks the grammar the codec reads.
+    static func badRequest(_ syntax: HTTPSyntaxError) -> HTTPError {
+        syntax.hint.map { badRequest(syntax.summary, detail: syntax.detail, hint: $0) }
+            ?? badRequest(syntax.summary, detail: syntax.detail)
     }
 
     public static func timeout(_ message: String, detail: String? = nil) -> HTTPError {

@@ -1,3 +1,5 @@
+import PlugboardHTTPCodec
+
 /// A response the server writes: status, header fields and body, either whole
 /// (`body`) or produced while it is sent (`stream`). `Content-Length`, `Connection` and
 /// `Date` are added by the serializer.
@@ -44,59 +46,19 @@ public struct HTTPResponse: Sendable {
     /// The status line and header section alone: the server sends ``body`` after it as a
     /// buffer of its own (one `sendmsg` for both), so a body is never copied behind its head.
     func serializedHead(head: Bool, keepAlive: Bool, version: HTTPVersion, date: String, reserving extra: Int = 0) -> [UInt8] {
-        // Appended piece by piece, without string interpolation: this runs once per
-        // response and showed in the benchmark profile.
-        var out: [UInt8] = []
-        out.reserveCapacity(160 + extra + headers.count * 48)
-        out.append(contentsOf: (version == .http10 ? "HTTP/1.0 " : "HTTP/1.1 ").utf8)
-        Self.appendDecimal(status, to: &out)
-        out.append(32)
-        out.append(contentsOf: Self.reason(status).utf8)
-        out.append(contentsOf: Self.crlf)
-        for (name, value) in headers {
-            out.append(contentsOf: name.utf8)
-            out.append(contentsOf: ": ".utf8)
-            // A value can hold no CR or LF: a stored value with one would split the header.
-            // Checked first, so that the usual value is appended in one copy.
-            if value.utf8.contains(where: { $0 == 13 || $0 == 10 }) {
-                for b in value.utf8 { out.append(b == 13 || b == 10 ? 32 : b) }
-            } else {
-                out.append(contentsOf: value.utf8)
-            }
-            out.append(contentsOf: Self.crlf)
-        }
-        if !forbidsContent {
-            out.append(contentsOf: "Content-Length: ".utf8)
-            Self.appendDecimal(head ? headLength ?? contentLength : contentLength, to: &out)
-            out.append(contentsOf: Self.crlf)
-        }
+        var out = HTTPHeadWriter(reserving: 160 + extra + headers.count * 48)
+        out.statusLine(minorVersion: version == .http10 ? 0 : 1, status: status, reason: Self.reason(status))
+        // A stored value with a CR or LF would split the header: such bytes go out as spaces.
+        for (name, value) in headers { out.field(name, replacingControls: value) }
+        if !forbidsContent { out.field("Content-Length", decimal: head ? headLength ?? contentLength : contentLength) }
         if !keepAlive {
-            out.append(contentsOf: "Connection: close\r\n".utf8)
+            out.field("Connection", replacingControls: "close")
         } else if version == .http10 {
-            out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+            out.field("Connection", replacingControls: "keep-alive")
         }
-        out.append(contentsOf: "Date: ".utf8)
-        out.append(contentsOf: date.utf8)
-        out.append(contentsOf: Self.crlf)
-        out.append(contentsOf: Self.crlf)
-        return out
-    }
-
-    private static let crlf: [UInt8] = [13, 10]
-
-    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        guard value > 0 else {
-            out.append(contentsOf: String(value).utf8)
-            return
-        }
-        // Written backwards into the array itself, then turned around: no array of digits.
-        let start = out.count
-        var n = value
-        while n > 0 {
-            out.append(UInt8(48 + n % 10))
-            n /= 10
-        }
-        out[start...].reverse()
+        out.field("Date", replacingControls: date)
+        out.end()
+        return out.bytes
     }
 
     /// `HTTP/1.1 100 Continue`, sent before reading a body the client holds back.

@@ -1,3 +1,4 @@
+import PlugboardHTTPCodec
 /// Percent-decoding of request targets (RFC 3986 section 2.1), as the HTTP API defines
 /// it: every `%XX` (either case) is a byte, `+` stays a plus, `/` stays a slash.
 public enum PercentDecoding {
@@ -13,8 +14,8 @@ public enum PercentDecoding {
         while i < utf8.count {
             let b = utf8[i]
             if b == UInt8(ascii: "%") {
-                guard i + 2 < utf8.count, let hi = ByteClass.hexValue(utf8[i + 1]),
-                      let lo = ByteClass.hexValue(utf8[i + 2]) else {
+                guard i + 2 < utf8.count, let hi = HTTPByte.hexValue(utf8[i + 1]),
+                      let lo = HTTPByte.hexValue(utf8[i + 2]) else {
                     throw HTTPError.badRequest("malformed percent escape in \"\(text.prefix(200))\"",
                                                detail: "A % must be followed by two hexadecimal digits.",
                                                hint: "Write a literal % as %25.")

@@ -1,3 +1,4 @@
+import PlugboardHTTPCodec
 /// An incremental (push) HTTP/1.1 request decoder: the event loop hands it whatever bytes
 /// have arrived, and it says what they complete: a head, a piece of body, the end of a
 /// message, or that it needs more. Every split of the same input decodes to the same
@@ -77,7 +78,12 @@ public struct RequestDecoder: Sendable {
                                       bareLF: "bare LF in a chunked body", save: { .chunkSize(scan: $0) }) else {
                 return .needMore
             }
-            let size = try ChunkSize.parse(Array(buffer[line]))
+            let size: Int
+            do throws(HTTPSyntaxError) {
+                size = try HTTPNumber.chunkSize(buffer[line])
+            } catch {
+                throw HTTPError.badRequest(error)
+            }
             let (total, overflow) = chunkedTotal.addingReportingOverflow(size)
             guard !overflow, total <= limits.maxBodyBytes else {
                 throw HTTPError.payloadTooLarge(limit: limits.maxBodyBytes, found: "more in chunks")
@@ -142,8 +148,8 @@ public struct RequestDecoder: Sendable {
         var scan = scanned, lineStart = lineStartAt, requestLineEnd = requestLineEndAt, emptyLinesSkipped = skipped
         while start + scan < end {
             let b = buffer[start + scan]
-            if b == ByteClass.lf {
-                guard scan > lineStart, buffer[start + scan - 1] == ByteClass.cr else {
+            if b == HTTPByte.lf {
+                guard scan > lineStart, buffer[start + scan - 1] == HTTPByte.cr else {
                     throw HTTPError.badRequest("bare LF in the request head", detail: "Lines end with CRLF (RFC 9112 section 2.2).")
                 }
                 let cr = scan - 1
@@ -175,7 +181,7 @@ public struct RequestDecoder: Sendable {
                     requestLineEnd = cr
                 }
                 lineStart = scan + 1
-            } else if b == ByteClass.cr, start + scan + 1 < end, buffer[start + scan + 1] != ByteClass.lf {
+            } else if b == HTTPByte.cr, start + scan + 1 < end, buffer[start + scan + 1] != HTTPByte.lf {
                 throw HTTPError.badRequest("bare CR in the request head", detail: "CR may only precede LF.")
             }
             scan += 1
@@ -195,10 +201,10 @@ public struct RequestDecoder: Sendable {
                                tooLong: HTTPError, bareLF: String, save: (Int) -> State) throws(HTTPError) -> Range<Int>? {
         var scan = scanned
         while start + scan < end {
-            if buffer[start + scan] == ByteClass.lf {
-                guard scan > 0, buffer[start + scan - 1] == ByteClass.cr else { throw HTTPError.badRequest(bareLF) }
+            if buffer[start + scan] == HTTPByte.lf {
+                guard scan > 0, buffer[start + scan - 1] == HTTPByte.cr else { throw HTTPError.badRequest(bareLF) }
                 let line = start..<(start + scan - 1)
-                guard !buffer[line].contains(ByteClass.cr) else { throw HTTPError.badRequest("bare CR in a chunked body") }
+                guard !buffer[line].contains(HTTPByte.cr) else { throw HTTPError.badRequest("bare CR in a chunked body") }
                 start += scan + 1
                 return line
             }

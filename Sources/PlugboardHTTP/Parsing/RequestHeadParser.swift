@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardHTTPCodec
 
 /// Parses one complete header block (request line, fields, final empty line already
 /// found by ``RequestReader``) into a ``RequestHead``, deciding the body's framing by
@@ -18,7 +19,7 @@ enum RequestHeadParser {
         let fieldsEnd = range.upperBound - 2
         while i < fieldsEnd {
             var j = i
-            while j < fieldsEnd && bytes[j] != ByteClass.cr { j += 1 }
+            while j < fieldsEnd && bytes[j] != HTTPByte.cr { j += 1 }
             try field(bytes, i..<j, into: &headers)
             guard headers.count <= limits.maxHeaderCount else {
                 throw HTTPError.make(431, .httpHeadersTooLarge, "too many header fields",
@@ -31,18 +32,18 @@ enum RequestHeadParser {
     }
 
     static func requestLine(_ b: [UInt8], _ r: Range<Int>) throws(HTTPError) -> (String, String, HTTPVersion) {
-        guard let sp1 = b[r].firstIndex(of: ByteClass.space) else {
+        guard let sp1 = b[r].firstIndex(of: HTTPByte.space) else {
             throw HTTPError.badRequest("malformed request line", detail: "Expected METHOD SP TARGET SP VERSION.")
         }
-        guard sp1 > r.lowerBound, b[r.lowerBound..<sp1].allSatisfy(ByteClass.isToken) else {
+        guard sp1 > r.lowerBound, b[r.lowerBound..<sp1].allSatisfy(HTTPByte.isToken) else {
             throw HTTPError.badRequest("invalid method", detail: "A method is a token (RFC 9110 section 9.1).")
         }
         let rest = (sp1 + 1)..<r.upperBound
-        guard let sp2 = b[rest].firstIndex(of: ByteClass.space), sp2 > rest.lowerBound else {
+        guard let sp2 = b[rest].firstIndex(of: HTTPByte.space), sp2 > rest.lowerBound else {
             throw HTTPError.badRequest("malformed request line", detail: "Expected METHOD SP TARGET SP VERSION.")
         }
         let targetBytes = b[rest.lowerBound..<sp2]
-        guard targetBytes.allSatisfy(ByteClass.isTarget) else {
+        guard targetBytes.allSatisfy(HTTPByte.isTarget) else {
             throw HTTPError.badRequest("invalid request target",
                                        detail: "The target holds a byte outside visible ASCII, or a fragment.",
                                        hint: "Percent-encode spaces, controls and non-ASCII bytes.")
@@ -67,30 +68,13 @@ enum RequestHeadParser {
 
     /// One `name: value` line (without its CRLF).
     static func field(_ b: [UInt8], _ r: Range<Int>, into headers: inout HTTPHeaders) throws(HTTPError) {
-        guard let first = r.first.map({ b[$0] }) else {
-            throw HTTPError.badRequest("empty header line")
+        let line: HTTPFieldLine
+        do throws(HTTPSyntaxError) {
+            line = try HTTPFieldLine.parse(b, r)
+        } catch {
+            throw HTTPError.badRequest(error)
         }
-        if first == ByteClass.space || first == ByteClass.tab {
-            throw HTTPError.badRequest("obsolete line folding in a header field",
-                                       detail: "A header line starts with whitespace (RFC 9112 section 5.2).",
-                                       hint: "Send each field on one line.")
-        }
-        guard let colon = b[r].firstIndex(of: UInt8(ascii: ":")) else {
-            throw HTTPError.badRequest("header line without a colon")
-        }
-        guard colon > r.lowerBound, b[r.lowerBound..<colon].allSatisfy(ByteClass.isToken) else {
-            throw HTTPError.badRequest("invalid header field name",
-                                       detail: "A field name is a token, with no whitespace before the colon.")
-        }
-        var lo = colon + 1, hi = r.upperBound
-        guard b[lo..<hi].allSatisfy(ByteClass.isFieldValue) else {
-            throw HTTPError.badRequest("invalid byte in a header field value",
-                                       detail: "Field values may not hold CR, LF, NUL or other control characters.")
-        }
-        while lo < hi && (b[lo] == ByteClass.space || b[lo] == ByteClass.tab) { lo += 1 }
-        while hi > lo && (b[hi - 1] == ByteClass.space || b[hi - 1] == ByteClass.tab) { hi -= 1 }
-        let name = String(decoding: b[r.lowerBound..<colon].lazy.map(ByteClass.lower), as: UTF8.self)
-        headers.append(name: name, value: String(decoding: b[lo..<hi], as: UTF8.self))
+        headers.append(name: line.lowercasedName(in: b), value: line.value(in: b))
     }
 
     static func frame(method: String, target: String, version: HTTPVersion, headers: HTTPHeaders,
@@ -130,9 +114,7 @@ enum RequestHeadParser {
         } else if method == "PUT" {
             throw HTTPError.lengthRequired(method)
         }
-        let connection = headers.values("connection")
-            .flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }
-        let keepAlive = version == .http11 ? !connection.contains("close") : connection.contains("keep-alive")
+        let keepAlive = HTTPPersistence.keepAlive(minorVersion: version == .http11 ? 1 : 0, connection: headers.values("connection"))
         let expect = headers["expect"]?.lowercased()
         let expectsContinue = version == .http11 && expect == "100-continue" && framing != .none && framing != .length(0)
         return RequestHead(method: method, target: target, version: version, headers: headers, framing: framing,
@@ -141,30 +123,12 @@ enum RequestHeadParser {
 
     /// `1*DIGIT`, at most the body limit; no list, no sign, no overflow.
     static func contentLength(_ text: String, limits: HTTPLimits) throws(HTTPError) -> Int {
-        let digits = Array(text.utf8)
-        guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-            throw HTTPError.badRequest("invalid Content-Length \"\(text.prefix(40))\"",
-                                       detail: "Expected a decimal number of bytes.")
+        do throws(HTTPSyntaxError) {
+            return try HTTPNumber.contentLength(text.utf8, limit: limits.maxBodyBytes)
+        } catch where error.kind == .numberTooLarge {
+            throw HTTPError.payloadTooLarge(limit: limits.maxBodyBytes, found: "Content-Length \(text.prefix(40))")
+        } catch {
+            throw HTTPError.badRequest("invalid Content-Length \"\(text.prefix(40))\"", detail: error.detail)
         }
-        var value = 0
-        for d in digits {
-            let (times, o1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, o2) = times.addingReportingOverflow(Int(d - 0x30))
-            guard !o1, !o2, sum <= limits.maxBodyBytes else {
-                throw HTTPError.payloadTooLarge(limit: limits.maxBodyBytes, found: "Content-Length \(text.prefix(40))")
-            }
-            value = sum
-        }
-        return value
-    }
-}
-
-extension StringProtocol {
-    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    func trimmingOWS() -> String {
-        var s = Substring(self)
-        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
-        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
-        return String(s)
     }
 }

@@ -103,29 +103,3 @@ public struct RequestReader<Source: ByteSource> {
     private func headersTooLarge() -> HTTPError { decoder.headersTooLarge() }
 }
 
-/// `chunk-size [ chunk-ext ]` of RFC 9112 section 7.1.
-enum ChunkSize {
-    static func parse(_ line: [UInt8]) throws(HTTPError) -> Int {
-        var size = 0
-        var digits = 0
-        var i = 0
-        while i < line.count, let v = ByteClass.hexValue(line[i]) {
-            digits += 1
-            guard digits <= 15 else { throw HTTPError.badRequest("chunk size too large") }
-            size = size &* 16 &+ v  // 15 hex digits never overflow Int64
-            i += 1
-        }
-        guard digits > 0 else {
-            throw HTTPError.badRequest("invalid chunk size", detail: "Expected hexadecimal digits.")
-        }
-        while i < line.count, line[i] == ByteClass.space || line[i] == ByteClass.tab { i += 1 }
-        guard i == line.count || line[i] == UInt8(ascii: ";") else {
-            throw HTTPError.badRequest("invalid chunk size", detail: "Expected hexadecimal digits, then ; or CRLF.")
-        }
-        // Extensions are ignored, but they must be ordinary field text.
-        guard line[i...].allSatisfy(ByteClass.isFieldValue) else {
-            throw HTTPError.badRequest("invalid byte in a chunk extension")
-        }
-        return size
-    }
-}

@@ -1,0 +1,54 @@
+/// The byte classes of RFC 9110 and RFC 9112 that both directions check against: the
+/// server's request decoder and the plain-HTTP client's response reader read one grammar.
+public enum HTTPByte {
+    public static let cr: UInt8 = 13
+    public static let lf: UInt8 = 10
+    public static let space: UInt8 = 32
+    public static let tab: UInt8 = 9
+
+    /// `tchar`: the characters of a token (method, header name, coding).
+    @inlinable public static func isToken(_ b: UInt8) -> Bool { tokenTable[Int(b)] }
+
+    /// A byte allowed in a field value: VCHAR, SP, HTAB or obs-text; never CR, LF, NUL or
+    /// another control.
+    @inlinable public static func isFieldValue(_ b: UInt8) -> Bool { b == tab || (b >= 0x20 && b != 0x7F) }
+
+    /// Space or tab: HTTP's optional whitespace.
+    @inlinable public static func isWhitespace(_ b: UInt8) -> Bool { b == space || b == tab }
+
+    @inlinable public static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+
+    /// A byte allowed in an origin-form request target (visible ASCII; `#` starts a
+    /// fragment, which a request never carries).
+    @inlinable public static func isTarget(_ b: UInt8) -> Bool { b > 0x20 && b < 0x7F && b != UInt8(ascii: "#") }
+
+    @usableFromInline static let tokenTable: [Bool] = (0...255).map { (b: Int) -> Bool in
+        switch b {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        default: return "!#$%&'*+-.^_`|~".utf8.contains(UInt8(b))
+        }
+    }
+
+    /// The value of a hexadecimal digit, or nil.
+    @inlinable public static func hexValue(_ b: UInt8) -> Int? {
+        switch b {
+        case 0x30...0x39: return Int(b - 0x30)
+        case 0x41...0x46: return Int(b - 0x41 + 10)
+        case 0x61...0x66: return Int(b - 0x61 + 10)
+        default: return nil
+        }
+    }
+
+    /// ASCII lower case of a byte.
+    @inlinable public static func lower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b + 32 : b }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    public func trimmingOWS() -> String {
+        var s = Substring(self)
+        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
+        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
+        return String(s)
+    }
+}
