@@ -89,6 +89,12 @@ final class Connection: EventSource, @unchecked Sendable {
     /// Inside ``process()``.
     private var processing = false
     private var peerClosed = false
+    /// The current request's bytes arrived before the previous answer ended: the client
+    /// pipelines.
+    private var pipelined = false
+    /// The client half-closed after pipelining: every request it sent is answered, and
+    /// the connection closes after the last.
+    private var answeringToTheEnd = false
 
     init(fd: Int32, peer: String, server: ServerCore, loop: EventLoop, now: Double) {
         self.fd = fd
@@ -224,12 +230,19 @@ final class Connection: EventSource, @unchecked Sendable {
             refuse(decoder.errorAtEndOfInput() ?? HTTPError.badRequest("connection closed before the request ended"))
         case .answering:
             // The client sent all it will: a half close, or it went away, which look the
-            // same until an answer is written. It may still read an answer that has
-            // begun, after which the connection ends; a request still being handled is
-            // cancelled (as nginx and Go do), and its answer, if any, is still written.
+            // same until an answer is written. A client that pipelined has said what it
+            // wants (every request it sent, read in order: `printf ... | nc -N` does so),
+            // so each is answered before the connection closes. Otherwise it may still
+            // read an answer that has begun, after which the connection ends; a request
+            // still being handled is cancelled (as nginx and Go do), and its answer, if
+            // any, is still written.
             readPaused = true
             updateInterest()
-            if exchange?.responseStarted == nil { exchange?.task?.cancel() }
+            if pipelined || inbound.count > inStart {
+                answeringToTheEnd = true
+            } else if exchange?.responseStarted == nil {
+                exchange?.task?.cancel()
+            }
         }
     }
 
@@ -355,7 +368,9 @@ final class Connection: EventSource, @unchecked Sendable {
         // ends the connection, as a refusal by `screen` does: nobody will read the rest,
         // and waiting for it would hold the connection forever.
         let bodyPending = !exchange.requestEnded && head.map { $0.framing != .none && $0.framing != .length(0) } ?? false
-        let keepAlive = wanted && !closes && !stopping && !peerClosed && !bodyPending
+        // After a half close, only a request whose successor is already here keeps it open.
+        let inputLeft = !peerClosed || (answeringToTheEnd && inbound.count > inStart)
+        let keepAlive = wanted && !closes && !stopping && inputLeft && !bodyPending
         exchange.keepAlive = keepAlive
         exchange.status = response.status
         let now = Clock.now()
@@ -501,10 +516,23 @@ final class Connection: EventSource, @unchecked Sendable {
         // one event away for a request without a body).
         if exchange.keepAlive && !exchange.requestEnded, case .body = phase { return }
         finishExchange()
-        if exchange.keepAlive && exchange.requestEnded && !stopping && !peerClosed {
+        if exchange.keepAlive && exchange.requestEnded && !stopping && (!peerClosed || answeringToTheEnd) {
+            pipelined = inbound.count > inStart
             phase = .idle(since: Clock.now(), first: false)
             resumeReading()
             process()
+            // Half closed: nothing more will arrive, so what is left is answered now.
+            if answeringToTheEnd {
+                switch phase {
+                case .idle where decoder.isBetweenMessages && inbound.count == inStart:
+                    close()
+                case .idle, .head, .body:
+                    // A request cut short by the close: its head or its body is incomplete.
+                    refuse(decoder.errorAtEndOfInput() ?? HTTPError.badRequest("connection closed before the request ended"))
+                case .answering, .lingering, .closed:
+                    break
+                }
+            }
         } else if !exchange.requestEnded || inbound.count > inStart || HTTPError.closingStatuses.contains(exchange.status) {
             // Unread bytes at close() would reset the connection, and the client could
             // lose the answer it has not read yet.

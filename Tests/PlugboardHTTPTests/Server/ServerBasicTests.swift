@@ -60,6 +60,48 @@ extension ServerTests {
             #expect(await s.stop() == 0)
         }
 
+        /// A client that pipelines and then half-closes (`printf ... | nc -N`) has said what
+        /// it wants: every request it sent is answered, in order, the last with
+        /// `Connection: close`, however long each takes; then the server closes.
+        @Test func pipelinedRequestsThenAHalfClose_areAllAnswered() async throws {
+            let s = try TestServer()
+            try await offPool {
+                let c = try s.client()
+                let targets = ["/slow?ms=80", "/hello?n=1", "/slow?ms=40", "/hello?n=3", "/slow?ms=120"]
+                try c.send(targets.flatMap { Wire.requestBytes("GET", $0) })
+                c.shutdownWrite()
+                for (i, target) in targets.enumerated() {
+                    let r = try c.response()
+                    let last = i == targets.count - 1
+                    guard r.status == 200, r.text == (target.hasPrefix("/slow") ? "slow" : "hello"), r.closes == last else {
+                        throw WireError("answer \(i) to \(target): \(r.status) \(r.text.debugDescription), closes: \(r.closes)")
+                    }
+                }
+                guard c.isClosedByServer() else { throw WireError("the connection stayed open after the last answer") }
+            }
+            #expect(s.probe.cancelled("/slow") == 0)
+            #expect(await s.stop() == 0)
+        }
+
+        /// The same with the last request cut short by the half close: the complete ones
+        /// are answered, the incomplete one gets 400, and the connection closes.
+        @Test func pipelinedRequestsThenAHalfCloseInsideARequest_answerTheCompleteOnes() async throws {
+            let s = try TestServer()
+            try await offPool {
+                for partial in ["GET /hello HTTP/1.1\r\nHo", "PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc"] {
+                    let c = try s.client()
+                    try c.send(Wire.requestBytes("GET", "/slow?ms=60") + Wire.requestBytes("GET", "/hello") + Array(partial.utf8))
+                    c.shutdownWrite()
+                    let first = try c.response(), second = try c.response(), third = try c.response()
+                    guard first.text == "slow", second.text == "hello", third.status == 400, third.closes else {
+                        throw WireError("\(partial.debugDescription): \(first.status) \(second.status) \(third.status) \(third.text)")
+                    }
+                    guard c.isClosedByServer() else { throw WireError("the connection stayed open") }
+                }
+            }
+            #expect(await s.stop() == 0)
+        }
+
         /// Thousands of pipelined requests that the handler's screen answers at once: each
         /// answer leaves at once, and the next request is decoded in a loop, not by
         /// recursion (which would overflow the loop thread's stack).
