@@ -161,6 +161,7 @@ public final class HTTPServer: Sendable {
                 for source in loop.registeredSources() {
                     if let listener = source as? Listener { listener.detach() }
                     if let connection = source as? Connection { connection.stop() }
+                    if let refused = source as? RefusedConnection { refused.finish(loop) }
                 }
                 self.loopDetached(total: all.count)
             }
@@ -219,6 +220,11 @@ final class Listener: EventSource {
     /// Out of descriptors: the listener waits a tick instead of spinning on it.
     private var backingOff = false
     private var lastWarning = 0.0
+    /// Refused connections lingering on this loop (``RefusedConnection``).
+    private var lingering = 0
+    /// Beyond this many at once, a refused connection is closed at once: under a flood of
+    /// connections, lingering must not hold descriptors of its own.
+    static let maxLingering = 256
 
     init(fd: Int32, core: ServerCore, loop: EventLoop) {
         self.fd = fd
@@ -284,7 +290,9 @@ final class Listener: EventSource {
         }
     }
 
-    /// Over a limit: a 503 written without waiting (what the socket takes at once), then close.
+    /// Over a limit: a 503 written without waiting (what the socket takes at once), the
+    /// server's side shut, then a short linger that reads what the client sends, so that
+    /// its request is not answered by a reset before it reads the 503.
     private func refuse(_ client: Int32, peer: String, _ refusal: ConnectionLimits.Refusal) {
         let c = core.configuration
         let error: HTTPError
@@ -306,7 +314,12 @@ final class Listener: EventSource {
         core.handler.completed(Exchange(method: "-", target: "-", status: 503, bytes: response.body.count,
                                         durationSeconds: 0, peer: peer))
         shutdown(client, Int32(SHUT_WR))
-        close(client)
+        guard lingering < Self.maxLingering else {
+            close(client)
+            return
+        }
+        lingering += 1
+        RefusedConnection.linger(client, on: loop) { [weak self] in self?.lingering -= 1 }
     }
 }
 

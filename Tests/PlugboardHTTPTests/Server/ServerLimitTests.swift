@@ -48,6 +48,35 @@ extension ServerTests {
             #expect(await s.stop() == 0)
         }
 
+        /// A refused client that sends after the 503 (its request, its body) is read and
+        /// dropped for a moment, not reset: bytes that reach a closed socket are answered
+        /// with a reset, which can reach a client before the answer it has not read yet,
+        /// and it then sees "connection reset" instead of 503 (RFC 9112 section 9.6). The
+        /// client here reads the 503 to its end first, then sends: every piece must be
+        /// taken (a send after a reset fails with EPIPE).
+        @Test func aRefusedClientThatGoesOnSending_isReadAndDropped_notReset() async throws {
+            let s = try TestServer { $0.maxConnections = 1 }
+            try await offPool {
+                let held = try s.client()
+                guard try held.request("GET", "/hello").status == 200 else { throw WireError("the first client was not served") }
+                for round in 0..<8 {
+                    let over = try s.client()
+                    let refused = try over.response()
+                    guard refused.status == 503 else { throw WireError("expected 503, found \(refused.status)") }
+                    guard over.endsWithoutReset() else { throw WireError("round \(round): the 503 ended with a reset") }
+                    for piece in 0..<16 {
+                        do {
+                            try over.send(patternBytes(1024))
+                        } catch {
+                            throw WireError("round \(round), piece \(piece) sent after the 503: \(error)")
+                        }
+                    }
+                }
+                guard try held.request("GET", "/hello").status == 200 else { throw WireError("the held client lost its connection") }
+            }
+            #expect(await s.stop() == 0)
+        }
+
         /// 1,000 connections that send nothing cost the server no thread and no slot that
         /// another client needs: its requests are answered, and fast.
         @Test func aThousandIdleConnections_doNotStopAnotherClient() async throws {

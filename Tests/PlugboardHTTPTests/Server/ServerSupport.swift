@@ -275,6 +275,19 @@ final class Wire: @unchecked Sendable {
     }
 
     func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+
+    /// Reads to the end: true when the server's side ended with a FIN, false on a reset
+    /// (or nothing within the timeout).
+    func endsWithoutReset() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { continue }
+            if n == 0 { return true }
+            if errno == EINTR { continue }
+            return false
+        }
+    }
 }
 
 /// What the test handlers saw, for the tests to check.
