@@ -17,6 +17,10 @@ public struct PlainHTTPRequest: Sendable {
     /// The `Content-Length` of a body sent after the head, in pieces
     /// (``PlainHTTPClient/upload(_:_:)``); `body` is then empty.
     public var declaredLength: Int?
+    /// An uploaded body of unknown length: sent with `Transfer-Encoding: chunked`, each
+    /// piece a chunk, the last chunk only once the body has ended (a body that fails
+    /// leaves the message incomplete, and the server stores nothing).
+    public var chunked = false
 
     public init(method: String, host: String, port: Int, hostHeader: String, target: String,
                 headers: [(String, String)], body: [UInt8] = [], sendsLength: Bool, declaredLength: Int? = nil) {
@@ -162,7 +166,9 @@ public final class PlainHTTPClient: Sendable {
         } catch {
             throw .invalidRequest(error.summary)
         }
-        if let declared = request.declaredLength {
+        if request.chunked {
+            head.field("Transfer-Encoding", replacingControls: "chunked")
+        } else if let declared = request.declaredLength {
             head.field("Content-Length", decimal: declared)
         } else if request.sendsLength || !request.body.isEmpty {
             head.field("Content-Length", decimal: request.body.count)
@@ -199,9 +205,10 @@ extension PlainHTTPClient {
                 try socket.send(head)
                 return socket
             }
-            let upload = PlainHTTPUpload(socket: socket, queue: queue, box: box)
+            let upload = PlainHTTPUpload(socket: socket, queue: queue, box: box, chunked: request.chunked)
             do {
                 try await send(upload)
+                try await upload.finish()
             } catch let error as PlainHTTPError {
                 // A server may answer (and close) before taking the whole body: that
                 // answer says more than the broken send.
@@ -223,20 +230,42 @@ public final class PlainHTTPUpload: Sendable {
     private let socket: PlainHTTPSocket
     private let queue: DispatchQueue
     private let box: PlainHTTPCancelBox
+    private let chunked: Bool
 
-    init(socket: PlainHTTPSocket, queue: DispatchQueue, box: PlainHTTPCancelBox) {
+    init(socket: PlainHTTPSocket, queue: DispatchQueue, box: PlainHTTPCancelBox, chunked: Bool) {
         self.socket = socket
         self.queue = queue
         self.box = box
+        self.chunked = chunked
     }
 
-    /// Sends `bytes`, the next piece of the body.
+    /// Sends `bytes`, the next piece of the body (as one chunk of a chunked body).
     public func send(_ bytes: [UInt8]) async throws(PlainHTTPError) {
+        guard !bytes.isEmpty || !chunked else { return }  // an empty chunk would end the body
+        try await write(chunked ? Self.chunk(bytes) : bytes)
+    }
+
+    /// Ends a chunked body with its last chunk; nothing for a body framed by its length.
+    func finish() async throws(PlainHTTPError) {
+        if chunked { try await write(Array("0\r\n\r\n".utf8)) }
+    }
+
+    private func write(_ bytes: [UInt8]) async throws(PlainHTTPError) {
         let socket = self.socket, box = self.box
         try await PlainHTTPClient.run(on: queue) { () throws(PlainHTTPError) in
             if box.isCancelled { throw .cancelled }
             try socket.send(bytes)
         }
+    }
+
+    /// `size CRLF bytes CRLF` (RFC 9112 section 7.1).
+    static func chunk(_ bytes: [UInt8]) -> [UInt8] {
+        var framed = Array(String(bytes.count, radix: 16).utf8)
+        framed.reserveCapacity(framed.count + bytes.count + 4)
+        framed += [13, 10]
+        framed += bytes
+        framed += [13, 10]
+        return framed
     }
 
     /// Reads the answer once the body is sent.

@@ -140,6 +140,16 @@ import Testing
         #expect(!reader.receivedAny)
     }
 
+    @Test func aChunkedUploadAnnouncesItsCodingAndFramesEachPiece() throws {
+        var request = PlainHTTPRequest(method: "PUT", host: "127.0.0.1", port: 80, hostHeader: "h", target: "/k",
+                                       headers: [], sendsLength: true)
+        request.chunked = true
+        #expect(try String(decoding: PlainHTTPClient.encode(request), as: UTF8.self)
+            == "PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
+        #expect(PlainHTTPUpload.chunk(Array("hello".utf8)) == Array("5\r\nhello\r\n".utf8))
+        #expect(PlainHTTPUpload.chunk([UInt8](repeating: 0x41, count: 300)).prefix(5) == Array("12c\r\n".utf8)[...])
+    }
+
     @Test func requestsAreEncodedWithTheSignedHostAndRefuseLineBreaks() throws {
         var request = PlainHTTPRequest(method: "PUT", host: "::1", port: 9000, hostHeader: "[::1]:9000", target: "/b/k?x=1",
                                        headers: [("x-amz-date", "20261129T230000Z")], body: [], sendsLength: true)

@@ -133,18 +133,59 @@ extension ServeIntegrationTests {
     }
 }
 
+extension ServeIntegrationTests {
+    /// A body whose length is not known goes chunked over `http://`, as it is read (it
+    /// was collected whole, up to 1 GiB, before), and one that breaks stores nothing.
+    @Test func aBodyOfUnknownLengthStreamsChunked_andOneThatBreaksStoresNothing() async throws {
+        let sandbox = try TestSandbox("chunked")
+        defer { sandbox.remove() }
+        let server = try ServeProcess(manifest: try sandbox.fileStorageManifest(), sandbox: sandbox)
+        defer { server.stop() }
+        let storage = try await sandbox.restStorage(server.baseURL)
+        let source = GeneratedBody(count: (24 << 20) + 12_345, announcesLength: false) {}
+        let stored = try await storage.put("unknown.bin", body: source.body, contentType: "application/x-test", metadata: ["n": "1"],
+                                           condition: .none)
+        #expect(stored.size == (24 << 20) + 12_345)
+        let sourceMD5 = try source.md5()
+        #expect(stored.etag == sourceMD5)
+        let back = try await storage.get("unknown.bin", range: nil)
+        #expect(back.info.size == stored.size && back.info.etag == stored.etag && back.info.metadata == ["n": "1"])
+        let md5 = try StreamingMD5.started()
+        var count = 0
+        for try await piece in back.body {
+            md5.update(piece)
+            count += piece.count
+        }
+        let backMD5 = Hex.encode(try md5.finish())
+        #expect(count == stored.size && backMD5 == stored.etag)
+
+        let broken = ThrowingBody(length: nil, failAfter: 3 << 20)
+        do {
+            _ = try await storage.put("unknown.bin", body: broken.body, contentType: nil, metadata: [:], condition: .none)
+            Issue.record("the broken put succeeded")
+        } catch let error as BodySourceBroke {
+            #expect(error.after == 3 << 20)
+        }
+        #expect(try await storage.head("unknown.bin") == stored)
+        #expect(try await storage.list(prefix: "", limit: 10, continuationToken: nil).objects.map(\.key) == ["unknown.bin"])
+    }
+}
+
 /// `count` bytes made a 256 KiB piece at a time, never held whole, with their MD5; each
 /// piece differs (its index is in its first bytes), so a piece sent twice or lost shows.
 private final class GeneratedBody: Sendable {
     static let pieceBytes = 256 * 1024
     private let count: Int
+    private let announcesLength: Bool
     private let eachPiece: @Sendable () -> Void
     private let state: LockedValueBox<(sent: Int, md5: StreamingMD5)>
     private let block: [UInt8]
 
     /// - Parameter eachPiece: Called before each piece is made.
-    init(count: Int, eachPiece: @escaping @Sendable () -> Void) {
+    /// - Parameter announcesLength: Whether the body says its length (else it is nil).
+    init(count: Int, announcesLength: Bool = true, eachPiece: @escaping @Sendable () -> Void) {
         self.count = count
+        self.announcesLength = announcesLength
         self.eachPiece = eachPiece
         let md5 = StreamingMD5()
         // A failure here shows as the MD5's (finish throws for a hasher never started).
@@ -158,7 +199,7 @@ private final class GeneratedBody: Sendable {
     }
 
     var body: ObjectBody {
-        ObjectBody(length: count) { [self] in next() }
+        ObjectBody(length: announcesLength ? count : nil) { [self] in next() }
     }
 
     private func next() -> [UInt8]? {
@@ -183,7 +224,7 @@ private final class GeneratedBody: Sendable {
 /// The body of an upload whose source breaks: `length` announced, then the error
 /// ``BodySourceBroke`` after `failAfter` bytes, or the end after `endAfter`.
 private struct ThrowingBody: Sendable {
-    let length: Int
+    let length: Int?
     let failAfter: Int?
     var endAfter: Int? = nil
 

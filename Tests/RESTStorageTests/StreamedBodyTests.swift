@@ -38,6 +38,29 @@ import Testing
         #expect(error?.detail?.contains("expected 1000 bytes, found 300") == true, "\(String(describing: error))")
     }
 
+    /// A server that ignores `Range` answers 200 with the whole object: the range's bytes
+    /// come out of it as they arrive, without the object being collected first.
+    @Test func aRangeAnsweredWithTheWholeObject_isSlicedAsItArrives() async throws {
+        // Printable ASCII, so that the scripted server's text is these bytes.
+        let object = (0..<3_000_000).map { UInt8(0x21 + ($0 &* 7) % 90) }
+        let server = try RawHTTPServer(.respond(Self.head(length: object.count) + String(decoding: object, as: UTF8.self)))
+        defer { server.stop() }
+        let cases: [(ByteRange, Range<Int>)] = [
+            (.closed(first: 2, last: 5), 2..<6),
+            (.from(2_999_990), 2_999_990..<3_000_000),
+            (.suffix(1_000_001), 1_999_999..<3_000_000),
+            (.closed(first: 0, last: 2_999_999), 0..<3_000_000),
+            (.closed(first: 65_530, last: 1_200_000), 65_530..<1_200_001),
+        ]
+        for (range, offsets) in cases {
+            let stream = try await storage(server).get("k", range: range)
+            #expect(stream.range == offsets && stream.info.size == object.count && stream.body.length == offsets.count)
+            #expect(try await stream.body.collect(upTo: 4_000_000) == Array(object[offsets]), "\(range)")
+        }
+        let error = await thrownError { _ = try await storage(server).get("k", range: .from(3_000_000)) }
+        #expect(error?.code == .storageRangeNotSatisfiable, "\(String(describing: error))")
+    }
+
     @Test func aWholeBodyThatIsNotItsETagEndsInAnError_beforeItsLastPiece() async throws {
         let server = try RawHTTPServer(.respond(Self.head(length: 5) + "hello"))
         defer { server.stop() }

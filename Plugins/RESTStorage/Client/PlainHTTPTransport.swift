@@ -35,7 +35,7 @@ public final class PlainHTTPTransport: HTTPTransport {
         return HTTPResponse(status: response.status, headers: response.headers, body: response.body)
     }
 
-    /// Sends `request`'s head announcing `length` bytes on a new connection, lets `write`
+    /// Sends `request`'s head announcing `length` bytes (chunked when nil) on a new connection, lets `write`
     /// send the body piece by piece through the ``BodyWriter``, then reads the answer.
     ///
     /// When `write` throws, the connection closes with the body incomplete, and the server
@@ -43,10 +43,11 @@ public final class PlainHTTPTransport: HTTPTransport {
     /// the whole body (a refusal) is heard: its answer is returned.
     ///
     /// - Throws: ``TransportFailure``, what `write` throws, or `CancellationError`.
-    public func upload(_ request: HTTPRequest, length: Int,
+    public func upload(_ request: HTTPRequest, length: Int?,
                        _ write: (BodyWriter) async throws -> Void) async throws -> HTTPResponse {
         var wire = try wireRequest(request)
         wire.declaredLength = length
+        wire.chunked = length == nil
         let response = try await mapped {
             try await client.upload(wire) { upload in try await write(BodyWriter(upload: upload)) }
         }

@@ -7,19 +7,20 @@ extension RESTStorage {
     /// of many small chunks does not cost a hop to the socket's queue per chunk.
     static let sendBytes = 256 * 1024
 
-    /// A PUT whose body goes to the server as it is read, announcing `length` bytes.
+    /// A PUT whose body goes to the server as it is read, announcing `length` bytes, or
+    /// chunked when the length is not known.
     ///
     /// The last piece is held back until the body has ended with exactly its length
-    /// (``ObjectBody/forEachChunk(upTo:_:)`` checks it), so a body that throws, is
-    /// cancelled, or turns out shorter or longer than announced never completes the
-    /// request: the connection closes with the body incomplete, and the server, which
-    /// stores a PUT only when all of its Content-Length bytes arrive, stores nothing and
-    /// leaves any previous object as it was. The MD5 is computed as the pieces pass and
+    /// (``ObjectBody/forEachChunk(upTo:_:)`` checks it), and a chunked body's last chunk
+    /// is sent only after its end, so a body that throws, is cancelled, or turns out
+    /// shorter or longer than announced never completes the request: the connection
+    /// closes with the body incomplete, and the server, which stores a PUT only when the
+    /// whole message has arrived, stores nothing and leaves any previous object as it was. The MD5 is computed as the pieces pass and
     /// checked against the ETag the server answers.
     ///
     /// Retried as a whole PUT is, but only while nothing of the body was read (a refused
     /// connection): after that the body is gone.
-    func streamedPut(_ key: String, _ body: ObjectBody, over plain: PlainHTTPTransport, length: Int, contentType: String,
+    func streamedPut(_ key: String, _ body: ObjectBody, over plain: PlainHTTPTransport, length: Int?, contentType: String,
                      metadata: [String: String], headers extra: [(name: String, value: String)]) async throws -> ObjectInfo {
         let headers = [(name: "Content-Type", value: contentType)] + MetadataHeaders.fields(metadata) + extra
         let request = makeRequest(.put, configuration.endpoint.object(key), headers: headers)
@@ -32,6 +33,8 @@ extension RESTStorage {
                                  hint: "RESTStorage needs OpenSSL's libcrypto.so.3 (Debian: apt-get install libssl3).")
         }
         let read = LockedValueBox(false)
+        // The bytes the body yielded: its length, known only at its end when chunked.
+        var size = 0
         let (response, _, mapping) = try await exchange(request, operation: "put", key: key, mayRetry: { !read.withLock { $0 } }) { request in
             let response = try await plain.upload(request, length: length) { writer in
                 read.withLock { $0 = true }
@@ -49,7 +52,9 @@ extension RESTStorage {
                     }
                 }
                 do {
-                    try await body.forEachChunk(upTo: length) { chunk in
+                    // Unknown length: the server's --max-body-bytes is the bound, and its 413
+                    // comes back as the answer.
+                    size = try await body.forEachChunk(upTo: length ?? Int.max) { chunk in
                         hasher.update(chunk)
                         if pending.count >= Self.sendBytes { try await send() }
                         pending += chunk
@@ -65,7 +70,7 @@ extension RESTStorage {
         guard Self.putSuccess.contains(response.status) else { throw mapping.error(for: response, expected: Self.putExpected) }
         return try answer.decode { answer throws(UnexpectedResponse) in
             let etag = try Self.hashing { () throws(CryptoError) in try hasher.finish() }
-            return try storedInfo(answer, key: key, size: length, etag: etag, contentType: contentType, metadata: metadata)
+            return try storedInfo(answer, key: key, size: size, etag: etag, contentType: contentType, metadata: metadata)
         }
     }
 
@@ -89,11 +94,16 @@ extension RESTStorage {
         }
         let answer = Answer(response: response, mapping: mapping)
         if let range, response.status == 200 {
-            // A server that ignored the Range header sends the whole object: sliced here.
-            var whole = response
-            whole.body = try await RESTStreamedBody(stream, length: length, etag: nil, mapping: mapping).body
-                .collect(upTo: Self.maxBufferedBodyBytes)
-            return try Self.rangeStream(Answer(response: whole, mapping: mapping), key: key, range: range)
+            // A server that ignored the Range header sends the whole object: the range's
+            // bytes are passed on as they arrive and the rest is never read.
+            let info = try answer.decode { answer throws(UnexpectedResponse) in
+                try ResponseDecoding.headerInfo(answer, key: key, size: length)
+            }
+            guard let offsets = range.resolve(size: length) else {
+                throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: length)
+            }
+            let whole = try RESTStreamedBody(stream, length: length, etag: nil, mapping: mapping)
+            return ObjectStream(info: info, range: offsets, body: Self.slice(whole, offsets))
         }
         guard let range else {
             let info = try answer.decode { answer throws(UnexpectedResponse) in
@@ -106,6 +116,25 @@ extension RESTStorage {
             try Self.rangeInfo(answer, key: key, range: range, sent: length)
         }
         return ObjectStream(info: info, range: offsets, body: try RESTStreamedBody(stream, length: length, etag: nil, mapping: mapping).body)
+    }
+
+    /// The bytes at `offsets` of a whole object's body as it arrives: those before them
+    /// skipped, those in them passed on (a piece wholly inside without a copy), nothing read
+    /// after them. The consumer then drops the body, and with it the connection, which is
+    /// not reused with the rest of the object unread.
+    static func slice(_ whole: RESTStreamedBody, _ offsets: Range<Int>) -> ObjectBody {
+        // The offset in the whole object of the next byte `whole` yields.
+        let position = LockedValueBox(0)
+        return ObjectBody(length: offsets.count) {
+            while true {
+                let at = position.withLock { $0 }
+                guard at < offsets.upperBound, let chunk = try await whole.next() else { return nil }
+                position.withLock { $0 = at + chunk.count }
+                let lower = max(offsets.lowerBound, at), upper = min(offsets.upperBound, at + chunk.count)
+                if lower == at && upper == at + chunk.count { return chunk }
+                if lower < upper { return Array(chunk[(lower - at)..<(upper - at)]) }
+            }
+        }
     }
 
     /// A streamed GET's answer whose body came whole (it was empty).

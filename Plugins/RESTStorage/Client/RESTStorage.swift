@@ -103,17 +103,17 @@ public final class RESTStorage: ObjectStorage, ManagedService {
 
     /// The largest body collected for a streamed put that cannot stream: 1 GiB. Over
     /// `https://` the transport (URLSession) takes a request body only whole, so the body
-    /// is read into memory first; a body of unknown length is collected too, since this
-    /// client sends every PUT with a Content-Length (never chunked).
+    /// is read into memory first. (Over `http://` every body streams, one of unknown
+    /// length chunked.)
     public static let maxBufferedBodyBytes = 1 << 30
 
     /// Sends `body` as one PUT, with `If-None-Match: *` for `.absent` and
     /// `If-Match: "etag"` for `.matches`: the server's storage checks the condition
     /// atomically and answers 412 when it does not hold.
     ///
-    /// Over `http://` with a known length the body goes out as it is read
-    /// (``streamedPut(_:_:over:length:contentType:metadata:headers:)``); otherwise it is
-    /// collected first, up to ``maxBufferedBodyBytes``, and sent whole.
+    /// Over `http://` the body goes out as it is read, chunked when its length is not
+    /// known (``streamedPut(_:_:over:length:contentType:metadata:headers:)``); over
+    /// `https://` it is collected first, up to ``maxBufferedBodyBytes``, and sent whole.
     public func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
                     condition: WriteCondition) async throws -> ObjectInfo {
         try ObjectKey.validate(key)
@@ -129,11 +129,11 @@ public final class RESTStorage: ObjectStorage, ManagedService {
                 key: key, condition: condition, backend: "RESTStorage",
                 hint: "Rebuild RESTStorage against the PlugboardAPI that defines the condition, or write without it.")
         }
-        guard let plain = transport as? PlainHTTPTransport, let length = body.length else {
+        guard let plain = transport as? PlainHTTPTransport else {
             let data = try await body.collect(upTo: Self.maxBufferedBodyBytes)
             return try await put(key, data: data, contentType: resolvedType, metadata: metadata, extraHeaders: conditionHeaders)
         }
-        return try await streamedPut(key, body, over: plain, length: length, contentType: resolvedType, metadata: metadata,
+        return try await streamedPut(key, body, over: plain, length: body.length, contentType: resolvedType, metadata: metadata,
                                      headers: conditionHeaders)
     }
 
