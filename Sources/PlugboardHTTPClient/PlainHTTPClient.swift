@@ -21,6 +21,11 @@ public struct PlainHTTPRequest: Sendable {
     /// piece a chunk, the last chunk only once the body has ended (a body that fails
     /// leaves the message incomplete, and the server stores nothing).
     public var chunked = false
+    /// Sends `Expect: 100-continue` with an uploaded body and waits (up to a second) for
+    /// the server's word before sending it, so that a refusal (401, 413, a 503 while the
+    /// server is not ready) comes before any of the body is read, and the request can be
+    /// retried.
+    public var expectsContinue = false
 
     public init(method: String, host: String, port: Int, hostHeader: String, target: String,
                 headers: [(String, String)], body: [UInt8] = [], sendsLength: Bool, declaredLength: Int? = nil) {
@@ -166,6 +171,7 @@ public final class PlainHTTPClient: Sendable {
         } catch {
             throw .invalidRequest(error.summary)
         }
+        if request.expectsContinue { head.field("Expect", replacingControls: "100-continue") }
         if request.chunked {
             head.field("Transfer-Encoding", replacingControls: "chunked")
         } else if let declared = request.declaredLength {
@@ -206,6 +212,9 @@ extension PlainHTTPClient {
                 return socket
             }
             let upload = PlainHTTPUpload(socket: socket, queue: queue, box: box, chunked: request.chunked)
+            if request.expectsContinue, try await !upload.awaitContinue() {
+                return try await upload.response(method: request.method, limits: limits)
+            }
             do {
                 try await send(upload)
                 try await upload.finish()
@@ -231,6 +240,11 @@ public final class PlainHTTPUpload: Sendable {
     private let queue: DispatchQueue
     private let box: PlainHTTPCancelBox
     private let chunked: Bool
+    /// Bytes of the answer already read while waiting for `100 Continue`.
+    private let early = LockedValueBox<[UInt8]>([])
+    /// How long an upload waits for `100 Continue` before it sends its body anyway (curl's
+    /// default too).
+    static let continueWaitSeconds = 1.0
 
     init(socket: PlainHTTPSocket, queue: DispatchQueue, box: PlainHTTPCancelBox, chunked: Bool) {
         self.socket = socket
@@ -243,6 +257,23 @@ public final class PlainHTTPUpload: Sendable {
     public func send(_ bytes: [UInt8]) async throws(PlainHTTPError) {
         guard !bytes.isEmpty || !chunked else { return }  // an empty chunk would end the body
         try await write(chunked ? Self.chunk(bytes) : bytes)
+    }
+
+    /// False when the server answered before the body was sent (the answer is then read
+    /// by ``response(method:limits:)``): the body must not be sent.
+    func awaitContinue() async throws(PlainHTTPError) -> Bool {
+        let socket = self.socket, box = self.box, early = self.early
+        return try await PlainHTTPClient.run(on: queue) { () throws(PlainHTTPError) -> Bool in
+            if box.isCancelled { throw .cancelled }
+            switch try socket.awaitContinue(seconds: Self.continueWaitSeconds) {
+            case .proceed(let surplus):
+                early.withLock { $0 = surplus }
+                return true
+            case .answered(let read):
+                early.withLock { $0 = read }
+                return false
+            }
+        }
     }
 
     /// Ends a chunked body with its last chunk; nothing for a body framed by its length.
@@ -270,9 +301,9 @@ public final class PlainHTTPUpload: Sendable {
 
     /// Reads the answer once the body is sent.
     func response(method: String, limits: PlainHTTPLimits) async throws(PlainHTTPError) -> PlainHTTPResponse {
-        let socket = self.socket, box = self.box
+        let socket = self.socket, box = self.box, prefix = early.withLock { $0 }
         return try await PlainHTTPClient.run(on: queue) { () throws(PlainHTTPError) -> PlainHTTPResponse in
-            var reader = PlainHTTPResponseReader(PlainHTTPSocketSource(socket: socket), limits: limits)
+            var reader = PlainHTTPResponseReader(PlainHTTPSocketSource(socket: socket, prefix: prefix[...]), limits: limits)
             do throws(PlainHTTPError) {
                 let response = try reader.read(method: method)
                 _ = box.detach()

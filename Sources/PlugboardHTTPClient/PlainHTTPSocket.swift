@@ -124,12 +124,75 @@ final class PlainHTTPSocket: @unchecked Sendable {
     }
 }
 
-/// Reads a response from a socket.
+/// Reads a response from a socket, after `prefix`: bytes of it already read (by the
+/// wait for `100 Continue`).
 struct PlainHTTPSocketSource: PlainHTTPByteSource {
     let socket: PlainHTTPSocket
+    var prefix: ArraySlice<UInt8> = []
 
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(PlainHTTPError) -> Int {
-        try socket.receive(into: buffer)
+        guard prefix.isEmpty else {
+            let count = min(buffer.count, prefix.count)
+            buffer.copyBytes(from: prefix.prefix(count))
+            prefix = prefix.dropFirst(count)
+            return count
+        }
+        return try socket.receive(into: buffer)
+    }
+}
+
+extension PlainHTTPSocket {
+    /// What the server said after a head with `Expect: 100-continue`.
+    enum ContinueAnswer {
+        /// Send the body: `100 Continue` came, or nothing within the wait (a server that
+        /// ignores the expectation must still get the body, RFC 9110 section 10.1.1).
+        /// `surplus` is what arrived after the interim answer.
+        case proceed(surplus: [UInt8])
+        /// A final answer came first (a refusal): the body is not sent. `read` is what of
+        /// it has arrived, for the response reader.
+        case answered(read: [UInt8])
+    }
+
+    /// Waits up to `seconds` for the server's first word after a head that expects
+    /// `100 Continue`, reading no further than the end of an interim answer's head.
+    func awaitContinue(seconds: Double) throws(PlainHTTPError) -> ContinueAnswer {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, Int32((seconds * 1000).rounded(.up))) > 0 else { return .proceed(surplus: []) }
+        var read: [UInt8] = []
+        var piece = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var n = 0
+            var failure: PlainHTTPError?
+            piece.withUnsafeMutableBytes { raw in
+                do throws(PlainHTTPError) {
+                    n = try receive(into: raw)
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+            // Closed or over a head's worth: the reader reports what it makes of it.
+            guard n > 0 else { return .answered(read: read) }
+            read += piece[..<n]
+            // `HTTP/1.x 1dd` (not 101): an interim answer, skipped up to its blank line.
+            if read.count >= 12 {
+                guard read.starts(with: "HTTP/1.".utf8), read[9] == UInt8(ascii: "1"), read[10...11] != [0x30, 0x31] else {
+                    return .answered(read: read)
+                }
+                if let end = Self.endOfHead(read) { return .proceed(surplus: Array(read[end...])) }
+            }
+            if read.count > 16 << 10 { return .answered(read: read) }
+        }
+    }
+
+    /// The index just past the blank line that ends a head in `bytes`, if it is there.
+    private static func endOfHead(_ bytes: [UInt8]) -> Int? {
+        var i = 0
+        while i + 3 < bytes.count {
+            if bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 { return i + 4 }
+            i += 1
+        }
+        return nil
     }
 }
 

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardConcurrency
 import RESTStorageClient
 import Testing
 
@@ -36,6 +37,34 @@ import Testing
         #expect(stream.range == 0..<1000 && stream.info.size == 5000)
         let error = await thrownError { _ = try await stream.body.collect(upTo: 2000) }
         #expect(error?.detail?.contains("expected 1000 bytes, found 300") == true, "\(String(describing: error))")
+    }
+
+    /// A streamed put says `Expect: 100-continue` and waits: a server that refuses at once
+    /// (401, or 503 while its storage is not ready) is heard before any of the body is
+    /// read, so the body is never touched and a 503 is retried, body and all.
+    @Test func aRefusalBeforeTheBodyIsHeard_andTheBodyIsNeverRead() async throws {
+        let json = #"{"error":{"code":"http.unavailable","message":"not ready"}}"#
+        for (status, retries, code) in [("401 Unauthorized", 0, PlugboardError.Code.storageAccessDenied),
+                                         ("503 Service Unavailable", 2, .storageUnavailable)] {
+            let server = try RawHTTPServer(.respond("HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\nConnection: close\r\n\r\n\(json)"))
+            defer { server.stop() }
+            let storage = RESTStorage(configuration: .init(endpoint: Endpoint(base: server.baseURL), maxRetries: retries),
+                                      plugin: "Remote", logger: .disabled)
+            let pulled = LockedValueBox(0)
+            for length in [1 << 20, nil] {
+                let body = ObjectBody(length: length) {
+                    pulled.withLock { $0 += 1 }
+                    return [UInt8](repeating: 7, count: 1 << 20)
+                }
+                let error = await thrownError { _ = try await storage.put("k", body: body, contentType: nil, metadata: [:], condition: .none) }
+                #expect(error?.code == code, "\(status): \(String(describing: error))")
+            }
+            #expect(pulled.withLock { $0 } == 0, "\(status): the body was read")
+            let heads = await server.requests(atLeast: 2 * (retries + 1))
+            #expect(heads.count == 2 * (retries + 1), "\(status): \(heads.count) requests")
+            #expect(heads.allSatisfy { $0.lowercased().contains("expect: 100-continue") })
+            #expect(heads.last?.lowercased().contains("transfer-encoding: chunked") == true)
+        }
     }
 
     /// A server that ignores `Range` answers 200 with the whole object: the range's bytes

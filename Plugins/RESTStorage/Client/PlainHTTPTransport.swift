@@ -48,6 +48,8 @@ public final class PlainHTTPTransport: HTTPTransport {
         var wire = try wireRequest(request)
         wire.declaredLength = length
         wire.chunked = length == nil
+        // A refusal before the body is read can be retried; one after cannot.
+        wire.expectsContinue = true
         let response = try await mapped {
             try await client.upload(wire) { upload in try await write(BodyWriter(upload: upload)) }
         }
