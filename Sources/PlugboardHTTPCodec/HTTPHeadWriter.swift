@@ -90,14 +90,22 @@ public struct HTTPHeadWriter: Sendable {
             bytes.append(contentsOf: String(value).utf8)
             return
         }
-        // Written backwards into the buffer itself, then turned around: no array of digits.
-        let start = bytes.count
+        // Room for the digits first, then each written in place from the last: no array of
+        // digits and no reversed slice (which copied, two allocations a response).
+        var count = 0
         var n = value
         while n > 0 {
-            bytes.append(UInt8(48 + n % 10))
+            count += 1
             n /= 10
         }
-        bytes[start...].reverse()
+        bytes.append(contentsOf: repeatElement(0x30, count: count))
+        var i = bytes.count - 1
+        n = value
+        while n > 0 {
+            bytes[i] = UInt8(truncatingIfNeeded: 0x30 + n % 10)
+            n /= 10
+            i -= 1
+        }
     }
 
     private static let crlf: [UInt8] = [13, 10]

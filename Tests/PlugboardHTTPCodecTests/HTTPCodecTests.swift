@@ -130,6 +130,14 @@ import Testing
             == "PUT /b/k?x=1 HTTP/1.1\r\nHost: [::1]:9000\r\nContent-Length: 1234\r\nX-Zero: 0\r\n\r\n")
     }
 
+    @Test func numbersAreWrittenInDecimal() {
+        for value in [0, 1, 9, 10, 99, 100, 206, 1024, 65_535, 5 << 30, Int.max, -1] {
+            var head = HTTPHeadWriter()
+            head.field("N", decimal: value)
+            #expect(String(decoding: head.bytes, as: UTF8.self) == "N: \(value)\r\n")
+        }
+    }
+
     @Test func aStatusLineAndFieldsWithControlsReplaced() {
         var head = HTTPHeadWriter()
         head.statusLine(minorVersion: 0, status: 206, reason: "Partial Content")
