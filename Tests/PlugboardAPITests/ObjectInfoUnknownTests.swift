@@ -6,6 +6,10 @@ import Testing
 @Suite struct ObjectInfoUnknownTests {
     static let time = Timestamp(secondsSince1970: 1_800_000_000)
 
+    @Test func apiVersion_isOnePointThree() {
+        #expect(APIVersion.current == APIVersion(major: 1, minor: 3, patch: 0))
+    }
+
     @Test func theOneZeroInitializerKnowsEverything() {
         let info = ObjectInfo(key: "k", size: 1, etag: String(repeating: "a", count: 32), contentType: "text/csv",
                               lastModified: Self.time, metadata: ["a": "b"])
