@@ -393,8 +393,10 @@ final class S3Storage: ObjectStorage, ManagedService {
                                      detail: "Expected an ISO 8601 time for key \(PlugboardError.quoted(entry.key)), found \(PlugboardError.quoted(entry.lastModified)).",
                                      hint: "Check that \"endpoint\" is an S3-compatible server.")
             }
+            // ListObjectsV2 carries neither; a head per entry would make a page cost a
+            // request per object, so the entry says it does not know them.
             objects.append(ObjectInfo(key: entry.key, size: entry.size, etag: Self.unquoted(entry.etag),
-                                      lastModified: Self.wholeSecond(modified)))
+                                      lastModified: Self.wholeSecond(modified), unknown: [.contentType, .metadata]))
         }
         let next = try page.nextContinuationToken.map { token in
             try digest { () throws(CryptoError) in try tokens.wrap(token, prefix: prefix) }

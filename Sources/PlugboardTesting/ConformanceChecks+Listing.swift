@@ -24,7 +24,7 @@ extension ConformanceChecks {
                    "A prefix over 1024 bytes or containing NUL, which no key can start with, is refused with storage.invalid_argument.",
                    listBadPrefix),
         Definition("list_entries_match_head",
-                   "Each listed object's key, size and ETag equal head's, and its lastModified is within a second of head's.",
+                   "Each listed object's key, size and ETag equal head's, its lastModified is within a second of head's, and its contentType and metadata equal head's unless the entry names them in `unknown`.",
                    listEntriesMatchHead),
         Definition("list_reflects_puts_and_deletes",
                    "A key put is listed at once; a key deleted is no longer listed.",
@@ -178,6 +178,13 @@ extension ConformanceChecks {
             let head = try await c.head(object.key)
             try c.expectEqual(object.size, head.size, "size of \(c.show(object.key)) from list compared with head")
             try c.expectEqual(object.etag, head.etag, "etag of \(c.show(object.key)) from list compared with head")
+            // A listing may leave them out (ObjectInfo.unknown); what it does report is the object's.
+            if let contentType = object.knownContentType {
+                try c.expectEqual(contentType, head.contentType, "contentType of \(c.show(object.key)) from list compared with head")
+            }
+            if let metadata = object.knownMetadata {
+                try c.expectEqual(metadata, head.metadata, "metadata of \(c.show(object.key)) from list compared with head")
+            }
             let gap = abs(c.seconds(from: head.lastModified, to: object.lastModified))
             try c.expect(gap <= 1, "lastModified of \(c.show(object.key)): expected list and head within a second, found \(object.lastModified) and \(head.lastModified)")
         }

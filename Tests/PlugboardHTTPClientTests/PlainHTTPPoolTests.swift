@@ -5,23 +5,10 @@ import Testing
 
 /// When a connection goes back to the pool and when it does not, against a real server.
 @Suite struct PlainHTTPPoolTests {
-    /// Counts the "/together" requests that have arrived.
-    final class Arrivals: Sendable {
-        let count = LockedValueBox(0)
-
-        /// Waits (up to 30 s) until `expected` requests have arrived; whether they all did.
-        func arriveAndWait(for expected: Int) -> Bool {
-            count.withLock { $0 += 1 }
-            for _ in 0..<3000 {
-                if count.withLock({ $0 }) >= expected { return true }
-                usleep(10_000)
-            }
-            return false
-        }
-    }
-
-    static func server(arrivals: Arrivals = Arrivals(), together: Int = 6) throws -> ScriptedHTTPServer {
-        try ScriptedHTTPServer { line in
+    static func server(together: Int = 6) throws -> ScriptedHTTPServer {
+        // The "/together" requests that have arrived.
+        let arrivals = Occurrences()
+        return try ScriptedHTTPServer { line in
             let reply = { (text: String, close: Bool) in ScriptedHTTPServer.Reply(bytes: Array(text.utf8), close: close) }
             switch line {
             case "GET /keep HTTP/1.1": return reply("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false)
@@ -32,11 +19,12 @@ import Testing
             case "GET /drop-after HTTP/1.1": return reply("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true)
             case "GET /moved HTTP/1.1": return reply("HTTP/1.1 301 Moved Permanently\r\nLocation: http://elsewhere/\r\nContent-Length: 0\r\n\r\n", false)
             case "GET /together HTTP/1.1":
-                let all = arrivals.arriveAndWait(for: together)
+                arrivals.signal()
+                let all = arrivals.waitBlocking(for: together)
                 return reply("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n" + (all ? "all" : "not"), false)
             case "GET /hang HTTP/1.1":
-                sleep(120)
-                return reply("", true)
+                // Silence until the client gives up: what a timeout or a cancellation ends.
+                return ScriptedHTTPServer.Reply(bytes: [], close: true, hold: true)
             default: return reply("SSH-2.0-nonsense\r\n\r\n", true)
             }
         }
@@ -102,7 +90,7 @@ import Testing
         let client = PlainHTTPClient(timeoutSeconds: 5)
         // The answer says keep-alive, then the server hangs up: the pooled socket is dead.
         _ = try await client.perform(Self.request("/drop-after", port: server.port))
-        try await Task.sleep(for: .milliseconds(50))
+        try #require(await server.closedConnections.wait(for: 1), "the server did not hang up")
         let response = try await client.perform(Self.request("/keep", port: server.port))
         #expect(response.body == Array("ok".utf8) && server.acceptedConnections == 2)
     }
@@ -132,7 +120,7 @@ import Testing
             try await PlainHTTPClient(timeoutSeconds: 0.3).perform(Self.request("/hang", port: server.port))
         }
         // A liveness bound, loose enough for a loaded machine.
-        #expect(clock.now - start < .seconds(60), "the server answers after 120 s; the timeout is 0.3 s")
+        #expect(clock.now - start < .seconds(60), "the server never answers; the timeout is 0.3 s")
     }
 
     @Test func cancellationShutsTheSocketDown() async throws {
@@ -140,12 +128,13 @@ import Testing
         defer { server.stop() }
         let client = PlainHTTPClient(timeoutSeconds: 300)
         let task = Task { try await client.perform(Self.request("/hang", port: server.port)) }
-        try await Task.sleep(for: .milliseconds(200))
+        // Cancelled while waiting for the answer, not before the request is sent.
+        try #require(await server.requests.wait(for: 1), "the request did not arrive")
         let clock = ContinuousClock()
         let start = clock.now
         task.cancel()
         let result = await task.result
-        #expect(clock.now - start < .seconds(60), "the server answers after 120 s, the timeout is 300 s")
+        #expect(clock.now - start < .seconds(60), "the server never answers, the timeout is 300 s")
         #expect(throws: PlainHTTPError.cancelled) { try result.get() }
         #expect(client.pool.idleCount("127.0.0.1:\(server.port)") == 0)
     }
@@ -158,8 +147,10 @@ import Testing
             try await PlainHTTPClient(timeoutSeconds: 0.5).perform(Self.request("/keep", port: listener.port))
         }
         #expect(clock.now - start < .seconds(60))
-        let task = Task { try await PlainHTTPClient(timeoutSeconds: 300).perform(Self.request("/keep", port: listener.port)) }
-        try await Task.sleep(for: .milliseconds(200))
+        let port = listener.port
+        let task = Task { try await PlainHTTPClient(timeoutSeconds: 300).perform(Self.request("/keep", port: port)) }
+        // Cancelled during the connect: once the kernel has a SYN out to the full listener.
+        try #require(await listener.waitForAConnectInProgress(), "no connect to port \(listener.port) started")
         start = clock.now
         task.cancel()
         let result = await task.result

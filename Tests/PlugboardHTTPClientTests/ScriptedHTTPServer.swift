@@ -21,20 +21,20 @@ final class ScriptedHTTPServer: Sendable {
     let port: Int
     private let listener: Int32
     private let accepted = LockedValueBox(0)
-    private let closedByClient = LockedValueBox(0)
+    private let closedByClient = Occurrences()
     private let script: @Sendable (String) -> Reply
+    /// Request heads read, each counted before its reply is scripted.
+    let requests = Occurrences()
+    /// Connections this server has closed (after the close, whoever ended it).
+    let closedConnections = Occurrences()
 
     var acceptedConnections: Int { accepted.withLock { $0 } }
     /// Connections the client closed while a reply was being sent or held.
-    var connectionsClosedByClient: Int { closedByClient.withLock { $0 } }
+    var connectionsClosedByClient: Int { closedByClient.value }
 
     /// Waits (up to 30 s) until the client has closed `count` connections; whether it did.
-    func waitForClientCloses(_ count: Int) async throws -> Bool {
-        for _ in 0..<3000 {
-            if connectionsClosedByClient >= count { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return false
+    func waitForClientCloses(_ count: Int) async -> Bool {
+        await closedByClient.wait(for: count)
     }
 
     init(script: @escaping @Sendable (String) -> Reply) throws {
@@ -76,7 +76,10 @@ final class ScriptedHTTPServer: Sendable {
     }
 
     private func serve(_ connection: Int32) {
-        defer { close(connection) }
+        defer {
+            close(connection)
+            closedConnections.signal()
+        }
         var pending: [UInt8] = []
         var scratch = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -90,15 +93,16 @@ final class ScriptedHTTPServer: Sendable {
             let head = String(decoding: pending[..<end], as: UTF8.self)
             pending.removeFirst(end)
             let requestLine = head.split(separator: "\r\n").first.map(String.init) ?? ""
+            requests.signal()
             let reply = script(requestLine)
             guard Self.send(reply, on: connection) else {
-                closedByClient.withLock { $0 += 1 }
+                closedByClient.signal()
                 return
             }
             if reply.hold {
                 // Anything but more bytes ends the hold: the client's FIN or reset.
                 while recv(connection, &scratch, scratch.count, 0) > 0 {}
-                closedByClient.withLock { $0 += 1 }
+                closedByClient.signal()
                 return
             }
             if reply.close { return }
@@ -167,5 +171,40 @@ final class FullListener {
 
     deinit {
         close(listener)
+    }
+
+    /// Waits (up to 30 s) until a socket of this machine is in SYN-SENT towards this
+    /// listener: a connect the kernel holds because the queue is full. Nothing signals
+    /// that, so the kernel's table is read every 20 ms.
+    func waitForAConnectInProgress() async -> Bool {
+        let hex = String(port, radix: 16, uppercase: true)
+        let wanted = ":" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        for _ in 0..<1500 {
+            let table = Self.read("/proc/net/tcp")
+            // Columns: sl, local_address, rem_address, st (02 is SYN-SENT), ...
+            let inProgress = table.split(separator: "\n").dropFirst().contains { line in
+                let columns = line.split(separator: " ")
+                return columns.count > 3 && columns[2].hasSuffix(wanted) && columns[3] == "02"
+            }
+            if inProgress { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    /// The whole of a small file, or "" when it cannot be read.
+    private static func read(_ path: String) -> String {
+        let file = open(path, O_RDONLY | O_CLOEXEC)
+        guard file >= 0 else { return "" }
+        defer { close(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = Glibc.read(file, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -61,6 +61,45 @@ import Testing
         #expect(await router.respond(to: Self.request("POST", "/v1/admin/reload")).status == 404)
     }
 
+    /// InMemoryObjectStorage whose listing, like S3's ListObjectsV2, carries neither
+    /// content type nor metadata.
+    struct ListsWithoutTypes: ObjectStorage {
+        let base = InMemoryObjectStorage()
+        func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+            try await base.put(key, data: data, contentType: contentType, metadata: metadata)
+        }
+        func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
+        func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
+        func delete(_ key: String) async throws { try await base.delete(key) }
+        func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
+            let page = try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
+            return ObjectListing(objects: page.objects.map { info in
+                ObjectInfo(key: info.key, size: info.size, etag: info.etag, lastModified: info.lastModified,
+                           unknown: [.contentType, .metadata])
+            }, nextContinuationToken: page.nextContinuationToken)
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aListingSaysNullForWhatTheStorageDoesNotKnow(listingKnows: Bool) async throws {
+        let provider = ContainerProvider()
+        let storage: any ObjectStorage = listingKnows ? InMemoryObjectStorage() : ListsWithoutTypes()
+        try await provider.container.transaction(owner: "test") { tx in
+            try tx.register((any ObjectStorage).self, instance: storage)
+        }
+        _ = try await storage.put("k", data: [1], contentType: "text/csv", metadata: ["a": "b"])
+        let router = APIRouter(provider: provider, apiToken: nil, logger: .disabled)
+        let listing = await router.respond(to: Self.request("GET", "/v1/objects"))
+        #expect(listing.status == 200)
+        let text = String(decoding: listing.body, as: UTF8.self)
+        let fields = listingKnows ? #""contentType":"text/csv","lastModified""# : #""contentType":null,"lastModified""#
+        #expect(text.contains(fields), "\(text)")
+        #expect(text.contains(listingKnows ? #""metadata":{"a":"b"}"# : #""metadata":null"#), "\(text)")
+        // A HEAD has them either way.
+        let head = await router.respond(to: Self.request("HEAD", "/v1/objects/k"))
+        #expect(head.headers.contains { $0.0 == "Content-Type" && $0.1 == "text/csv" })
+    }
+
     @Test func nothingBound_isNotReady_andObjectRoutesSayWhy() async throws {
         let router = APIRouter(provider: ContainerProvider(), apiToken: nil, logger: .disabled)
         let get = await router.respond(to: Self.request("GET", "/v1/objects/k"))

@@ -22,6 +22,11 @@ struct BrokenStorage: ObjectStorage {
         case getHangs
         /// Listings report `lastModified` two seconds later than `head` does.
         case listedLastModifiedLater
+        /// Listings claim the default content type and no metadata, as S3Storage's did
+        /// before PlugboardAPI 1.3 (ListObjectsV2 has neither).
+        case listedDefaultsAsKnown
+        /// Not a flaw: listings say they do not know content type and metadata.
+        case listedTypesUnknown
     }
 
     let flaw: Flaw
@@ -108,6 +113,12 @@ struct BrokenStorage: ObjectStorage {
         default:
             let page = try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
             var objects = page.objects.map(mapInfo)
+            if flaw == .listedDefaultsAsKnown || flaw == .listedTypesUnknown {
+                objects = objects.map { info in
+                    ObjectInfo(key: info.key, size: info.size, etag: info.etag, lastModified: info.lastModified,
+                               unknown: flaw == .listedTypesUnknown ? [.contentType, .metadata] : [])
+                }
+            }
             if flaw == .listedLastModifiedLater {
                 for index in objects.indices {
                     let t = objects[index].lastModified

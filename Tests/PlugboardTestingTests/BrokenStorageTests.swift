@@ -144,6 +144,17 @@ struct BrokenStorageTests {
         #expect(reason.contains("expected list and head within a second"))
     }
 
+    @Test func listedDefaultsClaimedAsTheObjects_failListEntriesMatchHead_butUnknownOnesPass() async throws {
+        let report = await report(.listedDefaultsAsKnown)
+        #expect(report.failedRuleNames == ["list_entries_match_head"])
+        if case .failed(let reason) = report.result(named: "list_entries_match_head")?.outcome {
+            #expect(reason.contains("contentType of") && reason.contains("expected text/plain, found application/octet-stream"), "\(reason)")
+        } else {
+            Issue.record("list_entries_match_head did not fail")
+        }
+        #expect(await self.report(.listedTypesUnknown).failures.isEmpty)
+    }
+
     @Test func unknownRuleNameInOnly_isReportedAsAFailure() async {
         let options = ObjectStorageConformance.Options(only: ["put_overwrites", "no_such_rule"])
         let report = await ObjectStorageConformance(makeStorage: { InMemoryObjectStorage() }, options: options).run()

@@ -11,9 +11,25 @@ import Testing
         let page = try await remote.storage.list(prefix: "p/", limit: 2, continuationToken: nil)
         #expect(page.objects.map(\.key) == ["p/a", "p/b"])
         #expect(page.objects[0].metadata == ["owner": "me"] && page.objects[0].contentType == "text/plain")
+        #expect(page.objects[0].unknown.isEmpty)
+        // Left out: the remote host does not know them; carried on as unknown, not as the defaults.
+        #expect(page.objects[1].unknown == [.contentType, .metadata])
         #expect(page.objects[1].contentType == ObjectContentType.defaultValue && page.objects[1].metadata.isEmpty)
         #expect(page.objects[1].lastModified == Timestamp(iso8601: "2026-01-01T00:00:00Z"))
         #expect(page.nextContinuationToken == "cC9i")
+    }
+
+    /// `plugboard serve` over S3Storage lists with null content type and metadata.
+    @Test func nullContentTypeAndMetadataAreCarriedOnAsUnknown() async throws {
+        let entry = { (contentType: String, metadata: String) in
+            #"{"key": "p/x", "size": 0, "etag": "d41d8cd98f00b204e9800998ecf8427e", "contentType": \#(contentType), "lastModified": "2026-01-01T00:00:00Z", "metadata": \#(metadata)}"#
+        }
+        let body = #"{"objects": [\#(entry("null", "null")), \#(entry("\"text/csv\"", "null")), \#(entry("null", "{}"))], "nextCursor": null}"#
+        let remote = ScriptedStorage([Responses.json(200, body)])
+        let objects = try await remote.storage.list(prefix: "p/", limit: 3, continuationToken: nil).objects
+        #expect(objects.map(\.unknown) == [[.contentType, .metadata], [.metadata], [.contentType]])
+        #expect(objects.map(\.knownContentType) == [nil, "text/csv", nil])
+        #expect(objects.map(\.knownMetadata) == [nil, nil, [:]])
     }
 
     @Test(arguments: [

@@ -83,9 +83,14 @@ import Testing
 
     @Test func cancellationStopsTheRequest() async throws {
         let stub = try S3Stub.get()
-        let storage = try Self.storage("slow", endpoint: stub.endpoint, timeout: 300)
+        // Its own slow bucket, so that the arrival counted is this test's request.
+        let storage = try Self.storage("slow-cancelled", endpoint: stub.endpoint, timeout: 300)
         let task = Task { try await storage.get("k") }
-        try await Task.sleep(for: .milliseconds(300))
+        // Cancelled once the request is at the stub, not before it is sent.
+        let arrived = try Self.storage("arrived", endpoint: stub.endpoint, timeout: 120)
+        let came = try await arrived.client.send(S3Request(method: "GET", key: "slow-cancelled", query: [("count", "1")]),
+                                                 S3Operation(kind: .get, key: "slow-cancelled", bucket: "arrived"))
+        try #require(String(decoding: came.body, as: UTF8.self) == "1", "the request did not reach the stub in 60 s")
         let clock = ContinuousClock()
         let start = clock.now
         task.cancel()

@@ -74,6 +74,31 @@ import Testing
         #expect(listed.map { Array($0.utf8) } == names.map { "special/" + $0 }.sorted(by: ObjectKey.precedes).map { Array($0.utf8) })
     }
 
+    /// ListObjectsV2 has neither content type nor metadata: a listing says so instead of
+    /// claiming the defaults, and what the CLI and the HTTP API print of it is null.
+    @Test func listingsSayTheyDoNotKnowContentTypeOrMetadata() async throws {
+        let server = try MotoServer.get()
+        let storage = try await S3PluginFixture.storage(S3PluginFixture.config(bucket: try server.makeBucket("unknown"), server: server))
+        let put = try await storage.put("typed", data: Array("x".utf8), contentType: "text/csv", metadata: ["source": "test"])
+        #expect(put.unknown.isEmpty && put.knownContentType == "text/csv" && put.knownMetadata == ["source": "test"])
+        let head = try await storage.head("typed")
+        #expect(head.unknown.isEmpty && head.contentType == "text/csv" && head.metadata == ["source": "test"])
+
+        let listed = try await storage.list(prefix: "", limit: 10, continuationToken: nil).objects
+        #expect(listed.map(\.key) == ["typed"])
+        let entry = try #require(listed.first)
+        #expect(entry.unknown == [.contentType, .metadata])
+        #expect(entry.knownContentType == nil && entry.knownMetadata == nil)
+        // Code built against 1.0 reads the defaults, as before.
+        #expect(entry.contentType == "application/octet-stream" && entry.metadata.isEmpty)
+        #expect(entry.size == head.size && entry.etag == head.etag && entry.lastModified == head.lastModified)
+
+        let json = Reports.object(entry).render(pretty: false)
+        #expect(json.contains("\"contentType\":null") && json.contains("\"metadata\":null"), "\(json)")
+        let headJSON = Reports.object(head).render(pretty: false)
+        #expect(headJSON.contains("\"contentType\":\"text/csv\"") && headJSON.contains("\"metadata\":{\"source\":\"test\"}"), "\(headJSON)")
+    }
+
     @Test func interop_plugboardWritesBoto3Reads() async throws {
         let server = try MotoServer.get()
         let bucket = try server.makeBucket("interop")

@@ -28,7 +28,8 @@ enum ResponseDecoding {
     }
 
     /// An object info JSON object (`plugboard storage head --json`'s shape). `contentType`
-    /// and `metadata` may be missing (a listing of a backend that does not have them).
+    /// and `metadata` may be `null` or missing: the remote storage does not know them (an S3
+    /// listing behind it), which the entry carries on in ``ObjectInfo/unknown``.
     static func objectInfo(_ value: Any, at path: String) throws(UnexpectedResponse) -> ObjectInfo {
         guard let object = value as? [String: Any] else {
             throw UnexpectedResponse(expected: "an object info JSON object at \(path)", found: kind(value))
@@ -53,15 +54,18 @@ enum ResponseDecoding {
             throw UnexpectedResponse(expected: "an ISO 8601 timestamp at \(path).lastModified",
                                      found: RESTStorageText.quote(modified))
         }
+        var unknown: ObjectInfo.Fields = [.contentType, .metadata]
         var contentType = ObjectContentType.defaultValue
         if let value = object["contentType"], !(value is NSNull) {
             guard let text = value as? String else {
                 throw UnexpectedResponse(expected: "a string at \(path).contentType", found: kind(value))
             }
             contentType = text
+            unknown.remove(.contentType)
         }
         var metadata: [String: String] = [:]
         if let value = object["metadata"], !(value is NSNull) {
+            unknown.remove(.metadata)
             guard let entries = value as? [String: Any] else {
                 throw UnexpectedResponse(expected: "an object of strings at \(path).metadata", found: kind(value))
             }
@@ -73,7 +77,7 @@ enum ResponseDecoding {
             }
         }
         return ObjectInfo(key: key, size: size, etag: etag, contentType: contentType,
-                          lastModified: lastModified, metadata: metadata)
+                          lastModified: lastModified, metadata: metadata, unknown: unknown)
     }
 
     /// A PUT's answer: the object info JSON.

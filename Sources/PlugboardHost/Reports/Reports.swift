@@ -55,11 +55,15 @@ public enum Reports {
     }
 
     /// An object's information, as `plugboard storage head --json` prints it, with
-    /// `extra` members at the end.
+    /// `extra` members at the end. A field the storage did not report (an S3 listing's
+    /// content type and metadata) is `null`, not the default it holds.
     public static func object(_ info: ObjectInfo, extra: [(String, JSONOutput)] = []) -> JSONOutput {
-        .object([("key", .string(info.key)), ("size", .int(Int64(info.size))), ("etag", .string(info.etag)),
-                 ("contentType", .string(info.contentType)), ("lastModified", .string(info.lastModified.iso8601)),
-                 ("metadata", .object(info.metadata.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))]
-                + extra)
+        let metadata = info.knownMetadata.map { known in
+            JSONOutput.object(known.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })
+        }
+        return .object([("key", .string(info.key)), ("size", .int(Int64(info.size))), ("etag", .string(info.etag)),
+                        ("contentType", .string(info.knownContentType)), ("lastModified", .string(info.lastModified.iso8601)),
+                        ("metadata", metadata ?? .null)]
+                       + extra)
     }
 }

@@ -62,6 +62,9 @@ public final class APIRouter: HTTPHandler {
     private func route(_ request: HTTPRequest) async -> HTTPResponse {
         // The server screened the head already when it read it (it says so on the request).
         if !request.screened, let refusal = screen(request.head) { return refusal }
+        // The access log line comes at the end; this one says a slow request has reached
+        // the handlers (what an operator chasing a stuck request, or a test, waits for).
+        logger.debug("started \(request.head.method) \(request.head.target.prefix(1024))")
         let route = Route(path: request.head.path)
         switch route {
         case .object(let encoded):

@@ -19,12 +19,14 @@ import Testing
     }
 
     @Test func sigtermDuringARequest_finishesIt_thenExitsZero() throws {
-        let server = try ServerProcess(plugins: [ServerProcess.memory(latencyMilliseconds: 1500)])
+        let server = try ServerProcess(plugins: [ServerProcess.memory(latencyMilliseconds: 3000)],
+                                       arguments: ["--log-level", "debug"])
         let c = try server.client()
         try c.send("GET /v1/objects/slow HTTP/1.1\r\nHost: h\r\n\r\n")
         let idle = try server.client()
         #expect(try idle.request("GET", "/healthz").status == 200)
-        usleep(300_000)
+        // The signal must find the request inside the storage's 3 s, not still unread.
+        try #require(server.waitForStderr(containing: "started GET /v1/objects/slow"), "\(server.stderr)")
         kill(server.pid, SIGTERM)
         let r = try c.response()
         #expect(r.status == 404)
@@ -36,10 +38,11 @@ import Testing
 
     @Test func shutdownTimeout_boundsTheWaitForSlowRequests() throws {
         let server = try ServerProcess(plugins: [ServerProcess.memory(latencyMilliseconds: 60_000)],
-                                       arguments: ["--shutdown-timeout", "1"])
+                                       arguments: ["--shutdown-timeout", "1", "--log-level", "debug"])
         let c = try server.client()
         try c.send("GET /v1/objects/slow HTTP/1.1\r\nHost: h\r\n\r\n")
-        usleep(300_000)
+        // The timeout bounds the wait for a request in progress: the request must be one.
+        try #require(server.waitForStderr(containing: "started GET /v1/objects/slow"), "\(server.stderr)")
         let started = CommandRunner.monotonicMilliseconds()
         #expect(server.stop() == 0)
         // A liveness bound: well below the request's 60 s, loose for a loaded machine.

@@ -55,6 +55,18 @@ final class ServerProcess: @unchecked Sendable {
 
     var stderr: String { (try? sandbox.read("stderr.txt")).map { String(decoding: $0, as: UTF8.self) } ?? "" }
 
+    /// Waits (up to `timeoutMilliseconds`) until standard error holds `text`, as a line the
+    /// server logs when something happened; whether it came. The file is read again every
+    /// 20 ms: the log is a file, which has no event to wait on.
+    func waitForStderr(containing text: String, timeoutMilliseconds: Int64 = 60_000) -> Bool {
+        let deadline = CommandRunner.monotonicMilliseconds() + timeoutMilliseconds
+        while !stderr.contains(text) {
+            guard CommandRunner.monotonicMilliseconds() < deadline else { return false }
+            usleep(20_000)
+        }
+        return true
+    }
+
     func client() throws -> RawClient { try RawClient(port: port) }
 
     /// Sends `signal` and waits for the exit status (128+N for a signal death).

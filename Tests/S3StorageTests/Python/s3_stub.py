@@ -9,7 +9,10 @@
   moved       301 PermanentRedirect (as S3 answers for a bucket in another region), with a
               Location that leads to the "down" bucket
   broken      every request gets 500 with a body that is not XML
-  slow        every request waits 150 seconds before answering
+  slow, slow-<name>  every request waits 150 seconds before answering
+  arrived     GET /arrived/<bucket>?count=N answers once N requests for <bucket> have come
+              (at most 60 s), with the number that came: what a test waits on before it
+              acts on a request in flight
   echo        403 AccessDenied whose message repeats the session token and the headers
   kms         a working store whose ETags are not MD5s (as with SSE-KMS): PUT (CopyObject too), GET, HEAD;
               GET /kms/<key>?puts answers how many PUTs that key took; GET /kms/foreign is an object
@@ -19,11 +22,13 @@ Usage: s3_stub.py PORT. Prints "ready" when it listens. Each request is logged t
 """
 import hashlib
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNTS = {}
 STORED = {}
+ARRIVALS = threading.Condition()
 
 
 def error(code, message):
@@ -47,7 +52,16 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         bucket = self.path.split("/")[1].split("?")[0]
-        COUNTS[bucket] = COUNTS.get(bucket, 0) + 1
+        with ARRIVALS:
+            COUNTS[bucket] = COUNTS.get(bucket, 0) + 1
+            ARRIVALS.notify_all()
+        if bucket == "arrived":
+            watched = self.path.split("?")[0].split("/")[2]
+            wanted = int(self.path.split("count=")[1].split("&")[0])
+            with ARRIVALS:
+                ARRIVALS.wait_for(lambda: COUNTS.get(watched, 0) >= wanted, timeout=60)
+                came = COUNTS.get(watched, 0)
+            return self.answer(200, str(came).encode())
         if bucket.startswith("flaky-"):
             if COUNTS[bucket] <= int(bucket.split("-")[1]):
                 return self.answer(503, error("SlowDown", "Please reduce your request rate."))
@@ -83,7 +97,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(200, b"<html><body>Welcome to the captive portal</body></html>")
         if bucket == "broken":
             return self.answer(500, b"Internal proxy failure")
-        if bucket == "slow":
+        if bucket == "slow" or bucket.startswith("slow-"):
             time.sleep(150)
             return self.answer(200, b"")
         if bucket == "echo":
