@@ -138,8 +138,10 @@ import Testing
         #expect(pulled.withLock { $0 } == 0)
     }
 
+    /// The server says `100 Continue`, takes the head and hangs up: the body has been read
+    /// by then, so the put is not tried again.
     @Test func aStreamedPutIsNotRetriedOnceItsBodyWasRead() async throws {
-        let rude = try RawHTTPServer(.hangUp)
+        let rude = try RawHTTPServer(.respond("HTTP/1.1 100 Continue\r\n\r\n"))
         defer { rude.stop() }
         let body = ObjectBody([1, 2, 3])
         let error = await thrownError {
@@ -148,5 +150,25 @@ import Testing
         #expect(error?.code == .storageUnavailable)
         #expect(error?.detail?.contains("1 attempt") == true, "\(String(describing: error))")
         #expect(rude.requests.count == 1)
+    }
+
+    /// A server that hangs up on the head, before `100 Continue`, has read nothing of the
+    /// body, so the put goes again (with `Expect: 100-continue` the body waits for the
+    /// server's word).
+    @Test func aStreamedPutRefusedBeforeTheContinue_isRetried_withItsBodyUnread() async throws {
+        let rude = try RawHTTPServer(.hangUp)
+        defer { rude.stop() }
+        let pulled = LockedValueBox(0)
+        let body = ObjectBody(length: 3) {
+            pulled.withLock { $0 += 1 }
+            return [1, 2, 3]
+        }
+        let error = await thrownError {
+            _ = try await storage(rude.baseURL, maxRetries: 2).put("k", body: body, contentType: nil, metadata: [:], condition: .none)
+        }
+        #expect(error?.code == .storageUnavailable)
+        #expect(error?.detail?.contains("3 attempts") == true, "\(String(describing: error))")
+        #expect(await rude.requests(atLeast: 3).count == 3)
+        #expect(pulled.withLock { $0 } == 0)
     }
 }
