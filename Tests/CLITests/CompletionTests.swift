@@ -112,6 +112,43 @@ import Testing
         }
     }
 
+    /// zsh's completion system runs only in an interactive widget, so its builtins are
+    /// stood in for by functions that print what they are given (`compadd` filtering by
+    /// `PREFIX` as it does); the script's own logic runs in a real zsh.
+    static let zshDriver = #"""
+        compdef() { :; }
+        compadd() { [ "$1" = -- ] && shift; local w; for w in "$@"; do [[ $w == ${PREFIX}* ]] && print -r -- $w; done; }
+        _files() { print -r -- "files $*"; }
+        _message() { :; }
+        compset() { [ "$1" = -P ] && PREFIX=${PREFIX#*=}; }
+        source "$1"; shift
+        words=("$@"); CURRENT=$#; PREFIX=${words[CURRENT]}
+        _plugboard
+        """#
+
+    @Test(.enabled(if: CompletionTests.shell("zsh") != nil, "zsh is not installed; .ci/run installs it"))
+    func zsh_completesCommandsOptionsValuesAndFiles() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let script = try Self.script("zsh", in: sandbox)
+        let driver = try sandbox.write("driver.zsh", Self.zshDriver)
+        let zsh = try #require(Self.shell("zsh"))
+        func offered(_ words: String...) -> Set<String> {
+            let run = CommandRunner.spawn(zsh, ["-f", driver, script, "plugboard"] + words, in: sandbox.root, environment: [:])
+            // The status is compadd's "were matches added", not a failure.
+            #expect(!run.timedOut && run.stderr.isEmpty, "zsh: \(run.stderr)")
+            return Set(run.stdout.split(separator: "\n").map(String.init))
+        }
+        #expect(offered("se") == ["serve", "services"])
+        #expect(offered("serve", "--wa") == ["--watch"])
+        #expect(offered("--log-format=j") == ["json"])
+        #expect(offered("--log-format", "json", "st") == ["storage"])
+        #expect(offered("completion", "") == ["bash", "zsh", "fish"])
+        #expect(offered("--manifest", "pl") == ["files "])
+        #expect(offered("new-plugin", "--dir", "x") == ["files -/"])
+        #expect(offered("inspect", "--m").isEmpty)
+    }
+
     @Test(.enabled(if: CompletionTests.shell("fish") != nil, "fish is not installed; .ci/run installs it"))
     func fish_completesCommandsOptionsAndValues() throws {
         let sandbox = try Sandbox()
