@@ -59,7 +59,7 @@ let package = Package(
         // responses, streamed bodies with backpressure, the server core.
         .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardHTTPCodec", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.
-        .target(name: "PlugboardServer", dependencies: [api, "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency"]),
+        .target(name: "PlugboardServer", dependencies: [api, "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardHost", "PlugboardHTTP", "PlugboardServer"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "PluginContractTests", dependencies: [api]),
         .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
-        .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost"]),
+        .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost", "CPlugboardNetwork"]),
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardConcurrency"]),
         // The API router in process: leases per request across a storage swap.
         .testTarget(name: "PlugboardServerTests", dependencies: [api, "PlugboardServer", "PlugboardHTTP", "PlugboardHost",

@@ -6,7 +6,10 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 int plugboard_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
@@ -58,4 +61,55 @@ long plugboard_raise_open_files_limit(void) {
         if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;
     }
     return (long)limit.rlim_cur;
+}
+
+// sun_path of `name`, and the address length: a path counts its NUL; an abstract name
+// ('@' becomes the leading NUL) counts exactly its bytes, as systemd reads it.
+static int unix_address(const char *name, struct sockaddr_un *address, socklen_t *length) {
+    size_t n = name ? strlen(name) : 0;
+    if (n < 2 || (name[0] != '/' && name[0] != '@') || n >= sizeof(address->sun_path)) {
+        errno = EINVAL;
+        return -1;
+    }
+    memset(address, 0, sizeof(*address));
+    address->sun_family = AF_UNIX;
+    memcpy(address->sun_path, name, n);
+    if (name[0] == '@') {
+        address->sun_path[0] = 0;
+        *length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+    } else {
+        *length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+    }
+    return 0;
+}
+
+int plugboard_notify(const char *socket_name, const char *message, size_t length) {
+    struct sockaddr_un address;
+    socklen_t address_length;
+    if (unix_address(socket_name, &address, &address_length) < 0) return -1;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    ssize_t sent;
+    do {
+        sent = sendto(fd, message, length, MSG_NOSIGNAL, (const struct sockaddr *)&address, address_length);
+    } while (sent < 0 && errno == EINTR);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return sent < 0 ? -1 : 0;
+}
+
+int plugboard_datagram_bind(const char *socket_name) {
+    struct sockaddr_un address;
+    socklen_t address_length;
+    if (unix_address(socket_name, &address, &address_length) < 0) return -1;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    if (bind(fd, (const struct sockaddr *)&address, address_length) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
 }

@@ -43,6 +43,7 @@ public enum PlugboardCLI {
             case ["serve"]: return try await ServeCommand.run(ctx)
             case ["reload"]: return try await ReloadCommand.run(ctx)
             case ["preflight"]: return try await PreflightCommand.run(ctx)
+            case ["completion"]: return try CompletionCommand.run(ctx)
             default:
                 throw UsageError.make("command \"\(parsed.path.joined(separator: " "))\" cannot be run on its own",
                                       hint: UsageError.helpHint(parsed.path))

@@ -20,11 +20,17 @@ final class ReloadTriggers: Sendable {
         self.hangup = hangup
     }
 
-    static func start(host: PluginHost, mode: PluginHost.HotSwapMode, logger: Logger) -> ReloadTriggers {
+    static func start(host: PluginHost, mode: PluginHost.HotSwapMode, logger: Logger,
+                      notifier: SystemdNotifier?) -> ReloadTriggers {
         let log = logger.with("component", "hot-swap")
         let hangup = HangupReader.install { [host] in
             guard host.hotSwapMode.enabled else {
-                log.notice("SIGHUP received; \(host.hotSwapMode.reason ?? "hot swap is off"); restart to apply")
+                let reason = host.hotSwapMode.reason ?? "hot swap is off"
+                log.notice("SIGHUP received; \(reason); restart to apply")
+                // systemd's reload (Type=notify-reload sends SIGHUP) waits for RELOADING=1
+                // and READY=1; answering at once ends it instead of timing it out.
+                notifier?.reloading(status: "SIGHUP: \(reason)")
+                notifier?.ready(status: "\(reason); restart to apply")
                 return
             }
             Task { _ = await host.reload(trigger: "signal") }

@@ -19,14 +19,17 @@ public enum ServeLifecycle {
         /// `PLUGBOARD_API_TOKEN`, `PLUGBOARD_ADMIN_TOKEN`; nil when unset or empty.
         public var apiToken: String?
         public var adminToken: String?
+        /// `NOTIFY_SOCKET`, set when systemd runs the server; nil otherwise.
+        public var notifySocket: String?
 
         public init(listen: ListenAddress, server: ServerConfiguration, shutdownTimeoutSeconds: Double,
-                    apiToken: String?, adminToken: String?) {
+                    apiToken: String?, adminToken: String?, notifySocket: String? = nil) {
             self.listen = listen
             self.server = server
             self.shutdownTimeoutSeconds = shutdownTimeoutSeconds
             self.apiToken = apiToken
             self.adminToken = adminToken
+            self.notifySocket = notifySocket
         }
     }
 
@@ -83,11 +86,18 @@ public enum ServeLifecycle {
             await host.shutdown()
             throw error
         }
-        let triggers = ReloadTriggers.start(host: host, mode: mode, logger: logger)
-        announce(options.listen.url(port: port))
-        logger.notice("listening", metadata: ["address": .string(options.listen.url(port: port)),
+        let notifier = SystemdNotifier(socket: options.notifySocket, logger: logger)
+        let url = options.listen.url(port: port)
+        if let notifier {
+            host.onReloadStart { trigger in notifier.reloading(status: "reloading (\(trigger))") }
+            host.onReload { outcome in notifier.ready(status: "listening on \(url); reload \(outcome.result.rawValue)") }
+        }
+        let triggers = ReloadTriggers.start(host: host, mode: mode, logger: logger, notifier: notifier)
+        announce(url)
+        logger.notice("listening", metadata: ["address": .string(url),
                                               "hotSwap": .string(mode.enabled ? (mode.watching ? "on, watching" : "on, not watching") : "off")])
-        let open = await server.stopped(drainTimeoutSeconds: options.shutdownTimeoutSeconds)
+        notifier?.ready(status: "listening on \(url)")
+        let open = await server.stopped(drainTimeoutSeconds: options.shutdownTimeoutSeconds) { notifier?.stopping() }
         StopSignals.uninstall()
         triggers.stop()
         if open > 0 {

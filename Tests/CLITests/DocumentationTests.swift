@@ -7,12 +7,30 @@ import Testing
 /// docs/CLI.md keeps up with the help screens: it holds the root help word for word and
 /// names every command and option the help screens list.
 @Suite struct DocumentationTests {
-    static func cliDocument() throws -> String {
+    static func cliDocument() throws -> String { try document("docs/CLI.md") }
+
+    /// A file of the checkout, found above the build products.
+    static func document(_ relative: String) throws -> String {
         var folder = CommandRunner.productsFolder
         while folder != "/" && access("\(folder)/Package.swift", F_OK) != 0 { folder = CommandRunner.parent(folder) }
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        return String(decoding: try sandbox.read("\(folder)/docs/CLI.md"), as: UTF8.self)
+        return String(decoding: try sandbox.read("\(folder)/\(relative)"), as: UTF8.self)
+    }
+
+    /// The example unit runs `serve` with options it has, as systemd's notify-reload needs.
+    @Test func exampleUnit_startsServeWithOptionsItTakes() throws {
+        let unit = try Self.document("docs/examples/plugboard.service")
+        #expect(unit.contains("\nType=notify-reload\n"))
+        let exec = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+        let words = exec.dropFirst("ExecStart=".count).split(separator: " ").map(String.init)
+        #expect(words.first?.hasSuffix("/plugboard") == true && words.dropFirst().first == "serve", "\(exec)")
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let help = sandbox.runExactly(["serve", "--help"]).stdout
+        for option in words where option.hasPrefix("--") {
+            #expect(help.contains("  \(option) "), "serve --help does not list \(option)")
+        }
     }
 
     @Test func holdsTheRootHelpScreen() throws {

@@ -28,6 +28,10 @@ import Testing
           --log-level LEVEL       Log lines at or above LEVEL to standard error: trace,
                                   debug, info, notice, warning, error or critical.
                                   (default: warning)
+          --log-format FORMAT     How log lines are written: text (time, level, label,
+                                  message, key=value) or json (one object per line with
+                                  time, level, label, message and metadata). (default:
+                                  $PLUGBOARD_LOG_FORMAT, else text)
           --cache-dir PATH        Where content-addressed plugin copies are kept.
                                   (default: $XDG_CACHE_HOME/plugboard, else
                                   ~/.cache/plugboard)
@@ -52,6 +56,7 @@ import Testing
                                   plugins before it maps them.
           new-plugin              Write a SwiftPM package for a new plugin, ready to
                                   build and test.
+          completion              Print a completion script for bash, zsh or fish.
           version                 Print the versions of plugboard, its PlugboardAPI and
                                   the plugin ABI (as --version does).
 
@@ -95,7 +100,7 @@ import Testing
         defer { sandbox.remove() }
         let usage = "USAGE: plugboard \(path.joined(separator: " "))"
         let globals = ["GLOBAL OPTIONS:", "--manifest PATH", "--env NAME", "--json", "--log-level LEVEL",
-                       "--cache-dir PATH", "--version", "-h, --help"]
+                       "--log-format FORMAT", "--cache-dir PATH", "--version", "-h, --help"]
         let first = sandbox.runExactly(path + ["--help"])
         // A command that reads no manifest offers no --manifest and --env.
         let readsNoManifest = path == ["inspect"]

@@ -26,7 +26,8 @@ import Testing
         var runs: [CommandResult] = []
         for command in [["check"], ["plugins"], ["services"], ["graph"], ["graph", "--format", "json"],
                         ["storage", "list"], ["storage", "put", "k"], ["storage", "head", "k"]] {
-            for extra in [[], ["--json"], ["--log-level", "trace"], ["--json", "--log-level", "trace"]] {
+            for extra in [[], ["--json"], ["--log-level", "trace"], ["--json", "--log-level", "trace"],
+                          ["--log-format", "json", "--log-level", "trace"]] {
                 runs.append(sandbox.run(command + extra, stdin: Array("v".utf8), environment: environment))
             }
         }

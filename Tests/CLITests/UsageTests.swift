@@ -24,12 +24,35 @@ import Testing
         expectRun(sandbox.runExactly(["check", "-q"]), status: 2, stdout: .empty, stderr: .contains("unknown option \"-q\""))
     }
 
+    @Test func globalOptionOfACommandThatIgnoresIt_isRefused() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        // Before or after the subcommand, as global options are accepted anywhere.
+        expectRun(sandbox.runExactly(["inspect", "lib.so", "--manifest", "p.json"]), status: 2, stdout: .empty, stderr: .exactly("""
+            plugboard: error: option "--manifest" does not apply to "inspect"
+            DETAIL: plugboard inspect takes only the global options --json, --log-level, --log-format, --cache-dir, --version; leave out --manifest.
+            HINT: Run "plugboard inspect --help" for usage.
+
+            """))
+        expectRun(sandbox.runExactly(["--env", "production", "reload"]), status: 2, stdout: .empty,
+                  stderr: .contains("option \"--env\" does not apply to \"reload\"", "Run \"plugboard reload --help\" for usage."))
+        expectRun(sandbox.runExactly(["new-plugin", "Acme", "--cache-dir", "c"]), status: 2, stdout: .empty,
+                  stderr: .contains("option \"--cache-dir\" does not apply to \"new-plugin\"", "plugboard new-plugin --help"))
+        expectRun(sandbox.runExactly(["completion", "bash", "--json"]), status: 2,
+                  stdout: .contains("cli.usage", "does not apply to \\\"completion\\\"", "takes no global options"))
+        expectRun(sandbox.runExactly(["version", "--manifest", "p.json"]), status: 2, stdout: .empty,
+                  stderr: .contains("option \"--manifest\" does not apply to \"version\""))
+        // A command that reads the manifest takes it wherever it is written.
+        expectRun(sandbox.runExactly(["storage", "list", "--manifest", "missing.json"]), status: 2,
+                  stderr: .contains("missing.json"))
+    }
+
     @Test func unknownSubcommand_suggestsTheClosestOne() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         expectRun(sandbox.runExactly(["plugns"]), status: 2, stdout: .empty, stderr: .exactly("""
             plugboard: error: unknown command "plugns"
-            DETAIL: Expected one of: check, plugins, services, inspect, graph, storage, serve, reload, preflight, new-plugin, version.
+            DETAIL: Expected one of: check, plugins, services, inspect, graph, storage, serve, reload, preflight, new-plugin, completion, version.
             HINT: Did you mean "plugins"?
 
             """))

@@ -1,6 +1,7 @@
 #ifndef CPLUGBOARD_NETWORK_H
 #define CPLUGBOARD_NETWORK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 // The Linux calls the server's event loops need and Glibc's Swift overlay does not
@@ -43,5 +44,16 @@ int plugboard_set_nonblocking(int fd);
 /// Raises RLIMIT_NOFILE's soft limit to its hard limit; returns the soft limit now in
 /// force, or -1 with errno set.
 long plugboard_raise_open_files_limit(void);
+
+/// systemd's notification protocol (sd_notify(3)): sends `message` as one datagram to
+/// `socket_name`, a path or, with a leading '@', an abstract socket name, from a new
+/// AF_UNIX SOCK_DGRAM socket closed before returning. Returns 0, or -1 with errno set
+/// (EINVAL for a name that is not a path, not abstract, or too long).
+int plugboard_notify(const char *socket_name, const char *message, size_t length);
+
+/// An AF_UNIX SOCK_DGRAM socket bound to `socket_name` (a path, or '@' and an abstract
+/// name), close-on-exec: what tests bind to stand in for systemd. Returns the
+/// descriptor, or -1 with errno set.
+int plugboard_datagram_bind(const char *socket_name);
 
 #endif

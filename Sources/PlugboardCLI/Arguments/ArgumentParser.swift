@@ -93,6 +93,7 @@ struct ArgumentParser {
         }
         // Help and version need no subcommand or arguments.
         if parsed.wantsHelp || parsed.flags.contains("version") { return parsed }
+        try refuseUnusedGlobals(parsed, chain: chain)
         if !command.subcommands.isEmpty && command.arguments.isEmpty {
             let names = command.subcommands.map(\.name).joined(separator: ", ")
             throw UsageError.make(parsed.path.isEmpty ? "missing command" : "missing subcommand for \"\(parsed.path.joined(separator: " "))\"",
@@ -109,6 +110,21 @@ struct ArgumentParser {
                                   hint: UsageError.helpHint(parsed.path))
         }
         return parsed
+    }
+
+    /// A global option the command does not act on (`--manifest` for `inspect`) is an
+    /// error, not silently dropped: whoever gave it expected it to matter. Its help does
+    /// not list it either (``CommandSpec/globals``).
+    private func refuseUnusedGlobals(_ parsed: ParsedCommand, chain: [CommandSpec]) throws(PlugboardError) {
+        let offered = Set(chain.offeredOptions.map(\.name))
+        let given = Set(parsed.values.keys).union(parsed.flags)
+        guard let unused = chain.dropLast().flatMap(\.options).map(\.name).first(where: { given.contains($0) && !offered.contains($0) })
+        else { return }
+        let command = (["plugboard"] + parsed.path).joined(separator: " ")
+        let globals = chain.offeredGlobals.map { "--\($0.name)" }
+        throw UsageError.make("option \"--\(unused)\" does not apply to \"\(parsed.path.joined(separator: " "))\"",
+                              detail: "\(command) \(globals.isEmpty ? "takes no global options" : "takes only the global options \(globals.joined(separator: ", "))"); leave out --\(unused).",
+                              hint: UsageError.helpHint(parsed.path))
     }
 
     /// The help screen of the command at `path`.
@@ -143,8 +159,7 @@ struct ArgumentParser {
         }
         if chain.count > 1 {
             out += "\nGLOBAL OPTIONS:\n"
-            let globals = chain.compactMap(\.globals).last
-            for o in chain.dropLast().flatMap(\.options) where globals?.contains(o.name) ?? true {
+            for o in chain.offeredGlobals {
                 out += Self.row(o.synopsis, o.help + (o.defaultText.map { " (default: \($0))" } ?? ""))
             }
         }

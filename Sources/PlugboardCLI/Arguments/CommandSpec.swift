@@ -11,7 +11,7 @@ struct CommandSpec: Sendable {
     let subcommands: [CommandSpec]
     /// The global options this command acts on, when not all of them: its help lists only
     /// those (`inspect` reads no manifest, so `--manifest` and `--env` are not offered
-    /// there). The others are still accepted, as global options are everywhere.
+    /// there), and the parser refuses the others.
     let globals: Set<String>?
 
     init(name: String, abstract: String, discussion: String = "", options: [OptionSpec] = [],
@@ -26,4 +26,16 @@ struct CommandSpec: Sendable {
     }
 
     func subcommand(_ name: String) -> CommandSpec? { subcommands.first { $0.name == name } }
+}
+
+extension Array where Element == CommandSpec {
+    /// The global options the last command of this chain (root first) acts on: what its
+    /// help lists, its completion offers and the parser accepts.
+    var offeredGlobals: [OptionSpec] {
+        let allowed = compactMap(\.globals).last
+        return dropLast().flatMap(\.options).filter { allowed?.contains($0.name) ?? true }
+    }
+
+    /// Every option the last command of this chain accepts: its own, then the globals.
+    var offeredOptions: [OptionSpec] { (last?.options ?? []) + offeredGlobals }
 }

@@ -1,3 +1,5 @@
+import PlugboardAPI
+import PlugboardHost
 import PlugboardHTTP
 import PlugboardServer
 
@@ -14,12 +16,15 @@ enum CLISpec {
     static let globalOptions: [OptionSpec] = [
         .value("manifest", "PATH", help: "The manifest to read.", default: "$PLUGBOARD_MANIFEST, else ./plugins.json"),
         .value("env", "NAME", help: "The environment: testing, development, staging or production.",
-               default: "$PLUGBOARD_ENV, else the manifest's environment, else development"),
+               default: "$PLUGBOARD_ENV, else the manifest's environment, else development",
+               completion: .choices(Environment.all.map(\.name))),
         .flag("json", help: "Print results, and errors, as JSON on standard output."),
         .value("log-level", "LEVEL", help: "Log lines at or above LEVEL to standard error: trace, debug, info, notice, warning, error or critical.",
-               default: "warning"),
+               default: "warning", completion: .choices(Logger.Level.allCases.map(\.rawValue))),
+        .value("log-format", "FORMAT", help: "How log lines are written: text (time, level, label, message, key=value) or json (one object per line with time, level, label, message and metadata).",
+               default: "$PLUGBOARD_LOG_FORMAT, else text", completion: .choices(LogFormat.allCases.map(\.rawValue))),
         .value("cache-dir", "PATH", help: "Where content-addressed plugin copies are kept.",
-               default: "$XDG_CACHE_HOME/plugboard, else ~/.cache/plugboard"),
+               default: "$XDG_CACHE_HOME/plugboard, else ~/.cache/plugboard", completion: .directory),
         .flag("version", help: "Print the version and exit."),
     ]
 
@@ -47,10 +52,11 @@ enum CLISpec {
                         discussion: "Reads the ELF and plugin headers; unless --no-load is given, also loads the file to ask its name, version and services (it registers nothing).",
                         options: [.flag("no-load", help: "Read the file only; never dlopen it.")],
                         arguments: [ArgumentSpec(name: "FILE", help: "The plugin's .so file.", optional: false)],
-                        globals: ["json", "log-level", "cache-dir", "version"]),
+                        globals: ["json", "log-level", "log-format", "cache-dir", "version"]),
             CommandSpec(name: "graph", abstract: "Show plugins, their services and who requires whom.",
                         discussion: "Exits 1 if a required plugin is not active.",
-                        options: [.value("format", "FORMAT", help: "The output format: dot (Graphviz) or json.", default: "dot")]),
+                        options: [.value("format", "FORMAT", help: "The output format: dot (Graphviz) or json.", default: "dot",
+                                         completion: .choices(GraphCommand.formats))]),
             CommandSpec(name: "storage", abstract: "Use the ObjectStorage the manifest binds (the highest-ranked one).",
                         discussion: "With --json, each command prints JSON objects instead of text.",
                         subcommands: [
@@ -83,7 +89,8 @@ enum CLISpec {
                             .value("max-connections-per-client", "N", help: "Open connections from one client address at most (503 beyond).", default: String(serverDefaults.maxConnectionsPerClient)),
                             .value("event-loops", "N", help: "Event-loop threads serving the connections.", default: "the number of cores"),
                             .value("max-buffered-bytes", "BYTES", help: "Body bytes held in memory at once, all connections together; beyond, new bodies get 503 with Retry-After and bodies in progress wait.", default: String(serverDefaults.maxBufferedBytes)),
-                            .value("handler-start", "immediate|pool", help: "Where a request's task starts: on its event loop's thread until it first suspends (immediate), or on Swift's cooperative pool.", default: "immediate"),
+                            .value("handler-start", "immediate|pool", help: "Where a request's task starts: on its event loop's thread until it first suspends (immediate), or on Swift's cooperative pool.", default: "immediate",
+                                   completion: .choices(ServeCommand.handlerStarts)),
                             .value("first-byte-timeout", "SECONDS", help: "How long a new connection may wait before its first byte.", default: seconds(serverDefaults.firstByteTimeoutSeconds)),
                             .value("idle-timeout", "SECONDS", help: "How long a kept-alive connection may wait for its next request.", default: seconds(serverDefaults.idleTimeoutSeconds)),
                             .value("request-timeout", "SECONDS", help: "How long a request head may take to arrive, and the longest pause inside a body (408 beyond).", default: seconds(serverDefaults.headerTimeoutSeconds)),
@@ -93,19 +100,26 @@ enum CLISpec {
             CommandSpec(name: "reload", abstract: "Ask a running plugboard serve to reload its manifest, and print the outcome.",
                         discussion: "Sends POST /v1/admin/reload with PLUGBOARD_ADMIN_TOKEN as the bearer token and waits for the outcome. Exits 0 when the reload was applied or nothing had changed, 1 when it was refused (the running generation keeps serving) or the server cannot be reached, 2 for bad usage.",
                         options: [.value("url", "URL", help: "The server's address.", default: "http://127.0.0.1:8080")],
-                        globals: ["json", "log-level", "version"]),
+                        globals: ["json", "log-level", "log-format", "version"]),
             CommandSpec(name: "preflight", abstract: "Internal: the child process in which the host tries plugins before it maps them.",
                         discussion: "Run by plugboard serve (hot swap) and plugboard check, with a request on descriptor 3 and the report on descriptor 4. Not for people to run.",
                         options: [.value("parent-pid", "PID", help: "The host's process id; the child exits if its parent is not that process.")]),
             CommandSpec(name: "new-plugin", abstract: "Write a SwiftPM package for a new plugin, ready to build and test.",
                         discussion: "Writes Package.swift (building libNAME.so against this checkout's PlugboardAPI), the plugin's source with its header and entry point, an in-memory ObjectStorage to start from, tests (the conformance suite and a check of the built file's plugin header), plugins.snippet.json and README.md. The checkout is found above the plugboard executable unless --sdk is given. Exits 2 for an invalid NAME or a --dir that is not empty, 1 if no checkout is found.",
                         options: [
-                            .value("dir", "PATH", help: "The folder to create the package in; must not exist or be empty.", default: "./NAME"),
+                            .value("dir", "PATH", help: "The folder to create the package in; must not exist or be empty.", default: "./NAME",
+                                   completion: .directory),
                             .value("service", "SERVICE", help: "The service the plugin provides.", default: "ObjectStorage"),
-                            .value("sdk", "PATH", help: "The Plugboard checkout to build against.", default: "the checkout the executable was built in"),
+                            .value("sdk", "PATH", help: "The Plugboard checkout to build against.", default: "the checkout the executable was built in",
+                                   completion: .directory),
                         ],
                         arguments: [ArgumentSpec(name: "NAME", help: "The plugin's name, a Swift identifier such as AcmeStorage.", optional: false)],
-                        globals: ["json", "log-level", "version"]),
+                        globals: ["json", "log-level", "log-format", "version"]),
+            CommandSpec(name: "completion", abstract: "Print a completion script for bash, zsh or fish.",
+                        discussion: "The script completes commands, options, the values of options that take one of a few words, and file names where a path is expected. bash: source <(plugboard completion bash), or save it as ~/.local/share/bash-completion/completions/plugboard. zsh: save it as _plugboard in a folder of $fpath. fish: save it as ~/.config/fish/completions/plugboard.fish.",
+                        arguments: [ArgumentSpec(name: "SHELL", help: "bash, zsh or fish.", optional: false,
+                                                 completion: .choices(CompletionScript.Shell.allCases.map(\.rawValue)))],
+                        globals: []),
             CommandSpec(name: "version", abstract: "Print the versions of plugboard, its PlugboardAPI and the plugin ABI (as --version does).",
                         globals: ["json"]),
         ])

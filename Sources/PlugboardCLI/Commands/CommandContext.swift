@@ -41,7 +41,16 @@ struct CommandContext {
             throw UsageError.make("unknown log level \"\(levelName)\"", detail: "Expected one of: \(names.joined(separator: ", ")).",
                                   hint: UsageError.suggestion(for: levelName, among: names).map { "Did you mean \"\($0)\"?" })
         }
-        logger = Logger(label: "plugboard", logLevel: level)
+        let formatName = parsed.value("log-format") ?? variable("PLUGBOARD_LOG_FORMAT") ?? LogFormat.text.rawValue
+        guard let format = LogFormat(rawValue: formatName) else {
+            let names = LogFormat.allCases.map(\.rawValue)
+            throw UsageError.make("unknown log format \"\(formatName)\"", detail: "Expected one of: \(names.joined(separator: ", ")).",
+                                  hint: UsageError.suggestion(for: formatName, among: names).map { "Did you mean \"\($0)\"?" })
+        }
+        // The preflight child (serve's hot swap, check) logs to the same standard error
+        // and is started with a fixed command line: the variable carries the format there.
+        if parsed.value("log-format") != nil { setenv("PLUGBOARD_LOG_FORMAT", format.rawValue, 1) }
+        logger = Logger(label: "plugboard", logLevel: level, handler: ConsoleLogHandler(format: format))
     }
 
     var hostConfiguration: PluginHost.Configuration {

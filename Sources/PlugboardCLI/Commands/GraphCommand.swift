@@ -3,10 +3,13 @@ import PlugboardHost
 
 /// `plugboard graph`: plugins, their services and who requires whom.
 enum GraphCommand {
+    /// `--format`'s values, for the check and for completion.
+    static let formats = ["dot", "json"]
+
     static func run(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         let format = ctx.parsed.value("format") ?? "dot"
-        guard format == "dot" || format == "json" else {
-            throw UsageError.make("unknown graph format \"\(format)\"", detail: "Expected dot or json.")
+        guard formats.contains(format) else {
+            throw UsageError.make("unknown graph format \"\(format)\"", detail: "Expected \(formats.joined(separator: " or ")).")
         }
         let host = try await ctx.startHost()
         await host.shutdown()

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlugboardAPI
 import PlugboardHTTP
 import PlugboardHost
@@ -7,9 +10,14 @@ import PlugboardServer
 enum ServeCommand {
     /// `--shutdown-timeout`'s default.
     static let defaultShutdownTimeoutSeconds = 10.0
+    /// `--handler-start`'s values (the switch in ``options(_:)`` takes each).
+    static let handlerStarts = ["immediate", "pool"]
 
     static func run(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         let options = try options(ctx)
+        // sd_notify's unset_environment, before any plugin loads: the preflight children,
+        // and whatever a plugin spawns, must not speak for this process to systemd.
+        unsetenv("NOTIFY_SOCKET")
         try ServeLifecycle.checkExposure(options, logger: ctx.logger)
         if ctx.parsed.flag("watch") && ctx.parsed.flag("no-watch") {
             throw UsageError.make("--watch and --no-watch contradict each other", hint: "Give one of them, or neither to follow the manifest's hotSwap.enabled.")
@@ -57,7 +65,8 @@ enum ServeCommand {
         func token(_ name: String) -> String? { ctx.processEnvironment[name].flatMap { $0.isEmpty ? nil : $0 } }
         return ServeLifecycle.Options(listen: listen, server: server,
                                       shutdownTimeoutSeconds: try seconds(ctx, "shutdown-timeout", default: defaultShutdownTimeoutSeconds),
-                                      apiToken: token("PLUGBOARD_API_TOKEN"), adminToken: token("PLUGBOARD_ADMIN_TOKEN"))
+                                      apiToken: token("PLUGBOARD_API_TOKEN"), adminToken: token("PLUGBOARD_ADMIN_TOKEN"),
+                                      notifySocket: token("NOTIFY_SOCKET"))
     }
 
     private static func integer(_ ctx: CommandContext, _ name: String, default value: Int,

@@ -125,11 +125,14 @@ public final class HTTPServer: Sendable {
     /// are closed, their requests' tasks cancelled, so that nothing still runs when the
     /// caller goes on to stop the services those requests use. Returns how many were
     /// still busy at the timeout.
-    public func stopped(drainTimeoutSeconds: Double) async -> Int {
+    ///
+    /// `stopping` runs once the listener is closed, before the wait for requests in flight.
+    public func stopped(drainTimeoutSeconds: Double, stopping: @escaping @Sendable () -> Void = {}) async -> Int {
         await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
             let spawned = Threads.spawn {
                 self.stopSignal.wait()
                 self.stopSignal.signal()
+                stopping()
                 let open = self.waitUntilDrained(timeoutSeconds: drainTimeoutSeconds)
                 if open > 0 {
                     self.forEachConnection { $0.abort() }

@@ -98,6 +98,8 @@ public final class PluginHost: Sendable {
     let imagesWarnedAt = LockedValueBox(0)
     /// Called after each reload, with its outcome (the server re-aims its watchers).
     let reloadObservers = LockedValueBox<[@Sendable (ReloadOutcome) -> Void]>([])
+    /// Called as each reload begins, with its trigger (the server tells systemd).
+    let reloadStartObservers = LockedValueBox<[@Sendable (String) -> Void]>([])
 
     /// True while every `required` plugin selected for the environment is active.
     public var allRequiredActive: Bool { requiredActive.load(ordering: .relaxed) }
@@ -105,6 +107,12 @@ public final class PluginHost: Sendable {
     /// Calls `observer` after every reload, applied or not.
     public func onReload(_ observer: @escaping @Sendable (ReloadOutcome) -> Void) {
         reloadObservers.withLock { $0.append(observer) }
+    }
+
+    /// Calls `observer` with the trigger as every reload begins (one the running hot swap
+    /// mode refuses at once never begins); ``onReload(_:)``'s observers see it end.
+    public func onReloadStart(_ observer: @escaping @Sendable (String) -> Void) {
+        reloadStartObservers.withLock { $0.append(observer) }
     }
 
     func updateReadiness() {

@@ -70,6 +70,7 @@ extension PluginHost {
 
     /// One reload, recorded in the statistics, the events and the log.
     func perform(trigger: String) async -> ReloadOutcome {
+        for observer in reloadStartObservers.withLock({ $0 }) { observer(trigger) }
         let started = Clock.now()
         let startedAt = Timestamp.now()
         var outcome: ReloadOutcome

@@ -19,11 +19,12 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts `plugboard serve --listen 127.0.0.1:0` plus `arguments`, with `plugins.json`
-    /// holding `plugins` and `environment` added to the test's own.
-    init(plugins: [String] = [ServerProcess.memory], arguments: [String] = [],
+    /// holding `plugins` (or the whole `manifest` text) and `environment` added to the
+    /// test's own.
+    init(plugins: [String] = [ServerProcess.memory], manifest: String? = nil, arguments: [String] = [],
          environment: [String: String] = [:]) throws {
         sandbox = try Sandbox("plugboard-serve")
-        try sandbox.write("plugins.json", ManifestText.make(plugins))
+        try sandbox.write("plugins.json", manifest ?? ManifestText.make(plugins))
         let (pid, out) = try Self.spawn(["serve", "--listen", "127.0.0.1:0"] + arguments, sandbox: sandbox,
                                         environment: environment)
         self.pid = pid

@@ -23,7 +23,9 @@ enum CommandRunner {
     /// Variables that would change what `plugboard` does; a run starts without them and
     /// gets only those the test gives.
     static let controlledVariables: Set<String> = [
-        "PLUGBOARD_MANIFEST", "PLUGBOARD_ENV", "PLUGBOARD_PLUGIN_PATH", "XDG_CACHE_HOME",
+        "PLUGBOARD_MANIFEST", "PLUGBOARD_ENV", "PLUGBOARD_PLUGIN_PATH", "XDG_CACHE_HOME", "PLUGBOARD_LOG_FORMAT",
+        // A test runner started by systemd must not have its servers speak to systemd.
+        "NOTIFY_SOCKET",
     ]
 
     /// Runs `plugboard arguments` in `directory` and waits for it.

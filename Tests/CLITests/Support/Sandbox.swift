@@ -91,11 +91,14 @@ struct Sandbox: Sendable {
 
     /// Runs `plugboard arguments` in the sandbox with `--cache-dir` set to
     /// ``cacheDirectory`` (appended after the arguments, where global options are
-    /// accepted too), unless the arguments already name one or contain `--`.
+    /// accepted too), unless the arguments already name one or contain `--`, or the
+    /// command maps no plugin.
     func run(_ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:],
              cacheDir: Bool = true) -> CommandResult {
         var args = arguments
-        if cacheDir && !args.contains("--cache-dir") && !args.contains("--") {
+        // Commands that map no plugin refuse --cache-dir as a usage error.
+        let mapsPlugins = !["new-plugin", "reload", "version", "completion"].contains(args.first ?? "")
+        if cacheDir && mapsPlugins && !args.contains("--cache-dir") && !args.contains("--") {
             args += ["--cache-dir", cacheDirectory]
         }
         return runExactly(args, stdin: stdin, environment: environment)

@@ -28,7 +28,8 @@ final class ServeProcess: @unchecked Sendable {
     /// `listening on` line.
     init(manifest: String, sandbox: TestSandbox, environment: [String: String] = [:]) throws {
         errorLog = sandbox.path("serve-\(UUID().uuidString.prefix(8)).log")
-        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLUGBOARD_") && $0.key != "XDG_CACHE_HOME" }
+        // NOTIFY_SOCKET: a test runner started by systemd must not have its servers speak to systemd.
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLUGBOARD_") && $0.key != "XDG_CACHE_HOME" && $0.key != "NOTIFY_SOCKET" }
         env["HOME"] = sandbox.root
         env["SWIFT_BACKTRACE"] = "enable=no"
         for (name, value) in environment { env[name] = value }

@@ -18,7 +18,8 @@ final class ServerProcess: @unchecked Sendable {
     init(_ program: String, _ arguments: [String], port: Int, environment: [String: String] = [:]) throws {
         self.port = port
         process = Process()
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // A test runner started by systemd must not have its servers speak to systemd.
+        process.environment = ProcessInfo.processInfo.environment.filter { $0.key != "NOTIFY_SOCKET" }.merging(environment) { $1 }
         process.executableURL = URL(fileURLWithPath: try MotoServer.python())
         process.arguments = ["\(MotoServer.packageRoot)/Tests/S3StorageTests/Python/with_parent.py", program] + arguments
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("s3-tests-server-\(port).log")
