@@ -77,6 +77,57 @@ func openDescriptors() -> Set<Int32> {
     return out
 }
 
+/// What descriptor `fd` of this process is (`socket:[123]`, `anon_inode:[eventpoll]`, a path).
+func descriptorTarget(_ fd: Int32) -> String? {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/fd/\(fd)", &buffer, buffer.count - 1)
+    guard n > 0 else { return nil }
+    return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// A small file read whole (a /proc table), or nil.
+func readWholeFile(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var piece = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let n = piece.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { break }
+        bytes += piece[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// The socket inodes of TCP sockets whose local port is `port` (listening or accepted).
+func socketInodes(onLocalPort port: Int) -> Set<String> {
+    var inodes = Set<String>()
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        guard let text = readWholeFile(table) else { continue }
+        for line in text.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, let local = fields[1].split(separator: ":").last, Int(local, radix: 16) == port else { continue }
+            inodes.insert(String(fields[9]))
+        }
+    }
+    return inodes
+}
+
+/// Of the descriptors opened since `before`, those a server on `port` could have left:
+/// its sockets (by the port) and event loop descriptors (epoll, eventfd). Other tests of
+/// this process open descriptors of their own meanwhile, which are not counted.
+func serverDescriptorsLeft(since before: Set<Int32>, port: Int) -> [String] {
+    let serverSockets = socketInodes(onLocalPort: port)
+    return openDescriptors().subtracting(before).sorted().compactMap { fd -> String? in
+        guard let target = descriptorTarget(fd) else { return nil }
+        if target == "anon_inode:[eventpoll]" || target == "anon_inode:[eventfd]" { return "\(fd) \(target)" }
+        if target.hasPrefix("socket:["), serverSockets.contains(String(target.dropFirst(8).dropLast())) { return "\(fd) \(target)" }
+        return nil
+    }
+}
+
 /// A response as read off the wire.
 struct WireResponse {
     var status: Int
