@@ -37,7 +37,7 @@ enum CLISpec {
         options: globalOptions,
         subcommands: [
             CommandSpec(name: "check", abstract: "Validate the manifest and load every selected plugin; report each one.",
-                        discussion: "Each plugin is loaded in a preflight child process (plugboard preflight), so one that crashes, hangs or exits is reported by name with the signal, status or timeout: registration, every singleton built once, managed services started and stopped, health checks. Exits 1 if any selected plugin failed or was rejected.",
+                        discussion: "Each plugin is loaded in a preflight child process (plugboard preflight), so one that crashes, hangs or exits is reported by name with the signal, status or timeout: registration, every singleton built once, managed services started and stopped, health checks. Warns (loader.newer_build_beside) when a newer build of a plugin's file sits in the same SwiftPM build folder, such as .build/debug after swift test beside the .build/release file the manifest names. Exits 1 if any selected plugin failed or was rejected.",
                         options: [.flag("in-process", help: "Load the plugins in this process instead of a preflight child.")]),
             CommandSpec(name: "plugins", abstract: "List the manifest's plugins and their states.",
                         discussion: "Exits 1 if a required plugin is not active."),
@@ -105,6 +105,14 @@ enum CLISpec {
                             .value("sdk", "PATH", help: "The Plugboard checkout to build against.", default: "the checkout the executable was built in"),
                         ],
                         arguments: [ArgumentSpec(name: "NAME", help: "The plugin's name, a Swift identifier such as AcmeStorage.", optional: false)],
+                        globals: ["json", "log-level", "version"]),
+            CommandSpec(name: "new-contract", abstract: "Write a contract package for a service protocol of your own, with a provider and a consumer.",
+                        discussion: "Writes NAMEContract/ (a dynamic library holding only the NAME protocol, which every plugin providing or using the service imports, so that all of them share one type), NAMEPlugins/ (NAMEProvider, registering an any NAME, and NAMEConsumer, resolving it, with a test that loads both into one container), plugins.snippet.json and README.md. Every dependency is an absolute path, so the packages build where they are written. The checkout is found above the plugboard executable unless --sdk is given. Exits 2 for an invalid NAME or a --dir that is not empty, 1 if no checkout is found.",
+                        options: [
+                            .value("dir", "PATH", help: "The folder to create the packages in; must not exist or be empty.", default: "./NAME"),
+                            .value("sdk", "PATH", help: "The Plugboard checkout to build against.", default: "the checkout the executable was built in"),
+                        ],
+                        arguments: [ArgumentSpec(name: "NAME", help: "The protocol's name, a Swift identifier such as Greeter.", optional: false)],
                         globals: ["json", "log-level", "version"]),
             CommandSpec(name: "version", abstract: "Print the versions of plugboard, its PlugboardAPI and the plugin ABI (as --version does).",
                         globals: ["json"]),

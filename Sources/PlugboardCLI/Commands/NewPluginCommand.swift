@@ -36,30 +36,11 @@ enum NewPluginCommand {
                                   detail: "A scaffold can start from: \(services.joined(separator: ", ")).",
                                   hint: UsageError.suggestion(for: service, among: services).map { "Did you mean \"\($0)\"?" })
         }
-        // Without --dir, a folder named as the plugin in the working folder (as swift
-        // package init and cargo new do).
-        let dirArgument = ctx.parsed.value("dir") ?? name
-        guard !dirArgument.isEmpty else {
-            throw UsageError.make("empty --dir", hint: "Give the folder to create: plugboard new-plugin \(name) --dir PATH, or leave --dir out for ./\(name).")
-        }
-        let sdk = try findSDK(given: ctx.parsed.value("sdk"))
-        let target = absolute(dirArgument)
-        let resolved = realPath(target) ?? target
-        if resolved == sdk || resolved.hasPrefix(sdk.hasSuffix("/") ? sdk : sdk + "/") {
-            throw UsageError.make("folder \(PlugboardError.quoted(resolved, maxCharacters: 4096)) is inside the Plugboard checkout \(PlugboardError.quoted(sdk, maxCharacters: 4096))",
-                                  detail: "A plugin's package lives outside the checkout it builds against.",
-                                  hint: "Give --dir a folder outside \(sdk).")
-        }
-        let directory = try prepareDirectory(target)
+        let (sdk, directory) = try prepare(ctx, name: name, command: "new-plugin")
         let scaffold = PluginScaffold(name: name, sdk: sdk, directory: directory, header: .expected)
-        var written: [String] = []
-        for file in scaffold.files {
-            try write(file.text, to: file.path, in: directory)
-            written.append(file.path)
-        }
+        let written = try write(scaffold.files, in: directory)
         if ctx.json {
-            ctx.out(.object([("directory", .string(directory)), ("sdk", .string(sdk)),
-                             ("files", .array(written.map { .string($0) }))]))
+            ctx.out(created(directory: directory, sdk: sdk, files: written))
         } else {
             var text = "Created plugin package \(name) in \(directory):\n"
             for file in written { text += "  \(file)\n" }
@@ -70,8 +51,42 @@ enum NewPluginCommand {
         return 0
     }
 
+    /// What `new-plugin` and `new-contract` print with `--json`.
+    static func created(directory: String, sdk: String, files: [String]) -> JSONOutput {
+        .object([("directory", .string(directory)), ("sdk", .string(sdk)), ("files", .array(files.map { .string($0) }))])
+    }
+
+    /// The checkout to build against and the new, empty folder for the package: `--dir`
+    /// or, without it, a folder named as the package in the working folder (as swift
+    /// package init and cargo new do), never inside the checkout.
+    static func prepare(_ ctx: CommandContext, name: String, command: String) throws(PlugboardError) -> (sdk: String, directory: String) {
+        let dirArgument = ctx.parsed.value("dir") ?? name
+        guard !dirArgument.isEmpty else {
+            throw UsageError.make("empty --dir", hint: "Give the folder to create: plugboard \(command) \(name) --dir PATH, or leave --dir out for ./\(name).")
+        }
+        let sdk = try findSDK(given: ctx.parsed.value("sdk"))
+        let target = absolute(dirArgument)
+        let resolved = realPath(target) ?? target
+        if resolved == sdk || resolved.hasPrefix(sdk.hasSuffix("/") ? sdk : sdk + "/") {
+            throw UsageError.make("folder \(PlugboardError.quoted(resolved, maxCharacters: 4096)) is inside the Plugboard checkout \(PlugboardError.quoted(sdk, maxCharacters: 4096))",
+                                  detail: "A plugin's package lives outside the checkout it builds against.",
+                                  hint: "Give --dir a folder outside \(sdk).")
+        }
+        return (sdk, try prepareDirectory(target, command: command))
+    }
+
+    /// Writes every file, never over an existing one; returns their relative paths.
+    static func write(_ files: [(path: String, text: String)], in directory: String) throws(PlugboardError) -> [String] {
+        var written: [String] = []
+        for file in files {
+            try write(file.text, to: file.path, in: directory)
+            written.append(file.path)
+        }
+        return written
+    }
+
     /// A Swift identifier that starts with a capital letter, of ASCII letters and digits.
-    static func validate(name: String) throws(PlugboardError) {
+    static func validate(name: String, kind: String = "plugin") throws(PlugboardError) {
         let bytes = Array(name.utf8)
         let isValid = !bytes.isEmpty && bytes.count <= 64 && (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[0])
             && bytes.allSatisfy { b in
@@ -79,12 +94,12 @@ enum NewPluginCommand {
                     || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
             }
         guard isValid else {
-            throw UsageError.make("invalid plugin name \(PlugboardError.quoted(name))",
-                                  detail: "A plugin name is also its Swift module and library name: an uppercase letter, then letters and digits (at most 64).",
+            throw UsageError.make("invalid \(kind) name \(PlugboardError.quoted(name))",
+                                  detail: "A \(kind) name is also a Swift module and library name: an uppercase letter, then letters and digits (at most 64).",
                                   hint: "Use a name like AcmeStorage.")
         }
         guard !reservedNames.contains(name) else {
-            throw UsageError.make("plugin name \"\(name)\" is taken",
+            throw UsageError.make("\(kind) name \"\(name)\" is taken",
                                   detail: "\(name) is already a module of Plugboard or of the Swift toolchain.",
                                   hint: "Choose another name, for example Acme\(name).")
         }
@@ -126,7 +141,7 @@ enum NewPluginCommand {
     // MARK: - Files
 
     /// Creates the folder (and its parents) or accepts an empty one; returns its real path.
-    static func prepareDirectory(_ path: String) throws(PlugboardError) -> String {
+    static func prepareDirectory(_ path: String, command: String) throws(PlugboardError) -> String {
         var info = stat()
         if stat(path, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else {
@@ -135,7 +150,7 @@ enum NewPluginCommand {
             }
             guard isEmptyFolder(path) else {
                 throw UsageError.make("folder \(PlugboardError.quoted(path, maxCharacters: 4096)) is not empty",
-                                      detail: "new-plugin never overwrites files.",
+                                      detail: "\(command) never overwrites files.",
                                       hint: "Give --dir a new or empty folder.")
             }
         } else {
