@@ -14,16 +14,8 @@ enum NewContractCommand {
         }
         let (sdk, directory) = try NewPluginCommand.prepare(ctx, name: name, command: "new-contract")
         let scaffold = ContractScaffold(name: name, sdk: sdk, directory: directory, header: .expected)
-        let written = try NewPluginCommand.write(scaffold.files, in: directory)
-        if ctx.json {
-            ctx.out(NewPluginCommand.created(directory: directory, sdk: sdk, files: written))
-        } else {
-            var text = "Created contract \(name) in \(directory):\n"
-            for file in written { text += "  \(file)\n" }
-            text += "\nNext:\n  cd \(directory)/\(scaffold.plugins)\n  swift build -c release\n  swift test\n"
-            text += "Then add plugins.snippet.json's entries to plugins.json and run plugboard check.\n"
-            ctx.out(text)
-        }
+        try NewPluginCommand.write(scaffold.files, in: directory, sdk: sdk, ctx, created: "contract \(name)",
+                                   buildIn: "\(directory)/\(scaffold.plugins)", entries: "entries")
         return 0
     }
 }

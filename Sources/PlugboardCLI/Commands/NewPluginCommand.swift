@@ -38,22 +38,31 @@ enum NewPluginCommand {
         }
         let (sdk, directory) = try prepare(ctx, name: name, command: "new-plugin")
         let scaffold = PluginScaffold(name: name, sdk: sdk, directory: directory, header: .expected)
-        let written = try write(scaffold.files, in: directory)
-        if ctx.json {
-            ctx.out(created(directory: directory, sdk: sdk, files: written))
-        } else {
-            var text = "Created plugin package \(name) in \(directory):\n"
-            for file in written { text += "  \(file)\n" }
-            text += "\nNext:\n  cd \(directory)\n  swift build -c release\n  swift test\n"
-            text += "Then add plugins.snippet.json's entry to plugins.json and run plugboard check.\n"
-            ctx.out(text)
-        }
+        try write(scaffold.files, in: directory, sdk: sdk, ctx,
+                  created: "plugin package \(name)", buildIn: directory, entries: "entry")
         return 0
     }
 
-    /// What `new-plugin` and `new-contract` print with `--json`.
-    static func created(directory: String, sdk: String, files: [String]) -> JSONOutput {
-        .object([("directory", .string(directory)), ("sdk", .string(sdk)), ("files", .array(files.map { .string($0) }))])
+    /// Writes the files and reports them as `new-plugin` and `new-contract` do: with
+    /// `--json` the folder, the checkout and the files; else the files and what to run
+    /// next, in `buildIn`.
+    static func write(_ files: [(path: String, text: String)], in directory: String, sdk: String, _ ctx: CommandContext,
+                      created: String, buildIn: String, entries: String) throws(PlugboardError) {
+        var written: [String] = []
+        for file in files {
+            try write(file.text, to: file.path, in: directory)
+            written.append(file.path)
+        }
+        if ctx.json {
+            ctx.out(.object([("directory", .string(directory)), ("sdk", .string(sdk)),
+                             ("files", .array(written.map { .string($0) }))]))
+            return
+        }
+        var text = "Created \(created) in \(directory):\n"
+        for file in written { text += "  \(file)\n" }
+        text += "\nNext:\n  cd \(buildIn)\n  swift build -c release\n  swift test\n"
+        text += "Then add plugins.snippet.json's \(entries) to plugins.json and run plugboard check.\n"
+        ctx.out(text)
     }
 
     /// The checkout to build against and the new, empty folder for the package: `--dir`
@@ -73,16 +82,6 @@ enum NewPluginCommand {
                                   hint: "Give --dir a folder outside \(sdk).")
         }
         return (sdk, try prepareDirectory(target, command: command))
-    }
-
-    /// Writes every file, never over an existing one; returns their relative paths.
-    static func write(_ files: [(path: String, text: String)], in directory: String) throws(PlugboardError) -> [String] {
-        var written: [String] = []
-        for file in files {
-            try write(file.text, to: file.path, in: directory)
-            written.append(file.path)
-        }
-        return written
     }
 
     /// A Swift identifier that starts with a capital letter, of ASCII letters and digits.
