@@ -38,17 +38,8 @@ import Testing
             "\(folder)/GreeterPlugins/.build/release/libGreeterConsumer.so",
         ])
 
-        let package = CommandResult.shellQuote("\(folder)/GreeterPlugins")
-        let scratch = CommandResult.shellQuote(sandbox.path("scratch"))
-        let build = await NewPluginTests.shell("cd \(package) && swift build --scratch-path \(scratch)",
-                                               log: sandbox.path("build.log"), seconds: 900)
-        try #require(build == 0, "swift build failed (\(build)):\n\(NewPluginTests.tail(sandbox, "build.log"))")
-        let test = await NewPluginTests.shell("cd \(package) && swift test --scratch-path \(scratch)",
-                                              log: sandbox.path("test.log"), seconds: 900)
-        #expect(test == 0, "swift test failed (\(test)):\n\(NewPluginTests.tail(sandbox, "test.log"))")
-        #expect(NewPluginTests.tail(sandbox, "test.log").contains("2 tests"), "\(NewPluginTests.tail(sandbox, "test.log"))")
-
-        let products = sandbox.path("scratch/debug")
+        let (products, testLog) = try await NewPluginTests.buildAndTest("\(folder)/GreeterPlugins", in: sandbox, seconds: 900)
+        #expect(testLog.contains("2 tests"), "\(testLog)")
         try sandbox.write("m.json", ManifestText.make([
             #"{"name": "GreeterProvider", "path": "\#(products)/libGreeterProvider.so", "config": {"prefix": "Host"}}"#,
             #"{"name": "GreeterConsumer", "path": "\#(products)/libGreeterConsumer.so", "requires": ["GreeterProvider"], "config": {"request": "hi"}}"#,
@@ -73,16 +64,6 @@ import Testing
         #expect(contract.contains("-enable-library-evolution"))
     }
 
-    @Test(arguments: ["greeter", "Greeter-X", "", "PlugboardAPI", "Swift"])
-    func invalidName_isAUsageError_andWritesNothing(_ name: String) throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
-        let result = sandbox.run(["new-contract", name, "--dir", "out", "--sdk", NewPluginTests.repositoryRoot, "--json"])
-        expectRun(result, status: 2, stderr: .empty)
-        #expect(try result.json()["error"]?["code"]?.string == "cli.usage")
-        #expect(!sandbox.exists("out"))
-    }
-
     /// A taken name, and a name whose derived module (NAMEPluginsTests) is too long.
     @Test func aTakenName_orAnOverlongDerivedName_isRefused() throws {
         let sandbox = try Sandbox()
@@ -91,15 +72,5 @@ import Testing
                   stderr: .contains("contract name \"S3Storage\" is taken"))
         expectRun(sandbox.run(["new-contract", String(repeating: "A", count: 60), "--sdk", NewPluginTests.repositoryRoot]), status: 2,
                   stderr: .contains("invalid contract name"))
-    }
-
-    @Test func nonEmptyDirectory_isRefused() throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
-        try sandbox.makeFolder("out")
-        try sandbox.write("out/keep.txt", "mine")
-        expectRun(sandbox.run(["new-contract", "Greeter", "--dir", "out", "--sdk", NewPluginTests.repositoryRoot]), status: 2,
-                  stderr: .contains("is not empty", "new-contract never overwrites files."))
-        #expect(!sandbox.exists("out/GreeterContract"))
     }
 }

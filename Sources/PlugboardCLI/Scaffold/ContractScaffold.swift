@@ -133,62 +133,65 @@ struct ContractScaffold {
     }
 
     var providerSource: String {
-        #"""
-        import \#(contract)
-        import PlugboardAPI
+        pluginSource(provider, doc: "/// Provides the contract's `\(name)`. Config: `prefix` (a string, default \"\(provider)\").",
+                     service: "\(contract).\(name)", key: "prefix", default: provider,
+                     registration: """
+                         try registrar.register((any \(contract).\(name)).self, implementation: Provided\(name).self) { _ in
+                                     Provided\(name)(prefix: prefix)
+                                 }
+                         """,
+                     after: #"""
 
-        \#(ScaffoldText.headerAndEntryPoint(header, pluginType: "\(provider)Plugin"))
+                         /// The implementation: replace with your own.
+                         struct Provided\#(name): \#(contract).\#(name) {
+                             let prefix: Swift.String
 
-        /// Provides the contract's `\#(name)`. Config: `prefix` (a string, default "\#(provider)").
-        public enum \#(provider)Plugin: PlugboardAPI.Plugin {
-            public static let name = "\#(provider)"
-            public static let version = "0.1.0"
-            public static let services = ["\#(contract).\#(name)"]
+                             func respond(to request: Swift.String) -> Swift.String { "\(prefix) answers \(request)" }
+                         }
 
-            public static func register(into registrar: PlugboardAPI.PluginRegistrar) throws {
-                try registrar.config.requireOnly(["prefix"])
-                let prefix = try registrar.config.string("prefix", default: nil) ?? "\#(provider)"
-                try registrar.register((any \#(contract).\#(name)).self, implementation: Provided\#(name).self) { _ in
-                    Provided\#(name)(prefix: prefix)
-                }
-            }
-        }
-
-        /// The implementation: replace with your own.
-        struct Provided\#(name): \#(contract).\#(name) {
-            let prefix: Swift.String
-
-            func respond(to request: Swift.String) -> Swift.String { "\(prefix) answers \(request)" }
-        }
-
-        """#
+                         """#)
     }
 
     var consumerSource: String {
+        pluginSource(consumer, doc: """
+                         /// Uses whichever `\(name)` the container holds: registers its answer to `request`
+                         /// (config, a string, default "hello") as a `String` named "\(consumer)". The host
+                         /// builds every singleton once at load, so the provider is loaded first: list it
+                         /// before this plugin in plugins.json, in this plugin's `requires`.
+                         """,
+                     service: "Swift.String", key: "request", default: "hello",
+                     registration: """
+                         try registrar.register(Swift.String.self, name: "\(consumer)") { resolver in
+                                     try resolver.resolve((any \(contract).\(name)).self).respond(to: request)
+                                 }
+                         """,
+                     after: "")
+    }
+
+    /// A plugin's one file: the header, the entry point, and a Plugin type that reads one
+    /// string from its config (`key`, with a default) and makes one registration
+    /// (`registration`, its lines after the first indented for the function body).
+    private func pluginSource(_ plugin: String, doc: String, service: String, key: String, default value: String,
+                              registration: String, after: String) -> String {
         #"""
         import \#(contract)
         import PlugboardAPI
 
-        \#(ScaffoldText.headerAndEntryPoint(header, pluginType: "\(consumer)Plugin"))
+        \#(ScaffoldText.headerAndEntryPoint(header, pluginType: "\(plugin)Plugin"))
 
-        /// Uses whichever `\#(name)` the container holds: registers its answer to `request`
-        /// (config, a string, default "hello") as a `String` named "\#(consumer)". The host
-        /// builds every singleton once at load, so the provider is loaded first: list it
-        /// before this plugin in plugins.json, in this plugin's `requires`.
-        public enum \#(consumer)Plugin: PlugboardAPI.Plugin {
-            public static let name = "\#(consumer)"
+        \#(doc)
+        public enum \#(plugin)Plugin: PlugboardAPI.Plugin {
+            public static let name = "\#(plugin)"
             public static let version = "0.1.0"
-            public static let services = ["Swift.String"]
+            public static let services = ["\#(service)"]
 
             public static func register(into registrar: PlugboardAPI.PluginRegistrar) throws {
-                try registrar.config.requireOnly(["request"])
-                let request = try registrar.config.string("request", default: nil) ?? "hello"
-                try registrar.register(Swift.String.self, name: "\#(consumer)") { resolver in
-                    try resolver.resolve((any \#(contract).\#(name)).self).respond(to: request)
-                }
+                try registrar.config.requireOnly(["\#(key)"])
+                let \#(key) = try registrar.config.string("\#(key)", default: nil) ?? "\#(value)"
+                \#(registration)
             }
         }
-
+        \#(after)
         """#
     }
 
