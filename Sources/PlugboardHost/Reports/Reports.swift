@@ -48,7 +48,7 @@ public enum Reports {
         plugins(host.records)
     }
 
-    /// Plugin records, as `plugboard plugins --json` and `check --json` list them.
+    /// Plugin records, as `plugboard plugins --json` lists them (`check --json` adds warnings: ``checkedPlugins(_:staleBuilds:)``).
     public static func plugins(_ records: [PluginRecord]) -> JSONOutput {
         .array(records.map { plugin($0) })
     }
