@@ -40,6 +40,7 @@ public enum PlugboardCLI {
             case ["storage", "delete"]: return try await StorageCommand.delete(ctx)
             case ["storage", "list"]: return try await StorageCommand.list(ctx)
             case ["new-plugin"]: return try await NewPluginCommand.run(ctx)
+            case ["new-contract"]: return try await NewContractCommand.run(ctx)
             case ["serve"]: return try await ServeCommand.run(ctx)
             case ["reload"]: return try await ReloadCommand.run(ctx)
             case ["preflight"]: return try await PreflightCommand.run(ctx)

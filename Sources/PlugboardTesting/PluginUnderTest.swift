@@ -34,12 +34,43 @@ public enum PluginUnderTest {
         let name = name ?? defaultName(path)
         let container = Container(environment: environment)
         let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheDirectory))
+        return try await load(path: path, name: name, config: config, baseDirectory: baseDirectory, with: loader)
+    }
+
+    /// Loads several of the package's plugin products into ONE container, in order, as a
+    /// manifest listing them would: a plugin that resolves another's service (through a
+    /// contract package) is tested with its provider loaded first.
+    ///
+    /// ```swift
+    /// let plugins = try await PluginUnderTest.load(products: ["AcmeProvider", "AcmeConsumer"])
+    /// let value = try plugins[1].container.resolve(String.self, name: "AcmeConsumer")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - products: The products, each built as `lib<product>.so` next to the test runner.
+    ///   - configs: Each plugin's `config` object, by product name.
+    /// - Throws: the first refusal or registration error, as `plugboard check` would print it.
+    public static func load(products: [String], configs: [String: [String: ConfigValue]] = [:],
+                            environment: Environment = .testing,
+                            baseDirectory: String? = nil) async throws(PlugboardError) -> [LoadedPlugin] {
+        let container = Container(environment: environment)
+        let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheDirectory))
+        var loaded: [LoadedPlugin] = []
+        for product in products {
+            loaded.append(try await load(path: try builtProduct(product), name: product, config: configs[product] ?? [:],
+                                         baseDirectory: baseDirectory, with: loader))
+        }
+        return loaded
+    }
+
+    private static func load(path: String, name: String, config: [String: ConfigValue], baseDirectory: String?,
+                             with loader: PluginLoader) async throws(PlugboardError) -> LoadedPlugin {
         let record = await loader.load(.init(
             name: name, path: path, config: PluginConfig(config, plugin: name, baseDirectory: baseDirectory)))
         guard record.state == .active else {
             throw record.error ?? PlugboardError(.registrationFailed, "plugin \"\(name)\" is \(record.state) after loading \(path)")
         }
-        return LoadedPlugin(container: container, record: record)
+        return LoadedPlugin(container: loader.container, record: record)
     }
 
     /// Loads `lib<product>.so` from the folder the running tests were built into, which
@@ -47,14 +78,18 @@ public enum PluginUnderTest {
     public static func load(product: String, name: String? = nil, config: [String: ConfigValue] = [:],
                             environment: Environment = .testing,
                             baseDirectory: String? = nil) async throws(PlugboardError) -> LoadedPlugin {
+        try await load(path: try builtProduct(product), name: name ?? product, config: config, environment: environment,
+                       baseDirectory: baseDirectory)
+    }
+
+    private static func builtProduct(_ product: String) throws(PlugboardError) -> String {
         let path = productPath(product)
         guard access(path, F_OK) == 0 else {
             throw PlugboardError(.pluginFileNotFound, "plugin product \"\(product)\" has not been built",
                                  detail: "Expected \(path), next to the test runner.",
                                  hint: "Declare it as a dynamic library product in Package.swift; swift build and swift test build it there.")
         }
-        return try await load(path: path, name: name ?? product, config: config, environment: environment,
-                              baseDirectory: baseDirectory)
+        return path
     }
 
     /// `lib<product>.so` in ``productsFolder``.

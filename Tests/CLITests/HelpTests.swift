@@ -56,6 +56,8 @@ import Testing
                                   plugins before it maps them.
           new-plugin              Write a SwiftPM package for a new plugin, ready to
                                   build and test.
+          new-contract            Write a contract package for a service protocol of
+                                  your own, with a provider and a consumer.
           completion              Print a completion script for bash, zsh or fish.
           version                 Print the versions of plugboard, its PlugboardAPI and
                                   the plugin ABI (as --version does).

@@ -94,10 +94,14 @@ import Testing
         #expect(gone["error"]?.keys == ["code", "message", "detail", "hint"])
         #expect(gone["error"]?["code"]?.string == "loader.file_not_found")
         #expect(list[2]["path"]?.isNull == true && list[2]["error"]?.isNull == true)
-        // `check --json` prints the same array (from its preflight child) as check --in-process does.
-        let check = sandbox.run(["check", "--json"])
-        expectRun(check, status: 1, stdout: .exactly(result.stdout))
-        expectRun(sandbox.run(["check", "--json", "--in-process"]), status: 1, stdout: .exactly(result.stdout))
+        // `check --json` prints the same array (from its preflight child) as check --in-process
+        // does, each plugin with its warnings: none here (StaleBuildTests has one).
+        let noWarnings = ",\n    \"warnings\": []"
+        for arguments in [["check", "--json"], ["check", "--json", "--in-process"]] {
+            let check = sandbox.run(arguments)
+            expectRun(check, status: 1, stdout: .contains(noWarnings))
+            #expect(check.stdout.replacing(noWarnings, with: "") == result.stdout, "\(arguments)")
+        }
     }
 
     @Test func plugins_text() throws {

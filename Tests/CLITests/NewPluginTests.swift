@@ -44,6 +44,22 @@ import Testing
         return String(text.suffix(4000))
     }
 
+    /// `swift build`, then `swift test`, of the package in `package`, in one scratch folder
+    /// (so the second reuses the first), each for up to `seconds`. Returns the products
+    /// folder (`<scratch>/debug`) and the end of the tests' log.
+    static func buildAndTest(_ package: String, in sandbox: Sandbox, seconds: Int) async throws -> (products: String, testLog: String) {
+        let scratch = sandbox.path("scratch")
+        let folder = "cd \(CommandResult.shellQuote(package)) && swift"
+        let build = await shell("\(folder) build --scratch-path \(CommandResult.shellQuote(scratch))",
+                                log: sandbox.path("build.log"), seconds: seconds)
+        try #require(build == 0, "swift build failed (\(build)):\n\(tail(sandbox, "build.log"))")
+        let test = await shell("\(folder) test --scratch-path \(CommandResult.shellQuote(scratch))",
+                               log: sandbox.path("test.log"), seconds: seconds)
+        let log = tail(sandbox, "test.log")
+        #expect(test == 0, "swift test failed (\(test)):\n\(log)")
+        return ("\(scratch)/debug", log)
+    }
+
     /// The whole round trip: scaffold, `swift build`, `swift test`, then `plugboard check`
     /// and `plugboard services` with the built library. Takes about 45 seconds
     /// here (the package builds PlugboardAPI and PlugboardTesting once, in debug).
@@ -65,16 +81,8 @@ import Testing
         let snippet = try JSONValue.parse(String(decoding: try sandbox.read("acme/plugins.snippet.json"), as: UTF8.self))
         #expect(snippet["path"]?.string == "\(package)/.build/release/libAcmeStorage.so")
 
-        // One scratch folder for the build and the tests, so the second reuses the first.
-        let scratch = sandbox.path("scratch")
-        let build = await Self.shell("cd \(CommandResult.shellQuote(package)) && swift build --scratch-path \(CommandResult.shellQuote(scratch))",
-                               log: sandbox.path("build.log"), seconds: 600)
-        try #require(build == 0, "swift build failed (\(build)):\n\(Self.tail(sandbox, "build.log"))")
-        let test = await Self.shell("cd \(CommandResult.shellQuote(package)) && swift test --scratch-path \(CommandResult.shellQuote(scratch))",
-                              log: sandbox.path("test.log"), seconds: 600)
-        #expect(test == 0, "swift test failed (\(test)):\n\(Self.tail(sandbox, "test.log"))")
-
-        let library = "\(scratch)/debug/libAcmeStorage.so"
+        let (products, _) = try await Self.buildAndTest(package, in: sandbox, seconds: 600)
+        let library = "\(products)/libAcmeStorage.so"
         try #require(sandbox.exists(library))
         try sandbox.write("m.json", ManifestText.make([#"{"name": "AcmeStorage", "path": "\#(library)", "required": true}"#]))
         let check = sandbox.run(["check", "--manifest", "m.json", "--json"])
@@ -105,29 +113,33 @@ import Testing
         #expect(manifest.contains(".package(path: \"\(Self.repositoryRoot)\")"))
     }
 
-    @Test(arguments: ["acme", "9Lives", "Acme-Storage", "Acme_Storage", "", "Ünicode", "PlugboardAPI", "Foundation"])
-    func invalidName_isAUsageError(_ name: String) throws {
+    /// new-contract takes the same names, under the same rules.
+    @Test(arguments: ["new-plugin", "new-contract"],
+          ["acme", "9Lives", "Acme-Storage", "Acme_Storage", "", "Ünicode", "PlugboardAPI", "Foundation"])
+    func invalidName_isAUsageError(_ command: String, _ name: String) throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.run(["new-plugin", name, "--dir", "out", "--sdk", Self.repositoryRoot, "--json"])
+        let result = sandbox.run([command, name, "--dir", "out", "--sdk", Self.repositoryRoot, "--json"])
         expectRun(result, status: 2, stderr: .empty)
         #expect(try result.json()["error"]?["code"]?.string == "cli.usage")
         #expect(!sandbox.exists("out"))
     }
 
-    @Test func nonEmptyDirectory_isRefused_andLeftAlone() throws {
+    @Test(arguments: ["new-plugin", "new-contract"])
+    func nonEmptyDirectory_isRefused_andLeftAlone(_ command: String) throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.makeFolder("out")
         try sandbox.write("out/keep.txt", "mine")
-        let result = sandbox.run(["new-plugin", "Acme", "--dir", "out", "--sdk", Self.repositoryRoot])
+        let result = sandbox.run([command, "Acme", "--dir", "out", "--sdk", Self.repositoryRoot])
         expectRun(result, status: 2, stdout: .empty, stderr: .contains("plugboard: error: folder \"\(sandbox.path("out"))\" is not empty\n",
+                                                                        "DETAIL: \(command) never overwrites files.\n",
                                                                         "HINT: Give --dir a new or empty folder.\n"))
-        #expect(!sandbox.exists("out/Package.swift"))
+        #expect(sandbox.entries("out") == ["keep.txt"])
         // An empty one is fine.
         try sandbox.makeFolder("empty")
-        expectRun(sandbox.run(["new-plugin", "Acme", "--dir", "empty", "--sdk", Self.repositoryRoot]), status: 0)
-        #expect(sandbox.exists("empty/Package.swift"))
+        expectRun(sandbox.run([command, "Acme", "--dir", "empty", "--sdk", Self.repositoryRoot]), status: 0)
+        #expect(sandbox.exists(command == "new-plugin" ? "empty/Package.swift" : "empty/AcmeContract/Package.swift"))
     }
 
     @Test func directoryInsideTheCheckout_isRefused() throws {

@@ -27,6 +27,28 @@ import Testing
         await #expect(throws: PlugboardError.self) { try await second.storage().head("only-in-first") }
     }
 
+    /// Several products into ONE container, in order, each with its own config: what a
+    /// consumer's test needs to reach its provider's service.
+    @Test func severalProducts_loadIntoOneContainer_eachWithItsConfig() async throws {
+        var template = Array("/tmp/put-together-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+        try #require(made)
+        let root = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        defer { _ = system("rm -rf '\(root)'") }
+        let plugins = try await PluginUnderTest.load(products: ["MemoryStorage", "FileStorage"],
+                                                     configs: ["FileStorage": ["root": .string(root)]])
+        #expect(plugins.map(\.name) == ["MemoryStorage", "FileStorage"])
+        #expect(plugins[0].container === plugins[1].container)
+        #expect(Set(plugins[1].container.registrations().map(\.owner)) == ["MemoryStorage", "FileStorage"])
+        await plugins[1].shutdown()
+
+        // A product that fails stops the load with its own error, as the host reports it.
+        let refused = await failure {
+            _ = try await PluginUnderTest.load(products: ["MemoryStorage", "FileStorage"], configs: ["FileStorage": [:]])
+        }
+        #expect(refused?.code == .configInvalid, "\(String(describing: refused))")
+    }
+
     @Test func configReachesThePlugin_andABadOneIsThePluginsOwnError() async throws {
         let failing = try await PluginUnderTest.load(product: "MemoryStorage", config: ["failOperations": .array([.string("get")])])
         let error = await failure { _ = try await failing.storage().get("k") }

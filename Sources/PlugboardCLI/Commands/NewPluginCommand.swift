@@ -21,7 +21,7 @@ enum NewPluginCommand {
     static let reservedNames: Set<String> = [
         "Plugboard", "PlugboardAPI", "CPlugboardThreadLocal", "PlugboardCrypto", "PlugboardConcurrency",
         "PlugboardTesting", "PlugboardHost", "PlugboardCLI", "MemoryStorage", "FileStorage", "BenchFloor",
-        "PlugboardHTTP", "PlugboardServer", "PlugboardHTTPClient", "InMemoryStorage", "S3Storage", "S3StorageClient",
+        "PlugboardHTTP", "PlugboardServer", "PlugboardHTTPClient", "PlugboardHTTPCodec", "InMemoryStorage", "S3Storage", "S3StorageClient",
         "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CPlugboardSystem", "CPlugboardNetwork",
         "CPlugboardFileSystem",
         "Swift", "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "XCTest",
@@ -36,11 +36,42 @@ enum NewPluginCommand {
                                   detail: "A scaffold can start from: \(services.joined(separator: ", ")).",
                                   hint: UsageError.suggestion(for: service, among: services).map { "Did you mean \"\($0)\"?" })
         }
-        // Without --dir, a folder named as the plugin in the working folder (as swift
-        // package init and cargo new do).
+        let (sdk, directory) = try prepare(ctx, name: name, command: "new-plugin")
+        let scaffold = PluginScaffold(name: name, sdk: sdk, directory: directory, header: .expected)
+        try write(scaffold.files, in: directory, sdk: sdk, ctx,
+                  created: "plugin package \(name)", buildIn: directory, entries: "entry")
+        return 0
+    }
+
+    /// Writes the files and reports them as `new-plugin` and `new-contract` do: with
+    /// `--json` the folder, the checkout and the files; else the files and what to run
+    /// next, in `buildIn`.
+    static func write(_ files: [(path: String, text: String)], in directory: String, sdk: String, _ ctx: CommandContext,
+                      created: String, buildIn: String, entries: String) throws(PlugboardError) {
+        var written: [String] = []
+        for file in files {
+            try write(file.text, to: file.path, in: directory)
+            written.append(file.path)
+        }
+        if ctx.json {
+            ctx.out(.object([("directory", .string(directory)), ("sdk", .string(sdk)),
+                             ("files", .array(written.map { .string($0) }))]))
+            return
+        }
+        var text = "Created \(created) in \(directory):\n"
+        for file in written { text += "  \(file)\n" }
+        text += "\nNext:\n  cd \(buildIn)\n  swift build -c release\n  swift test\n"
+        text += "Then add plugins.snippet.json's \(entries) to plugins.json and run plugboard check.\n"
+        ctx.out(text)
+    }
+
+    /// The checkout to build against and the new, empty folder for the package: `--dir`
+    /// or, without it, a folder named as the package in the working folder (as swift
+    /// package init and cargo new do), never inside the checkout.
+    static func prepare(_ ctx: CommandContext, name: String, command: String) throws(PlugboardError) -> (sdk: String, directory: String) {
         let dirArgument = ctx.parsed.value("dir") ?? name
         guard !dirArgument.isEmpty else {
-            throw UsageError.make("empty --dir", hint: "Give the folder to create: plugboard new-plugin \(name) --dir PATH, or leave --dir out for ./\(name).")
+            throw UsageError.make("empty --dir", hint: "Give the folder to create: plugboard \(command) \(name) --dir PATH, or leave --dir out for ./\(name).")
         }
         let sdk = try findSDK(given: ctx.parsed.value("sdk"))
         let target = absolute(dirArgument)
@@ -50,28 +81,11 @@ enum NewPluginCommand {
                                   detail: "A plugin's package lives outside the checkout it builds against.",
                                   hint: "Give --dir a folder outside \(sdk).")
         }
-        let directory = try prepareDirectory(target)
-        let scaffold = PluginScaffold(name: name, sdk: sdk, directory: directory, header: .expected)
-        var written: [String] = []
-        for file in scaffold.files {
-            try write(file.text, to: file.path, in: directory)
-            written.append(file.path)
-        }
-        if ctx.json {
-            ctx.out(.object([("directory", .string(directory)), ("sdk", .string(sdk)),
-                             ("files", .array(written.map { .string($0) }))]))
-        } else {
-            var text = "Created plugin package \(name) in \(directory):\n"
-            for file in written { text += "  \(file)\n" }
-            text += "\nNext:\n  cd \(directory)\n  swift build -c release\n  swift test\n"
-            text += "Then add plugins.snippet.json's entry to plugins.json and run plugboard check.\n"
-            ctx.out(text)
-        }
-        return 0
+        return (sdk, try prepareDirectory(target, command: command))
     }
 
     /// A Swift identifier that starts with a capital letter, of ASCII letters and digits.
-    static func validate(name: String) throws(PlugboardError) {
+    static func validate(name: String, kind: String = "plugin") throws(PlugboardError) {
         let bytes = Array(name.utf8)
         let isValid = !bytes.isEmpty && bytes.count <= 64 && (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[0])
             && bytes.allSatisfy { b in
@@ -79,12 +93,12 @@ enum NewPluginCommand {
                     || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
             }
         guard isValid else {
-            throw UsageError.make("invalid plugin name \(PlugboardError.quoted(name))",
-                                  detail: "A plugin name is also its Swift module and library name: an uppercase letter, then letters and digits (at most 64).",
+            throw UsageError.make("invalid \(kind) name \(PlugboardError.quoted(name))",
+                                  detail: "A \(kind) name is also a Swift module and library name: an uppercase letter, then letters and digits (at most 64).",
                                   hint: "Use a name like AcmeStorage.")
         }
         guard !reservedNames.contains(name) else {
-            throw UsageError.make("plugin name \"\(name)\" is taken",
+            throw UsageError.make("\(kind) name \"\(name)\" is taken",
                                   detail: "\(name) is already a module of Plugboard or of the Swift toolchain.",
                                   hint: "Choose another name, for example Acme\(name).")
         }
@@ -126,7 +140,7 @@ enum NewPluginCommand {
     // MARK: - Files
 
     /// Creates the folder (and its parents) or accepts an empty one; returns its real path.
-    static func prepareDirectory(_ path: String) throws(PlugboardError) -> String {
+    static func prepareDirectory(_ path: String, command: String) throws(PlugboardError) -> String {
         var info = stat()
         if stat(path, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else {
@@ -135,7 +149,7 @@ enum NewPluginCommand {
             }
             guard isEmptyFolder(path) else {
                 throw UsageError.make("folder \(PlugboardError.quoted(path, maxCharacters: 4096)) is not empty",
-                                      detail: "new-plugin never overwrites files.",
+                                      detail: "\(command) never overwrites files.",
                                       hint: "Give --dir a new or empty folder.")
             }
         } else {

@@ -31,7 +31,15 @@ enum PluginsCommand {
         } else {
             (_, environment, records) = try await PluginHost.preflightCheck(ctx.hostConfiguration)
         }
-        print(records, ctx)
+        let stale = StaleBuild.find(in: records)
+        if ctx.json {
+            ctx.out(Reports.checkedPlugins(records, staleBuilds: stale))
+        } else {
+            print(records, ctx)
+            for (name, build) in stale.sorted(by: { $0.key < $1.key }) {
+                ctx.err(Self.warningText(plugin: name, build.warning))
+            }
+        }
         let bad = records.filter { $0.state == .failed || $0.state == .rejected }
         if !ctx.json {
             let active = records.filter { $0.state == .active }.count
@@ -40,6 +48,14 @@ enum PluginsCommand {
                 : "check failed: \(bad.count) of the selected plugins did not load\n")
         }
         return bad.isEmpty ? 0 : 1
+    }
+
+    /// A warning as the CLI prints one: the error's shape under `warning:`.
+    static func warningText(plugin: String, _ w: PlugboardError) -> String {
+        var text = "plugboard: warning: \(plugin): \(w.message)\n"
+        if let d = w.detail { text += "DETAIL: \(d)\n" }
+        if let h = w.hint { text += "HINT: \(h)\n" }
+        return text
     }
 
     static func print(_ records: [PluginRecord], _ ctx: CommandContext) {

@@ -26,26 +26,6 @@ struct PluginScaffold {
         ]
     }
 
-    /// The package identity SwiftPM gives a path dependency: its folder's name.
-    static func packageIdentity(_ path: String) -> String {
-        path.split(separator: "/").last.map(String.init) ?? path
-    }
-
-    var headerLiteral: String {
-        "(0x\(hexGrouped(PluginHeader.magic)), \(header.layoutVersion), \(header.abiVersion), \(header.apiMajor), \(header.apiMinor))"
-    }
-
-    private func hexGrouped(_ value: UInt32) -> String {
-        let hex = String(value, radix: 16, uppercase: true)
-        let padded = String(repeating: "0", count: max(0, 8 - hex.count)) + hex
-        return padded.prefix(4) + "_" + padded.suffix(4)
-    }
-
-    /// A string as a Swift or JSON string literal (paths may hold quotes or backslashes).
-    private func quoted(_ s: String) -> String {
-        ConfigValue.string(s).description
-    }
-
     var packageManifest: String {
         let apiPath = "\(sdk)/Sources/PlugboardAPI"
         return #"""
@@ -58,12 +38,12 @@ struct PluginScaffold {
         // API type. Build with the same Swift toolchain as the host.
         import PackageDescription
 
-        let api: Target.Dependency = .product(name: "PlugboardAPI", package: \#(quoted(Self.packageIdentity(apiPath))))
+        let api: Target.Dependency = .product(name: "PlugboardAPI", package: \#(ScaffoldText.quoted(ScaffoldText.packageIdentity(apiPath))))
         // The root Plugboard package (named "Plugboard"; SwiftPM knows a path dependency by
         // its folder's name): SHA-256/MD5 for the plugin, and the test kit, which loads the
         // built .so through the host's own checks and runs the conformance suite on it.
-        let crypto: Target.Dependency = .product(name: "PlugboardCrypto", package: \#(quoted(Self.packageIdentity(sdk))))
-        let testing: Target.Dependency = .product(name: "PlugboardTesting", package: \#(quoted(Self.packageIdentity(sdk))))
+        let crypto: Target.Dependency = .product(name: "PlugboardCrypto", package: \#(ScaffoldText.quoted(ScaffoldText.packageIdentity(sdk))))
+        let testing: Target.Dependency = .product(name: "PlugboardTesting", package: \#(ScaffoldText.quoted(ScaffoldText.packageIdentity(sdk))))
 
         let package = Package(
             name: "\#(name)",
@@ -71,8 +51,8 @@ struct PluginScaffold {
                 .library(name: "\#(name)", type: .dynamic, targets: ["\#(name)"]),
             ],
             dependencies: [
-                .package(path: \#(quoted(apiPath))),
-                .package(path: \#(quoted(sdk))),
+                .package(path: \#(ScaffoldText.quoted(apiPath))),
+                .package(path: \#(ScaffoldText.quoted(sdk))),
             ],
             targets: [
                 .target(name: "\#(name)", dependencies: [api, crypto]),
@@ -82,13 +62,7 @@ struct PluginScaffold {
             ]
         )
 
-        for target in package.targets {
-            target.swiftSettings = (target.swiftSettings ?? []) + [
-                .swiftLanguageMode(.v6),
-                .enableUpcomingFeature("ExistentialAny"),
-            ]
-        }
-
+        \#(ScaffoldText.strictSettings)
         """#
     }
 
@@ -96,19 +70,7 @@ struct PluginScaffold {
         #"""
         import PlugboardAPI
 
-        // The plugin header (docs/PLUGIN_HEADER.md in the Plugboard checkout): magic, header
-        // layout, plugin ABI, PlugboardAPI major and minor version. The host reads it from the
-        // file before loading anything. It must be a literal written here (a constant from
-        // another module is not allowed in a constant expression); the tests compare it with
-        // PluginHeader.expected, so rebuilding against a newer API tells you to update it.
-        @section("plugboard_header") @used
-        let plugboardHeader: (UInt32, UInt32, UInt32, UInt32, UInt32) = \#(headerLiteral)
-
-        /// The one C symbol the host calls.
-        @c(plugboard_plugin_entry)
-        public func plugboardPluginEntry(_ op: Int32, _ arg: UnsafeMutableRawPointer?) -> Int32 {
-            PluginEntry.run(op, arg, \#(name)Plugin.self)
-        }
+        \#(ScaffoldText.headerAndEntryPoint(header, pluginType: "\(name)Plugin"))
 
         /// `\#(name)`: registers an `ObjectStorage`.
         public enum \#(name)Plugin: Plugin {
@@ -286,8 +248,8 @@ struct PluginScaffold {
         let library = "\(directory)/.build/release/lib\(name).so"
         return """
         {
-          "name": \(quoted(name)),
-          "path": \(quoted(library)),
+          "name": \(ScaffoldText.quoted(name)),
+          "path": \(ScaffoldText.quoted(library)),
           "required": true
         }
 

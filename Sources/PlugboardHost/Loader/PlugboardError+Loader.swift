@@ -43,4 +43,7 @@ extension PlugboardError.Code {
 extension PlugboardError.Code {
     /// A plugin `requires` another that is not active.
     public static let requirementUnavailable: Self = "loader.requirement_unavailable"
+    /// A warning, not a refusal: a newer build of the loaded file sits in the same build
+    /// folder (``StaleBuild``), so the plugin loaded is not the one last built.
+    public static let newerBuildBeside: Self = "loader.newer_build_beside"
 }

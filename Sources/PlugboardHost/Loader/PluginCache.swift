@@ -223,7 +223,7 @@ struct PluginCache: Sendable {
         return victims
     }
 
-    private static func name(of entry: UnsafeMutablePointer<dirent>) -> String {
+    static func name(of entry: UnsafeMutablePointer<dirent>) -> String {
         withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
     }
 

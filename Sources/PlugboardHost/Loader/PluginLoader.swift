@@ -113,7 +113,7 @@ public final class PluginLoader: Sendable {
             record.path = inspection.path
             record.sha256 = inspection.sha256
             record.header = inspection.header
-            let loadPath = try stage(inspection, plugin: request.name)
+            let loadPath = try stage(inspection, plugin: request.name, requested: request.path)
             record.state = .failed
             mapped = try open(loadPath, plugin: request.name)
             MappedImages.shared.record(path: loadPath, sha256: inspection.sha256, bytes: inspection.size, plugin: request.name)
@@ -178,14 +178,14 @@ public final class PluginLoader: Sendable {
     /// the host will map. Returns the path to load and the inspection.
     public func stageOnly(path: String, name: String, pin: String?) throws(PlugboardError) -> (inspection: PluginInspection, loadPath: String) {
         let inspection = try PluginInspection.plugin(at: path, name: name, pin: pin)
-        return (inspection, try stage(inspection, plugin: name))
+        return (inspection, try stage(inspection, plugin: name, requested: path))
     }
 
     /// What a plugin declares (name, version, services) without registering anything:
     /// every check, `dlopen`, the handshake, then `describe`.
     public func describe(path: String, name: String) throws(PlugboardError) -> (PluginInspection, PluginCall) {
         let inspection = try PluginInspection.plugin(at: path, name: name, pin: nil)
-        let mapped = try open(try stage(inspection, plugin: name), plugin: name)
+        let mapped = try open(try stage(inspection, plugin: name, requested: path), plugin: name)
         try handshake(mapped.entry, plugin: name)
         let call = PluginCall(registrar: nil)
         _ = mapped.entry(PluginEntry.Op.describe, Unmanaged.passUnretained(call).toOpaque())
@@ -196,11 +196,17 @@ public final class PluginLoader: Sendable {
 
     /// Copies the plugin, and the libraries it needs from beside it, into the cache;
     /// returns the path to `dlopen`.
-    private func stage(_ inspection: PluginInspection, plugin: String) throws(PlugboardError) -> String {
+    ///
+    /// `requested` is the path as given. Its folder is where siblings are looked for when
+    /// the real file's folder has none: a preflight child is given the staged
+    /// `<cache>/<sha256>.d/libX.so`, whose real file sits in the cache among copies named
+    /// by digest, and only the `.d` folder still names the contract library beside it.
+    private func stage(_ inspection: PluginInspection, plugin: String, requested: String) throws(PlugboardError) -> String {
         let entry = try cache.store(inspection.bytes, sha256: inspection.sha256)
         var links: [(name: String, target: String)] = []
         var seen = Set<String>()
-        try collectSiblings(of: inspection, plugin: plugin, into: &links, seen: &seen)
+        try collectSiblings(of: inspection, plugin: plugin, besides: PluginFile.parentFolder(requested),
+                            into: &links, seen: &seen)
         guard !links.isEmpty else { return entry }
         let name = PluginFile.fileName(inspection.path)
         let folder = try cache.linkFolder(sha256: inspection.sha256,
@@ -213,7 +219,7 @@ public final class PluginLoader: Sendable {
     /// process already has under that name (libPlugboardAPI.so, the Swift runtime, a
     /// contract another plugin brought) is never loaded a second time, even if the
     /// plugin's folder has its own build of it.
-    private func collectSiblings(of inspection: PluginInspection, plugin: String,
+    private func collectSiblings(of inspection: PluginInspection, plugin: String, besides requestedFolder: String,
                                  into links: inout [(name: String, target: String)],
                                  seen: inout Set<String>) throws(PlugboardError) {
         let folder = PluginFile.parentFolder(inspection.path)
@@ -222,12 +228,13 @@ public final class PluginLoader: Sendable {
             // Only a library beside the plugin is a sibling; the others (the Swift runtime,
             // libc) are left to the dynamic loader's search. The file test comes first: it
             // is one stat, where asking the loader walks every loaded image by name.
-            let candidate = "\(folder)/\(needed)"
-            guard access(candidate, F_OK) == 0, !DynamicLibrary.isLoaded(needed) else { continue }
+            let candidates = ["\(folder)/\(needed)", "\(requestedFolder)/\(needed)"]
+            guard let candidate = candidates.first(where: { access($0, F_OK) == 0 }),
+                  !DynamicLibrary.isLoaded(needed) else { continue }
             let sibling = try PluginInspection.sibling(at: candidate, of: plugin)
             _ = try cache.store(sibling.bytes, sha256: sibling.sha256)
             links.append((needed, "../\(sibling.sha256).so"))
-            try collectSiblings(of: sibling, plugin: plugin, into: &links, seen: &seen)
+            try collectSiblings(of: sibling, plugin: plugin, besides: requestedFolder, into: &links, seen: &seen)
         }
     }
 

@@ -4,13 +4,21 @@ import PlugboardAPI
 /// with: one builder each, so the two never drift apart.
 public enum Reports {
     /// One plugin, as `plugboard plugins --json` lists it.
-    public static func plugin(_ r: PluginRecord) -> JSONOutput {
+    public static func plugin(_ r: PluginRecord, extra: [(String, JSONOutput)] = []) -> JSONOutput {
         .object([
             ("name", .string(r.name)), ("state", .string(r.state.description)), ("version", .string(r.version)),
             ("path", .string(r.path)), ("sha256", .string(r.sha256)),
             ("services", .array(r.services.map { .string($0) })),
             ("generation", r.generation.map { .int(Int64($0)) } ?? .null), ("error", JSONOutput.errorBody(r.error)),
-        ])
+        ] + extra)
+    }
+
+    /// `check --json`: the records as ``plugins(_:)-([PluginRecord])`` lists them, each with
+    /// its `warnings` (in the error shape): a newer build beside the file loaded.
+    public static func checkedPlugins(_ records: [PluginRecord], staleBuilds: [String: StaleBuild]) -> JSONOutput {
+        .array(records.map { r in
+            plugin(r, extra: [("warnings", .array(staleBuilds[r.name].map { [JSONOutput.errorBody($0.warning)] } ?? []))])
+        })
     }
 
     /// `GET /v1/admin/plugins`: the plugins as `plugboard plugins --json` lists them, the
@@ -29,7 +37,7 @@ public enum Reports {
                 ("refused", .int(Int64(stats.refused))),
             ])),
             ("plugins", plugins(host)),
-            ("retired", .array(host.retiredRecords.map(plugin))),
+            ("retired", .array(host.retiredRecords.map { plugin($0) })),
             ("mappedImages", .object([("count", .int(Int64(MappedImages.shared.count))),
                                       ("bytes", .int(Int64(MappedImages.shared.totalBytes)))])),
         ])
@@ -40,9 +48,9 @@ public enum Reports {
         plugins(host.records)
     }
 
-    /// Plugin records, as `plugboard plugins --json` and `check --json` list them.
+    /// Plugin records, as `plugboard plugins --json` lists them (`check --json` adds warnings: ``checkedPlugins(_:staleBuilds:)``).
     public static func plugins(_ records: [PluginRecord]) -> JSONOutput {
-        .array(records.map(plugin))
+        .array(records.map { plugin($0) })
     }
 
     /// Registrations, as `plugboard services --json` lists them.
