@@ -97,7 +97,7 @@ struct Sandbox: Sendable {
              cacheDir: Bool = true) -> CommandResult {
         var args = arguments
         // Commands that map no plugin refuse --cache-dir as a usage error.
-        let mapsPlugins = !["new-plugin", "reload", "version", "completion"].contains(args.first ?? "")
+        let mapsPlugins = !["new-plugin", "new-contract", "reload", "version", "completion"].contains(args.first ?? "")
         if cacheDir && mapsPlugins && !args.contains("--cache-dir") && !args.contains("--") {
             args += ["--cache-dir", cacheDirectory]
         }
