@@ -98,24 +98,27 @@ let package = Package(
             name: "plugboard-bench",
             dependencies: [api, "PlugboardHost", .product(name: "BenchFloor", package: "BenchFloor")],
             path: "Benchmarks/plugboard-bench"),
+        // What several test targets need alike (the build products folder, fresh /tmp
+        // folders, a seeded generator); Foundation-free, as the loader tests are.
+        .target(name: "PlugboardTestSupport", path: "Tests/PlugboardTestSupport"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),
-        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency"]),
+        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
-        .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost", "CPlugboardNetwork"]),
-        .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardConcurrency"]),
+        .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost", "CPlugboardNetwork", "PlugboardTestSupport"]),
+        .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardConcurrency", "PlugboardTestSupport"]),
         // The API router in process: leases per request across a storage swap.
         .testTarget(name: "PlugboardServerTests", dependencies: [api, "PlugboardServer", "PlugboardHTTP", "PlugboardHost",
                                                              "InMemoryStorage"]),
         // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.
-        .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"]),
+        .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardTestSupport"]),
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.
         .testTarget(name: "RESTStorageTests",
                     dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardConcurrency",
-                                   "RESTStorageClient"]),
+                                   "RESTStorageClient", "PlugboardTestSupport"]),
         // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
         .testTarget(name: "S3StorageTests", dependencies: [api, "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto",
-                                                     "PlugboardConcurrency", "PlugboardHTTPClient"],
+                                                     "PlugboardConcurrency", "PlugboardHTTPClient", "PlugboardTestSupport"],
                     exclude: ["Python"]),
         // The plain-HTTP client's reader, streamed bodies, pool, timeouts and cancellation,
         // against scripted loopback servers.
