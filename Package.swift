@@ -31,6 +31,10 @@ let package = Package(
         // A value kept with its pthread lock (NIO's NIOLockedValueBox idea), shared by the
         // host, the test kit and the plugins.
         .target(name: "PlugboardConcurrency"),
+        // A descriptor read to its end and written whole (EINTR retried), and RFC 3986
+        // percent-encoding: the host, the CLI, the server and the plugins link it (the
+        // plugins statically, like PlugboardConcurrency), so it has no dependency at all.
+        .target(name: "PlugboardBytes"),
         // HTTP/1.1 over plain TCP for http:// endpoints: blocking sockets on Dispatch queues,
         // keep-alive, bodies streamed both ways. S3Storage's and RESTStorage's client; linked
         // statically into each plugin, so none of its types crosses a plugin boundary, and
@@ -52,16 +56,16 @@ let package = Package(
         // the plugin whose code was running.
         .target(name: "CPlugboardSystem"),
         // The host: manifest, loader, plugin registry, hot swap. The CLI is a thin layer over it.
-        .target(name: "PlugboardHost", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem"]),
+        .target(name: "PlugboardHost", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem"]),
         // epoll, eventfd and accept4, which Glibc's Swift overlay does not expose.
         .target(name: "CPlugboardNetwork"),
         // HTTP/1.1 on epoll event loops: the incremental request decoder with its limits,
         // responses, streamed bodies with backpressure, the server core.
         .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardHTTPCodec", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.
-        .target(name: "PlugboardServer", dependencies: [api, "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency", "CPlugboardNetwork"]),
+        .target(name: "PlugboardServer", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
-        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardHost", "PlugboardHTTP", "PlugboardServer"]),
+        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardServer"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
         .target(name: "MemoryStorage", dependencies: [api, "InMemoryStorage", "PlugboardConcurrency"],
@@ -69,19 +73,19 @@ let package = Package(
         // openat2(RESOLVE_CACHED) and preadv2(RWF_NOWAIT): FileStorage's reads that never
         // wait for the disk, tried on the asking thread before a hop to a blocking one.
         .target(name: "CPlugboardFileSystem"),
-        .target(name: "FileStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardFileSystem"],
+        .target(name: "FileStorage", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardFileSystem"],
                 path: "Plugins/FileStorage"),
         // RESTStorage: the client (PlugboardHTTPClient for http://, URLSession for https://)
         // in its own target so that unit tests can link it without the plugin's entry point;
         // the plugin target is the entry point alone.
-        .target(name: "RESTStorageClient", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient"],
+        .target(name: "RESTStorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient"],
                 path: "Plugins/RESTStorage/Client"),
         .target(name: "RESTStorage", dependencies: [api, "RESTStorageClient"],
                 path: "Plugins/RESTStorage/Plugin"),
         // ObjectStorage over the S3 REST API (PlugboardHTTPClient for http://, URLSession
         // for https://). As with RESTStorage, the client is a target of its own so that
         // the tests link it without the plugin's entry point, which is the plugin target alone.
-        .target(name: "S3StorageClient", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient"],
+        .target(name: "S3StorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient"],
                 path: "Plugins/S3Storage", exclude: ["Plugin"]),
         .target(name: "S3Storage", dependencies: [api, "S3StorageClient"],
                 path: "Plugins/S3Storage/Plugin"),
@@ -94,24 +98,27 @@ let package = Package(
             name: "plugboard-bench",
             dependencies: [api, "PlugboardHost", .product(name: "BenchFloor", package: "BenchFloor")],
             path: "Benchmarks/plugboard-bench"),
+        // What several test targets need alike (the build products folder, fresh /tmp
+        // folders, a seeded generator); Foundation-free, as the loader tests are.
+        .target(name: "PlugboardTestSupport", path: "Tests/PlugboardTestSupport"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),
-        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency"]),
+        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
-        .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost", "CPlugboardNetwork"]),
-        .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardConcurrency"]),
+        .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost", "CPlugboardNetwork", "PlugboardTestSupport"]),
+        .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardConcurrency", "PlugboardTestSupport"]),
         // The API router in process: leases per request across a storage swap.
         .testTarget(name: "PlugboardServerTests", dependencies: [api, "PlugboardServer", "PlugboardHTTP", "PlugboardHost",
                                                              "InMemoryStorage"]),
         // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.
-        .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto"]),
+        .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardTestSupport"]),
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.
         .testTarget(name: "RESTStorageTests",
                     dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardConcurrency",
-                                   "RESTStorageClient"]),
+                                   "RESTStorageClient", "PlugboardTestSupport"]),
         // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
         .testTarget(name: "S3StorageTests", dependencies: [api, "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto",
-                                                     "PlugboardConcurrency", "PlugboardHTTPClient"],
+                                                     "PlugboardConcurrency", "PlugboardHTTPClient", "PlugboardTestSupport"],
                     exclude: ["Python"]),
         // The plain-HTTP client's reader, streamed bodies, pool, timeouts and cancellation,
         // against scripted loopback servers.

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import PlugboardBytes
 import CPlugboardFileSystem
 import PlugboardConcurrency
 
@@ -82,45 +83,29 @@ enum FileSystem {
 
     /// Writes every byte of `bytes` at the descriptor's current offset.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileSystemError) {
-        guard var next = bytes.baseAddress else { return }
-        var remaining = bytes.count
-        while remaining > 0 {
-            let n = Glibc.write(fd, next, min(remaining, 1 << 30))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FileSystemError("write", path)
-            }
-            if n == 0 { throw FileSystemError("write", path, code: EIO) }
-            next += n
-            remaining -= n
+        do {
+            try DescriptorIO.writeAll(fd, bytes)
+        } catch {
+            throw FileSystemError("write", path, code: error.code)
         }
     }
 
     /// Writes every byte of `bytes` at `offset`, leaving the descriptor's offset alone.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws(FileSystemError) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FileSystemError("write", path)
-            }
-            if n == 0 { throw FileSystemError("write", path, code: EIO) }
-            done += n
+        do {
+            try DescriptorIO.writeAll(fd, bytes, at: offset)
+        } catch {
+            throw FileSystemError("write", path, code: error.code)
         }
     }
 
     /// Writes every byte of `bytes` at the descriptor's current offset.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(FileSystemError) {
-        var failure: FileSystemError?
-        bytes.withUnsafeBytes { raw in
-            do throws(FileSystemError) {
-                try writeAll(fd, raw, path: path)
-            } catch {
-                failure = error
-            }
+        do {
+            try DescriptorIO.writeAll(fd, bytes)
+        } catch {
+            throw FileSystemError("write", path, code: error.code)
         }
-        if let failure { throw failure }
     }
 
     /// Reads into `buffer` from `offset` until it is full or the file ends; returns the

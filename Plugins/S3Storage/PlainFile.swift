@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import PlugboardBytes
 
 /// Reads a small file whole (the shared credentials file), with Glibc.
 enum PlainFile {
@@ -13,15 +14,10 @@ enum PlainFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ReadError() }
         defer { close(fd) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 14)
-        while out.count < limit {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw ReadError() }
-            if n == 0 { break }
-            out += chunk[0..<n]
+        do {
+            return try DescriptorIO.readToEnd(fd, limit: limit, chunkSize: 1 << 14)
+        } catch {
+            throw ReadError()
         }
-        return out
     }
 }

@@ -1,11 +1,12 @@
-/// S3's `UriEncode`: every byte percent-encoded (upper-case hex) except the unreserved
-/// `A-Z a-z 0-9 - _ . ~`, and except `/` in paths. The same text is sent and signed.
-enum S3URIEncoding {
-    private static let hex = Array("0123456789ABCDEF".utf8)
+import PlugboardBytes
 
+/// S3's `UriEncode`: every byte percent-encoded (upper-case hex) except the unreserved
+/// `A-Z a-z 0-9 - _ . ~` (PercentEncoding's set, `.` kept), and except `/` in paths.
+/// The same text is sent and signed.
+enum S3URIEncoding {
     /// A query name or value: `/` is encoded too.
     static func encodeQueryComponent(_ text: String) -> String {
-        encode(text.utf8, keepSlash: false)
+        PercentEncoding.encode(text)
     }
 
     /// An object key as a path: `/` kept, and each segment made only of dots (`.`, `..`)
@@ -15,23 +16,8 @@ enum S3URIEncoding {
             if !segment.isEmpty && segment.allSatisfy({ $0 == UInt8(ascii: ".") }) {
                 return String(repeating: "%2E", count: segment.count)
             }
-            return encode(segment, keepSlash: false)
+            return PercentEncoding.encode(segment)
         }.joined(separator: "/")
-    }
-
-    static func encode(_ bytes: some Sequence<UInt8>, keepSlash: Bool) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.underestimatedCount)
-        for byte in bytes {
-            if isUnreserved(byte) || (keepSlash && byte == UInt8(ascii: "/")) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes `%XX` (either case) and, as S3's `encoding-type=url` listings use it, `+`
@@ -52,16 +38,6 @@ enum S3URIEncoding {
             }
         }
         return out
-    }
-
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

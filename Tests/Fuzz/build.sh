@@ -5,7 +5,7 @@
 # every executable of the package), so each target is one swiftc run: the harness in
 # Tests/Fuzz/<target>/ compiled into one module with the source files it tests, which
 # keeps their internal types reachable without @testable. The modules those files import
-# (PlugboardAPI, PlugboardConcurrency, PlugboardCrypto, PlugboardHTTPCodec) are compiled once beforehand, each into a module
+# (PlugboardAPI, PlugboardBytes, PlugboardConcurrency, PlugboardCrypto, PlugboardHTTPCodec) are compiled once beforehand, each into a module
 # and one object file, with the same sanitizers, so that their code is fuzzed too.
 # docs/SECURITY.md says what each target covers. The linker's "Cannot export local
 # symbol '__asan_...'" warnings are ASan's and harmless; they go to the log files.
@@ -48,6 +48,8 @@ if [ ! -f "$out/modules/ThreadLocal.o" ]; then
 fi
 module PlugboardAPI Sources/PlugboardAPI/Sources/PlugboardAPI
 module PlugboardConcurrency Sources/PlugboardConcurrency
+# Descriptor reads and percent-encoding, which manifest and s3-xml's files import.
+module PlugboardBytes Sources/PlugboardBytes
 module PlugboardCrypto Sources/PlugboardCrypto
 # The HTTP grammar both http-request and s3-response read by.
 module PlugboardHTTPCodec Sources/PlugboardHTTPCodec
@@ -81,7 +83,7 @@ for target in "${targets[@]}"; do
     # shellcheck disable=SC2086
     quietly "$out/fuzz-$target.log" swiftc "${swift_flags[@]}" -module-name "Fuzz_${target//-/_}" \
         "Tests/Fuzz/$target/"Fuzz*.swift $files \
-        "$out/modules/PlugboardAPI.o" "$out/modules/PlugboardConcurrency.o" \
+        "$out/modules/PlugboardAPI.o" "$out/modules/PlugboardBytes.o" "$out/modules/PlugboardConcurrency.o" \
         "$out/modules/PlugboardCrypto.o" "$out/modules/PlugboardHTTPCodec.o" "$out/modules/ThreadLocal.o" \
         -o "$binary"
 done

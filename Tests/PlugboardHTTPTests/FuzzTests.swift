@@ -1,20 +1,10 @@
 import PlugboardHTTP
+import PlugboardTestSupport
 import Testing
 
 /// Random bytes and mutations of valid requests: the reader returns requests or
 /// refusals, never traps, whatever arrives and however it is split.
 @Suite struct FuzzTests {
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let seeds = [
         "PUT /v1/objects/a%2Fb HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nX-Plugboard-Meta-A: b\r\n\r\nhello",
         "PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nT: v\r\n\r\nGET / HTTP/1.0\r\n\r\n",

@@ -1,22 +1,11 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardTestSupport
 import Testing
 
 /// Random bytes and random mutations of a valid manifest: the parser and the manifest
 /// validation must return or throw, never trap.
 @Suite struct JSONParserFuzzTests {
-    /// A small deterministic generator (SplitMix64), so a failure can be replayed.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let seed = """
         {
           "$schema": "plugins.schema.json",

@@ -1,3 +1,5 @@
+import PlugboardBytes
+
 /// The URLs of the `/v1/objects` API under one base URL (docs/http-contract: keys are
 /// percent-encoded byte by byte, everything except `A-Z a-z 0-9 - _ ~`).
 public struct Endpoint: Sendable, Equatable {
@@ -28,19 +30,7 @@ public struct Endpoint: Sendable, Equatable {
     /// `A-Z a-z 0-9 - _ ~`. `.` and `/` are encoded too, so that no client library or
     /// proxy can fold `.`, `..` or `//` path segments away.
     public static func percentEncode(_ text: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count * 3)
-        for byte in text.utf8 {
-            if isUnreserved(byte) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        PercentEncoding.encode(text, encodingDots: true)
     }
 
     /// The host (`[v6]` with its brackets) and the port text, if any, of an authority
@@ -63,15 +53,5 @@ public struct Endpoint: Sendable, Equatable {
         guard !text.isEmpty, text.count <= 5, text.allSatisfy(\.isASCII), let number = Int(text),
               (1...65535).contains(number) else { return nil }
         return number
-    }
-
-    static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
     }
 }

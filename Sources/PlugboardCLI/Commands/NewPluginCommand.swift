@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardHost
 
 extension PlugboardError.Code {
@@ -23,7 +24,7 @@ enum NewPluginCommand {
         "PlugboardTesting", "PlugboardHost", "PlugboardCLI", "MemoryStorage", "FileStorage", "BenchFloor",
         "PlugboardHTTP", "PlugboardServer", "PlugboardHTTPClient", "PlugboardHTTPCodec", "InMemoryStorage", "S3Storage", "S3StorageClient",
         "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CPlugboardSystem", "CPlugboardNetwork",
-        "CPlugboardFileSystem",
+        "CPlugboardFileSystem", "PlugboardBytes", "PlugboardTestSupport",
         "Swift", "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "XCTest",
         "Testing", "Synchronization", "Observation", "PackageDescription",
     ]
@@ -191,15 +192,10 @@ enum NewPluginCommand {
                                  hint: "Check the folder's permissions, or choose another --dir.")
         }
         defer { close(fd) }
-        let bytes = Array(text.utf8)
-        var off = 0
-        while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                throw PlugboardError(.scaffoldWriteFailed, "could not write \(PlugboardError.quoted(target, maxCharacters: 4096)): \(String(cString: strerror(errno)))")
-            }
-            off += n
+        do {
+            try DescriptorIO.writeAll(fd, Array(text.utf8))
+        } catch {
+            throw PlugboardError(.scaffoldWriteFailed, "could not write \(PlugboardError.quoted(target, maxCharacters: 4096)): \(String(cString: strerror(error.code)))")
         }
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardHost
 
 /// `plugboard storage put|get|head|delete|list`, through the `ObjectStorage` the manifest
@@ -140,16 +141,11 @@ enum LocalFile {
         let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw failure("could not open file \"\(path)\"") }
         defer { if fd != 0 { close(fd) } }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n == 0 { return out }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure("could not read \(path == "-" ? "standard input" : "file \"\(path)\"")")
-            }
-            out.append(contentsOf: chunk[0..<n])
+        do {
+            return try DescriptorIO.readToEnd(fd)
+        } catch {
+            errno = error.code
+            throw failure("could not read \(path == "-" ? "standard input" : "file \"\(path)\"")")
         }
     }
 
@@ -157,17 +153,12 @@ enum LocalFile {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw failure("could not create file \"\(path)\"") }
         defer { close(fd) }
-        let ok = bytes.withUnsafeBytes { buf -> Bool in
-            guard let base = buf.baseAddress else { return true }
-            var off = 0
-            while off < buf.count {
-                let n = Glibc.write(fd, base + off, buf.count - off)
-                if n < 0 { if errno == EINTR { continue }; return false }
-                off += n
-            }
-            return true
+        do {
+            try DescriptorIO.writeAll(fd, bytes)
+        } catch {
+            errno = error.code
+            throw failure("could not write file \"\(path)\"")
         }
-        guard ok else { throw failure("could not write file \"\(path)\"") }
     }
 
     private static func failure(_ message: String) -> PlugboardError {

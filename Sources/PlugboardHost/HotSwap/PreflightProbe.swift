@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardAPI
+import PlugboardBytes
 import CPlugboardSystem
 
 /// The child side of a preflight (`plugboard preflight`): loads the requested plugins
@@ -88,27 +89,12 @@ public enum PreflightProbe {
     }
 
     static func readAll(_ fd: Int32) -> [UInt8]? {
-        var out: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; return nil }
-            if n == 0 { return out }
-            out += buffer[0..<n]
-        }
+        try? DescriptorIO.readToEnd(fd)
     }
 
     /// Writes all of `bytes` to `fd`, retrying short writes and EINTR; gives up on any
     /// other error (the reader went away).
     public static func write(_ fd: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buf in
-            guard let base = buf.baseAddress else { return }
-            var off = 0
-            while off < buf.count {
-                let n = Glibc.write(fd, base + off, buf.count - off)
-                if n < 0 { if errno == EINTR { continue }; return }
-                off += n
-            }
-        }
+        try? DescriptorIO.writeAll(fd, bytes)
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardAPI
+import PlugboardBytes
 
 /// The content-addressed copies the loader maps: `<cache>/<sha256>.so`.
 ///
@@ -306,17 +307,11 @@ struct PluginCache: Sendable {
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String,
                                  error: (String, Int32) -> PlugboardError) throws(PlugboardError) {
-        let failure = bytes.withUnsafeBytes { buf -> Int32? in
-            guard let base = buf.baseAddress else { return nil }
-            var off = 0
-            while off < buf.count {
-                let n = write(fd, base + off, buf.count - off)
-                if n < 0 { if errno == EINTR { continue }; return errno }
-                off += n
-            }
-            return nil
+        do {
+            try DescriptorIO.writeAll(fd, bytes)
+        } catch let failure {
+            throw error("could not write \"\(path)\"", failure.code)
         }
-        if let failure { throw error("could not write \"\(path)\"", failure) }
     }
 
     private static func makeFolder(_ path: String) throws(PlugboardError) {

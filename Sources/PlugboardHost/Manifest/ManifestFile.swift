@@ -1,5 +1,6 @@
 import Glibc
 import PlugboardAPI
+import PlugboardBytes
 
 /// Reads a manifest file's bytes, refusing what is not a readable regular file of
 /// bounded size before reading it.
@@ -35,18 +36,11 @@ enum ManifestFile {
 
         // Read until end of file, but never more than one byte over the limit (the file
         // may have grown since fstat).
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(info.st_size))
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while bytes.count <= maxBytes {
-            let wanted = min(chunk.count, maxBytes + 1 - bytes.count)
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, wanted) }
-            if n == 0 { break }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw unreadable(shown, reason: errorText(errno))
-            }
-            bytes.append(contentsOf: chunk[0..<n])
+        let bytes: [UInt8]
+        do {
+            bytes = try DescriptorIO.readToEnd(fd, limit: maxBytes + 1, sizeHint: Int(info.st_size))
+        } catch {
+            throw unreadable(shown, reason: errorText(error.code))
         }
         guard bytes.count <= maxBytes else { throw tooLarge(path, size: bytes.count, limit: maxBytes) }
         return bytes

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardConcurrency
 import PlugboardHTTP
 import PlugboardHost
@@ -168,7 +169,7 @@ enum ObjectRoutes {
         var headers: [(String, String)] = []
         headers.reserveCapacity(8 + info.metadata.count)
         headers.append(("Content-Type", info.contentType))
-        headers.append(("X-Plugboard-Key", PercentEncoding.encode(info.key)))
+        headers.append(("X-Plugboard-Key", PercentEncoding.encode(info.key, encodingDots: true)))
         headers.append(("Accept-Ranges", "bytes"))
         appendValidators(info, to: &headers)
         if !info.metadata.isEmpty {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PlugboardTestSupport
 
 /// A `plugboard serve` child process on a free loopback port, in its own sandbox with
 /// its own manifest; the port comes from the start-up line on standard output. Standard
@@ -28,7 +29,7 @@ final class ServerProcess: @unchecked Sendable {
         let (pid, out) = try Self.spawn(["serve", "--listen", "127.0.0.1:0"] + arguments, sandbox: sandbox,
                                         environment: environment)
         self.pid = pid
-        let line = Self.readLine(out, timeoutMilliseconds: 60_000)
+        let line = ChildOutput.firstLine(out, timeoutMilliseconds: 60_000)
         close(out)
         // The text line, or with --json the object {"listening":"http://127.0.0.1:PORT"}.
         guard let line, line.hasPrefix("plugboard serve: listening on http://127.0.0.1:")
@@ -122,20 +123,5 @@ final class ServerProcess: @unchecked Sendable {
             throw FixtureError("posix_spawn \(executable): \(String(cString: strerror(rc)))")
         }
         return (pid, fds[0])
-    }
-
-    private static func readLine(_ fd: Int32, timeoutMilliseconds: Int64) -> String? {
-        var line: [UInt8] = []
-        let deadline = CommandRunner.monotonicMilliseconds() + timeoutMilliseconds
-        while CommandRunner.monotonicMilliseconds() < deadline {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 200) >= 0 || errno == EINTR else { return nil }
-            guard p.revents != 0 else { continue }
-            var byte: UInt8 = 0
-            if read(fd, &byte, 1) <= 0 { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
-            if byte == 10 { return String(decoding: line, as: UTF8.self) }
-            line.append(byte)
-        }
-        return nil
     }
 }

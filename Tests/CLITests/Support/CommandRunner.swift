@@ -1,17 +1,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PlugboardTestSupport
 
 /// Runs the built `plugboard` executable with `posix_spawn`, feeding standard input and
 /// capturing standard output, standard error and the exit status.
 enum CommandRunner {
     /// The folder with the package's build products (`.build/<triple>/debug`): the test
     /// runner's folder, or the folder above the `.xctest` bundle it sits in.
-    static let productsFolder: String = {
-        var folder = parent(realPath("/proc/self/exe") ?? ".")
-        while folder.contains(".xctest") { folder = parent(folder) }
-        return folder
-    }()
+    static var productsFolder: String { BuildProducts.folder }
 
     /// The `plugboard` executable beside the test runner.
     static var executable: String { "\(productsFolder)/plugboard" }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PlugboardAPI
 @testable import PlugboardHost
+import PlugboardTestSupport
 import Testing
 
 /// Copies of a real plugin whose ELF header or section table holds sizes and offsets
@@ -115,7 +116,7 @@ import Testing
         var bytes = try PluginFile.readAll(Self.memoryStorage, plugin: "fuzz")
         let original = bytes
         let targets = Self.tableBytes(bytes)
-        var rng = JSONParserFuzzTests.SplitMix64(state: 0xE1F_5EED)
+        var rng = SplitMix64(state: 0xE1F_5EED)
         var outcomes = (parsed: 0, refused: 0)
         for _ in 0..<3_000 {
             var touched: [Int] = []

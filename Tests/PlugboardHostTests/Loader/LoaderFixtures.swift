@@ -4,20 +4,16 @@ import Glibc
 import Dispatch
 import PlugboardAPI
 @testable import PlugboardHost
+import PlugboardTestSupport
 
 /// Real files for loader tests: the plugins the package builds, copies of them patched
 /// in place, and shared objects built at test time by the toolchain's own compilers.
 enum LoaderFixtures {
     /// The folder with the package's build products (`.build/<triple>/debug`), where the
     /// test bundle itself lives.
-    static var productsFolder: String {
-        var folder = PluginFile.parentFolder(PluginFile.realPath("/proc/self/exe") ?? ".")
-        // The runner may sit inside a `.xctest` bundle folder.
-        while folder.hasSuffix(".xctest") || folder.contains(".xctest/") { folder = PluginFile.parentFolder(folder) }
-        return folder
-    }
+    static var productsFolder: String { BuildProducts.folder }
 
-    static func product(_ name: String) -> String { "\(productsFolder)/lib\(name).so" }
+    static func product(_ name: String) -> String { BuildProducts.library(name) }
 
     /// The repository root, for sources the fixtures compile.
     static var repositoryRoot: String {
@@ -37,15 +33,7 @@ enum LoaderFixtures {
 
     /// A fresh temporary folder (mode 0755, so the loader's folder check passes).
     static func temporaryFolder(_ label: String = "plugboard-test") -> String {
-        var template = Array("/tmp/\(label)-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buf -> String? in
-            guard let base = buf.baseAddress, mkdtemp(base) != nil else { return nil }
-            return String(cString: base)
-        }
-        let path = made ?? "/tmp/\(label)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        mkdir(path, 0o755)
-        chmod(path, 0o755)
-        return path
+        BuildProducts.temporaryFolder(label)
     }
 
     /// Copies `source` to `folder/name` (mode 0644) and returns the new path.

@@ -3,20 +3,17 @@ import Glibc
 #endif
 import PlugboardAPI
 import PlugboardHost
+import PlugboardTestSupport
 
 /// The real plugin files the package builds, loaded the way the host loads them, and the
 /// few process and file-system helpers the plugin tests need (no Foundation).
 enum PluginFixtures {
     /// The folder with the package's build products (`.build/<triple>/debug`): the test
     /// runner's own folder, outside any `.xctest` bundle.
-    static let productsFolder: String = {
-        var folder = parent(realPath("/proc/self/exe") ?? ".")
-        while folder.hasSuffix(".xctest") || folder.contains(".xctest/") { folder = parent(folder) }
-        return folder
-    }()
+    static var productsFolder: String { BuildProducts.folder }
 
     /// `lib<name>.so` in the products folder.
-    static func product(_ name: String) -> String { "\(productsFolder)/lib\(name).so" }
+    static func product(_ name: String) -> String { BuildProducts.library(name) }
 
     /// A plugin loaded into a fresh container by a fresh loader.
     struct Loaded {
@@ -57,15 +54,7 @@ enum PluginFixtures {
 
     /// A fresh folder under /tmp (mode 0755).
     static func temporaryFolder(_ label: String = "plugin-tests") -> String {
-        var template = Array("/tmp/\(label)-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
-            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
-            return String(cString: base)
-        }
-        let path = made ?? "/tmp/\(label)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        mkdir(path, 0o755)
-        chmod(path, 0o755)
-        return path
+        BuildProducts.temporaryFolder(label)
     }
 
     /// Removes a folder under /tmp and everything in it (without following links).

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import PlugboardTestSupport
 
 /// A real `plugboard serve` started by a test: the package's own executable, on a free
 /// loopback port, with its standard error kept in a file for failure messages.
@@ -46,7 +47,7 @@ final class ServeProcess: @unchecked Sendable {
             pid = try Self.spawn(TestSandbox.productsFolder + "/plugboard", arguments, environment: env,
                                  stdout: output[1], stderrPath: errorLog)
         }
-        let line = Self.firstLine(output[0], timeout: Self.startTimeout)
+        let line = ChildOutput.firstLine(output[0], timeoutMilliseconds: Int64(Self.startTimeout * 1000))
         let announced = "plugboard serve: listening on "
         guard let line, line.hasPrefix(announced) else {
             kill(pid, SIGKILL)
@@ -132,23 +133,5 @@ final class ServeProcess: @unchecked Sendable {
         let result = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
         guard result == 0 else { throw TestFailure("could not start \(program): \(String(cString: strerror(result)))") }
         return pid
-    }
-
-    /// Reads up to the first newline, waiting at most `timeout` in all.
-    private static func firstLine(_ fd: Int32, timeout: TimeInterval) -> String? {
-        var bytes: [UInt8] = []
-        let deadline = Date().addingTimeInterval(timeout)
-        var byte: UInt8 = 0
-        while Date() < deadline {
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, 200)
-            if ready < 0 && errno != EINTR { return nil }
-            if ready <= 0 { continue }
-            let count = read(fd, &byte, 1)
-            if count <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
-        }
-        return nil
     }
 }

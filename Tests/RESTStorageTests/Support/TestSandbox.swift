@@ -1,6 +1,7 @@
 import Foundation
 import PlugboardAPI
 import PlugboardHost
+import PlugboardTestSupport
 
 /// A fresh folder under /tmp for one test: manifests, a FileStorage root, plugin caches,
 /// server logs. Removed by ``remove()``.
@@ -49,11 +50,7 @@ struct TestSandbox: Sendable {
 
     /// The folder with the package's build products: the test runner's folder, outside
     /// any `.xctest` bundle.
-    static let productsFolder: String = {
-        var folder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        while folder.path.contains(".xctest") { folder = folder.deletingLastPathComponent() }
-        return folder.path
-    }()
+    static var productsFolder: String { BuildProducts.folder }
 
     /// Loads `lib<product>.so` through the host's `PluginLoader` into a fresh container and
     /// resolves its `ObjectStorage`; throws with the plugin's error when the load failed.

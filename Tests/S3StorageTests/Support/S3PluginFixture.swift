@@ -1,16 +1,13 @@
 import Foundation
 import PlugboardAPI
 import PlugboardHost
+import PlugboardTestSupport
 
 /// libS3Storage.so as the package builds it, loaded through the host's PluginLoader.
 enum S3PluginFixture {
     /// The build products folder (`.build/<triple>/debug`): the test runner's folder,
     /// outside its `.xctest` bundle.
-    static let productsFolder: String = {
-        var url = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        while url.path.contains(".xctest") { url = url.deletingLastPathComponent() }
-        return url.path
-    }()
+    static var productsFolder: String { BuildProducts.folder }
 
     static let cacheFolder: String = {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("s3-plugin-cache-\(getpid())").path
