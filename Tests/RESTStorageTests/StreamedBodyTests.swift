@@ -71,22 +71,22 @@ import Testing
     /// come out of it as they arrive, without the object being collected first.
     @Test func aRangeAnsweredWithTheWholeObject_isSlicedAsItArrives() async throws {
         // Printable ASCII, so that the scripted server's text is these bytes.
-        let object = (0..<3_000_000).map { UInt8(0x21 + ($0 &* 7) % 90) }
+        let object = (0..<1_300_000).map { UInt8(0x21 + ($0 &* 7) % 90) }
         let server = try RawHTTPServer(.respond(Self.head(length: object.count) + String(decoding: object, as: UTF8.self)))
         defer { server.stop() }
         let cases: [(ByteRange, Range<Int>)] = [
             (.closed(first: 2, last: 5), 2..<6),
-            (.from(2_999_990), 2_999_990..<3_000_000),
-            (.suffix(1_000_001), 1_999_999..<3_000_000),
-            (.closed(first: 0, last: 2_999_999), 0..<3_000_000),
+            (.from(1_299_990), 1_299_990..<1_300_000),
+            (.suffix(1_000_001), 299_999..<1_300_000),
+            (.closed(first: 0, last: 1_299_999), 0..<1_300_000),
             (.closed(first: 65_530, last: 1_200_000), 65_530..<1_200_001),
         ]
         for (range, offsets) in cases {
             let stream = try await storage(server).get("k", range: range)
             #expect(stream.range == offsets && stream.info.size == object.count && stream.body.length == offsets.count)
-            #expect(try await stream.body.collect(upTo: 4_000_000) == Array(object[offsets]), "\(range)")
+            #expect(try await stream.body.collect(upTo: 2_000_000) == Array(object[offsets]), "\(range)")
         }
-        let error = await thrownError { _ = try await storage(server).get("k", range: .from(3_000_000)) }
+        let error = await thrownError { _ = try await storage(server).get("k", range: .from(1_300_000)) }
         #expect(error?.code == .storageRangeNotSatisfiable, "\(String(describing: error))")
     }
 

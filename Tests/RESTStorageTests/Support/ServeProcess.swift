@@ -27,7 +27,7 @@ final class ServeProcess: @unchecked Sendable {
 
     /// Starts `plugboard serve --listen 127.0.0.1:0` on `manifest` and waits for its
     /// `listening on` line.
-    init(manifest: String, sandbox: TestSandbox, environment: [String: String] = [:]) throws {
+    init(manifest: String, sandbox: TestSandbox, environment: [String: String] = [:], arguments extra: [String] = []) throws {
         errorLog = sandbox.path("serve-\(UUID().uuidString.prefix(8)).log")
         // NOTIFY_SOCKET: a test runner started by systemd must not have its servers speak to systemd.
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLUGBOARD_") && $0.key != "XDG_CACHE_HOME" && $0.key != "NOTIFY_SOCKET" }
@@ -35,7 +35,7 @@ final class ServeProcess: @unchecked Sendable {
         env["SWIFT_BACKTRACE"] = "enable=no"
         for (name, value) in environment { env[name] = value }
         let arguments = ["serve", "--listen", "127.0.0.1:0", "--manifest", manifest,
-                         "--cache-dir", sandbox.path("serve-cache"), "--log-level", "info"]
+                         "--cache-dir", sandbox.path("serve-cache"), "--log-level", "info"] + extra
         var output: [Int32] = [-1, -1]
         guard pipe(&output) == 0 else { throw TestFailure("pipe failed: \(String(cString: strerror(errno)))") }
         // Only the child's descriptor 1 (dup2 clears the flag) may reach the child, or
