@@ -59,7 +59,7 @@ import Testing
         #expect(await silent.requests(atLeast: 2).count == 2)
         // Liveness only (a loaded machine can delay URLSession's timers): without the
         // timeout the silent server would hold the call until the test ends.
-        #expect(ContinuousClock.now - start < .seconds(60))
+        #expect(ContinuousClock.now - start < .seconds(240))
     }
 
     @Test(arguments: Kind.allCases)

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import Foundation
 import Glibc
 #endif
 import PlugboardAPI
@@ -173,9 +174,24 @@ struct ReloadTests {
         let stopCrash = await runner.run(request(["fault": .string("segfault"), "faultIn": .string("stop")]), timeoutSeconds: 30)
         #expect(stopCrash.termination == .signaled(SIGSEGV))
         #expect(stopCrash.culprit?.name == "M")
-        // Every child was reaped: none is left for this process to wait for.
-        var status: Int32 = 0
-        #expect(waitpid(-1, &status, WNOHANG) <= 0)
+        // Every preflight child was reaped: none is left among this process's children
+        // (read from /proc, not by waitpid(-1), which would reap the children of the
+        // other tests running beside this one and steal their exit statuses).
+        #expect(Self.preflightChildren().isEmpty, "preflight children left: \(Self.preflightChildren())")
+    }
+
+    /// The pids of this process's children (of any of its threads) running `plugboard preflight`.
+    static func preflightChildren() -> [Int32] {
+        var pids: [Int32] = []
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            guard let text = try? String(contentsOfFile: "/proc/self/task/\(task)/children", encoding: .utf8) else { continue }
+            for pid in text.split(separator: " ").compactMap({ Int32($0) }) {
+                guard let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { continue }
+                if cmdline.split(separator: 0).contains(where: { String(decoding: $0, as: UTF8.self) == "preflight" }) { pids.append(pid) }
+            }
+        }
+        return pids
     }
 
     @Test func pruning_keepsCopiesInUse_andTheMostRecentOnes() throws {
