@@ -82,7 +82,10 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
     /// The response `head` began, its body read whole.
     mutating func readBody(of head: PlainHTTPResponseHead) throws(PlainHTTPError) -> PlainHTTPResponse {
         var body: [UInt8] = []
-        if let length = head.contentLength { body.reserveCapacity(length) }
+        // Room for at most 1 MiB up front: the length is the server's word, and a response
+        // announcing gigabytes and sending a few bytes must not commit that memory (the
+        // s3-response fuzz target found `Content-Length: 000...03442882186`).
+        if let length = head.contentLength { body.reserveCapacity(min(length, 1 << 20)) }
         while try appendBody(to: &body, upTo: Int.max) {}
         return PlainHTTPResponse(status: head.status, headers: head.headers, body: body, reusable: isReusable)
     }

@@ -78,6 +78,14 @@ import Testing
         #expect(error.description == "response header too large: expected at most 1024 bytes, found 5028")
     }
 
+    /// A length of gigabytes, in as many leading zeros as it likes, with a few bytes behind
+    /// it: the reader reserves no more than 1 MiB for it and fails at the early end (the
+    /// s3-response fuzz target ran out of memory on this before).
+    @Test func aHugeAnnouncedLengthWithAFewBytesCommitsNoMemory() {
+        let text = "HTTP/1.1 200 OK\r\nContent-Length: " + String(repeating: "0", count: 70) + "3442882186\r\n\r\nhello"
+        #expect(throws: PlainHTTPError.self) { try Self.read(text, piece: 7) }
+    }
+
     @Test func oversizeBodiesAreRefusedBeforeTheyAreRead() {
         let limits = PlainHTTPLimits(maxBodyBytes: 10)
         #expect(throws: PlainHTTPError.tooLarge(what: "response body", limit: 10, found: 11)) {
