@@ -64,8 +64,14 @@ let package = Package(
         .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardHTTPCodec", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.
         .target(name: "PlugboardServer", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency", "CPlugboardNetwork"]),
+        // `serve --s3-listen`: the S3 REST API (SigV4, aws-chunked bodies, buckets as key
+        // prefixes, multipart) over the same bound ObjectStorage and per-request lease as the
+        // native API (docs/S3_API.md).
+        .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP",
+                                                          "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
-        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardServer"]),
+        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardServer",
+                                                    "PlugboardS3Server"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
         .target(name: "MemoryStorage", dependencies: [api, "InMemoryStorage", "PlugboardConcurrency"],
@@ -124,6 +130,10 @@ let package = Package(
         // against scripted loopback servers.
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
+        // The S3 front end in process (signatures, aws-chunked, XML, operations over
+        // InMemoryStorage); the real clients run against `plugboard serve` in Tests/e2e.
+        .testTarget(name: "PlugboardS3ServerTests", dependencies: [api, "PlugboardS3Server", "PlugboardHTTP", "PlugboardHost",
+                                                                   "InMemoryStorage", "PlugboardCrypto", "PlugboardTestSupport"]),
     ]
 )
 
@@ -140,6 +150,6 @@ for target in package.targets {
 // hopping to the generic one at every call: each hop asked the runtime for the task's
 // executor under a lock, about a tenth of a GET's CPU in the benchmark. Only in the
 // server's own targets: in PlugboardAPI it would change how plugins are called (their ABI).
-for target in package.targets where ["PlugboardHTTP", "PlugboardServer"].contains(target.name) {
+for target in package.targets where ["PlugboardHTTP", "PlugboardServer", "PlugboardS3Server"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
 }

@@ -1,0 +1,54 @@
+import PlugboardAPI
+
+/// Where the S3 front end keeps things in the bound `ObjectStorage`, so that buckets,
+/// their objects and uploads in progress live in the backend and swap with it.
+///
+/// - An object `key` of bucket `b` is the storage object `b/key`.
+/// - Bucket `b` exists while the marker object `_plugboard-s3/buckets/b` exists.
+/// - Multipart uploads in progress live under `_plugboard-s3/uploads/`.
+///
+/// `_` cannot begin a bucket name (S3's rules: lower-case letters, digits, `.` and `-`,
+/// starting and ending with a letter or digit), so no bucket's objects can collide with
+/// the reserved prefix.
+public enum S3Namespace {
+    public static let reservedPrefix = "_plugboard-s3/"
+    public static let bucketMarkerPrefix = reservedPrefix + "buckets/"
+    public static let uploadsPrefix = reservedPrefix + "uploads/"
+
+    /// Metadata keys the front end keeps with an object for itself; never answered as
+    /// `x-amz-meta-*`. (The storage's metadata keys are `[a-z0-9-]`.)
+    public static let reservedMetadataPrefix = "plugboard-s3-"
+    /// The multipart ETag (`"<md5 of the parts' md5s>-N"` without quotes) of an object
+    /// completed from parts; S3 answers it instead of the storage's ETag.
+    public static let multipartETagKey = "plugboard-s3-etag"
+
+    public static func objectKey(bucket: String, key: String) -> String { bucket + "/" + key }
+    public static func bucketPrefix(_ bucket: String) -> String { bucket + "/" }
+    public static func markerKey(bucket: String) -> String { bucketMarkerPrefix + bucket }
+
+    /// The bytes an S3 key may have here: the storage holds at most
+    /// ``ObjectKey/maxByteCount`` bytes for `bucket/key` together.
+    public static func maxKeyBytes(bucket: String) -> Int { ObjectKey.maxByteCount - bucket.utf8.count - 1 }
+
+    /// Checks a bucket name by S3's rules for new buckets (3-63 characters, lower-case
+    /// letters, digits, `.` and `-`, a letter or digit at both ends, no `..`, not an IPv4
+    /// address); throws `InvalidBucketName` saying which rule failed.
+    public static func validateBucketName(_ name: String) throws(S3Error) {
+        let bytes = Array(name.utf8)
+        guard (3...63).contains(bytes.count) else {
+            throw .invalidBucketName(name, "expected 3 to 63 characters, found \(bytes.count).")
+        }
+        func isLetterOrDigit(_ b: UInt8) -> Bool { (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) }
+        for b in bytes where !(isLetterOrDigit(b) || b == UInt8(ascii: ".") || b == UInt8(ascii: "-")) {
+            throw .invalidBucketName(name, "expected only lower-case letters, digits, '.' and '-', found \"\(String(decoding: [b], as: UTF8.self))\".")
+        }
+        guard isLetterOrDigit(bytes[0]), isLetterOrDigit(bytes[bytes.count - 1]) else {
+            throw .invalidBucketName(name, "expected a letter or digit at the start and the end.")
+        }
+        if name.contains("..") { throw .invalidBucketName(name, "expected no two adjacent periods.") }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        if parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) {
+            throw .invalidBucketName(name, "expected a name, found an IP address.")
+        }
+    }
+}

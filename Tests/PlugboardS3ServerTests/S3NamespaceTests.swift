@@ -1,0 +1,27 @@
+import Testing
+@testable import PlugboardS3Server
+
+@Suite struct S3NamespaceTests {
+    @Test func bucketNames_followS3sRules() throws {
+        for good in ["abc", "photos", "my.bucket-2", String(repeating: "a", count: 63)] {
+            try S3Namespace.validateBucketName(good)
+        }
+        let bad: [(String, String)] = [("ab", "expected 3 to 63 characters, found 2"), ("Photos", "found \"P\""),
+                                       ("-abc", "at the start and the end"), ("a..b", "adjacent periods"),
+                                       ("192.168.1.1", "IP address"), ("_plugboard-s3", "found \"_\"")]
+        for (name, why) in bad {
+            #expect(throws: S3Error.self) { try S3Namespace.validateBucketName(name) }
+            do { try S3Namespace.validateBucketName(name) } catch {
+                #expect(error.code == "InvalidBucketName")
+                #expect(error.message.contains(why), "\(name): \(error.message)")
+            }
+        }
+    }
+
+    @Test func xmlWriter_escapesText() {
+        var xml = S3XMLWriter(root: "R")
+        xml.element("K", "a&b<c>\"d'\r\u{1}")
+        let text = String(decoding: xml.finish(), as: UTF8.self)
+        #expect(text.hasSuffix("<R xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><K>a&amp;b&lt;c&gt;&quot;d&apos;&#13;\u{FFFD}</K></R>"))
+    }
+}
