@@ -1,0 +1,103 @@
+import PlugboardAPI
+
+/// What every operation on objects shares: how an object's S3 face (ETag, the headers S3
+/// stores beside the content, user metadata) is kept in the storage's one metadata map,
+/// and the bucket check.
+///
+/// S3 stores `Content-Disposition`, `Content-Encoding`, `Content-Language`,
+/// `Cache-Control` and `Expires` with an object and answers them on GET and HEAD; the
+/// storage has a content type and user metadata only, so these go into metadata under
+/// ``S3Namespace/reservedMetadataPrefix`` and are never answered as `x-amz-meta-*`.
+public enum S3Objects {
+    /// The stored headers, by their lower-case names, and the metadata key each is kept under.
+    public static let storedHeaders: [(header: String, metadataKey: String)] = [
+        ("cache-control", "plugboard-s3-cache-control"),
+        ("content-disposition", "plugboard-s3-content-disposition"),
+        ("content-encoding", "plugboard-s3-content-encoding"),
+        ("content-language", "plugboard-s3-content-language"),
+        ("expires", "plugboard-s3-expires"),
+    ]
+    /// The answers' names for the stored headers, in the order above.
+    static let storedHeaderNames = ["Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Expires"]
+
+    /// The ETag S3 answers, quoted: the multipart one when the object was completed from
+    /// parts, else the storage's (the content's MD5 for every in-tree backend).
+    public static func etag(_ info: ObjectInfo) -> String {
+        "\"" + (info.metadata[S3Namespace.multipartETagKey] ?? info.etag) + "\""
+    }
+
+    /// The user's metadata without the front end's own entries.
+    public static func userMetadata(_ info: ObjectInfo) -> [(String, String)] {
+        info.metadata.filter { !$0.key.hasPrefix(S3Namespace.reservedMetadataPrefix) }
+            .sorted { $0.key < $1.key }
+    }
+
+    /// The headers of a GET or HEAD answer for `info` (no length, no range).
+    public static func headers(for info: ObjectInfo) -> [(String, String)] {
+        var headers: [(String, String)] = [
+            ("Content-Type", info.contentType),
+            ("ETag", etag(info)),
+            ("Last-Modified", info.lastModified.httpDate),
+            ("Accept-Ranges", "bytes"),
+        ]
+        for (i, stored) in storedHeaders.enumerated() {
+            if let value = info.metadata[stored.metadataKey] { headers.append((storedHeaderNames[i], value)) }
+        }
+        for (name, value) in userMetadata(info) { headers.append(("x-amz-meta-" + name, value)) }
+        return headers
+    }
+
+    /// The metadata to store for a new object from its request headers: `x-amz-meta-*`
+    /// (the storage's rules: keys of `[a-z0-9-]`, printable ASCII values, 2 KiB in all;
+    /// S3 allows more, docs/S3_API.md lists it) and the stored headers.
+    public static func metadata(fromHeaders headers: [(name: String, value: String)]) throws(S3Error) -> [String: String] {
+        var metadata: [String: String] = [:]
+        for field in headers {
+            if field.name.hasPrefix("x-amz-meta-") {
+                let key = String(field.name.dropFirst("x-amz-meta-".count))
+                guard !key.hasPrefix(S3Namespace.reservedMetadataPrefix) else {
+                    throw .invalidArgument("Metadata keys starting with \(S3Namespace.reservedMetadataPrefix) are kept by the server itself: found x-amz-meta-\(key).",
+                                           name: "x-amz-meta-\(key)")
+                }
+                if let earlier = metadata[key] {
+                    metadata[key] = earlier + "," + field.value
+                } else {
+                    metadata[key] = field.value
+                }
+            } else if let stored = storedHeaders.first(where: { $0.header == field.name }) {
+                metadata[stored.metadataKey] = field.value
+            }
+        }
+        do throws(PlugboardError) {
+            try ObjectMetadata.validate(metadata)
+        } catch {
+            throw .invalidArgument("The metadata is not one the storage takes: \(error.message). \(error.detail ?? "") Keys are lower-case letters, digits and '-'; values printable ASCII; 2 KiB in all.",
+                                   name: "x-amz-meta-*")
+        }
+        return metadata
+    }
+
+    /// `LastModified` in listings: ISO 8601 with milliseconds, as S3 writes it.
+    public static func listingTime(_ timestamp: Timestamp) -> String { timestamp.iso8601 }
+
+    /// Throws `NoSuchBucket` unless the bucket's marker is in the bound storage.
+    public static func requireBucket(_ context: S3Context, _ bucket: String) async throws {
+        do {
+            _ = try await context.storage.head(S3Namespace.markerKey(bucket: bucket))
+        } catch let error as PlugboardError where error.code == .storageNotFound {
+            throw S3Error.noSuchBucket(bucket)
+        }
+    }
+
+    /// The storage key of `key` in `bucket`; `KeyTooLongError` when the two together are
+    /// over the storage's 1,024 bytes.
+    public static func storageKey(bucket: String, key: String) throws(S3Error) -> String {
+        guard !key.isEmpty else { throw .invalidArgument("An object key must not be empty.", name: "key") }
+        let limit = S3Namespace.maxKeyBytes(bucket: bucket)
+        guard key.utf8.count <= limit else {
+            throw .keyTooLong("Your key is too long: expected at most \(limit) bytes (the storage holds 1,024 bytes for bucket name, '/' and key together), found \(key.utf8.count).")
+        }
+        guard !key.utf8.contains(0) else { throw .invalidArgument("An object key must not contain NUL.", name: "key") }
+        return S3Namespace.objectKey(bucket: bucket, key: key)
+    }
+}
