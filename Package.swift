@@ -68,7 +68,7 @@ let package = Package(
         // prefixes, multipart) over the same bound ObjectStorage and per-request lease as the
         // native API (docs/S3_API.md).
         .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP",
-                                                          "PlugboardConcurrency"]),
+                                                          "PlugboardServer", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardServer",
                                                     "PlugboardS3Server"]),

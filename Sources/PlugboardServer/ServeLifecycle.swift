@@ -21,6 +21,8 @@ public enum ServeLifecycle {
         public var adminToken: String?
         /// `NOTIFY_SOCKET`, set when systemd runs the server; nil otherwise.
         public var notifySocket: String?
+        /// Further APIs on addresses of their own, on the same event loops (the S3 endpoint).
+        public var frontEnds: [FrontEnd] = []
 
         public init(listen: ListenAddress, server: ServerConfiguration, shutdownTimeoutSeconds: Double,
                     apiToken: String?, adminToken: String?, notifySocket: String? = nil) {
@@ -30,6 +32,22 @@ public enum ServeLifecycle {
             self.apiToken = apiToken
             self.adminToken = adminToken
             self.notifySocket = notifySocket
+        }
+    }
+
+    /// Another API served beside the native one, over the same host: the handler is made
+    /// once the host runs, and its counters join `/metrics`.
+    public struct FrontEnd: Sendable {
+        /// How the startup line names it (`S3`).
+        public var name: String
+        public var listen: ListenAddress
+        public var makeHandler: @Sendable (PluginHost, Logger) -> (handler: any HTTPHandler, metrics: @Sendable () -> String)
+
+        public init(name: String, listen: ListenAddress,
+                    makeHandler: @escaping @Sendable (PluginHost, Logger) -> (handler: any HTTPHandler, metrics: @Sendable () -> String)) {
+            self.name = name
+            self.listen = listen
+            self.makeHandler = makeHandler
         }
     }
 
@@ -48,9 +66,10 @@ public enum ServeLifecycle {
     }
 
     /// Serves `host` until a signal; returns the exit status. `announce` receives the URL
-    /// listened on once the socket is bound (the CLI prints it as text or JSON).
+    /// listened on once the socket is bound, and each front end's name and URL (the CLI
+    /// prints them as text or JSON).
     public static func run(host: PluginHost, options: Options, logger: Logger,
-                           announce: @Sendable (String) -> Void) async throws(PlugboardError) -> Int32 {
+                           announce: @Sendable (String, [(name: String, url: String)]) -> Void) async throws(PlugboardError) -> Int32 {
         let mode = host.hotSwapMode
         // The one rule for `required` (PluginHost.requiredFailure): without hot swap a
         // failed required plugin stops serve at start; with it, serve runs not-ready until
@@ -73,9 +92,17 @@ public enum ServeLifecycle {
         configuration.port = options.listen.port
         let metrics = ServerMetrics()
         let connections = OpenConnections()
+        let frontEnds = options.frontEnds.map { frontEnd in
+            (frontEnd, frontEnd.makeHandler(host, logger.with("component", .string(frontEnd.name.lowercased()))))
+        }
+        let frontEndMetrics = frontEnds.map { $0.1.metrics }
         let router = APIRouter(host: host, apiToken: options.apiToken, adminToken: options.adminToken, metrics: metrics,
-                               logger: logger.with("component", "http"), openConnections: { connections.count })
-        let server = HTTPServer(configuration: configuration, handler: router, logger: logger)
+                               logger: logger.with("component", "http"), openConnections: { connections.count },
+                               moreMetrics: { frontEndMetrics.map { $0() }.joined() })
+        let server = HTTPServer(configuration: configuration, handler: router, logger: logger,
+                                additionalEndpoints: frontEnds.map {
+                                    HTTPServer.Endpoint(host: $0.0.listen.host, port: $0.0.listen.port, handler: $0.1.handler)
+                                })
         connections.server.withLock { $0 = server }
         StopSignals.install(descriptor: server.stopDescriptor)
         let port: Int
@@ -93,7 +120,11 @@ public enum ServeLifecycle {
             host.onReload { outcome in notifier.ready(status: "listening on \(url); reload \(outcome.result.rawValue)") }
         }
         let triggers = ReloadTriggers.start(host: host, mode: mode, logger: logger, notifier: notifier)
-        announce(url)
+        let frontEndURLs = zip(frontEnds, server.additionalPorts).map { (name: $0.0.0.name, url: $0.0.0.listen.url(port: $0.1)) }
+        announce(url, frontEndURLs)
+        for frontEnd in frontEndURLs {
+            logger.notice("\(frontEnd.name) endpoint listening", metadata: ["address": .string(frontEnd.url)])
+        }
         logger.notice("listening", metadata: ["address": .string(url),
                                               "hotSwap": .string(mode.enabled ? (mode.watching ? "on, watching" : "on, not watching") : "off")])
         notifier?.ready(status: "listening on \(url)")

@@ -4,6 +4,7 @@ import Glibc
 import PlugboardAPI
 import PlugboardHTTP
 import PlugboardHost
+import PlugboardS3Server
 import PlugboardServer
 
 /// `plugboard serve`: the HTTP API over the bound ObjectStorage until SIGTERM or SIGINT.
@@ -30,10 +31,16 @@ enum ServeCommand {
                                        watchOverride: configuration.watchOverride)
         let host = try await PluginHost.start(configuration)
         let json = ctx.json
-        return try await ServeLifecycle.run(host: host, options: options, logger: ctx.logger) { url in
-            // One line either way, so that a script can wait for it: with --json an object.
-            Output.write(json ? JSONOutput.object([("listening", .string(url))]).render(pretty: false) + "\n"
-                              : "plugboard serve: listening on \(url)\n", to: 1)
+        return try await ServeLifecycle.run(host: host, options: options, logger: ctx.logger) { url, frontEnds in
+            // The first line either way, so that a script can wait for it: with --json one
+            // object, the S3 endpoint's URL in it; as text, one more line per front end.
+            if json {
+                Output.write(JSONOutput.object([("listening", .string(url))] + frontEnds.map { ("\($0.name.lowercased())Listening", .string($0.url)) })
+                                 .render(pretty: false) + "\n", to: 1)
+            } else {
+                Output.write("plugboard serve: listening on \(url)\n" + frontEnds.map { "plugboard serve: \($0.name) API listening on \($0.url)\n" }.joined(),
+                             to: 1)
+            }
         }
     }
 
@@ -63,10 +70,57 @@ enum ServeCommand {
         server.headerTimeoutSeconds = try seconds(ctx, "request-timeout", default: server.headerTimeoutSeconds)
         server.bodyTimeoutSeconds = server.headerTimeoutSeconds
         func token(_ name: String) -> String? { ctx.processEnvironment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        return ServeLifecycle.Options(listen: listen, server: server,
-                                      shutdownTimeoutSeconds: try seconds(ctx, "shutdown-timeout", default: defaultShutdownTimeoutSeconds),
-                                      apiToken: token("PLUGBOARD_API_TOKEN"), adminToken: token("PLUGBOARD_ADMIN_TOKEN"),
-                                      notifySocket: token("NOTIFY_SOCKET"))
+        var options = ServeLifecycle.Options(listen: listen, server: server,
+                                             shutdownTimeoutSeconds: try seconds(ctx, "shutdown-timeout", default: defaultShutdownTimeoutSeconds),
+                                             apiToken: token("PLUGBOARD_API_TOKEN"), adminToken: token("PLUGBOARD_ADMIN_TOKEN"),
+                                             notifySocket: token("NOTIFY_SOCKET"))
+        if let frontEnd = try s3FrontEnd(ctx, listen: listen, token: token) { options.frontEnds.append(frontEnd) }
+        return options
+    }
+
+    /// `--s3-listen`: the S3 endpoint, with its key pair from the environment. There is no
+    /// anonymous mode, on loopback either: S3 clients always sign, and a signature the
+    /// server has no secret to check protects nothing.
+    static func s3FrontEnd(_ ctx: CommandContext, listen: ListenAddress,
+                           token: (String) -> String?) throws(PlugboardError) -> ServeLifecycle.FrontEnd? {
+        let region = ctx.parsed.value("s3-region")
+        let domain = ctx.parsed.value("s3-domain")
+        guard let text = ctx.parsed.value("s3-listen") else {
+            if region != nil || domain != nil {
+                throw UsageError.make("--\(region != nil ? "s3-region" : "s3-domain") without --s3-listen",
+                                      hint: "Add --s3-listen HOST:PORT to serve the S3 API.")
+            }
+            return nil
+        }
+        guard let address = ListenAddress(text) else {
+            throw UsageError.make("invalid --s3-listen \"\(text)\"",
+                                  detail: "Expected HOST:PORT with a numeric IPv4 address, [IPv6] or localhost, and a port from 0 to 65535.",
+                                  hint: "Write --s3-listen 127.0.0.1:9000, or port 0 for a free one.")
+        }
+        if address == listen && address.port != 0 {
+            throw UsageError.make("--s3-listen \(text) is the address --listen already uses", hint: "Give the S3 API a port of its own, such as 9000.")
+        }
+        let id = token("PLUGBOARD_S3_ACCESS_KEY_ID"), secret = token("PLUGBOARD_S3_SECRET_ACCESS_KEY")
+        guard let id, let secret else {
+            let missing = [id == nil ? "PLUGBOARD_S3_ACCESS_KEY_ID" : nil, secret == nil ? "PLUGBOARD_S3_SECRET_ACCESS_KEY" : nil].compactMap { $0 }
+            throw PlugboardError(.serveUnprotected, "refusing to serve the S3 API without credentials",
+                detail: "--s3-listen \(text) was given, and \(missing.joined(separator: " and ")) \(missing.count == 1 ? "is" : "are") not set: every S3 request is checked against that key pair (SigV4).",
+                hint: "Set PLUGBOARD_S3_ACCESS_KEY_ID and PLUGBOARD_S3_SECRET_ACCESS_KEY, and give the S3 client the same pair (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).")
+        }
+        if let region, region.isEmpty || region.count > 64 || !region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
+            throw UsageError.make("invalid --s3-region \"\(region.prefix(80))\"", detail: "Expected a region name of letters, digits and '-', such as us-east-1.")
+        }
+        if let domain, domain.isEmpty || domain.hasPrefix(".") || domain.contains("/") || domain.contains(":") {
+            throw UsageError.make("invalid --s3-domain \"\(domain.prefix(80))\"", detail: "Expected a host name such as s3.example.test, without a port.",
+                                  hint: "Clients then address bucket b as b.s3.example.test.")
+        }
+        let s3Options = S3Router.Options(credentials: [S3Credential(accessKeyID: id, secretAccessKey: secret)],
+                                         region: region ?? "us-east-1", domain: domain?.lowercased())
+        return ServeLifecycle.FrontEnd(name: "S3", listen: address) { host, logger in
+            let router = S3Router(provider: host, options: s3Options, logger: logger)
+            let metrics = router.metrics
+            return (router, { metrics.render() })
+        }
     }
 
     private static func integer(_ ctx: CommandContext, _ name: String, default value: Int,

@@ -62,6 +62,8 @@ final class Connection: EventSource, @unchecked Sendable {
     let fd: Int32
     let peer: String
     private let server: ServerCore
+    /// The handler of the listener that accepted this connection.
+    private let handler: any HTTPHandler
     private unowned let loop: EventLoop
     private var id: UInt64 = 0
     private var phase: Phase
@@ -96,10 +98,11 @@ final class Connection: EventSource, @unchecked Sendable {
     /// the connection closes after the last.
     private var answeringToTheEnd = false
 
-    init(fd: Int32, peer: String, server: ServerCore, loop: EventLoop, now: Double) {
+    init(fd: Int32, peer: String, server: ServerCore, handler: any HTTPHandler, loop: EventLoop, now: Double) {
         self.fd = fd
         self.peer = peer
         self.server = server
+        self.handler = handler
         self.loop = loop
         phase = .idle(since: now, first: true)
         decoder = RequestDecoder(limits: server.configuration.limits)
@@ -307,7 +310,7 @@ final class Connection: EventSource, @unchecked Sendable {
         serial += 1
         exchange = Current(serial: serial, head: head, started: started)
         phase = .body
-        if let early = server.handler.screen(head) {
+        if let early = handler.screen(head) {
             // The body, if any, stays unread, so the connection cannot go on after it.
             if hasBody { phase = .answering }
             writeResponse(early, keepAlive: !hasBody && head.keepAlive)
@@ -317,7 +320,7 @@ final class Connection: EventSource, @unchecked Sendable {
         // than a small budget.
         if hasBody && server.budget.isSpent(excluding: inbound.count) {
             phase = .answering
-            writeResponse(server.handler.refusal(HTTPError(503, PlugboardError(.httpUnavailable, "the server's body buffers are full",
+            writeResponse(handler.refusal(HTTPError(503, PlugboardError(.httpUnavailable, "the server's body buffers are full",
                 detail: "Bodies held in memory have reached --max-buffered-bytes (\(server.budget.limit) bytes).",
                 hint: "Retry shortly."), headers: [("Retry-After", "1")]), head: head), keepAlive: false)
             return
@@ -342,7 +345,7 @@ final class Connection: EventSource, @unchecked Sendable {
         }
         let request = HTTPRequest(head: head, body: body, screened: true)
         let handle = ConnectionHandle(connection: self, loop: loop, serial: serial)
-        let handler = server.handler
+        let handler = self.handler
         let work: @concurrent @Sendable () async -> Void = {
             let response = await handler.respond(to: request)
             await handle.answer(response)
@@ -546,7 +549,7 @@ final class Connection: EventSource, @unchecked Sendable {
         guard let exchange else { return }
         self.exchange = nil
         exchange.channel?.discard()
-        server.handler.completed(PlugboardHTTP.Exchange(
+        handler.completed(PlugboardHTTP.Exchange(
             method: exchange.head?.method ?? "-", target: exchange.head?.target ?? "-", status: exchange.status,
             bytes: exchange.bytes, durationSeconds: Clock.now() - exchange.started, peer: peer))
     }
@@ -566,7 +569,7 @@ final class Connection: EventSource, @unchecked Sendable {
         }
         exchange?.task?.cancel()
         phase = .answering
-        writeResponse(server.handler.refusal(error, head: head), keepAlive: false)
+        writeResponse(handler.refusal(error, head: head), keepAlive: false)
     }
 
     // MARK: closing

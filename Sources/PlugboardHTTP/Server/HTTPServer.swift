@@ -29,14 +29,36 @@ public final class HTTPServer: Sendable {
 
     private struct StopState {
         var stopping = false
-        var listener: Int32 = -1
+        var listeners: [Int32] = []
+        var ports: [Int] = []
         var loopsDetached = 0
         var acceptDone = false
     }
 
-    public init(configuration: ServerConfiguration, handler: any HTTPHandler, logger: Logger) {
+    /// A further address the server listens on, with a handler of its own (the S3 front
+    /// end beside the native API). Its connections run on the same loops, under the same
+    /// limits, buffer budget and timeouts as the main listener's.
+    public struct Endpoint: Sendable {
+        public var host: String
+        public var port: Int
+        public var handler: any HTTPHandler
+
+        public init(host: String, port: Int, handler: any HTTPHandler) {
+            self.host = host
+            self.port = port
+            self.handler = handler
+        }
+    }
+
+    private let endpoints: [Endpoint]
+
+    /// `additionalEndpoints` listen beside `configuration`'s host and port, each with its
+    /// own handler.
+    public init(configuration: ServerConfiguration, handler: any HTTPHandler, logger: Logger,
+                additionalEndpoints: [Endpoint] = []) {
         self.configuration = configuration
-        core = ServerCore(configuration: configuration, handler: handler, logger: logger)
+        core = ServerCore(configuration: configuration, logger: logger)
+        endpoints = [Endpoint(host: configuration.host, port: configuration.port, handler: handler)] + additionalEndpoints
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
             for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -58,7 +80,8 @@ public final class HTTPServer: Sendable {
     /// signal handler may do it.
     public var stopDescriptor: Int32 { wake.1 }
 
-    /// Binds, listens and starts the event loops; returns the port listened on.
+    /// Binds, listens and starts the event loops; returns the port listened on (the
+    /// additional endpoints' are ``additionalPorts``).
     public func start() throws(PlugboardError) -> Int {
         guard wake.0 >= 0 else {
             throw PlugboardError(.httpListenFailed, "could not create the server's wake pipe: \(String(cString: strerror(errno)))")
@@ -70,8 +93,17 @@ public final class HTTPServer: Sendable {
             core.logger.warning("the open-files limit (\(openFiles)) is below --max-connections (\(configuration.maxConnections)); connections beyond it are refused",
                                 metadata: ["hint": "Raise it with ulimit -n or LimitNOFILE= in the service unit."])
         }
-        let (fd, port) = try Socket.listen(host: configuration.host, port: configuration.port)
-        _ = plugboard_set_nonblocking(fd)
+        var bound: [(Int32, Int)] = []
+        for endpoint in endpoints {
+            do throws(PlugboardError) {
+                let (fd, port) = try Socket.listen(host: endpoint.host, port: endpoint.port)
+                _ = plugboard_set_nonblocking(fd)
+                bound.append((fd, port))
+            } catch {
+                for (fd, _) in bound { close(fd) }
+                throw error
+            }
+        }
         var started: [EventLoop] = []
         do throws(EventLoopError) {
             for i in 0..<max(1, configuration.eventLoops) {
@@ -81,16 +113,22 @@ public final class HTTPServer: Sendable {
             }
         } catch {
             for loop in started { loop.shutdown() }
-            close(fd)
+            for (fd, _) in bound { close(fd) }
             throw PlugboardError(.httpListenFailed, "could not start the server's event loops: \(error.message)",
                                  hint: "Check the process's limits (ulimit -n, ulimit -u).")
         }
         loops.withLock { $0 = started }
-        state.withLock { $0.listener = fd }
+        state.withLock {
+            $0.listeners = bound.map(\.0)
+            $0.ports = bound.map(\.1)
+        }
         let core = self.core
         for loop in started {
-            loop.execute {
-                Listener(fd: fd, core: core, loop: loop).attach()
+            for (i, (fd, _)) in bound.enumerated() {
+                let handler = endpoints[i].handler
+                loop.execute {
+                    Listener(fd: fd, core: core, handler: handler, loop: loop).attach()
+                }
             }
         }
         let wakeFD = wake.0
@@ -99,8 +137,11 @@ public final class HTTPServer: Sendable {
             let waker = Waker(fd: wakeFD) { [weak self] in self?.beginStop() }
             _ = first.register(wakeFD, events: UInt32(PLUGBOARD_EPOLL_IN), source: waker)
         }
-        return port
+        return bound[0].1
     }
+
+    /// The ports of the additional endpoints, in their order, once started.
+    public var additionalPorts: [Int] { Array(state.withLock { $0.ports }.dropFirst()) }
 
     /// Stops accepting; connections finish the request they are in and close.
     public func stop() {
@@ -173,15 +214,15 @@ public final class HTTPServer: Sendable {
 
     /// Once no loop watches the listener any more, it is closed.
     private func loopDetached(total: Int) {
-        let listener = state.withLock { s -> Int32? in
+        let listeners = state.withLock { s -> [Int32]? in
             s.loopsDetached += 1
             guard s.loopsDetached == total else { return nil }
             s.acceptDone = true
-            defer { s.listener = -1 }
-            return s.listener
+            defer { s.listeners = [] }
+            return s.listeners
         }
-        guard let listener else { return }
-        if listener >= 0 { close(listener) }
+        guard let listeners else { return }
+        for listener in listeners where listener >= 0 { close(listener) }
         stopSignal.signal()
     }
 
@@ -197,15 +238,13 @@ public final class HTTPServer: Sendable {
 /// What every loop of one server shares.
 final class ServerCore: Sendable {
     let configuration: ServerConfiguration
-    let handler: any HTTPHandler
     let logger: Logger
     let dates = HTTPDateCache()
     let budget: BufferBudget
     let limits: ConnectionLimits
 
-    init(configuration: ServerConfiguration, handler: any HTTPHandler, logger: Logger) {
+    init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
-        self.handler = handler
         self.logger = logger
         budget = BufferBudget(limit: configuration.maxBufferedBytes)
         limits = ConnectionLimits(maxConnections: configuration.maxConnections,
@@ -218,6 +257,7 @@ final class ServerCore: Sendable {
 final class Listener: EventSource {
     let fd: Int32
     private let core: ServerCore
+    private let handler: any HTTPHandler
     private unowned let loop: EventLoop
     private var id: UInt64?
     /// Out of descriptors: the listener waits a tick instead of spinning on it.
@@ -229,9 +269,10 @@ final class Listener: EventSource {
     /// connections, lingering must not hold descriptors of its own.
     static let maxLingering = 256
 
-    init(fd: Int32, core: ServerCore, loop: EventLoop) {
+    init(fd: Int32, core: ServerCore, handler: any HTTPHandler, loop: EventLoop) {
         self.fd = fd
         self.core = core
+        self.handler = handler
         self.loop = loop
     }
 
@@ -286,7 +327,7 @@ final class Listener: EventSource {
             return
         }
         Socket.setNoDelay(client)
-        let connection = Connection(fd: client, peer: peer, server: core, loop: loop, now: Clock.now())
+        let connection = Connection(fd: client, peer: peer, server: core, handler: handler, loop: loop, now: Clock.now())
         if !connection.register() {
             core.limits.release(peer: peer)
             close(client)
@@ -311,10 +352,10 @@ final class Listener: EventSource {
                 hint: "Reuse connections (keep-alive), or start the server with a larger --max-connections-per-client."),
                 headers: [("Retry-After", "1")])
         }
-        let response = core.handler.refusal(error, head: nil)
+        let response = handler.refusal(error, head: nil)
         let bytes = response.serialize(head: false, keepAlive: false, date: core.dates.current())
         _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
-        core.handler.completed(Exchange(method: "-", target: "-", status: 503, bytes: response.body.count,
+        handler.completed(Exchange(method: "-", target: "-", status: 503, bytes: response.body.count,
                                         durationSeconds: 0, peer: peer))
         shutdown(client, Int32(SHUT_WR))
         guard lingering < Self.maxLingering else {

@@ -16,23 +16,27 @@ public final class APIRouter: HTTPHandler {
     let logger: Logger
     /// Open connections, for `/metrics` (the server is made after the router).
     let openConnections: @Sendable () -> Int
+    /// Other front ends' counters (the S3 endpoint's), appended to `/metrics`.
+    let moreMetrics: @Sendable () -> String
 
     /// The router `serve` runs: every route, over the host's plugins.
     public convenience init(host: PluginHost, apiToken: String?, adminToken: String?, metrics: ServerMetrics,
-                            logger: Logger, openConnections: @escaping @Sendable () -> Int) {
+                            logger: Logger, openConnections: @escaping @Sendable () -> Int,
+                            moreMetrics: @escaping @Sendable () -> String = { "" }) {
         self.init(provider: host, host: host, apiToken: apiToken, adminToken: adminToken, metrics: metrics,
-                  logger: logger, openConnections: openConnections)
+                  logger: logger, openConnections: openConnections, moreMetrics: moreMetrics)
     }
 
     /// The object, health and readiness routes over `provider` alone (another front end,
     /// a test over a container of its own).
     public convenience init(provider: any StorageProvider, apiToken: String?, logger: Logger) {
         self.init(provider: provider, host: nil, apiToken: apiToken, adminToken: nil, metrics: ServerMetrics(),
-                  logger: logger, openConnections: { 0 })
+                  logger: logger, openConnections: { 0 }, moreMetrics: { "" })
     }
 
     private init(provider: any StorageProvider, host: PluginHost?, apiToken: String?, adminToken: String?,
-                 metrics: ServerMetrics, logger: Logger, openConnections: @escaping @Sendable () -> Int) {
+                 metrics: ServerMetrics, logger: Logger, openConnections: @escaping @Sendable () -> Int,
+                 moreMetrics: @escaping @Sendable () -> String) {
         self.provider = provider
         self.host = host
         self.apiToken = apiToken
@@ -40,6 +44,7 @@ public final class APIRouter: HTTPHandler {
         self.metrics = metrics
         self.logger = logger
         self.openConnections = openConnections
+        self.moreMetrics = moreMetrics
     }
 
     public func screen(_ head: RequestHead) -> HTTPResponse? {
@@ -108,7 +113,7 @@ public final class APIRouter: HTTPHandler {
         case .metrics:
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                                 body: Array((metrics.render(plugins: host.records, openConnections: openConnections())
-                                             + ServerMetrics.renderHotSwap(host)).utf8))
+                                             + ServerMetrics.renderHotSwap(host) + moreMetrics()).utf8))
         case .adminPlugins:
             return Self.json(200, Reports.adminPlugins(host).render() + "\n")
         case .adminReload:

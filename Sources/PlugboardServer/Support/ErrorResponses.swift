@@ -92,7 +92,7 @@ enum ErrorResponses {
 }
 
 /// Absolute file system paths in error texts.
-enum ServerPaths {
+public enum ServerPaths {
     static let placeholder = "<server path>"
 
     /// `text` with every absolute path replaced by ``placeholder``. A path starts with `/`
@@ -101,7 +101,7 @@ enum ServerPaths {
     /// its closing quote, spaces and escapes included (how ``PlugboardError/quoted(_:maxCharacters:)``
     /// writes it); an unquoted one to the next space or closing punctuation, a sentence's
     /// final `.` or `:` left out.
-    static func scrubbed(_ text: String) -> String {
+    public static func scrubbed(_ text: String) -> String {
         let b = Array(text.utf8)
         guard b.contains(slash) else { return text }
         var out: [UInt8] = []

@@ -1,0 +1,304 @@
+import PlugboardAPI
+import PlugboardConcurrency
+import PlugboardHTTP
+import PlugboardHost
+import PlugboardServer
+
+/// The S3 endpoint (`serve --s3-listen`): addresses each request (path style, or virtual
+/// hosted with `--s3-domain`), checks its SigV4 signature, names its operation, and runs
+/// it over the storage bound now, through a lease held for the request, exactly as the
+/// native API does, so a hot swap never fails an S3 request either. Errors are S3's XML
+/// with `x-amz-request-id`.
+public final class S3Router: HTTPHandler {
+    public struct Options: Sendable {
+        public var credentials: [S3Credential]
+        /// Answered by GetBucketLocation and HeadBucket, and required in signatures' scope.
+        public var region: String
+        /// With a domain, `bucket.domain` in `Host` names the bucket (virtual-hosted style).
+        public var domain: String?
+
+        public init(credentials: [S3Credential], region: String = "us-east-1", domain: String? = nil) {
+            self.credentials = credentials
+            self.region = region
+            self.domain = domain
+        }
+    }
+
+    let provider: any StorageProvider
+    let options: Options
+    let verifier: SigV4Verifier
+    let logger: Logger
+    public let metrics = S3Metrics()
+    private let ids = S3RequestIDs()
+
+    public init(provider: any StorageProvider, options: Options, logger: Logger) {
+        self.provider = provider
+        self.options = options
+        verifier = SigV4Verifier(credentials: options.credentials, region: options.region)
+        self.logger = logger
+    }
+
+    /// Every S3 request goes to ``respond(to:)``: its errors need a request ID and S3's
+    /// XML, and a request the signature check refuses is refused there before any of its
+    /// body is read.
+    public func screen(_ head: RequestHead) -> HTTPResponse? { nil }
+
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        let id = ids.next()
+        let head = request.head
+        var address: Address?
+        var response: HTTPResponse
+        do {
+            response = try await run(request, id: id, address: &address)
+        } catch {
+            response = errorResponse(error, head: head, address: address, id: id)
+        }
+        response.headers.append(("x-amz-request-id", id))
+        response.headers.append(("x-amz-id-2", id))
+        response.headers.append(("Server", "Plugboard"))
+        return response
+    }
+
+    public func refusal(_ error: HTTPError, head: RequestHead?) -> HTTPResponse {
+        var response = errorResponse(error, head: head, address: nil, id: ids.next())
+        response.headers.append(contentsOf: error.headers)
+        return response
+    }
+
+    public func completed(_ exchange: Exchange) {
+        let operation = Self.operationName(method: exchange.method, target: exchange.target, domain: options.domain)
+        metrics.record(operation: operation, status: exchange.status)
+        logger.info("\(operation) \(exchange.method) \(exchange.target.prefix(1024)) \(exchange.status) \(exchange.bytes)B \(Self.milliseconds(exchange.durationSeconds))ms",
+                    metadata: ["peer": .string(exchange.peer)])
+    }
+
+    // MARK: the request's way through
+
+    struct Address {
+        var bucket: String?
+        var key: String?
+    }
+
+    private func run(_ request: HTTPRequest, id: String, address: inout Address?) async throws -> HTTPResponse {
+        let head = request.head
+        let addressed = try Self.address(head, domain: options.domain)
+        address = addressed
+        let query: [(name: String, value: String)]
+        do throws(HTTPError) {
+            query = try PercentDecoding.queryItems(head.query)
+        } catch {
+            throw S3Error.invalidArgument("The query is not one S3 reads: \(error.error.message).")
+        }
+        let names = Set(query.map(\.name))
+        guard let (operation, name) = S3Operation.identify(method: head.method, bucket: addressed.bucket, key: addressed.key,
+                                                           query: names, copySource: head.headers["x-amz-copy-source"] != nil) else {
+            throw S3Error.methodNotAllowed("The specified method is not allowed against this resource: \(head.method.prefix(20)) on \(addressed.key != nil ? "an object" : addressed.bucket != nil ? "a bucket" : "the service").",
+                                           allowed: addressed.key != nil ? "GET, HEAD, PUT, POST, DELETE" : addressed.bucket != nil ? "GET, HEAD, PUT, POST, DELETE" : "GET")
+        }
+        let authentication = try verifier.authenticate(method: head.method, rawTarget: head.target, headers: head.headers,
+                                                       now: Timestamp.now())
+        if operation == .unsupported { throw S3Error.notImplemented(name) }
+        if let refusal = provider.objectRequestsRefusal {
+            throw S3Error.serviceUnavailable("The storage behind this endpoint is not ready: \(refusal.message). Retry once the plugin is fixed and reloaded.")
+        }
+        if let version = query.first(where: { $0.name == "versionId" })?.value, version != "null" {
+            throw S3Error("NoSuchVersion", status: 404,
+                          "The specified version does not exist: buckets here are unversioned, so the only version is \"null\"; found \"\(version.prefix(128))\".",
+                          fields: [("VersionId", String(version.prefix(128)))])
+        }
+        let body = try S3BodyDecoder.body(request.body, headers: head.headers, authentication: authentication)
+        let lease = provider.container.lease()
+        defer { lease.release() }
+        let storage: any ObjectStorage
+        switch provider.boundStorage(lease) {
+        case .success(let s): storage = s
+        case .failure(let error):
+            logger.warning("S3 request refused: \(error.code): \(error.message)", metadata: ["request": .string(id)])
+            throw S3Error.serviceUnavailable("No storage is bound behind this endpoint now (\(error.code)). Retry shortly.")
+        }
+        let s3 = S3Request(head: head, bucket: addressed.bucket, key: addressed.key, query: query, body: body,
+                           requestID: id, accessKeyID: authentication.accessKeyID)
+        let context = S3Context(storage: storage, logger: logger, region: options.region)
+        return try await Self.dispatch(operation, context, s3)
+    }
+
+    static func dispatch(_ operation: S3Operation, _ c: S3Context, _ r: S3Request) async throws -> HTTPResponse {
+        switch operation {
+        case .listBuckets: return try await BucketOperations.listBuckets(c, r)
+        case .createBucket: return try await BucketOperations.createBucket(c, r)
+        case .headBucket: return try await BucketOperations.headBucket(c, r)
+        case .deleteBucket: return try await BucketOperations.deleteBucket(c, r)
+        case .getBucketLocation: return try await BucketOperations.getBucketLocation(c, r)
+        case .getBucketVersioning: return try await getBucketVersioning(c, r)
+        case .listObjects: return try await ListOperations.listObjectsV1(c, r)
+        case .listObjectsV2: return try await ListOperations.listObjectsV2(c, r)
+        case .listObjectVersions: return try await ListOperations.listObjectVersions(c, r)
+        case .deleteObjects: return try await DeleteObjectsOperation.deleteObjects(c, r)
+        case .putObject: return try await ObjectOperations.putObject(c, r)
+        case .copyObject: return try await CopyObjectOperation.copyObject(c, r)
+        case .getObject:
+            if r.has("partNumber") { return try await MultipartOperations.getObjectPart(c, r) }
+            return try await ObjectOperations.getObject(c, r)
+        case .headObject:
+            if r.has("partNumber") { return try await MultipartOperations.headObjectPart(c, r) }
+            return try await ObjectOperations.headObject(c, r)
+        case .deleteObject: return try await ObjectOperations.deleteObject(c, r)
+        case .createMultipartUpload: return try await MultipartOperations.createMultipartUpload(c, r)
+        case .uploadPart: return try await MultipartOperations.uploadPart(c, r)
+        case .uploadPartCopy: return try await MultipartOperations.uploadPartCopy(c, r)
+        case .completeMultipartUpload: return try await MultipartOperations.completeMultipartUpload(c, r)
+        case .abortMultipartUpload: return try await MultipartOperations.abortMultipartUpload(c, r)
+        case .listParts: return try await MultipartOperations.listParts(c, r)
+        case .listMultipartUploads: return try await MultipartOperations.listMultipartUploads(c, r)
+        case .unsupported: throw S3Error.notImplemented("this operation")
+        }
+    }
+
+    /// Buckets here are never versioned: tools ask before they delete one.
+    static func getBucketVersioning(_ c: S3Context, _ r: S3Request) async throws -> HTTPResponse {
+        try await S3Objects.requireBucket(c, r.bucket ?? "")
+        let xml = S3XMLWriter(root: "VersioningConfiguration")
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/xml")], body: xml.finish())
+    }
+
+    /// Bucket and key from the path (`/bucket/key`), or the bucket from `Host` when it is
+    /// `bucket.<domain>`. Keys are decoded once; `/bucket/` names the bucket.
+    static func address(_ head: RequestHead, domain: String?) throws(S3Error) -> Address {
+        let bytes: [UInt8]
+        do throws(HTTPError) {
+            bytes = try PercentDecoding.decode(head.path)
+        } catch {
+            throw S3Error("InvalidURI", status: 400, "Couldn't parse the specified URI: \(error.error.message).")
+        }
+        guard let path = String(validating: bytes, as: UTF8.self), path.hasPrefix("/") else {
+            throw S3Error("InvalidURI", status: 400, "Couldn't parse the specified URI: expected a path starting with '/' in UTF-8 once decoded.")
+        }
+        let rest = path.dropFirst()
+        if let domain, let host = head.headers["host"].map(hostWithoutPort), host.hasSuffix("." + domain) {
+            let bucket = String(host.dropLast(domain.count + 1))
+            return Address(bucket: bucket, key: rest.isEmpty ? nil : String(rest))
+        }
+        guard !rest.isEmpty else { return Address(bucket: nil, key: nil) }
+        guard let slash = rest.firstIndex(of: "/") else { return Address(bucket: String(rest), key: nil) }
+        let bucket = String(rest[..<slash])
+        let key = rest[rest.index(after: slash)...]
+        return Address(bucket: bucket, key: key.isEmpty ? nil : String(key))
+    }
+
+    static func hostWithoutPort(_ host: String) -> String {
+        if host.hasPrefix("[") { return host }
+        guard let colon = host.lastIndex(of: ":") else { return host.lowercased() }
+        return String(host[..<colon]).lowercased()
+    }
+
+    // MARK: errors
+
+    private func errorResponse(_ error: any Error, head: RequestHead?, address: Address?, id: String) -> HTTPResponse {
+        let s3: S3Error
+        switch error {
+        case let e as S3Error:
+            s3 = e
+        case let e as PlugboardError:
+            let scrubbed = provider.secrets.scrub(e)
+            logger.warning("S3 request failed in the storage: \(scrubbed.code): \(scrubbed.message)",
+                           metadata: ["request": .string(id), "detail": .string(scrubbed.detail ?? "-")])
+            var mapped = S3Error(storage: scrubbed, bucket: address?.bucket, key: address?.key)
+            mapped.message = ServerPaths.scrubbed(mapped.message)
+            s3 = mapped
+        case let e as HTTPError:
+            s3 = Self.s3Error(for: e)
+        case is CancellationError:
+            s3 = .serviceUnavailable("The request was cancelled: the client went away or the server is stopping.")
+        default:
+            logger.error("S3 request failed: \(error)", metadata: ["request": .string(id)])
+            s3 = .internalError("We encountered an internal error. Please try again.")
+        }
+        var xml = S3XMLWriter(root: "Error", namespaced: false)
+        xml.element("Code", s3.code)
+        xml.element("Message", s3.message)
+        for (name, value) in s3.fields { xml.element(name, value) }
+        if let head { xml.element("Resource", String(head.path.prefix(1024))) }
+        xml.element("RequestId", id)
+        xml.element("HostId", id)
+        return HTTPResponse(status: s3.status, headers: [("Content-Type", "application/xml")] + s3.headers, body: xml.finish())
+    }
+
+    /// The server's own refusals (a malformed head, a body too slow or too large) in S3's terms.
+    static func s3Error(for error: HTTPError) -> S3Error {
+        let text = error.error.message + (error.error.detail.map { ". " + $0 } ?? "")
+        switch error.status {
+        case 408: return S3Error("RequestTimeout", status: 400, "Your socket connection to the server was not read from or written to within the timeout period: \(text)")
+        case 411: return .missingContentLength()
+        case 413: return .entityTooLarge("Your proposed upload exceeds the maximum allowed size: \(text)")
+        case 414: return S3Error("KeyTooLongError", status: 400, "Your key is too long: \(text)")
+        case 431: return S3Error("RequestHeaderSectionTooLarge", status: 400, "Your request header section exceeds the maximum allowed size: \(text)")
+        case 501: return S3Error("NotImplemented", status: 501, text)
+        case 503: return .slowDown(text)
+        default: return S3Error(error.status == 400 ? "BadRequest" : "InvalidRequest", status: error.status, text)
+        }
+    }
+
+    // MARK: logs
+
+    /// The operation a finished exchange was, for its log line and metric, from the
+    /// target alone (the request's own values are gone by then).
+    static func operationName(method: String, target: String, domain: String?) -> String {
+        guard target != "-" else { return "-" }
+        let question = target.firstIndex(of: "?")
+        let path = question.map { target[..<$0] } ?? target[...]
+        let query = question.map { target[target.index(after: $0)...] } ?? ""
+        let names = Set(query.split(separator: "&").map { String($0.split(separator: "=", maxSplits: 1).first ?? "") })
+        let segments = path.dropFirst().split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        let bucket = segments.first.flatMap { $0.isEmpty ? nil : String($0) }
+        let key = segments.count > 1 && !segments[1].isEmpty ? String(segments[1]) : nil
+        let identified = S3Operation.identify(method: method, bucket: bucket, key: key, query: names, copySource: false)
+        return identified?.1 ?? "-"
+    }
+
+    static func milliseconds(_ seconds: Double) -> String {
+        let tenths = Int((seconds * 10_000).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+}
+
+/// `x-amz-request-id`: 16 upper-case hexadecimal digits, unique in this process (a
+/// random start, then a counter), so a client's report names one log line.
+final class S3RequestIDs: Sendable {
+    private let counter: LockedValueBox<UInt64>
+
+    init() {
+        var generator = SystemRandomNumberGenerator()
+        counter = LockedValueBox(generator.next() & 0x00FF_FFFF_FFFF_FFFF)
+    }
+
+    func next() -> String {
+        let n = counter.withLock { value -> UInt64 in
+            value &+= 1
+            return value
+        }
+        let digits = String(n, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+}
+
+/// `plugboard_s3_requests_total{operation,status}`, beside the native API's counters on
+/// `/metrics`.
+public final class S3Metrics: Sendable {
+    private struct Key: Hashable { var operation: String; var status: Int }
+    private let counts = LockedValueBox<[Key: Int]>([:])
+
+    func record(operation: String, status: Int) {
+        counts.withLock { $0[Key(operation: operation, status: status), default: 0] += 1 }
+    }
+
+    /// The counters in Prometheus' text format.
+    public func render() -> String {
+        let all = counts.withLock { $0 }
+        var out = "# HELP plugboard_s3_requests_total S3 requests answered, by operation and status.\n"
+        out += "# TYPE plugboard_s3_requests_total counter\n"
+        for (key, value) in all.sorted(by: { ($0.key.operation, $0.key.status) < ($1.key.operation, $1.key.status) }) {
+            out += "plugboard_s3_requests_total{operation=\"\(key.operation)\",status=\"\(key.status)\"} \(value)\n"
+        }
+        return out
+    }
+}
