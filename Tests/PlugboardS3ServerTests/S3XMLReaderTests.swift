@@ -22,7 +22,7 @@ import Testing
         let cases: [(String, String)] = [
             ("", "expected the root element"),
             ("<a><b></a>", "expected </b>, found </a>"),
-            ("<!DOCTYPE a [<!ENTITY x 'y'>]><a/>", "expected the root element"),
+            ("<!DOCTYPE a [<!ENTITY x 'y'>]><a/>", "document type"),
             ("<a>&x;</a>", "unknown entity"),
             ("<a>&#0;</a>", "invalid character reference"),
             ("<a></a><b/>", "after the root element"),

@@ -63,6 +63,9 @@ public enum S3XMLReader {
                 at = end + 2
             }
             try misc()
+            if starts("<!") || starts("<?") {
+                throw fail("a document type or processing instruction, which S3 documents do not have")
+            }
             guard at < bytes.count, bytes[at] == UInt8(ascii: "<") else { throw fail("expected the root element") }
             let root = try element(depth: 1)
             try misc()
