@@ -202,6 +202,20 @@ import Testing
         }?.code == "SignatureDoesNotMatch")
     }
 
+    @Test func dateHeader_signsWhenThereIsNoXAmzDate() throws {
+        // Signed by the Python reference (AWS's algorithm, the examples' key).
+        let fields: [(String, String)] = [
+            ("Host", "examplebucket.s3.amazonaws.com"), ("Date", "Fri, 24 May 2013 00:00:00 GMT"), ("x-amz-content-sha256", Self.emptyHash),
+            ("Authorization", "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,SignedHeaders=date;host;x-amz-content-sha256,Signature=f51e643fca75b7c8fd918b44dd7f5de20a60f46a456fd2170e1e8248a77144e1"),
+        ]
+        let auth = try Self.getObject(fields)
+        #expect(auth.amzDate == "20130524T000000Z")
+        #expect(auth.region == "us-east-1")
+        let skewed = Self.refusal { () throws(S3Error) in try Self.getObject(fields, now: Timestamp(secondsSince1970: 1_369_353_600 + 3600)) }
+        #expect(skewed?.code == "RequestTimeTooSkewed")
+        #expect(skewed?.message.contains("Date") == true)
+    }
+
     @Test func getWithQuery_examples_areAccepted() throws {
         func fields(_ signature: String) -> [(String, String)] {
             [("Host", "examplebucket.s3.amazonaws.com"), ("x-amz-date", "20130524T000000Z"), ("x-amz-content-sha256", Self.emptyHash),

@@ -505,7 +505,8 @@ struct AWSChunkedParser {
         }
         chunkSize = size
         chunk = []
-        chunk.reserveCapacity(size)
+        // Reserved as the data comes beyond 1 MiB: a size line alone must not cost 16 MiB.
+        chunk.reserveCapacity(min(size, 1 << 20))
         if size == 0 && trailerMode {
             try checkSignature(of: [])
             state = .trailer

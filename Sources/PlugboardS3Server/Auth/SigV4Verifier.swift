@@ -24,6 +24,12 @@ public enum PayloadMode: Sendable, Equatable {
 public struct S3Authentication: Sendable {
     public let accessKeyID: String
     public let payload: PayloadMode
+    /// The region the request's credential scope names (what a server without a fixed
+    /// region answers as its own).
+    public var region: String {
+        let parts = scope.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 4 ? String(parts[1]) : ""
+    }
     /// The day's signing key (HMACs of the secret, date, region, `s3`, `aws4_request`).
     let signingKey: [UInt8]
     /// `20130524/us-east-1/s3/aws4_request`.
