@@ -1,4 +1,5 @@
 import PlugboardAPI
+import InMemoryStorage
 import PlugboardHTTP
 import Testing
 @testable import PlugboardS3Server
@@ -125,6 +126,29 @@ import Testing
         #expect(short.error?.code == "IncompleteBody")
         let long = try await outcome(body + Array("x".utf8))
         #expect(long.error?.code == "InvalidRequest")
+    }
+
+    @Test func storagePut_overAFailingBody_storesNothing() async throws {
+        let auth = try Self.exampleAuthentication()
+        let headers = SigV4VerifierTests.headers(Self.exampleHeaders)
+        let storage = InMemoryObjectStorage()
+        var signatures = Self.exampleSignatures
+        signatures[2] = "c6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9"
+        let bad = try S3BodyDecoder.decode(Self.raw(Self.pieces(Self.exampleBody(signatures: signatures), size: 4096)),
+                                           headers: headers, authentication: auth)
+        await #expect(throws: S3Error.self) {
+            _ = try await storage.put("chunkObject.txt", body: bad, contentType: nil, metadata: [:], condition: .none)
+        }
+        let badTrailer = try S3BodyDecoder.decode(Self.raw([Self.unsignedTrailerBody(crc: "AfkR9w==")]), headers: Self.unsignedTrailerHeaders,
+                                                  authentication: Self.unsignedTrailerAuthentication)
+        await #expect(throws: S3Error.self) {
+            _ = try await storage.put("trailer.txt", body: badTrailer, contentType: nil, metadata: [:], condition: .none)
+        }
+        #expect(storage.count == 0)
+        let good = try S3BodyDecoder.decode(Self.raw(Self.pieces(Self.exampleBody(), size: 4096)), headers: headers, authentication: auth)
+        let info = try await storage.put("chunkObject.txt", body: good, contentType: nil, metadata: [:], condition: .none)
+        #expect(info.size == 66560)
+        #expect(storage.count == 1)
     }
 
     @Test func decodedContentLength_mustBePresentValidAndTrue() async throws {
