@@ -503,22 +503,36 @@ public enum MultipartOperations {
     /// describes it; nil for an object stored whole. A stale manifest is removed.
     static func partSizes(_ context: S3Context, bucket: String, key: String, info: ObjectInfo) async throws -> [Int]? {
         let manifestKey = MultipartLayout.manifestKey(bucket: bucket, key: key)
-        guard info.metadata[S3Namespace.multipartETagKey] != nil else {
-            return nil
-        }
-        let content: [UInt8]
+        let manifest: MultipartManifest?
         do {
-            content = try await context.storage.get(manifestKey, range: nil).body.collect(upTo: 1024 * 1024)
+            let content = try await context.storage.get(manifestKey, range: nil).body.collect(upTo: 1024 * 1024)
+            manifest = MultipartManifest(parsing: content)
         } catch let error as PlugboardError where error.code == .storageNotFound {
-            context.logger.warning("object \(info.key) has a multipart ETag but no part manifest; its parts are answered as one")
+            if info.metadata[S3Namespace.multipartETagKey] != nil {
+                context.logger.warning("object \(info.key) has a multipart ETag but no part manifest; its parts are answered as one")
+            }
             return nil
         }
-        guard let manifest = MultipartManifest(parsing: content), manifest.describes(info, key: key) else {
-            context.logger.info("part manifest \(manifestKey) no longer describes its object; removed")
-            try? await context.storage.delete(manifestKey)
-            return nil
+        if let manifest, manifest.describes(info, key: key) { return manifest.sizes }
+        try await removeStaleManifest(context, manifestKey: manifestKey, objectKey: info.key, key: key)
+        return nil
+    }
+
+    /// Removes a manifest that no longer describes its object, unless a completion wrote
+    /// the object and its manifest anew since the object was read.
+    static func removeStaleManifest(_ context: S3Context, manifestKey: String, objectKey: String, key: String) async throws {
+        let current: ObjectInfo?
+        do {
+            current = try await context.storage.head(objectKey)
+        } catch let error as PlugboardError where error.code == .storageNotFound {
+            current = nil
         }
-        return manifest.sizes
+        if let current, let content = try? await context.storage.get(manifestKey, range: nil).body.collect(upTo: 1024 * 1024),
+           let manifest = MultipartManifest(parsing: content), manifest.describes(current, key: key) {
+            return
+        }
+        context.logger.info("part manifest \(manifestKey) no longer describes its object; removed")
+        try? await context.storage.delete(manifestKey)
     }
 
     /// Deletes the parts, then the record (last, so that an interrupted clean-up leaves
