@@ -3,6 +3,7 @@ import PlugboardAPI
 import PlugboardCrypto
 @testable import PlugboardHTTP
 @testable import PlugboardS3Server
+import Synchronization
 import Testing
 
 /// The multipart operations over InMemoryObjectStorage, with requests built directly (no
@@ -110,6 +111,61 @@ import Testing
         #expect(whole.body == [9])
         #expect(MultipartHarness.header(whole, "x-amz-mp-parts-count") == nil)
         #expect(try await !s.storage.exists(manifestKey))
+    }
+
+    @Test func completion_streamsThePartsOneAfterAnother_intoOnePut() async throws {
+        let memory = InMemoryObjectStorage()
+        let storage = RecordingStorage(memory)
+        try await memory.put(S3Namespace.markerKey(bucket: "b"), data: [])
+        var s = try await MultipartHarness()
+        s.storage = memory
+        s.bound = storage
+        let p1 = MultipartHarness.bytes(10, seed: 1), p2 = MultipartHarness.bytes(12, seed: 2), p3 = MultipartHarness.bytes(5, seed: 3)
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create("k")
+            let etags = [try await s.part(id, 1, p1), try await s.part(id, 2, p2), try await s.part(id, 3, p3)]
+            storage.log.withLock { $0 = [] }
+            _ = try await s.complete(id, [(1, etags[0]), (2, etags[1]), (3, etags[2])])
+            let log = storage.log.withLock { $0 }
+            // Each part is opened only once the previous one has been read to its end, and
+            // the put sees the parts' chunks as they come, never the object whole.
+            let reads = log.filter { $0.contains("/part-") || $0.hasPrefix("chunk ") || $0.hasSuffix("b/k") || $0.hasPrefix("put b/k") }
+            #expect(reads == ["put b/k length 27", "get \(id)/part-00001", "chunk 10", "get \(id)/part-00002", "chunk 12",
+                              "get \(id)/part-00003", "chunk 5", "stored b/k"], "\(log)")
+        }
+        #expect(try await memory.get("b/k").data == p1 + p2 + p3)
+    }
+
+    @Test func aLargePart_isAnsweredAsAStream() async throws {
+        let s = try await MultipartHarness()
+        let big = MultipartHarness.bytes(1_500_000, seed: 4)
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create("k")
+            let e1 = try await s.part(id, 1, [0])
+            let e2 = try await s.part(id, 2, big)
+            _ = try await s.complete(id, [(1, e1), (2, e2)])
+        }
+        let answer = try await MultipartOperations.getObjectPart(s.context, s.request("GET", key: "k", query: [("partNumber", "2")]))
+        #expect(answer.status == 206)
+        #expect(MultipartHarness.header(answer, "Content-Range") == "bytes 1-1500000/1500001")
+        let stream = try #require(answer.stream)
+        #expect(stream.length == big.count)
+        var received: [UInt8] = []
+        while let chunk = try await stream.next() { received += chunk }
+        #expect(received == big)
+    }
+
+    @Test func theHelpersForTheOtherOperations_seeUploadsAndForgetManifests() async throws {
+        let s = try await MultipartHarness()
+        #expect(try await !MultipartOperations.hasUploadsInProgress(s.context, bucket: "b"))
+        let id = try await s.create("k")
+        #expect(try await MultipartOperations.hasUploadsInProgress(s.context, bucket: "b"))
+        let e1 = try await s.part(id, 1, [1])
+        _ = try await s.complete(id, [(1, e1)])
+        #expect(try await !MultipartOperations.hasUploadsInProgress(s.context, bucket: "b"))
+        #expect(try await s.storage.exists(MultipartLayout.manifestKey(bucket: "b", key: "k")))
+        try await MultipartOperations.forgetParts(s.context, bucket: "b", key: "k")
+        #expect(try await !s.storage.exists(MultipartLayout.manifestKey(bucket: "b", key: "k")))
     }
 
     // MARK: Completion's refusals
@@ -402,8 +458,10 @@ import Testing
 
 /// A bucket "b" in a fresh InMemoryObjectStorage, and requests to it.
 fileprivate struct MultipartHarness {
-    let storage = InMemoryObjectStorage()
-    var context: S3Context { S3Context(storage: storage, logger: .disabled, region: "us-east-1") }
+    var storage = InMemoryObjectStorage()
+    /// What the operations see; `storage` unless a test puts a wrapper in front of it.
+    var bound: (any ObjectStorage)?
+    var context: S3Context { S3Context(storage: bound ?? storage, logger: .disabled, region: "us-east-1") }
 
     init() async throws {
         try await storage.put(S3Namespace.markerKey(bucket: "b"), data: [])
@@ -495,5 +553,43 @@ extension String {
         var out = ""
         for c in self { out += c == "\"" ? "&quot;" : String(c) }
         return out
+    }
+}
+
+/// InMemoryObjectStorage behind a log of the streamed gets and puts, read chunk by chunk.
+fileprivate final class RecordingStorage: ObjectStorage {
+    let base: InMemoryObjectStorage
+    let log = Mutex<[String]>([])
+
+    init(_ base: InMemoryObjectStorage) { self.base = base }
+
+    func record(_ line: String) { log.withLock { $0.append(line) } }
+
+    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+        try await base.put(key, data: data, contentType: contentType, metadata: metadata)
+    }
+    func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
+    func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
+    func delete(_ key: String) async throws { try await base.delete(key) }
+    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
+        try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
+    }
+    func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
+             condition: WriteCondition) async throws -> ObjectInfo {
+        let short = key.hasPrefix(S3Namespace.uploadsPrefix) ? String(key.split(separator: "/").suffix(2).joined(separator: "/")) : key
+        record("put \(short) length \(body.length.map(String.init) ?? "nil")")
+        var bytes: [UInt8] = []
+        for try await chunk in body {
+            record("chunk \(chunk.count)")
+            bytes += chunk
+        }
+        let info = try await base.put(key, body: ObjectBody(bytes), contentType: contentType, metadata: metadata, condition: condition)
+        record("stored \(short)")
+        return info
+    }
+    func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
+        let short = key.hasPrefix(S3Namespace.uploadsPrefix) ? String(key.split(separator: "/").suffix(2).joined(separator: "/")) : key
+        record("get \(short)")
+        return try await base.get(key, range: range)
     }
 }

@@ -374,6 +374,21 @@ public enum MultipartOperations {
         throw S3Error.serviceUnavailable("The object \(key) was replaced three times while its part \(partNumber) was being read; retry.")
     }
 
+    // MARK: For the other operations
+
+    /// Whether the bucket has uploads in progress: DeleteBucket refuses it then
+    /// (`BucketNotEmpty`), as S3 does.
+    public static func hasUploadsInProgress(_ context: S3Context, bucket: String) async throws -> Bool {
+        !(try await context.storage.list(prefix: MultipartLayout.uploadsPrefix(bucket: bucket), limit: 1, continuationToken: nil).objects.isEmpty)
+    }
+
+    /// Removes the part manifest of `key`, for PutObject, CopyObject and DeleteObject to
+    /// call once they have replaced or removed the object: a manifest that no longer
+    /// describes its object is ignored anyway, and this keeps none behind.
+    public static func forgetParts(_ context: S3Context, bucket: String, key: String) async throws {
+        try await context.storage.delete(MultipartLayout.manifestKey(bucket: bucket, key: key))
+    }
+
     // MARK: Shared steps
 
     /// The bucket and key of an object-level request.
