@@ -168,6 +168,29 @@ import Testing
         #expect(try await !s.storage.exists(MultipartLayout.manifestKey(bucket: "b", key: "k")))
     }
 
+    @Test func aPartRead_honoursConditions_andRefusesARangeBesideIt() async throws {
+        let s = try await MultipartHarness()
+        try await s.storage.put("b/k", data: [1, 2, 3])
+        let etag = "\"" + Hex.encode(try MD5Hasher.hash([1, 2, 3] as [UInt8])) + "\""
+        func get(_ headers: [(String, String)]) async throws -> HTTPResponse {
+            try await MultipartOperations.getObjectPart(s.context, s.request("GET", key: "k", query: [("partNumber", "1")], headers: headers))
+        }
+        #expect(try await get([("if-match", etag)]).status == 206)
+        #expect(try await get([("if-none-match", etag)]).status == 304)
+        #expect(try await get([("if-none-match", "\"other\"")]).status == 206)
+        #expect(try await get([("if-modified-since", "Sun, 01 Jan 2090 00:00:00 GMT")]).status == 304)
+        let failed = try #require(await MultipartHarness.s3Error { try await get([("if-match", "\"other\"")]) })
+        #expect(failed.code == "PreconditionFailed")
+        let unmodified = try #require(await MultipartHarness.s3Error { try await get([("if-unmodified-since", "Mon, 01 Jan 2001 00:00:00 GMT")]) })
+        #expect(unmodified.code == "PreconditionFailed")
+        let both = try #require(await MultipartHarness.s3Error { try await get([("range", "bytes=0-1")]) })
+        #expect(both.code == "InvalidRequest")
+        let missing = try #require(await MultipartHarness.s3Error {
+            try await MultipartOperations.headObjectPart(s.context, s.request("HEAD", key: "none", query: [("partNumber", "1")]))
+        })
+        #expect(missing.code == "NoSuchKey")
+    }
+
     // MARK: Completion's refusals
 
     @Test func partsOutOfOrder_areInvalidPartOrder() async throws {

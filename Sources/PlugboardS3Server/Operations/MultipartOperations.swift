@@ -337,6 +337,9 @@ public enum MultipartOperations {
         let (bucket, key) = try names(request)
         let partNumber = try self.partNumber(request)
         let objectKey = try S3Objects.storageKey(bucket: bucket, key: key)
+        if request.header("range") != nil {
+            throw S3Error.invalidRequest("Cannot specify both Range header and partNumber query parameter: expected one of them, found both.")
+        }
         try await S3Objects.requireBucket(context, bucket)
         // The object may be replaced between reading its manifest and its bytes: then the
         // stream's ETag differs, and the plan is made again from the new object.
@@ -347,6 +350,7 @@ public enum MultipartOperations {
             } catch let error as PlugboardError where error.code == .storageNotFound {
                 throw S3Error.noSuchKey(key)
             }
+            if let refusal = try conditionalRefusal(request, info) { return refusal }
             let sizes = try await partSizes(context, bucket: bucket, key: key, info: info)
             guard partNumber <= (sizes?.count ?? 1) else { throw invalidPartNumber(partNumber, count: sizes?.count ?? 1) }
             let offset = sizes.map { $0.prefix(partNumber - 1).reduce(0, +) } ?? 0
@@ -656,6 +660,36 @@ public enum MultipartOperations {
            info.lastModified.seconds <= date.seconds, request.header("x-amz-copy-source-if-none-match") == nil {
             throw S3Error.preconditionFailed("x-amz-copy-source-If-Modified-Since")
         }
+    }
+
+    /// GET and HEAD's conditions (RFC 9110's order, as S3 applies them): `If-Match` and
+    /// `If-Unmodified-Since` fail with `PreconditionFailed`, `If-None-Match` and
+    /// `If-Modified-Since` answer 304; nil when the read goes ahead.
+    static func conditionalRefusal(_ request: S3Request, _ info: ObjectInfo) throws(S3Error) -> HTTPResponse? {
+        let etag = S3Objects.etag(info)
+        func matches(_ list: String) -> Bool {
+            list.split(separator: ",").contains { item in
+                var tag = Substring(item)
+                while tag.first == " " { tag = tag.dropFirst() }
+                while tag.last == " " { tag = tag.dropLast() }
+                if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+                return tag == "*" || tag == etag || "\"" + tag + "\"" == etag
+            }
+        }
+        let notModified = { HTTPResponse(status: 304, headers: [("ETag", etag), ("Last-Modified", info.lastModified.httpDate)]) }
+        let ifMatch = request.header("if-match")
+        if let ifMatch, !matches(ifMatch) { throw S3Error.preconditionFailed("If-Match") }
+        if ifMatch == nil, let text = request.header("if-unmodified-since"), let date = Timestamp(httpDate: text),
+           info.lastModified.seconds > date.seconds {
+            throw S3Error.preconditionFailed("If-Unmodified-Since")
+        }
+        let ifNoneMatch = request.header("if-none-match")
+        if let ifNoneMatch, matches(ifNoneMatch) { return notModified() }
+        if ifNoneMatch == nil, let text = request.header("if-modified-since"), let date = Timestamp(httpDate: text),
+           info.lastModified.seconds <= date.seconds {
+            return notModified()
+        }
+        return nil
     }
 
     static func owner(_ xml: inout S3XMLWriter, _ element: String, _ id: String) {
