@@ -6,13 +6,14 @@
 struct EVPDigest: ~Copyable, @unchecked Sendable {
     /// The algorithms this module computes with an EVP digest.
     enum Algorithm {
-        case sha256, md5
+        case sha256, md5, sha1
 
         /// The name used in messages.
         var name: String {
             switch self {
             case .sha256: "SHA-256"
             case .md5: "MD5"
+            case .sha1: "SHA-1"
             }
         }
 
@@ -20,6 +21,7 @@ struct EVPDigest: ~Copyable, @unchecked Sendable {
             switch self {
             case .sha256: library.sha256
             case .md5: library.md5
+            case .sha1: library.sha1
             }
         }
     }

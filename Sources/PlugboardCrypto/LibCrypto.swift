@@ -13,7 +13,7 @@ import Musl
 ///
 /// `@unchecked Sendable`: every field is set once at load time and never changed; the
 /// function pointers are C functions that OpenSSL documents as thread-safe for distinct
-/// contexts, and the two `EVP_MD` pointers are OpenSSL's immutable static descriptors.
+/// contexts, and the `EVP_MD` pointers are OpenSSL's immutable static descriptors.
 struct LibCrypto: @unchecked Sendable {
     typealias MDCtxNew = @convention(c) () -> OpaquePointer?
     typealias MDCtxFree = @convention(c) (OpaquePointer?) -> Void
@@ -38,6 +38,8 @@ struct LibCrypto: @unchecked Sendable {
     let sha256: OpaquePointer?
     /// `EVP_md5()`; `nil` if this build of OpenSSL lacks it.
     let md5: OpaquePointer?
+    /// `EVP_sha1()`; `nil` if this build of OpenSSL lacks it.
+    let sha1: OpaquePointer?
 
     /// The shared library, or the error explaining why it is not available.
     static func get() throws(CryptoError) -> LibCrypto {
@@ -70,6 +72,7 @@ struct LibCrypto: @unchecked Sendable {
             }
             let sha256 = try symbol("EVP_sha256", as: MDGetter.self)
             let md5 = try symbol("EVP_md5", as: MDGetter.self)
+            let sha1 = try symbol("EVP_sha1", as: MDGetter.self)
             return .success(LibCrypto(
                 mdCtxNew: try symbol("EVP_MD_CTX_new", as: MDCtxNew.self),
                 mdCtxFree: try symbol("EVP_MD_CTX_free", as: MDCtxFree.self),
@@ -77,7 +80,8 @@ struct LibCrypto: @unchecked Sendable {
                 digestUpdate: try symbol("EVP_DigestUpdate", as: DigestUpdate.self),
                 digestFinalEx: try symbol("EVP_DigestFinal_ex", as: DigestFinalEx.self),
                 sha256: sha256(),
-                md5: md5()))
+                md5: md5(),
+                sha1: sha1()))
         } catch {
             return .failure(error)
         }

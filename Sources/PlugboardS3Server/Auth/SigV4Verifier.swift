@@ -1,0 +1,504 @@
+import PlugboardAPI
+import PlugboardBytes
+import PlugboardCrypto
+import PlugboardHTTP
+
+/// What `x-amz-content-sha256` (or a presigned URL's `X-Amz-Content-Sha256`) says about
+/// the body, and so how ``S3BodyDecoder`` reads and checks it.
+public enum PayloadMode: Sendable, Equatable {
+    /// `UNSIGNED-PAYLOAD`: the body is not covered by the signature.
+    case unsigned
+    /// A lower-case hex SHA-256: the body must hash to it.
+    case sha256(String)
+    /// `STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER]`: `aws-chunked` framing, each chunk
+    /// signed, chained from the request's (seed) signature; with `trailer`, a signed
+    /// trailer carries the checksum named by `x-amz-trailer`.
+    case signedChunks(trailer: Bool)
+    /// `STREAMING-UNSIGNED-PAYLOAD-TRAILER`: `aws-chunked` framing without signatures,
+    /// then a trailer with the checksum named by `x-amz-trailer`.
+    case unsignedChunksWithTrailer
+}
+
+/// A request whose signature was verified: who signed it, and what the body decoder needs
+/// to check the body (the chunk signatures chain from the request's signature).
+public struct S3Authentication: Sendable {
+    public let accessKeyID: String
+    public let payload: PayloadMode
+    /// The region the request's credential scope names (what a server without a fixed
+    /// region answers as its own).
+    public var region: String {
+        let parts = scope.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 4 ? String(parts[1]) : ""
+    }
+    /// The day's signing key (HMACs of the secret, date, region, `s3`, `aws4_request`).
+    let signingKey: [UInt8]
+    /// `20130524/us-east-1/s3/aws4_request`.
+    let scope: String
+    /// `20130524T000000Z`, the request's signing time.
+    let amzDate: String
+    /// The request's signature: the first chunk's "previous signature".
+    let seedSignature: String
+
+    init(accessKeyID: String, payload: PayloadMode, signingKey: [UInt8], scope: String, amzDate: String, seedSignature: String) {
+        self.accessKeyID = accessKeyID
+        self.payload = payload
+        self.signingKey = signingKey
+        self.scope = scope
+        self.amzDate = amzDate
+        self.seedSignature = seedSignature
+    }
+}
+
+/// Verifies AWS Signature Version 4 as S3 checks it: the `Authorization` header form and
+/// the presigned-URL (query string) form, with S3's error codes and messages that name
+/// what was expected and what was found.
+///
+/// Refused: anonymous requests (`AccessDenied`), Signature Version 2 (`InvalidRequest`,
+/// saying how to switch the SDK to SigV4), several `Authorization` headers or two
+/// mechanisms at once, unknown keys, a scope for another service, region or day, a
+/// request time off by more than `maxSkewSeconds`, an expired presigned URL, unsigned
+/// `x-amz-*` headers, and any signature that does not match (compared in constant time).
+public struct SigV4Verifier: Sendable {
+    static let algorithm = "AWS4-HMAC-SHA256"
+    static let emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    private let secrets: [String: String]
+    let region: String?
+    let maxSkewSeconds: Int
+
+    /// region nil: any region in the credential scope is accepted (answered as-is); else it must match.
+    public init(credentials: [S3Credential], region: String?, maxSkewSeconds: Int = 900) {
+        var secrets: [String: String] = [:]
+        for credential in credentials where secrets[credential.accessKeyID] == nil {
+            secrets[credential.accessKeyID] = credential.secretAccessKey
+        }
+        self.secrets = secrets
+        self.region = region
+        self.maxSkewSeconds = maxSkewSeconds
+    }
+
+    /// rawTarget: the request target exactly as received (percent-encoded path, then "?" and the raw query, if any).
+    /// headers: the request's fields (lower-cased names, values as sent).
+    public func authenticate(method: String, rawTarget: String, headers: HTTPHeaders, now: Timestamp) throws(S3Error) -> S3Authentication {
+        let bytes = Array(rawTarget.utf8)
+        let mark = bytes.firstIndex(of: UInt8(ascii: "?"))
+        let rawPath = mark.map { Array(bytes[..<$0]) } ?? bytes
+        let rawQuery = mark.map { Array(bytes[($0 + 1)...]) } ?? []
+        let query = try Self.parseQuery(rawQuery)
+        let authorizations = headers.values("authorization")
+        let presigned = query.contains { ["X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature"].contains($0.name) }
+
+        guard authorizations.count <= 1 else {
+            throw S3Error.invalidArgument(
+                "Only one Authorization header is allowed: expected one, found \(authorizations.count).", name: "Authorization")
+        }
+        if let authorization = authorizations.first {
+            if presigned {
+                throw S3Error.invalidArgument(
+                    "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified: found both an Authorization header and X-Amz-* query parameters.",
+                    name: "Authorization", value: authorization)
+            }
+            let text = Self.trim(authorization)
+            if text.hasPrefix(Self.algorithm + " ") || text.hasPrefix(Self.algorithm + "\t") {
+                return try verifyHeaderForm(String(text.dropFirst(Self.algorithm.count)), method: method, rawPath: rawPath,
+                                            query: query, headers: headers, now: now)
+            }
+            if text.hasPrefix("AWS ") { throw Self.signatureVersion2("an Authorization header \"AWS <key>:<signature>\"") }
+            throw S3Error.invalidArgument(
+                "Unsupported Authorization Type: expected \"\(Self.algorithm) Credential=..., SignedHeaders=..., Signature=...\", found \"\(text.prefix(40))\".",
+                name: "Authorization", value: String(text.prefix(64)))
+        }
+        if presigned {
+            return try verifyQueryForm(method: method, rawPath: rawPath, query: query, headers: headers, now: now)
+        }
+        if query.contains(where: { $0.name == "AWSAccessKeyId" || $0.name == "Signature" }) {
+            throw Self.signatureVersion2("a presigned URL with AWSAccessKeyId= and Signature=")
+        }
+        throw S3Error.accessDenied(
+            "Access Denied: anonymous requests are refused: sign with SigV4 (an \"Authorization: \(Self.algorithm) ...\" header, or a presigned URL's X-Amz-* parameters) with one of the server's access keys.")
+    }
+
+    static func signatureVersion2(_ found: String) -> S3Error {
+        S3Error("InvalidRequest", status: 400,
+                "The authorization mechanism you have provided is not supported: Signature Version 2 is not supported by this endpoint (found \(found)); sign with SigV4: boto3 Config(signature_version='s3v4'), aws configure set default.s3.signature_version s3v4.")
+    }
+
+    // MARK: The two forms
+
+    enum Form {
+        case header, query
+
+        func malformed(_ message: String, fields: [(String, String)] = []) -> S3Error {
+            switch self {
+            case .header:
+                S3Error("AuthorizationHeaderMalformed", status: 400, "The authorization header is malformed; \(message)", fields: fields)
+            case .query:
+                S3Error("AuthorizationQueryParametersError", status: 400, message, fields: fields)
+            }
+        }
+    }
+
+    private func verifyHeaderForm(_ components: String, method: String, rawPath: [UInt8], query: [QueryItem],
+                                  headers: HTTPHeaders, now: Timestamp) throws(S3Error) -> S3Authentication {
+        var credential: String?
+        var signedHeaders: String?
+        var signature: String?
+        for part in components.split(separator: ",", omittingEmptySubsequences: false) {
+            let item = Self.trim(part)
+            guard let eq = item.firstIndex(of: "=") else {
+                throw Form.header.malformed(
+                    "the authorization header requires three components: Credential, SignedHeaders, and Signature; found \"\(item.prefix(64))\" without \"=\".")
+            }
+            let key = Self.trim(item[..<eq])
+            let value = Self.trim(item[item.index(after: eq)...])
+            func set(_ slot: inout String?) throws(S3Error) {
+                guard slot == nil else { throw Form.header.malformed("the component \(key) is given twice.") }
+                slot = value
+            }
+            switch key {
+            case "Credential": try set(&credential)
+            case "SignedHeaders": try set(&signedHeaders)
+            case "Signature": try set(&signature)
+            default:
+                throw Form.header.malformed(
+                    "the authorization header requires three components: Credential, SignedHeaders, and Signature; found an unknown component \"\(key.prefix(32))\".")
+            }
+        }
+        guard let credential, let signedHeaders, let signature else {
+            let missing = [("Credential", credential), ("SignedHeaders", signedHeaders), ("Signature", signature)]
+                .filter { $0.1 == nil }.map(\.0).joined(separator: ", ")
+            throw Form.header.malformed(
+                "the authorization header requires three components: Credential, SignedHeaders, and Signature; missing: \(missing).")
+        }
+        guard let payloadText = headers["x-amz-content-sha256"].map({ Self.trim($0) }) else {
+            throw S3Error.invalidRequest(
+                "Missing required header for this request: x-amz-content-sha256 (expected UNSIGNED-PAYLOAD, a STREAMING-* value or the body's hex SHA-256; found none).")
+        }
+        let payload = try Self.payloadMode(payloadText, name: "x-amz-content-sha256")
+        let signedNames = try Self.parseSignedHeaders(signedHeaders, form: .header)
+
+        // The signing time: x-amz-date, or Date when that is what was signed.
+        let amzDate: String
+        let dateSource: String
+        if let value = headers["x-amz-date"] {
+            guard Self.parseAmzDate(Self.trim(value)) != nil else {
+                throw S3Error.accessDenied(
+                    "AWS authentication requires a valid Date or x-amz-date header: expected x-amz-date as yyyyMMdd'T'HHmmss'Z' (20130524T000000Z), found \"\(value.prefix(40))\".")
+            }
+            amzDate = Self.trim(value)
+            dateSource = "x-amz-date"
+        } else if let value = headers["date"], signedNames.contains("date") {
+            guard let time = Timestamp(httpDate: Self.trim(value)) else {
+                throw S3Error.accessDenied(
+                    "AWS authentication requires a valid Date or x-amz-date header: expected an HTTP date (Fri, 24 May 2013 00:00:00 GMT), found \"\(value.prefix(40))\".")
+            }
+            amzDate = Self.amzStamp(time)
+            dateSource = "Date"
+        } else {
+            throw S3Error.accessDenied("AWS authentication requires a valid Date or x-amz-date header: found neither (or a Date that is not signed).")
+        }
+
+        let unsigned = headers.fields.map(\.name).filter { $0.hasPrefix("x-amz-") && !signedNames.contains($0) }
+        if !unsigned.isEmpty {
+            var names: [String] = []
+            for name in unsigned where !names.contains(name) { names.append(name) }
+            throw S3Error("AccessDenied", status: 403,
+                          "There were headers present in the request which were not signed: \(names.joined(separator: ", ")) (every x-amz-* header must be named in SignedHeaders).",
+                          fields: [("HeadersNotSigned", names.joined(separator: ", "))])
+        }
+
+        return try verify(form: .header, credential: credential, signedHeaders: signedHeaders, signedNames: signedNames,
+                          signature: signature, amzDate: amzDate, dateSource: dateSource, expires: nil,
+                          payload: payload, payloadText: payloadText, method: method, rawPath: rawPath,
+                          query: query, headers: headers, now: now)
+    }
+
+    private func verifyQueryForm(method: String, rawPath: [UInt8], query: [QueryItem], headers: HTTPHeaders,
+                                 now: Timestamp) throws(S3Error) -> S3Authentication {
+        func parameter(_ name: String) throws(S3Error) -> String? {
+            let values = query.filter { $0.name == name }
+            guard values.count <= 1 else {
+                throw Form.query.malformed("The query parameter \(name) is given \(values.count) times: expected it once.")
+            }
+            return values.first?.value
+        }
+        let required = "Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters"
+        guard let algorithm = try parameter("X-Amz-Algorithm"), let credential = try parameter("X-Amz-Credential"),
+              let signature = try parameter("X-Amz-Signature"), let date = try parameter("X-Amz-Date"),
+              let signedHeaders = try parameter("X-Amz-SignedHeaders"), let expiresText = try parameter("X-Amz-Expires") else {
+            let missing = ["X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders", "X-Amz-Expires"]
+                .filter { name in !query.contains { $0.name == name } }
+            throw Form.query.malformed("\(required): missing \(missing.joined(separator: ", ")).")
+        }
+        guard algorithm == Self.algorithm else {
+            throw Form.query.malformed("X-Amz-Algorithm only supports \"\(Self.algorithm)\": found \"\(algorithm.prefix(40))\".")
+        }
+        guard Self.parseAmzDate(date) != nil else {
+            throw Form.query.malformed(
+                "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\" (20130524T000000Z): found \"\(date.prefix(40))\".")
+        }
+        guard !expiresText.isEmpty, expiresText.utf8.count <= 10, expiresText.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+              let expires = Int(expiresText) else {
+            throw Form.query.malformed("X-Amz-Expires should be a number of seconds: found \"\(expiresText.prefix(20))\".")
+        }
+        guard expires >= 1 else { throw Form.query.malformed("X-Amz-Expires must be non-negative and at least 1 second: found \(expires).") }
+        guard expires <= 604_800 else {
+            throw Form.query.malformed("X-Amz-Expires must be less than a week (in seconds) that is 604800: found \(expires).")
+        }
+        let payloadText = try parameter("X-Amz-Content-Sha256") ?? "UNSIGNED-PAYLOAD"
+        let payload = try Self.payloadMode(payloadText, name: "X-Amz-Content-Sha256")
+        if case .signedChunks = payload {
+            throw S3Error.invalidRequest(
+                "A presigned URL cannot carry signed chunks: expected X-Amz-Content-Sha256 UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER or a hex SHA-256, found \(payloadText).")
+        }
+        let signedNames = try Self.parseSignedHeaders(signedHeaders, form: .query)
+        return try verify(form: .query, credential: credential, signedHeaders: signedHeaders, signedNames: signedNames,
+                          signature: signature, amzDate: date, dateSource: "X-Amz-Date", expires: expires,
+                          payload: payload, payloadText: payloadText, method: method, rawPath: rawPath,
+                          query: query.filter { $0.name != "X-Amz-Signature" }, headers: headers, now: now)
+    }
+
+    // MARK: What both forms check
+
+    private func verify(form: Form, credential: String, signedHeaders: String, signedNames: [String], signature: String,
+                        amzDate: String, dateSource: String, expires: Int?, payload: PayloadMode, payloadText: String,
+                        method: String, rawPath: [UInt8], query: [QueryItem], headers: HTTPHeaders,
+                        now: Timestamp) throws(S3Error) -> S3Authentication {
+        // Credential=AKID/20130524/us-east-1/s3/aws4_request
+        let parts = credential.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 5, !parts[0].isEmpty else {
+            throw form.malformed(
+                "the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\", found \"\(credential.prefix(128))\".")
+        }
+        let n = parts.count
+        let accessKeyID = parts[..<(n - 4)].joined(separator: "/")
+        let (day, scopeRegion, service, terminator) = (parts[n - 4], parts[n - 3], parts[n - 2], parts[n - 1])
+        guard terminator == "aws4_request" else {
+            throw form.malformed("the credential scope's terminal \"\(terminator.prefix(32))\" is wrong; expecting \"aws4_request\".")
+        }
+        guard service == "s3" else {
+            throw form.malformed("incorrect service \"\(service.prefix(32))\" in the credential scope; expecting \"s3\".")
+        }
+        if let region, scopeRegion != region {
+            throw form.malformed("the region \"\(scopeRegion.prefix(32))\" is wrong; expecting \"\(region)\".", fields: [("Region", region)])
+        }
+        guard !scopeRegion.isEmpty else {
+            throw form.malformed("the credential scope names no region; expecting \"\(region ?? "us-east-1")\".")
+        }
+        guard let secret = secrets[accessKeyID] else { throw S3Error.invalidAccessKeyId(accessKeyID) }
+        guard day == String(amzDate.prefix(8)) else {
+            throw form.malformed(
+                "Invalid credential date \"\(day.prefix(16))\": it must be the day of the request's \(dateSource), \(amzDate.prefix(8)).")
+        }
+        guard let requestTime = Self.parseAmzDate(amzDate) else {
+            throw S3Error.accessDenied("AWS authentication requires a valid Date or x-amz-date header: found \"\(amzDate.prefix(40))\".")
+        }
+
+        let serverTime = Self.isoSeconds(now)
+        if let expires {
+            if requestTime.seconds > now.seconds + Int64(maxSkewSeconds) {
+                throw S3Error.accessDenied(
+                    "Request is not valid yet: its X-Amz-Date \(Self.isoSeconds(requestTime)) is more than \(maxSkewSeconds) seconds after the server's time \(serverTime).")
+            }
+            let expiry = Timestamp(secondsSince1970: requestTime.seconds + Int64(expires))
+            if expiry.seconds < now.seconds {
+                throw S3Error("AccessDenied", status: 403,
+                              "Request has expired: it was valid until \(Self.isoSeconds(expiry)) (X-Amz-Date \(Self.isoSeconds(requestTime)) plus X-Amz-Expires \(expires) seconds); the server's time is \(serverTime).",
+                              fields: [("X-Amz-Expires", String(expires)), ("Expires", Self.isoSeconds(expiry)), ("ServerTime", serverTime)])
+            }
+        } else {
+            let skew = requestTime.seconds - now.seconds
+            if skew.magnitude > UInt64(max(maxSkewSeconds, 0)) {
+                throw S3Error("RequestTimeTooSkewed", status: 403,
+                              "The difference between the request time and the current time is too large: the request's \(dateSource) is \(Self.isoSeconds(requestTime)), the server's time is \(serverTime) (\(skew.magnitude) seconds apart; at most \(maxSkewSeconds) are allowed).",
+                              fields: [("RequestTime", amzDate), ("ServerTime", serverTime),
+                                       ("MaxAllowedSkewMilliseconds", String(maxSkewSeconds * 1000))])
+            }
+        }
+
+        // The canonical request.
+        var canonicalHeaders = ""
+        for name in signedNames {
+            let values = headers.values(name)
+            guard !values.isEmpty else {
+                throw form.malformed("the header \"\(name.prefix(64))\" is named in SignedHeaders but absent from the request.")
+            }
+            canonicalHeaders += name + ":" + values.map(Self.canonicalValue).joined(separator: ",") + "\n"
+        }
+        let canonicalQuery = query
+            .map { (PercentEncoding.encode($0.nameBytes), PercentEncoding.encode($0.valueBytes)) }
+            .sorted { $0.0 == $1.0 ? $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) : $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+            .map { "\($0.0)=\($0.1)" }
+            .joined(separator: "&")
+        let canonicalRequest = [method, try Self.canonicalURI(rawPath), canonicalQuery, canonicalHeaders, signedHeaders, payloadText]
+            .joined(separator: "\n")
+        let scope = "\(day)/\(scopeRegion)/s3/aws4_request"
+        let stringToSign = [Self.algorithm, amzDate, scope, try Self.sha256Hex(Array(canonicalRequest.utf8))].joined(separator: "\n")
+        var key = try Self.hmac(Array(day.utf8), key: Array("AWS4\(secret)".utf8))
+        for part in [scopeRegion, "s3", "aws4_request"] {
+            key = try Self.hmac(Array(part.utf8), key: key)
+        }
+        let computed = Hex.encode(try Self.hmac(Array(stringToSign.utf8), key: key))
+        guard Self.constantTimeEqual(computed, signature) else {
+            var error = S3Error.signatureDoesNotMatch(
+                "The request signature we calculated does not match the signature you provided. Check your key and signing method: the server signed the StringToSign and CanonicalRequest below with the secret of \(accessKeyID.prefix(128)), and found a different Signature (\(signature.prefix(64))).",
+                stringToSign: stringToSign, canonicalRequest: canonicalRequest)
+            error.fields.insert(("AWSAccessKeyId", String(accessKeyID.prefix(128))), at: 0)
+            error.fields.insert(("SignatureProvided", String(signature.prefix(64))), at: 2)
+            throw error
+        }
+        return S3Authentication(accessKeyID: accessKeyID, payload: payload, signingKey: key, scope: scope,
+                                amzDate: amzDate, seedSignature: computed)
+    }
+
+    /// The hex SHA-256 of `bytes`.
+    static func sha256Hex(_ bytes: [UInt8]) throws(S3Error) -> String {
+        do throws(CryptoError) {
+            return Hex.encode(try SHA256Hasher.hash(bytes))
+        } catch {
+            throw S3Error.internalError("The server could not compute a SHA-256 digest: \(error.message).")
+        }
+    }
+
+    /// HMAC-SHA256 of `message` under `key`.
+    static func hmac(_ message: [UInt8], key: [UInt8]) throws(S3Error) -> [UInt8] {
+        do throws(CryptoError) {
+            return try HMACSHA256.authenticationCode(for: message, key: key)
+        } catch {
+            throw S3Error.internalError("The server could not compute a signature: \(error.message).")
+        }
+    }
+
+    // MARK: Pieces
+
+    struct QueryItem {
+        var name: String
+        var value: String
+        var nameBytes: [UInt8]
+        var valueBytes: [UInt8]
+    }
+
+    /// The query's items, decoded (`%XX`, and `+` as a space), in order; a name without
+    /// `=` has the empty value.
+    static func parseQuery(_ raw: [UInt8]) throws(S3Error) -> [QueryItem] {
+        var items: [QueryItem] = []
+        for piece in raw.split(separator: UInt8(ascii: "&")) {
+            let eq = piece.firstIndex(of: UInt8(ascii: "="))
+            let rawName = eq.map { piece[..<$0] } ?? piece[...]
+            let rawValue = eq.map { piece[piece.index(after: $0)...] } ?? []
+            guard let name = percentDecode(rawName, plusIsSpace: true), let value = percentDecode(rawValue, plusIsSpace: true) else {
+                throw S3Error("InvalidURI", status: 400,
+                              "Couldn't parse the specified URI: the query item \"\(String(decoding: piece.prefix(64), as: UTF8.self))\" has a \"%\" not followed by two hex digits.")
+            }
+            items.append(QueryItem(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self),
+                                   nameBytes: name, valueBytes: value))
+        }
+        return items
+    }
+
+    /// The path percent-decoded, then encoded with S3's `UriEncode` (`/` kept); no dot
+    /// segment or `//` is folded, as S3 folds none.
+    static func canonicalURI(_ rawPath: [UInt8]) throws(S3Error) -> String {
+        guard let decoded = percentDecode(rawPath[...], plusIsSpace: false) else {
+            throw S3Error("InvalidURI", status: 400,
+                          "Couldn't parse the specified URI: the path has a \"%\" not followed by two hex digits.")
+        }
+        if decoded.isEmpty { return "/" }
+        return decoded.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            .map { PercentEncoding.encode($0) }
+            .joined(separator: "/")
+    }
+
+    static func percentDecode(_ bytes: ArraySlice<UInt8>, plusIsSpace: Bool) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let byte = bytes[i]
+            if byte == UInt8(ascii: "%") {
+                guard i + 2 < bytes.endIndex,
+                      let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) else { return nil }
+                out.append(high << 4 | low)
+                i += 3
+            } else {
+                out.append(plusIsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+                i += 1
+            }
+        }
+        return out
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    static func parseSignedHeaders(_ text: String, form: Form) throws(S3Error) -> [String] {
+        let names = text.split(separator: ";", omittingEmptySubsequences: false).map { String($0).lowercased() }
+        guard !text.isEmpty, !names.contains(where: \.isEmpty) else {
+            throw form.malformed("SignedHeaders must be header names separated by \";\" (host;x-amz-date): found \"\(text.prefix(128))\".")
+        }
+        guard names.contains("host") else {
+            throw form.malformed("the host header must be signed: SignedHeaders is \"\(text.prefix(128))\".")
+        }
+        return names
+    }
+
+    static func payloadMode(_ text: String, name: String) throws(S3Error) -> PayloadMode {
+        switch text {
+        case "UNSIGNED-PAYLOAD": return .unsigned
+        case "STREAMING-AWS4-HMAC-SHA256-PAYLOAD": return .signedChunks(trailer: false)
+        case "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER": return .signedChunks(trailer: true)
+        case "STREAMING-UNSIGNED-PAYLOAD-TRAILER": return .unsignedChunksWithTrailer
+        default:
+            guard text.utf8.count == 64, text.utf8.allSatisfy({ hexValue($0) != nil }) else {
+                throw S3Error.invalidArgument(
+                    "\(name) must be UNSIGNED-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, STREAMING-UNSIGNED-PAYLOAD-TRAILER or the body's hex SHA-256: found \"\(text.prefix(80))\".",
+                    name: name, value: text)
+            }
+            return .sha256(text.lowercased())
+        }
+    }
+
+    /// `20130524T000000Z` as a time; nil for any other shape.
+    static func parseAmzDate(_ text: String) -> Timestamp? {
+        let b = Array(text.utf8)
+        guard b.count == 16, b[8] == UInt8(ascii: "T"), b[15] == UInt8(ascii: "Z"),
+              b[0..<8].allSatisfy({ $0 >= 48 && $0 <= 57 }), b[9..<15].allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        let s = { (r: Range<Int>) in String(decoding: b[r], as: UTF8.self) }
+        return Timestamp(iso8601: "\(s(0..<4))-\(s(4..<6))-\(s(6..<8))T\(s(9..<11)):\(s(11..<13)):\(s(13..<15))Z")
+    }
+
+    /// `20130524T000000Z` for `time`.
+    static func amzStamp(_ time: Timestamp) -> String {
+        String(time.iso8601.prefix(19).filter { $0 != "-" && $0 != ":" }) + "Z"
+    }
+
+    /// `2013-05-24T00:00:00Z`, as S3's error documents write times.
+    static func isoSeconds(_ time: Timestamp) -> String { String(time.iso8601.prefix(19)) + "Z" }
+
+    /// Leading and trailing spaces removed, inner runs of spaces folded into one.
+    static func canonicalValue(_ value: String) -> String {
+        value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+    }
+
+    static func trim(_ text: some StringProtocol) -> String {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }),
+              let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        return String(String.UnicodeScalarView(scalars[first...last]))
+    }
+
+    /// Equal texts, compared in time that depends only on their lengths.
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for i in 0..<x.count { difference |= x[i] ^ y[i] }
+        return difference == 0
+    }
+}

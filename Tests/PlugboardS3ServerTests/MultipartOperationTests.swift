@@ -1,0 +1,618 @@
+import InMemoryStorage
+import PlugboardAPI
+import PlugboardCrypto
+@testable import PlugboardHTTP
+@testable import PlugboardS3Server
+import Synchronization
+import Testing
+
+/// The multipart operations over InMemoryObjectStorage, with requests built directly (no
+/// router, no signatures): what each answers, and what it leaves in the storage.
+@Suite struct MultipartOperationTests {
+    // MARK: A whole upload
+
+    @Test func threePartsOutOfOrder_completeIntoTheConcatenation_withS3sMultipartETag() async throws {
+        let s = try await MultipartHarness()
+        let p1 = MultipartHarness.bytes(10, seed: 1), p2 = MultipartHarness.bytes(12, seed: 2), p3 = MultipartHarness.bytes(5, seed: 3)
+        try await MultipartOperations.$minimumPartSize.withValue(8) {
+            let id = try await s.create("k/photo.bin", headers: [("content-type", "image/x-test"), ("x-amz-meta-color", "blue"),
+                                                                 ("cache-control", "no-cache")])
+            let e3 = try await s.part(id, 3, p3)
+            let e1 = try await s.part(id, 1, MultipartHarness.bytes(10, seed: 9)) // replaced below
+            _ = e1
+            let e2 = try await s.part(id, 2, p2)
+            let e1b = try await s.part(id, 1, p1)
+            #expect(e1b == "\"" + Hex.encode(try MD5Hasher.hash(p1)) + "\"")
+            #expect(e3 == "\"" + Hex.encode(try MD5Hasher.hash(p3)) + "\"")
+
+            let response = try await s.complete(id, [(1, e1b), (2, e2), (3, e3)])
+            #expect(response.status == 200)
+            #expect(response.headers.contains { $0.0 == "Content-Type" && $0.1 == "application/xml" })
+            let result = try S3XMLReader.parse(response.body)
+            #expect(result.name == "CompleteMultipartUploadResult")
+            #expect(result.text("Bucket") == "b")
+            #expect(result.text("Key") == "k/photo.bin")
+
+            // S3's multipart ETag, computed here independently of the server's code.
+            let concatenatedMD5s = try MD5Hasher.hash(p1) + MD5Hasher.hash(p2) + MD5Hasher.hash(p3)
+            let expectedETag = Hex.encode(try MD5Hasher.hash(concatenatedMD5s)) + "-3"
+            #expect(result.text("ETag") == "\"" + expectedETag + "\"")
+
+            let stored = try await s.storage.get("b/k/photo.bin")
+            #expect(stored.data == p1 + p2 + p3)
+            #expect(stored.info.contentType == "image/x-test")
+            #expect(stored.info.metadata["color"] == "blue")
+            #expect(stored.info.metadata["plugboard-s3-cache-control"] == "no-cache")
+            #expect(S3Objects.etag(stored.info) == "\"" + expectedETag + "\"")
+
+            // The parts and the record are gone; the manifest is there.
+            #expect(try await s.storage.list(prefix: MultipartLayout.uploadsPrefix(bucket: "b")).isEmpty)
+            #expect(try await s.storage.exists(MultipartLayout.manifestKey(bucket: "b", key: "k/photo.bin")))
+
+            // Each part by number: 206, its range, the parts count.
+            var offset = 0
+            for (number, bytes) in [(1, p1), (2, p2), (3, p3)] {
+                let answer = try await MultipartOperations.getObjectPart(s.context, s.request("GET", key: "k/photo.bin", query: [("partNumber", "\(number)")]))
+                #expect(answer.status == 206)
+                #expect(answer.body == bytes)
+                #expect(MultipartHarness.header(answer, "Content-Range") == "bytes \(offset)-\(offset + bytes.count - 1)/27")
+                #expect(MultipartHarness.header(answer, "x-amz-mp-parts-count") == "3")
+                #expect(MultipartHarness.header(answer, "ETag") == "\"" + expectedETag + "\"")
+                let head = try await MultipartOperations.headObjectPart(s.context, s.request("HEAD", key: "k/photo.bin", query: [("partNumber", "\(number)")]))
+                #expect(head.status == 206)
+                #expect(head.body.isEmpty)
+                #expect(head.headLength == bytes.count)
+                #expect(MultipartHarness.header(head, "Content-Range") == MultipartHarness.header(answer, "Content-Range"))
+                offset += bytes.count
+            }
+            let beyond = try #require(await MultipartHarness.s3Error {
+                try await MultipartOperations.getObjectPart(s.context, s.request("GET", key: "k/photo.bin", query: [("partNumber", "4")]))
+            })
+            #expect(beyond.code == "InvalidPartNumber")
+            #expect(beyond.status == 416)
+            #expect(beyond.message.contains("expected 1 to 3"), "\(beyond.message)")
+
+            // After completion the upload is gone.
+            let again = try #require(await MultipartHarness.s3Error { try await s.complete(id, [(1, e1b), (2, e2), (3, e3)]) })
+            #expect(again.code == "NoSuchUpload")
+            let late = try #require(await MultipartHarness.s3Error { try await s.part(id, 4, [1, 2, 3]) })
+            #expect(late.code == "NoSuchUpload")
+        }
+    }
+
+    @Test func anObjectOverwrittenByAPlainPut_isOnePartAgain_andItsStaleManifestIsRemoved() async throws {
+        let s = try await MultipartHarness()
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create("k")
+            let e1 = try await s.part(id, 1, [1, 2, 3])
+            let e2 = try await s.part(id, 2, [4, 5])
+            _ = try await s.complete(id, [(1, e1), (2, e2)])
+        }
+        let manifestKey = MultipartLayout.manifestKey(bucket: "b", key: "k")
+        #expect(try await s.storage.exists(manifestKey))
+        // A plain PutObject stores no multipart ETag.
+        try await s.storage.put("b/k", data: [7, 7, 7, 7])
+        let answer = try await MultipartOperations.getObjectPart(s.context, s.request("GET", key: "k", query: [("partNumber", "1")]))
+        #expect(answer.status == 206)
+        #expect(answer.body == [7, 7, 7, 7])
+        #expect(MultipartHarness.header(answer, "Content-Range") == "bytes 0-3/4")
+        #expect(MultipartHarness.header(answer, "x-amz-mp-parts-count") == nil)
+        #expect(try await !s.storage.exists(manifestKey), "a stale manifest is removed when seen")
+        let second = try #require(await MultipartHarness.s3Error {
+            try await MultipartOperations.getObjectPart(s.context, s.request("GET", key: "k", query: [("partNumber", "2")]))
+        })
+        #expect(second.code == "InvalidPartNumber")
+
+        // A multipart ETag whose manifest does not describe the object (written by some
+        // other path): the object is answered as one part, and the manifest dropped.
+        try await s.storage.put(manifestKey, data: MultipartManifest(key: "k", etag: "other", multipartETag: "0123-2", sizes: [1, 0]).encoded())
+        try await s.storage.put("b/k", data: [9], metadata: [S3Namespace.multipartETagKey: "0123-2"])
+        let whole = try await MultipartOperations.getObjectPart(s.context, s.request("GET", key: "k", query: [("partNumber", "1")]))
+        #expect(whole.body == [9])
+        #expect(MultipartHarness.header(whole, "x-amz-mp-parts-count") == nil)
+        #expect(try await !s.storage.exists(manifestKey))
+    }
+
+    @Test func completion_streamsThePartsOneAfterAnother_intoOnePut() async throws {
+        let memory = InMemoryObjectStorage()
+        let storage = RecordingStorage(memory)
+        try await memory.put(S3Namespace.markerKey(bucket: "b"), data: [])
+        var s = try await MultipartHarness()
+        s.storage = memory
+        s.bound = storage
+        let p1 = MultipartHarness.bytes(10, seed: 1), p2 = MultipartHarness.bytes(12, seed: 2), p3 = MultipartHarness.bytes(5, seed: 3)
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create("k")
+            let etags = [try await s.part(id, 1, p1), try await s.part(id, 2, p2), try await s.part(id, 3, p3)]
+            storage.log.withLock { $0 = [] }
+            _ = try await s.complete(id, [(1, etags[0]), (2, etags[1]), (3, etags[2])])
+            let log = storage.log.withLock { $0 }
+            // Each part is opened only once the previous one has been read to its end, and
+            // the put sees the parts' chunks as they come, never the object whole.
+            let reads = log.filter { $0.contains("/part-") || $0.hasPrefix("chunk ") || $0.hasSuffix("b/k") || $0.hasPrefix("put b/k") }
+            #expect(reads == ["put b/k length 27", "get \(id)/part-00001", "chunk 10", "get \(id)/part-00002", "chunk 12",
+                              "get \(id)/part-00003", "chunk 5", "stored b/k"], "\(log)")
+        }
+        #expect(try await memory.get("b/k").data == p1 + p2 + p3)
+    }
+
+    @Test func aLargePart_isAnsweredAsAStream() async throws {
+        let s = try await MultipartHarness()
+        let big = MultipartHarness.bytes(1_500_000, seed: 4)
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create("k")
+            let e1 = try await s.part(id, 1, [0])
+            let e2 = try await s.part(id, 2, big)
+            _ = try await s.complete(id, [(1, e1), (2, e2)])
+        }
+        let answer = try await MultipartOperations.getObjectPart(s.context, s.request("GET", key: "k", query: [("partNumber", "2")]))
+        #expect(answer.status == 206)
+        #expect(MultipartHarness.header(answer, "Content-Range") == "bytes 1-1500000/1500001")
+        let stream = try #require(answer.stream)
+        #expect(stream.length == big.count)
+        var received: [UInt8] = []
+        while let chunk = try await stream.next() { received += chunk }
+        #expect(received == big)
+    }
+
+    @Test func theHelpersForTheOtherOperations_seeUploadsAndForgetManifests() async throws {
+        let s = try await MultipartHarness()
+        #expect(try await !MultipartOperations.hasUploadsInProgress(s.context, bucket: "b"))
+        let id = try await s.create("k")
+        #expect(try await MultipartOperations.hasUploadsInProgress(s.context, bucket: "b"))
+        let e1 = try await s.part(id, 1, [1])
+        _ = try await s.complete(id, [(1, e1)])
+        #expect(try await !MultipartOperations.hasUploadsInProgress(s.context, bucket: "b"))
+        #expect(try await s.storage.exists(MultipartLayout.manifestKey(bucket: "b", key: "k")))
+        try await MultipartOperations.forgetParts(s.context, bucket: "b", key: "k")
+        #expect(try await !s.storage.exists(MultipartLayout.manifestKey(bucket: "b", key: "k")))
+    }
+
+    @Test func aPartRead_honoursConditions_andRefusesARangeBesideIt() async throws {
+        let s = try await MultipartHarness()
+        try await s.storage.put("b/k", data: [1, 2, 3])
+        let etag = "\"" + Hex.encode(try MD5Hasher.hash([1, 2, 3] as [UInt8])) + "\""
+        func get(_ headers: [(String, String)]) async throws -> HTTPResponse {
+            try await MultipartOperations.getObjectPart(s.context, s.request("GET", key: "k", query: [("partNumber", "1")], headers: headers))
+        }
+        #expect(try await get([("if-match", etag)]).status == 206)
+        #expect(try await get([("if-none-match", etag)]).status == 304)
+        #expect(try await get([("if-none-match", "\"other\"")]).status == 206)
+        #expect(try await get([("if-modified-since", "Sun, 01 Jan 2090 00:00:00 GMT")]).status == 304)
+        let failed = try #require(await MultipartHarness.s3Error { try await get([("if-match", "\"other\"")]) })
+        #expect(failed.code == "PreconditionFailed")
+        let unmodified = try #require(await MultipartHarness.s3Error { try await get([("if-unmodified-since", "Mon, 01 Jan 2001 00:00:00 GMT")]) })
+        #expect(unmodified.code == "PreconditionFailed")
+        let both = try #require(await MultipartHarness.s3Error { try await get([("range", "bytes=0-1")]) })
+        #expect(both.code == "InvalidRequest")
+        let missing = try #require(await MultipartHarness.s3Error {
+            try await MultipartOperations.headObjectPart(s.context, s.request("HEAD", key: "none", query: [("partNumber", "1")]))
+        })
+        #expect(missing.code == "NoSuchKey")
+    }
+
+    // MARK: Completion's refusals
+
+    @Test func partsOutOfOrder_areInvalidPartOrder() async throws {
+        let s = try await MultipartHarness()
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create("k")
+            let e1 = try await s.part(id, 1, [1])
+            let e2 = try await s.part(id, 2, [2])
+            let error = try #require(await MultipartHarness.s3Error { try await s.complete(id, [(2, e2), (1, e1)]) })
+            #expect(error.code == "InvalidPartOrder")
+            #expect(error.message.contains("expected a part number above 2, found 1"), "\(error.message)")
+            let repeated = try #require(await MultipartHarness.s3Error { try await s.complete(id, [(1, e1), (1, e1)]) })
+            #expect(repeated.code == "InvalidPartOrder")
+            // Nothing was stored, and the upload is still there.
+            #expect(try await !s.storage.exists("b/k"))
+            _ = try await s.complete(id, [(1, e1), (2, e2)])
+            #expect(try await s.storage.get("b/k").data == [1, 2])
+        }
+    }
+
+    @Test func aWrongOrMissingPart_isInvalidPart_namingThePart() async throws {
+        let s = try await MultipartHarness()
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create("k")
+            let e1 = try await s.part(id, 1, [1, 1])
+            _ = try await s.part(id, 2, [2, 2])
+            let wrong = try #require(await MultipartHarness.s3Error {
+                try await s.complete(id, [(1, e1), (2, "\"0123456789abcdef0123456789abcdef\"")])
+            })
+            #expect(wrong.code == "InvalidPart")
+            #expect(wrong.message.contains("part 2"), "\(wrong.message)")
+            #expect(wrong.message.contains("0123456789abcdef0123456789abcdef"), "\(wrong.message)")
+            let missing = try #require(await MultipartHarness.s3Error { try await s.complete(id, [(1, e1), (3, e1)]) })
+            #expect(missing.code == "InvalidPart")
+            #expect(missing.message.contains("part 3"), "\(missing.message)")
+            #expect(try await !s.storage.exists("b/k"))
+            // ETags without their quotes are taken too.
+            _ = try await s.complete(id, [(1, String(e1.dropFirst().dropLast()))])
+            #expect(try await s.storage.get("b/k").data == [1, 1])
+        }
+    }
+
+    @Test func aSmallPartButTheLast_isEntityTooSmall_atS3sRealMinimum() async throws {
+        #expect(MultipartOperations.minimumPartSize == 5 * 1024 * 1024)
+        let s = try await MultipartHarness()
+        let id = try await s.create("k")
+        let e1 = try await s.part(id, 1, MultipartHarness.bytes(10, seed: 1))
+        let e2 = try await s.part(id, 2, MultipartHarness.bytes(3, seed: 2))
+        let error = try #require(await MultipartHarness.s3Error { try await s.complete(id, [(1, e1), (2, e2)]) })
+        #expect(error.code == "EntityTooSmall")
+        #expect(error.status == 400)
+        #expect(error.message.contains("part 1"), "\(error.message)")
+        #expect(error.message.contains("at least 5242880 bytes, found 10"), "\(error.message)")
+        #expect(try await !s.storage.exists("b/k"))
+        // The last part alone may be small.
+        _ = try await s.complete(id, [(2, e2)])
+        #expect(try await s.storage.get("b/k").data == MultipartHarness.bytes(3, seed: 2))
+    }
+
+    @Test func aMalformedCompletionDocument_isMalformedXML() async throws {
+        let s = try await MultipartHarness()
+        let id = try await s.create("k")
+        for body in ["<CompleteMultipartUpload></CompleteMultipartUpload>", "<Other/>", "<CompleteMultipartUpload><Part>"] {
+            let error = try #require(await MultipartHarness.s3Error {
+                try await MultipartOperations.completeMultipartUpload(s.context, s.request("POST", key: "k", query: [("uploadId", id)], body: Array(body.utf8)))
+            })
+            #expect(error.code == "MalformedXML", "\(body)")
+        }
+    }
+
+    // MARK: Abort, unknown uploads, swaps
+
+    @Test func abort_removesPartsAndRecord_andTheUploadIsThenNoSuchUpload() async throws {
+        let s = try await MultipartHarness()
+        let id = try await s.create("k")
+        _ = try await s.part(id, 1, [1])
+        _ = try await s.part(id, 2, [2])
+        let answer = try await MultipartOperations.abortMultipartUpload(s.context, s.request("DELETE", key: "k", query: [("uploadId", id)]))
+        #expect(answer.status == 204)
+        #expect(try await s.storage.list(prefix: MultipartLayout.uploadsPrefix(bucket: "b")).isEmpty)
+        for operation in ["part", "complete", "abort", "list"] {
+            let error = try #require(await MultipartHarness.s3Error {
+                switch operation {
+                case "part": return try await MultipartOperations.uploadPart(s.context, s.request("PUT", key: "k", query: [("partNumber", "1"), ("uploadId", id)], body: [1]))
+                case "complete": return try await s.complete(id, [(1, "x")])
+                case "abort": return try await MultipartOperations.abortMultipartUpload(s.context, s.request("DELETE", key: "k", query: [("uploadId", id)]))
+                default: return try await MultipartOperations.listParts(s.context, s.request("GET", key: "k", query: [("uploadId", id)]))
+                }
+            })
+            #expect(error.code == "NoSuchUpload", "\(operation)")
+            #expect(error.status == 404)
+        }
+    }
+
+    @Test func anUploadOfAnotherKey_aMadeUpID_orAnotherStorage_isNoSuchUpload() async throws {
+        let s = try await MultipartHarness()
+        let id = try await s.create("k")
+        let otherKey = try #require(await MultipartHarness.s3Error {
+            try await MultipartOperations.uploadPart(s.context, s.request("PUT", key: "other", query: [("partNumber", "1"), ("uploadId", id)], body: [1]))
+        })
+        #expect(otherKey.code == "NoSuchUpload")
+        let madeUp = try #require(await MultipartHarness.s3Error {
+            try await MultipartOperations.uploadPart(s.context, s.request("PUT", key: "k", query: [("partNumber", "1"), ("uploadId", "../../buckets/b")], body: [1]))
+        })
+        #expect(madeUp.code == "NoSuchUpload")
+        // The storage swapped for another that has the bucket but not the upload.
+        let swapped = InMemoryObjectStorage()
+        try await swapped.put(S3Namespace.markerKey(bucket: "b"), data: [])
+        let context = S3Context(storage: swapped, logger: .disabled, region: "us-east-1")
+        let afterSwap = try #require(await MultipartHarness.s3Error {
+            try await MultipartOperations.uploadPart(context, s.request("PUT", key: "k", query: [("partNumber", "1"), ("uploadId", id)], body: [1]))
+        })
+        #expect(afterSwap.code == "NoSuchUpload")
+        #expect(try await swapped.list(prefix: "").count == 1)
+    }
+
+    @Test func partNumbersOutside1To10000_areInvalidArgument() async throws {
+        let s = try await MultipartHarness()
+        let id = try await s.create("k")
+        for bad in ["0", "10001", "-1", "abc", ""] {
+            let error = try #require(await MultipartHarness.s3Error {
+                try await MultipartOperations.uploadPart(s.context, s.request("PUT", key: "k", query: [("partNumber", bad), ("uploadId", id)], body: [1]))
+            })
+            #expect(error.code == "InvalidArgument", "\(bad)")
+            #expect(error.message.contains("between 1 and 10000"), "\(error.message)")
+        }
+        _ = try await s.part(id, 10000, [1])
+        #expect(try await s.storage.exists(MultipartLayout.partKey(bucket: "b", uploadID: id, partNumber: 10000)))
+    }
+
+    @Test func aPartBodyThatThrowsMidway_storesNoPart() async throws {
+        let s = try await MultipartHarness()
+        let id = try await s.create("k")
+        struct Broken: Error {}
+        let chunks = MultipartTestChunks([[1, 2, 3, 4]])
+        let body = ObjectBody(length: 10) {
+            if let chunk = chunks.next() { return chunk }
+            throw Broken()
+        }
+        await #expect(throws: Broken.self) {
+            _ = try await MultipartOperations.uploadPart(s.context, s.request("PUT", key: "k", query: [("partNumber", "1"), ("uploadId", id)], body: body))
+        }
+        #expect(try await !s.storage.exists(MultipartLayout.partKey(bucket: "b", uploadID: id, partNumber: 1)))
+        let listed = try S3XMLReader.parse(try await MultipartOperations.listParts(s.context, s.request("GET", key: "k", query: [("uploadId", id)])).body)
+        #expect(listed.children("Part").isEmpty)
+        #expect(listed.text("IsTruncated") == "false")
+    }
+
+    // MARK: Listings
+
+    @Test func listParts_pagesWithMaxParts1() async throws {
+        let s = try await MultipartHarness()
+        let id = try await s.create("k")
+        let sizes = [3: 30, 1: 10, 2: 20]
+        for (number, size) in sizes { _ = try await s.part(id, number, MultipartHarness.bytes(size, seed: UInt8(number))) }
+        var marker = 0
+        var seen: [Int] = []
+        for page in 1...3 {
+            let answer = try await MultipartOperations.listParts(s.context, s.request("GET", key: "k", query: [("uploadId", id), ("max-parts", "1"), ("part-number-marker", "\(marker)")]))
+            let doc = try S3XMLReader.parse(answer.body)
+            #expect(doc.name == "ListPartsResult")
+            #expect(doc.text("UploadId") == id)
+            #expect(doc.text("MaxParts") == "1")
+            #expect(doc.text("PartNumberMarker") == "\(marker)")
+            let parts = doc.children("Part")
+            try #require(parts.count == 1)
+            let number = try #require(parts[0].text("PartNumber").flatMap { Int($0) })
+            #expect(parts[0].text("Size") == "\(sizes[number]!)")
+            #expect(parts[0].text("ETag") == "\"" + Hex.encode(try MD5Hasher.hash(MultipartHarness.bytes(sizes[number]!, seed: UInt8(number)))) + "\"")
+            #expect(parts[0].text("LastModified")?.hasSuffix("Z") == true)
+            #expect(doc.text("IsTruncated") == (page < 3 ? "true" : "false"))
+            #expect(doc.text("NextPartNumberMarker") == "\(number)")
+            seen.append(number)
+            marker = number
+        }
+        #expect(seen == [1, 2, 3])
+        let all = try S3XMLReader.parse(try await MultipartOperations.listParts(s.context, s.request("GET", key: "k", query: [("uploadId", id)])).body)
+        #expect(all.children("Part").compactMap { $0.text("PartNumber") } == ["1", "2", "3"])
+        #expect(all.text("IsTruncated") == "false")
+    }
+
+    @Test func listMultipartUploads_listsTwoUploads_inKeyOrder_andPages() async throws {
+        let s = try await MultipartHarness()
+        let second = try await s.create("z/second")
+        let first = try await s.create("a/first")
+        let doc = try S3XMLReader.parse(try await MultipartOperations.listMultipartUploads(s.context, s.bucketRequest([("uploads", "")])).body)
+        #expect(doc.name == "ListMultipartUploadsResult")
+        #expect(doc.text("Bucket") == "b")
+        #expect(doc.text("IsTruncated") == "false")
+        let uploads = doc.children("Upload")
+        #expect(uploads.compactMap { $0.text("Key") } == ["a/first", "z/second"])
+        #expect(uploads.compactMap { $0.text("UploadId") } == [first, second])
+        #expect(uploads.allSatisfy { $0.text("StorageClass") == "STANDARD" && $0.text("Initiated")?.hasSuffix("Z") == true })
+
+        let page1 = try S3XMLReader.parse(try await MultipartOperations.listMultipartUploads(s.context, s.bucketRequest([("uploads", ""), ("max-uploads", "1")])).body)
+        #expect(page1.children("Upload").compactMap { $0.text("Key") } == ["a/first"])
+        #expect(page1.text("IsTruncated") == "true")
+        #expect(page1.text("NextKeyMarker") == "a/first")
+        #expect(page1.text("NextUploadIdMarker") == first)
+        let page2 = try S3XMLReader.parse(try await MultipartOperations.listMultipartUploads(s.context, s.bucketRequest(
+            [("uploads", ""), ("max-uploads", "1"), ("key-marker", "a/first"), ("upload-id-marker", first)])).body)
+        #expect(page2.children("Upload").compactMap { $0.text("Key") } == ["z/second"])
+        #expect(page2.text("IsTruncated") == "false")
+
+        let prefixed = try S3XMLReader.parse(try await MultipartOperations.listMultipartUploads(s.context, s.bucketRequest([("uploads", ""), ("prefix", "z/")])).body)
+        #expect(prefixed.children("Upload").compactMap { $0.text("Key") } == ["z/second"])
+        let grouped = try S3XMLReader.parse(try await MultipartOperations.listMultipartUploads(s.context, s.bucketRequest([("uploads", ""), ("delimiter", "/")])).body)
+        #expect(grouped.children("Upload").isEmpty)
+        #expect(grouped.children("CommonPrefixes").compactMap { $0.text("Prefix") } == ["a/", "z/"])
+        // Another bucket's uploads are not listed.
+        try await s.storage.put(S3Namespace.markerKey(bucket: "other"), data: [])
+        let other = try S3XMLReader.parse(try await MultipartOperations.listMultipartUploads(s.context, s.bucketRequest([("uploads", "")], bucket: "other")).body)
+        #expect(other.children("Upload").isEmpty)
+    }
+
+    // MARK: UploadPartCopy
+
+    @Test func uploadPartCopy_copiesARangeOfAnExistingObject() async throws {
+        let s = try await MultipartHarness()
+        let source = MultipartHarness.bytes(100, seed: 7)
+        try await s.storage.put("b/src/object", data: source)
+        let id = try await s.create("k")
+        let copy = try await MultipartOperations.uploadPartCopy(s.context, s.request("PUT", key: "k", query: [("partNumber", "1"), ("uploadId", id)],
+                                                                                  headers: [("x-amz-copy-source", "/b/src%2Fobject"), ("x-amz-copy-source-range", "bytes=10-29")]))
+        #expect(copy.status == 200)
+        let result = try S3XMLReader.parse(copy.body)
+        #expect(result.name == "CopyPartResult")
+        let slice = Array(source[10...29])
+        #expect(result.text("ETag") == "\"" + Hex.encode(try MD5Hasher.hash(slice)) + "\"")
+        let etag = try #require(result.text("ETag"))
+        _ = try await s.complete(id, [(1, etag)])
+        #expect(try await s.storage.get("b/k").data == slice)
+
+        let id2 = try await s.create("k2")
+        let beyond = try #require(await MultipartHarness.s3Error {
+            try await MultipartOperations.uploadPartCopy(s.context, s.request("PUT", key: "k2", query: [("partNumber", "1"), ("uploadId", id2)],
+                                                                              headers: [("x-amz-copy-source", "b/src/object"), ("x-amz-copy-source-range", "bytes=50-100")]))
+        })
+        #expect(beyond.code == "InvalidArgument")
+        #expect(beyond.message.contains("size: 100"), "\(beyond.message)")
+        let missing = try #require(await MultipartHarness.s3Error {
+            try await MultipartOperations.uploadPartCopy(s.context, s.request("PUT", key: "k2", query: [("partNumber", "1"), ("uploadId", id2)],
+                                                                              headers: [("x-amz-copy-source", "b/none")]))
+        })
+        #expect(missing.code == "NoSuchKey")
+        // The whole object when no range is given.
+        _ = try await MultipartOperations.uploadPartCopy(s.context, s.request("PUT", key: "k2", query: [("partNumber", "1"), ("uploadId", id2)],
+                                                                              headers: [("x-amz-copy-source", "b/src/object")]))
+        #expect(try await s.storage.get(MultipartLayout.partKey(bucket: "b", uploadID: id2, partNumber: 1)).data == source)
+    }
+
+    // MARK: The record
+
+    @Test func theRecord_roundTripsAnyKeyAndMetadata_andRefusesDamage() throws {
+        let record = MultipartRecord(key: "a b\n%c/\u{E9}\u{1F600} =x", contentType: "text/plain; charset=utf-8",
+                                     initiated: Timestamp(secondsSince1970: 1_796_000_000, nanoseconds: 123),
+                                     initiator: "AKIA", metadata: ["color": "blue green", "plugboard-s3-expires": "", "x": "%20"])
+        #expect(MultipartRecord(parsing: record.encoded()) == record)
+        #expect(MultipartRecord(parsing: Array("garbage".utf8)) == nil)
+        #expect(MultipartRecord(parsing: Array("plugboard-s3-upload 1\nkey %ZZ\ninitiated 1 0\n".utf8)) == nil)
+        #expect(MultipartRecord(parsing: Array("plugboard-s3-upload 1\ninitiated 1 0\n".utf8)) == nil)
+        #expect(MultipartRecord(parsing: Array("plugboard-s3-upload 1\nkey k\ninitiated 1 0\nfuture field\n".utf8))?.key == "k")
+        let manifest = MultipartManifest(key: "k", etag: "e", multipartETag: "m-2", sizes: [5, 0])
+        #expect(MultipartManifest(parsing: manifest.encoded()) == manifest)
+        #expect(MultipartManifest(parsing: Array("plugboard-s3-parts 1\nkey k\netag e\nmultipart-etag m\npart -1\n".utf8)) == nil)
+        #expect(MultipartLayout.partKey(bucket: "b", uploadID: "i", partNumber: 42) == "_plugboard-s3/uploads/b/i/part-00042")
+        let long = String(repeating: "k", count: 1010)
+        #expect(MultipartLayout.manifestKey(bucket: "b", key: long).hasPrefix("_plugboard-s3/parts-hashed/b/"))
+        #expect(MultipartLayout.manifestKey(bucket: "b", key: "short") == "_plugboard-s3/parts/b/short")
+    }
+
+    @Test func aKeyTooLongForTheManifestsPrefix_stillAnswersItsParts() async throws {
+        let s = try await MultipartHarness()
+        let long = String(repeating: "k", count: 1010)
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create(long)
+            let e1 = try await s.part(id, 1, [1, 2])
+            let e2 = try await s.part(id, 2, [3])
+            _ = try await s.complete(id, [(1, e1), (2, e2)])
+        }
+        let second = try await MultipartOperations.getObjectPart(s.context, s.request("GET", key: long, query: [("partNumber", "2")]))
+        #expect(second.status == 206)
+        #expect(second.body == [3])
+        #expect(MultipartHarness.header(second, "Content-Range") == "bytes 2-2/3")
+        #expect(MultipartHarness.header(second, "x-amz-mp-parts-count") == "2")
+    }
+}
+
+/// A bucket "b" in a fresh InMemoryObjectStorage, and requests to it.
+fileprivate struct MultipartHarness {
+    var storage = InMemoryObjectStorage()
+    /// What the operations see; `storage` unless a test puts a wrapper in front of it.
+    var bound: (any ObjectStorage)?
+    var context: S3Context { S3Context(storage: bound ?? storage, logger: .disabled, region: "us-east-1") }
+
+    init() async throws {
+        try await storage.put(S3Namespace.markerKey(bucket: "b"), data: [])
+    }
+
+    func request(_ method: String, key: String?, query: [(name: String, value: String)], headers: [(String, String)] = [],
+                 body: [UInt8] = [], bucket: String = "b") -> S3Request {
+        request(method, key: key, query: query, headers: headers, body: ObjectBody(body), bucket: bucket)
+    }
+
+    func request(_ method: String, key: String?, query: [(name: String, value: String)], headers: [(String, String)] = [],
+                 body: ObjectBody, bucket: String = "b") -> S3Request {
+        let head = RequestHead(method: method, target: "/", version: .http11, headers: HTTPHeaders([(name: "host", value: "test")] + headers.map { (name: $0.0, value: $0.1) }),
+                               framing: body.length.map { .length($0) } ?? .chunked, keepAlive: true, expectsContinue: false)
+        return S3Request(head: head, bucket: bucket, key: key, query: query, body: body, requestID: "test", accessKeyID: "AKIATEST")
+    }
+
+    func bucketRequest(_ query: [(name: String, value: String)], bucket: String = "b") -> S3Request {
+        request("GET", key: nil, query: query, bucket: bucket)
+    }
+
+    func create(_ key: String, headers: [(String, String)] = []) async throws -> String {
+        let answer = try await MultipartOperations.createMultipartUpload(context, request("POST", key: key, query: [("uploads", "")], headers: headers))
+        let doc = try S3XMLReader.parse(answer.body)
+        #expect(doc.name == "InitiateMultipartUploadResult")
+        #expect(doc.text("Key") == key)
+        let id = try #require(doc.text("UploadId"))
+        #expect(id.utf8.count == 32)
+        keys.value[id] = key
+        return id
+    }
+
+    /// UploadPart; the answer's ETag header.
+    func part(_ id: String, _ number: Int, _ bytes: [UInt8]) async throws -> String {
+        let answer = try await MultipartOperations.uploadPart(context, request("PUT", key: keys.value[id] ?? "k", query: [("partNumber", "\(number)"), ("uploadId", id)], body: bytes))
+        #expect(answer.status == 200)
+        return try #require(Self.header(answer, "ETag"))
+    }
+
+    func complete(_ id: String, _ parts: [(Int, String)]) async throws -> HTTPResponse {
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+        for (number, etag) in parts {
+            xml += "<Part><PartNumber>\(number)</PartNumber><ETag>\(etag.replacingQuotes())</ETag></Part>"
+        }
+        xml += "</CompleteMultipartUpload>"
+        return try await MultipartOperations.completeMultipartUpload(context, request("POST", key: keys.value[id] ?? "k", query: [("uploadId", id)], body: Array(xml.utf8)))
+    }
+
+    let keys = MultipartKeyBook()
+
+    static func header(_ response: HTTPResponse, _ name: String) -> String? {
+        response.headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    static func bytes(_ count: Int, seed: UInt8) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed) &* 7) }
+    }
+
+    static func s3Error<T>(_ operation: () async throws -> T) async -> S3Error? {
+        do {
+            _ = try await operation()
+            return nil
+        } catch let error as S3Error {
+            return error
+        } catch {
+            Issue.record("expected an S3Error, found \(error)")
+            return nil
+        }
+    }
+}
+
+/// Which key each upload in a test was created for.
+fileprivate final class MultipartKeyBook: @unchecked Sendable {
+    // @unchecked: tests touch it from their one task.
+    var value: [String: String] = [:]
+}
+
+/// Chunks handed out one at a time.
+fileprivate final class MultipartTestChunks: @unchecked Sendable {
+    // @unchecked: one ObjectBody reader at a time.
+    private var remaining: [[UInt8]]
+    init(_ chunks: [[UInt8]]) { remaining = chunks }
+    func next() -> [UInt8]? { remaining.isEmpty ? nil : remaining.removeFirst() }
+}
+
+extension String {
+    /// `"` as `&quot;`, as SDKs write ETags in the completion document.
+    fileprivate func replacingQuotes() -> String {
+        var out = ""
+        for c in self { out += c == "\"" ? "&quot;" : String(c) }
+        return out
+    }
+}
+
+/// InMemoryObjectStorage behind a log of the streamed gets and puts, read chunk by chunk.
+fileprivate final class RecordingStorage: ObjectStorage {
+    let base: InMemoryObjectStorage
+    let log = Mutex<[String]>([])
+
+    init(_ base: InMemoryObjectStorage) { self.base = base }
+
+    func record(_ line: String) { log.withLock { $0.append(line) } }
+
+    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+        try await base.put(key, data: data, contentType: contentType, metadata: metadata)
+    }
+    func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
+    func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
+    func delete(_ key: String) async throws { try await base.delete(key) }
+    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
+        try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
+    }
+    func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
+             condition: WriteCondition) async throws -> ObjectInfo {
+        let short = key.hasPrefix(S3Namespace.uploadsPrefix) ? String(key.split(separator: "/").suffix(2).joined(separator: "/")) : key
+        record("put \(short) length \(body.length.map(String.init) ?? "nil")")
+        var bytes: [UInt8] = []
+        for try await chunk in body {
+            record("chunk \(chunk.count)")
+            bytes += chunk
+        }
+        let info = try await base.put(key, body: ObjectBody(bytes), contentType: contentType, metadata: metadata, condition: condition)
+        record("stored \(short)")
+        return info
+    }
+    func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
+        let short = key.hasPrefix(S3Namespace.uploadsPrefix) ? String(key.split(separator: "/").suffix(2).joined(separator: "/")) : key
+        record("get \(short)")
+        return try await base.get(key, range: range)
+    }
+}
