@@ -2,6 +2,7 @@ import InMemoryStorage
 import PlugboardAPI
 @testable import PlugboardHTTP
 @testable import PlugboardS3Server
+import Synchronization
 import Testing
 
 @Suite struct ListOperationTests {
@@ -278,5 +279,55 @@ final class OwnTokenStorage: ObjectStorage {
         let rest = try await ListOperations.listObjectsV2(context, s3.request("GET", bucket: "bkt", query: [("continuation-token", try #require(root.text("NextContinuationToken")))])).document()
         #expect(ListOperationTests.keys(rest) == ["h"])
         #expect(rest.children("Contents").first?.text("ETag") == "\"feed-2\"")
+    }
+}
+
+/// InMemoryObjectStorage, counting the listing pages asked for.
+final class CountingStorage: ObjectStorage {
+    let inner = InMemoryObjectStorage()
+    private let lists = Atomic<Int>(0)
+    var listCalls: Int { lists.load(ordering: .relaxed) }
+
+    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+        try await inner.put(key, data: data, contentType: contentType, metadata: metadata)
+    }
+    func get(_ key: String) async throws -> StoredObject { try await inner.get(key) }
+    func head(_ key: String) async throws -> ObjectInfo { try await inner.head(key) }
+    func delete(_ key: String) async throws { try await inner.delete(key) }
+    func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
+             condition: WriteCondition) async throws -> ObjectInfo {
+        try await inner.put(key, body: body, contentType: contentType, metadata: metadata, condition: condition)
+    }
+    func get(_ key: String, range: ByteRange?) async throws -> ObjectStream { try await inner.get(key, range: range) }
+    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
+        lists.add(1, ordering: .relaxed)
+        return try await inner.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
+    }
+}
+
+@Suite struct BoundedListingTests {
+    @Test func theWalkStopsAtMaxKeys_andStartAfterJumpsThroughTheStoragesTokens() async throws {
+        let storage = CountingStorage()
+        let context = S3Context(storage: storage, logger: .disabled, region: "us-west-2")
+        let s3 = S3Fixture()
+        _ = try await BucketOperations.createBucket(context, s3.request("PUT", bucket: "bkt"))
+        for i in 0..<2100 { _ = try await storage.put("bkt/k" + String(100_000 + i), data: [], contentType: nil, metadata: [:]) }
+
+        let before = storage.listCalls
+        let small = try await ListOperations.listObjectsV2(context, s3.request("GET", bucket: "bkt", query: [("max-keys", "5")])).document()
+        #expect(ListOperationTests.keys(small) == ["k100000", "k100001", "k100002", "k100003", "k100004"])
+        #expect(storage.listCalls - before == 1)
+
+        let middle = storage.listCalls
+        let after = try await ListOperations.listObjectsV2(context, s3.request("GET", bucket: "bkt", query: [("start-after", "k102050")])).document()
+        #expect(ListOperationTests.keys(after).first == "k102051")
+        #expect(ListOperationTests.keys(after).count == 49)
+        #expect(storage.listCalls - middle == 1)
+
+        let resumed = storage.listCalls
+        let next = try await ListOperations.listObjectsV2(context, s3.request("GET", bucket: "bkt", query: [
+            ("max-keys", "3"), ("continuation-token", try #require(small.text("NextContinuationToken")))])).document()
+        #expect(ListOperationTests.keys(next) == ["k100005", "k100006", "k100007"])
+        #expect(storage.listCalls - resumed == 1)
     }
 }

@@ -17,26 +17,15 @@ enum DeleteObjectsOperation {
         let (quiet, objects) = try parse(body)
         try await S3Objects.requireBucket(context, bucket)
 
+        // The deletes a few at a time (a remote backend's round trips), answered in order.
+        let outcomes = try await S3OperationSupport.mapConcurrently(objects) { object in
+            try await delete(object, bucket: bucket, context)
+        }
         var xml = S3XMLWriter(root: "DeleteResult")
-        for object in objects {
-            if let version = object.versionId, version != "null" {
-                writeError(into: &xml, key: object.key, versionId: version, code: "NoSuchVersion",
-                           message: "The specified version does not exist: expected \"null\" (the bucket is not versioned), found \"\(version.prefix(128))\".")
-                continue
-            }
-            do {
-                let storageKey = try S3Objects.storageKey(bucket: bucket, key: object.key)
-                try await context.storage.delete(storageKey)
-            } catch let error as S3Error {
-                writeError(into: &xml, key: object.key, versionId: object.versionId, code: error.code, message: error.message)
-                continue
-            } catch let error as PlugboardError {
-                context.logger.warning("DeleteObjects could not delete \(bucket)/\(object.key): \(error)")
-                let s3 = S3Error(storage: error, bucket: bucket, key: object.key)
-                writeError(into: &xml, key: object.key, versionId: object.versionId, code: s3.code, message: s3.message)
-                continue
-            }
-            if !quiet {
+        for (object, outcome) in zip(objects, outcomes) {
+            if let failure = outcome {
+                writeError(into: &xml, key: object.key, versionId: object.versionId, code: failure.code, message: failure.message)
+            } else if !quiet {
                 xml.open("Deleted")
                 xml.element("Key", object.key)
                 xml.element("VersionId", ifPresent: object.versionId)
@@ -44,6 +33,28 @@ enum DeleteObjectsOperation {
             }
         }
         return S3OperationSupport.xml(xml.finish())
+    }
+
+    /// Deletes one object: nil, or the code and message of its `<Error>` entry.
+    static func delete(_ object: (key: String, versionId: String?), bucket: String,
+                       _ context: S3Context) async throws -> (code: String, message: String)? {
+        if let version = object.versionId, version != "null" {
+            return ("NoSuchVersion", "The specified version does not exist: expected \"null\" (the bucket is not versioned), found \"\(version.prefix(128))\".")
+        }
+        do {
+            let storageKey = try S3Objects.storageKey(bucket: bucket, key: object.key)
+            try await context.storage.delete(storageKey)
+            return nil
+        } catch let error as S3Error {
+            return (error.code, error.message)
+        } catch let error as PlugboardError {
+            context.logger.warning("DeleteObjects could not delete \(bucket)/\(object.key): \(error)")
+            let s3 = S3Error(storage: error, bucket: bucket, key: object.key)
+            return (s3.code, s3.message)
+        } catch {
+            if error is CancellationError { throw error }
+            return ("InternalError", "The storage failed: \(error).")
+        }
     }
 
     /// `Quiet` and the objects of a `<Delete>` document; `MalformedXML` for anything else

@@ -128,6 +128,17 @@ struct S3Listing: Sendable {
 
     /// The S3 ETag of a listed object: listings may not carry metadata (``ObjectListing``),
     /// and the multipart ETag lives there, so such an entry is asked for with `head`.
+    /// The S3 ETags of a page's objects, in order (``etag(_:_:)`` of each, the heads a
+    /// few at a time).
+    static func etags(_ page: Page, _ storage: any ObjectStorage) async throws -> [String] {
+        let infos = page.entries.compactMap { entry -> ObjectInfo? in
+            if case .object(_, let info) = entry { return info }
+            return nil
+        }
+        if !infos.contains(where: { $0.unknown.contains(.metadata) }) { return infos.map { S3Objects.etag($0) } }
+        return try await S3OperationSupport.mapConcurrently(infos) { info in try await etag(info, storage) }
+    }
+
     static func etag(_ info: ObjectInfo, _ storage: any ObjectStorage) async throws -> String {
         guard info.unknown.contains(.metadata) else { return S3Objects.etag(info) }
         do {

@@ -26,6 +26,33 @@ enum S3OperationSupport {
         }
     }
 
+    /// `transform` of each item, in order, with at most `width` running at once: for the
+    /// storage calls of one answer (DeleteObjects' deletes, a listing's heads), which a
+    /// remote backend would otherwise make one round trip after another.
+    static func mapConcurrently<Item: Sendable, Result: Sendable>(
+        _ items: [Item], width: Int = 16, _ transform: @escaping @Sendable (Item) async throws -> Result
+    ) async throws -> [Result] {
+        if items.count <= 1 { return try await items.asyncMap(transform) }
+        return try await withThrowingTaskGroup(of: (Int, Result).self) { group in
+            var results = [Result?](repeating: nil, count: items.count)
+            var next = 0
+            while next < items.count, next < width {
+                let index = next, item = items[index]
+                group.addTask { (index, try await transform(item)) }
+                next += 1
+            }
+            while let (index, result) = try await group.next() {
+                results[index] = result
+                if next < items.count {
+                    let index = next, item = items[index]
+                    group.addTask { (index, try await transform(item)) }
+                    next += 1
+                }
+            }
+            return results.map { $0! }
+        }
+    }
+
     /// Spaces and tabs off both ends.
     static func trimmed(_ text: Substring) -> Substring {
         var view = text
@@ -163,4 +190,14 @@ final class S3BodyChunks: @unchecked Sendable {
     init(_ body: ObjectBody) { iterator = body.makeAsyncIterator() }
 
     func next() async throws -> [UInt8]? { try await iterator.next() }
+}
+
+extension Array {
+    /// `transform` of each element, one after another.
+    func asyncMap<Result>(_ transform: (Element) async throws -> Result) async rethrows -> [Result] {
+        var results: [Result] = []
+        results.reserveCapacity(count)
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
 }
