@@ -1,0 +1,125 @@
+import PlugboardAPI
+import PlugboardHTTP
+
+/// ListBuckets, CreateBucket, HeadBucket, DeleteBucket and GetBucketLocation, over the
+/// bucket markers of ``S3Namespace``.
+enum BucketOperations {
+    /// The owner S3 answers in listings: one for the whole endpoint.
+    static let ownerID = "plugboard"
+    static let ownerDisplayName = "plugboard"
+
+    /// `GET /`: every bucket marker, through all of the storage's pages.
+    static func listBuckets(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
+        var buckets: [(name: String, created: Timestamp)] = []
+        var token: String?
+        var pages = 0
+        repeat {
+            let page = try await context.storage.list(prefix: S3Namespace.bucketMarkerPrefix, limit: ListingRequest.maxLimit,
+                                                      continuationToken: token)
+            for info in page.objects {
+                let name = String(decoding: info.key.utf8.dropFirst(S3Namespace.bucketMarkerPrefix.utf8.count), as: UTF8.self)
+                if !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")) { buckets.append((name, info.lastModified)) }
+            }
+            token = page.nextContinuationToken
+            pages += 1
+            if pages > 100_000 {
+                throw S3Error.internalError("The storage's listing of bucket markers does not end: expected a last page, found more than \(pages) pages.")
+            }
+        } while token != nil
+        var xml = S3XMLWriter(root: "ListAllMyBucketsResult")
+        xml.open("Owner")
+        xml.element("ID", ownerID)
+        xml.element("DisplayName", ownerDisplayName)
+        xml.close("Owner")
+        xml.open("Buckets")
+        for bucket in buckets {
+            xml.open("Bucket")
+            xml.element("Name", bucket.name)
+            xml.element("CreationDate", S3Objects.listingTime(bucket.created))
+            xml.close("Bucket")
+        }
+        xml.close("Buckets")
+        return S3OperationSupport.xml(xml.finish())
+    }
+
+    /// `PUT /bucket`: the marker, stored only when absent, so that of two creators racing
+    /// exactly one succeeds and the other hears `BucketAlreadyOwnedByYou`.
+    static func createBucket(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
+        let bucket = try requireName(request)
+        try S3Namespace.validateBucketName(bucket)
+        let body = try await S3OperationSupport.document(request, what: "CreateBucketConfiguration")
+        if !body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+            let root = try S3XMLReader.parse(body)
+            guard root.name == "CreateBucketConfiguration" else {
+                throw S3Error.malformedXML("The XML you provided was not well-formed or did not validate against our published schema: expected the root element <CreateBucketConfiguration>, found <\(root.name)>.")
+            }
+            let constraint = root.text("LocationConstraint") ?? ""
+            if !constraint.isEmpty, constraint != context.region {
+                throw S3Error("InvalidLocationConstraint", status: 400,
+                              "The specified location-constraint is not valid: expected \(context.region) (this endpoint's region) or none, found \(constraint.prefix(64)).",
+                              fields: [("LocationConstraint", String(constraint.prefix(64)))])
+            }
+        }
+        let marker = S3Namespace.markerKey(bucket: bucket)
+        do {
+            try await context.storage.put(marker, data: [], contentType: nil, metadata: [:], condition: .absent)
+        } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
+            throw S3Error.bucketAlreadyOwnedByYou(bucket)
+        } catch let error as PlugboardError where error.code == .storageUnsupported {
+            // A backend built before conditional writes: a check and a put, which two
+            // creators at once could both pass (both then own the one bucket).
+            context.logger.warning("The storage cannot create bucket \(bucket)'s marker atomically (\(error.message)); checking and putting instead.")
+            if try await context.storage.exists(marker) { throw S3Error.bucketAlreadyOwnedByYou(bucket) }
+            _ = try await context.storage.put(marker, data: [], contentType: nil, metadata: [:])
+        }
+        return HTTPResponse(status: 200, headers: [("Location", "/" + bucket)])
+    }
+
+    /// `HEAD /bucket`: 200 with the region, or `NoSuchBucket` (the router answers HEAD's
+    /// errors without a body).
+    static func headBucket(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
+        let bucket = try requireName(request)
+        try await S3Objects.requireBucket(context, bucket)
+        return HTTPResponse(status: 200, headers: [("x-amz-bucket-region", context.region)])
+    }
+
+    /// `DELETE /bucket`: refused with `BucketNotEmpty` while it holds an object or an
+    /// upload in progress; 204.
+    static func deleteBucket(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
+        let bucket = try requireName(request)
+        try await S3Objects.requireBucket(context, bucket)
+        let objects = try await context.storage.list(prefix: S3Namespace.bucketPrefix(bucket), limit: 1, continuationToken: nil)
+        if !objects.objects.isEmpty || objects.isTruncated {
+            var error = S3Error.bucketNotEmpty(bucket)
+            let found = objects.objects.first.map { "\"" + String($0.key.dropFirst(bucket.count + 1).prefix(256)) + "\"" } ?? "one on a later page"
+            error.message += " Expected no objects, found \(found)."
+            throw error
+        }
+        let uploads = try await context.storage.list(prefix: S3Namespace.uploadsPrefix + bucket + "/", limit: 1, continuationToken: nil)
+        if !uploads.objects.isEmpty || uploads.isTruncated {
+            var error = S3Error.bucketNotEmpty(bucket)
+            error.message += " Expected no objects and no multipart uploads in progress, found an upload in progress: complete or abort it (ListMultipartUploads names it)."
+            throw error
+        }
+        try await context.storage.delete(S3Namespace.markerKey(bucket: bucket))
+        return HTTPResponse(status: 204)
+    }
+
+    /// `GET /bucket?location`: the region, an empty element for us-east-1 as S3 writes it.
+    static func getBucketLocation(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
+        let bucket = try requireName(request)
+        try await S3Objects.requireBucket(context, bucket)
+        // S3XMLWriter has no text for its root; this document is nothing but that.
+        var bytes = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<LocationConstraint xmlns=\"\(S3XMLWriter.namespace)\">".utf8)
+        if context.region != "us-east-1" { S3XMLWriter.escape(context.region, into: &bytes) }
+        bytes.append(contentsOf: "</LocationConstraint>".utf8)
+        return S3OperationSupport.xml(bytes)
+    }
+
+    private static func requireName(_ request: S3Request) throws(S3Error) -> String {
+        guard let bucket = request.bucket, !bucket.isEmpty else {
+            throw S3Error.invalidRequest("This operation is on a bucket: expected a bucket name in the path or host, found none.")
+        }
+        return bucket
+    }
+}

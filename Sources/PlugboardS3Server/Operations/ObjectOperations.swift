@@ -1,0 +1,194 @@
+import PlugboardAPI
+import PlugboardHTTP
+
+/// PutObject, GetObject, HeadObject and DeleteObject.
+enum ObjectOperations {
+    /// GetObject's query items that replace a header of the answer, and the header each sets.
+    static let responseOverrides: [(query: String, header: String)] = [
+        ("response-content-type", "Content-Type"),
+        ("response-content-language", "Content-Language"),
+        ("response-expires", "Expires"),
+        ("response-cache-control", "Cache-Control"),
+        ("response-content-disposition", "Content-Disposition"),
+        ("response-content-encoding", "Content-Encoding"),
+    ]
+
+    /// `PUT /bucket/key`: the body goes to the storage as it arrives (already checked
+    /// against its digests by the router's decoder, which throws before the end when a
+    /// check fails, so nothing is stored). `If-None-Match: *` and `If-Match` are the
+    /// storage's atomic conditions.
+    static func putObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
+        let (bucket, key) = try names(request)
+        let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
+        try await S3Objects.requireBucket(context, bucket)
+        let contentType = request.header("content-type").flatMap { $0.isEmpty ? nil : $0 }
+        let metadata = try S3Objects.metadata(fromHeaders: request.head.headers.fields)
+        let condition = try await writeCondition(context, request, storageKey: storageKey, key: key)
+        let info: ObjectInfo
+        do {
+            info = try await context.storage.put(storageKey, body: request.body, contentType: contentType, metadata: metadata,
+                                                 condition: condition)
+        } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
+            var refusal = S3Error.preconditionFailed(request.header("if-match") != nil ? "If-Match" : "If-None-Match")
+            refusal.message += " \(error.message): \(error.detail ?? "")"
+            throw refusal
+        }
+        var headers: [(String, String)] = [("ETag", S3Objects.etag(info))]
+        for field in request.head.headers.fields where field.name.hasPrefix("x-amz-checksum-") && field.name != "x-amz-checksum-type" {
+            headers.append((field.name, field.value))
+        }
+        return HTTPResponse(status: 200, headers: headers)
+    }
+
+    /// The storage's condition for a PUT: `If-None-Match: *` is `.absent`; `If-Match` is
+    /// checked against the current object's S3 ETag (which differs from the storage's for
+    /// an object completed from parts) and the write then made conditional on that very
+    /// object, so the check and the store stay one atomic step.
+    static func writeCondition(_ context: S3Context, _ request: S3Request, storageKey: String,
+                               key: String) async throws -> WriteCondition {
+        let ifNoneMatch = request.header("if-none-match")
+        let ifMatch = request.header("if-match")
+        if let ifNoneMatch, S3OperationSupport.trimmed(Substring(ifNoneMatch)) != "*" {
+            throw S3Error.notImplemented("If-None-Match on PUT with a value other than * (found \(ifNoneMatch.prefix(80)))")
+        }
+        guard let ifMatch else { return ifNoneMatch == nil ? .none : .absent }
+        if ifNoneMatch != nil {
+            throw S3Error.preconditionFailed("If-Match and If-None-Match")
+        }
+        let current: ObjectInfo
+        do {
+            current = try await context.storage.head(storageKey)
+        } catch let error as PlugboardError where error.code == .storageNotFound {
+            throw S3Error.noSuchKey(key)
+        }
+        guard let tags = S3Conditions.tags([ifMatch]), S3Conditions.matches(tags, S3Objects.etag(current), weak: false) else {
+            throw S3Conditions.failure("If-Match", current)
+        }
+        return .matches(etag: current.etag)
+    }
+
+    /// `GET /bucket/key`: conditions first (RFC 9110 section 13.2.2), then one range
+    /// (206, or 416 with `Content-Range: bytes */size`); several ranges or an invalid
+    /// `Range` get the whole object (200), as S3 answers. Bodies over 256 KiB stream from
+    /// the storage as the client reads.
+    static func getObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
+        let (bucket, key) = try names(request)
+        let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
+        let conditions = S3Conditions(request.head.headers)
+        let overrides = try overrideHeaders(request)
+        let range = requestedRange(request)
+        let stream: ObjectStream
+        do {
+            stream = try await context.storage.get(storageKey, range: range)
+        } catch let error as PlugboardError where error.code == .storageNotFound {
+            throw try await S3OperationSupport.missingObject(context, bucket: bucket, key: key)
+        } catch let error as PlugboardError where error.code == .storageRangeNotSatisfiable {
+            let info: ObjectInfo
+            do {
+                info = try await context.storage.head(storageKey)
+            } catch let error as PlugboardError where error.code == .storageNotFound {
+                throw try await S3OperationSupport.missingObject(context, bucket: bucket, key: key)
+            }
+            if let refusal = try conditions.readRefusal(info) { return refusal }
+            throw S3Error.invalidRange(size: info.size)
+        }
+        // A refused read drops the stream unread; the storage's open file goes with it.
+        if let refusal = try conditions.readRefusal(stream.info) { return refusal }
+        var status = 200
+        var headers = S3Objects.headers(for: stream.info)
+        if let offsets = stream.range, !offsets.isEmpty {
+            status = 206
+            headers.append(("Content-Range", "bytes \(offsets.lowerBound)-\(offsets.upperBound - 1)/\(stream.info.size)"))
+        }
+        apply(overrides, to: &headers)
+        let length = stream.body.length ?? stream.range?.count ?? stream.info.size
+        if length <= S3OperationSupport.wholeAnswerBytes {
+            return HTTPResponse(status: status, headers: headers, body: try await stream.body.collect(upTo: length))
+        }
+        let chunks = S3BodyChunks(stream.body)
+        return HTTPResponse(status: status, headers: headers, stream: ResponseStream(length: length) { try await chunks.next() })
+    }
+
+    /// `HEAD /bucket/key`: GET's headers and conditions, no body. A `Range` is answered
+    /// as GET would (206 with `Content-Range` and the range's length), as S3 does.
+    static func headObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
+        let (bucket, key) = try names(request)
+        let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
+        let overrides = try overrideHeaders(request)
+        let info: ObjectInfo
+        do {
+            info = try await context.storage.head(storageKey)
+        } catch let error as PlugboardError where error.code == .storageNotFound {
+            throw try await S3OperationSupport.missingObject(context, bucket: bucket, key: key)
+        }
+        if let refusal = try S3Conditions(request.head.headers).readRefusal(info) { return refusal }
+        var headers = S3Objects.headers(for: info)
+        var status = 200
+        var length = info.size
+        if let range = requestedRange(request) {
+            guard let offsets = range.resolve(size: info.size) else { throw S3Error.invalidRange(size: info.size) }
+            if !offsets.isEmpty {
+                status = 206
+                length = offsets.count
+                headers.append(("Content-Range", "bytes \(offsets.lowerBound)-\(offsets.upperBound - 1)/\(info.size)"))
+            }
+        }
+        apply(overrides, to: &headers)
+        return HTTPResponse(status: status, headers: headers, headLength: length)
+    }
+
+    /// `DELETE /bucket/key`: 204, whether or not an object was there.
+    static func deleteObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
+        let (bucket, key) = try names(request)
+        let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
+        try await S3Objects.requireBucket(context, bucket)
+        if let version = request.query("versionId"), version != "null" {
+            throw S3Error.invalidArgument("Invalid version id specified: expected \"null\" (the bucket is not versioned), found \"\(version.prefix(128))\".",
+                                          name: "versionId", value: version)
+        }
+        try await context.storage.delete(storageKey)
+        return HTTPResponse(status: 204)
+    }
+
+    // MARK: Pieces
+
+    static func names(_ request: S3Request) throws(S3Error) -> (bucket: String, key: String) {
+        guard let bucket = request.bucket, !bucket.isEmpty else {
+            throw S3Error.invalidRequest("This operation is on an object: expected a bucket name in the path or host, found none.")
+        }
+        guard let key = request.key, !key.isEmpty else {
+            throw S3Error.invalidRequest("This operation is on an object: expected a key after the bucket, found none.")
+        }
+        return (bucket, key)
+    }
+
+    /// The one range of a `Range` header; nil for none, several (S3 then answers the
+    /// whole object) or one that does not parse (ignored, RFC 9110 section 14.2).
+    static func requestedRange(_ request: S3Request) -> ByteRange? {
+        let values = request.head.headers.values("range")
+        guard values.count == 1, case .single(let one) = ByteRange.parse(header: values[0]) else { return nil }
+        return one
+    }
+
+    /// The `response-*` query items, checked: printable text, as a header value must be.
+    static func overrideHeaders(_ request: S3Request) throws(S3Error) -> [(String, String)] {
+        var headers: [(String, String)] = []
+        for (query, header) in responseOverrides {
+            guard let value = request.query(query) else { continue }
+            guard value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
+                throw S3Error.invalidArgument("Expected \(query) to be text a header can carry, found control characters.", name: query, value: value)
+            }
+            headers.append((header, value))
+        }
+        return headers
+    }
+
+    /// The answer's headers with `overrides` replacing (or adding) theirs.
+    static func apply(_ overrides: [(String, String)], to headers: inout [(String, String)]) {
+        for (name, value) in overrides {
+            let lower = name.lowercased()
+            headers.removeAll { $0.0.lowercased() == lower }
+            headers.append((name, value))
+        }
+    }
+}
