@@ -29,8 +29,12 @@ enum ObjectOperations {
             info = try await context.storage.put(storageKey, body: request.body, contentType: contentType, metadata: metadata,
                                                  condition: condition)
         } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
-            var refusal = S3Error.preconditionFailed(request.header("if-match") != nil ? "If-Match" : "If-None-Match")
-            refusal.message += " \(error.message): \(error.detail ?? "")"
+            // The storage's own text names its key; the answer names the request's header.
+            let header = request.header("if-match") != nil ? "If-Match" : "If-None-Match"
+            var refusal = S3Error.preconditionFailed(header)
+            refusal.message += header == "If-Match"
+                ? " Expected the object to be the one whose ETag was checked, found that another write replaced it meanwhile."
+                : " Expected no object under the key (If-None-Match: *), found one."
             throw refusal
         }
         var headers: [(String, String)] = [("ETag", S3Objects.etag(info))]

@@ -126,8 +126,6 @@ struct S3Listing: Sendable {
         return Page(entries: entries, next: nil)
     }
 
-    /// The S3 ETag of a listed object: listings may not carry metadata (``ObjectListing``),
-    /// and the multipart ETag lives there, so such an entry is asked for with `head`.
     /// The S3 ETags of a page's objects, in order (``etag(_:_:)`` of each, the heads a
     /// few at a time).
     static func etags(_ page: Page, _ storage: any ObjectStorage) async throws -> [String] {
@@ -139,6 +137,8 @@ struct S3Listing: Sendable {
         return try await S3OperationSupport.mapConcurrently(infos) { info in try await etag(info, storage) }
     }
 
+    /// The S3 ETag of a listed object: listings may not carry metadata (``ObjectListing``),
+    /// and the multipart ETag lives there, so such an entry is asked for with `head`.
     static func etag(_ info: ObjectInfo, _ storage: any ObjectStorage) async throws -> String {
         guard info.unknown.contains(.metadata) else { return S3Objects.etag(info) }
         do {
