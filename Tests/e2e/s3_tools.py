@@ -14,6 +14,7 @@ install them).
 
 Boto3 over plain http is Tests/e2e/s3_clients.py's; this file is for the other tools.
 """
+import calendar
 import filecmp
 import hashlib
 import json
@@ -22,9 +23,9 @@ import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
-import socket
 import time
 
 from e2e_runner import free_port, request, run_scenarios, stop_process
@@ -217,12 +218,14 @@ class Server:
         return self.err.read()
 
     def s3_log(self):
-        """The S3 endpoint's access log lines: (operation, method, target, status)."""
+        """The S3 endpoint's access log lines: (operation, method, target, status, time
+        logged as seconds since the epoch)."""
         found = []
         for line in self.stderr().splitlines():
-            m = re.match(r"^\S+ [A-Z]+ plugboard: (\w+) ([A-Z]+) (\S+) (\d{3}) .*component=s3", line)
+            m = re.match(r"^(\S+) [A-Z]+ plugboard: (\w+) ([A-Z]+) (\S+) (\d{3}) .*component=s3", line)
             if m:
-                found.append((m.group(1), m.group(2), m.group(3), int(m.group(4))))
+                logged = calendar.timegm(time.strptime(m.group(1)[:19], "%Y-%m-%dT%H:%M:%S")) + float("0" + m.group(1)[19:-1])
+                found.append((m.group(2), m.group(3), m.group(4), int(m.group(5)), logged))
         return found
 
     def admin(self, path):
@@ -544,7 +547,7 @@ def scenario_sync_across_swaps(work):
                     server.proc.send_signal(signal.SIGHUP)
                     trigger = "SIGHUP"
                 g = server.wait_generation(g)
-                swaps.append((trigger, name, g, sync.poll() is None, time.time() - sync_started))
+                swaps.append((trigger, name, g, sync.poll() is None, time.time() - sync_started, time.time()))
                 time.sleep(0.15)
             code = sync.wait(240)
             sync_seconds = time.time() - sync_started
@@ -564,6 +567,9 @@ def scenario_sync_across_swaps(work):
         check(not bad, "the server logged %d failed S3 requests during the sync: %s" % (len(bad), bad[:3]))
         puts = [r for r in log if r[0] == "PutObject" and r[3] == 200]
         check(len(puts) == count, "the server logged %d PutObject answered 200 during the sync, expected %d" % (len(puts), count))
+        amid = [r for r in puts if swaps[0][5] - 0.5 <= r[4] <= swaps[-1][5]]
+        check(len(amid) >= 10, "only %d PutObject were answered while the swaps ran (%.1f s to %.1f s of the sync)" % (
+            len(amid), swaps[0][4], swaps[-1][4]))
         # Every file reads back byte for byte, from the plugin instance of the last swap.
         listed = []
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket="sync-bucket", Prefix="tree/"):
@@ -590,8 +596,8 @@ def scenario_sync_across_swaps(work):
         plugins = server.admin("/v1/admin/plugins")
         names = [p.get("name") for p in plugins.get("plugins", [])]
         check("FilesA" in names and "FilesB" not in names, "/v1/admin/plugins after the last swap: expected FilesA only, found %s" % names)
-        return "%d files synced in %.1f s (exit 0, no retries, %d PutObject 200, no failed request) across %d swaps (%s), generation %d -> %d; all read back byte for byte" % (
-            count, sync_seconds, len(puts), len(swaps), ", ".join("%s->%s at %.1f s" % (t, n, at) for t, n, _, _, at in swaps),
+        return "%d files synced in %.1f s (exit 0, no retries, %d PutObject 200, %d of them while the swaps ran, no failed request) across %d swaps (%s), generation %d -> %d; all read back byte for byte" % (
+            count, sync_seconds, len(puts), len(amid), len(swaps), ", ".join("%s->%s at %.1f s" % (t, n, at) for t, n, _, _, at, _ in swaps),
             first_generation, last_generation)
     finally:
         stopped_cleanly(server)
