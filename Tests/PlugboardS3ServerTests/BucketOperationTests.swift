@@ -92,6 +92,27 @@ import Testing
         #expect(names.last == "b2004")
     }
 
+    @Test func listBuckets_pagedWithMaxBucketsPrefixAndToken() async throws {
+        let s3 = S3Fixture()
+        for name in ["alpha", "beta", "bravo", "charlie"] { try await s3.makeBucket(name) }
+        let first = try await BucketOperations.listBuckets(s3.context, s3.request("GET", bucket: nil, query: [("max-buckets", "2")])).document()
+        #expect(first.child("Buckets")?.children("Bucket").compactMap { $0.text("Name") } == ["alpha", "beta"])
+        #expect(first.child("Buckets")?.children("Bucket").first?.text("BucketRegion") == "us-west-2")
+        let token = try #require(first.text("ContinuationToken"))
+        let second = try await BucketOperations.listBuckets(s3.context, s3.request("GET", bucket: nil, query: [("max-buckets", "2"), ("continuation-token", token)])).document()
+        #expect(second.child("Buckets")?.children("Bucket").compactMap { $0.text("Name") } == ["bravo", "charlie"])
+        #expect(second.child("ContinuationToken") == nil)
+
+        let b = try await BucketOperations.listBuckets(s3.context, s3.request("GET", bucket: nil, query: [("prefix", "b")])).document()
+        #expect(b.child("Buckets")?.children("Bucket").compactMap { $0.text("Name") } == ["beta", "bravo"])
+        #expect(b.text("Prefix") == "b")
+
+        for bad in [("max-buckets", "0"), ("max-buckets", "10001"), ("max-buckets", "x"), ("continuation-token", "bm9wZQ")] {
+            let error = await s3Error { try await BucketOperations.listBuckets(s3.context, s3.request("GET", bucket: nil, query: [bad])) }
+            #expect(error?.code == "InvalidArgument", "\(bad)")
+        }
+    }
+
     @Test func headBucket_answersTheRegion_orNoSuchBucket() async throws {
         let s3 = S3Fixture()
         try await s3.makeBucket("photos")

@@ -2,6 +2,7 @@ import InMemoryStorage
 import PlugboardAPI
 @testable import PlugboardHTTP
 @testable import PlugboardS3Server
+import Synchronization
 import Testing
 
 @Suite struct CopyOperationTests {
@@ -136,5 +137,70 @@ import Testing
         let source = try await s3.storage.head("src/large")
         #expect(root.text("ETag") == "\"" + source.etag + "\"")
         #expect(try await s3.storage.data(for: "dst/large") == data)
+    }
+}
+
+/// A storage whose one large object is made chunk by chunk as it is read, and whose put
+/// reads the body chunk by chunk without keeping it: a copy through it holds at most one
+/// chunk at a time, or the largest chunk put sees says otherwise.
+final class ChunkedStorage: ObjectStorage {
+    static let size = 8 << 20, chunk = 64 << 10
+    let inner = InMemoryObjectStorage()
+    private let largestChunk = Atomic<Int>(0)
+    private let putBytes = Atomic<Int>(0)
+    var largestChunkPut: Int { largestChunk.load(ordering: .relaxed) }
+    var bytesPut: Int { putBytes.load(ordering: .relaxed) }
+
+    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+        try await inner.put(key, data: data, contentType: contentType, metadata: metadata)
+    }
+    func get(_ key: String) async throws -> StoredObject { try await inner.get(key) }
+    func head(_ key: String) async throws -> ObjectInfo {
+        if key == "src/huge" { return Self.hugeInfo }
+        return try await inner.head(key)
+    }
+    func delete(_ key: String) async throws { try await inner.delete(key) }
+    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
+        try await inner.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
+    }
+    func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
+             condition: WriteCondition) async throws -> ObjectInfo {
+        guard key == "dst/huge" else {
+            return try await inner.put(key, body: body, contentType: contentType, metadata: metadata, condition: condition)
+        }
+        var largest = 0
+        let total = try await body.forEachChunk(upTo: Self.size) { chunk in largest = max(largest, chunk.count) }
+        largestChunk.store(largest, ordering: .relaxed)
+        putBytes.store(total, ordering: .relaxed)
+        return ObjectInfo(key: key, size: total, etag: "0123456789abcdef0123456789abcdef", lastModified: Timestamp(secondsSince1970: 1_700_000_100))
+    }
+    func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
+        guard key == "src/huge" else { return try await inner.get(key, range: range) }
+        let produced = Atomic<Int>(0)
+        let body = ObjectBody(length: Self.size) {
+            let done = produced.load(ordering: .relaxed)
+            guard done < Self.size else { return nil }
+            produced.store(done + Self.chunk, ordering: .relaxed)
+            return [UInt8](repeating: 7, count: Self.chunk)
+        }
+        return ObjectStream(info: Self.hugeInfo, range: nil, body: body)
+    }
+
+    static let hugeInfo = ObjectInfo(key: "src/huge", size: size, etag: "fedcba9876543210fedcba9876543210",
+                                     lastModified: Timestamp(secondsSince1970: 1_700_000_000))
+}
+
+@Suite struct CopyStreamingTests {
+    @Test func copy_passesTheSourcesChunksToTheDestination() async throws {
+        let storage = ChunkedStorage()
+        let context = S3Context(storage: storage, logger: .disabled, region: "us-west-2")
+        let s3 = S3Fixture()
+        _ = try await BucketOperations.createBucket(context, s3.request("PUT", bucket: "src"))
+        _ = try await BucketOperations.createBucket(context, s3.request("PUT", bucket: "dst"))
+        let response = try await CopyObjectOperation.copyObject(context, s3.request("PUT", bucket: "dst", key: "huge",
+                                                                                     headers: [("x-amz-copy-source", "/src/huge")]))
+        #expect(try response.document().text("ETag") == "\"0123456789abcdef0123456789abcdef\"")
+        #expect(storage.bytesPut == ChunkedStorage.size)
+        #expect(storage.largestChunkPut == ChunkedStorage.chunk)
     }
 }

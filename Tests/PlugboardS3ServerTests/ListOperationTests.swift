@@ -156,6 +156,18 @@ import Testing
         let token = await s3Error { try await ListOperations.listObjectsV2(s3.context, s3.request("GET", bucket: "bkt", query: [("continuation-token", "bm90LW91cnM")])) }
         #expect(token?.code == "InvalidArgument")
         #expect(token?.message.contains("continuation token") == true)
+        let first = try await Self.v2(s3, [("max-keys", "0")])
+        #expect(first.child("NextContinuationToken") == nil)
+        try await s3.storage.put("bkt/z", data: [])
+        let page = try await Self.v2(s3, [("max-keys", "1")])
+        let issued = try #require(page.text("NextContinuationToken"))
+        let otherPrefix = await s3Error { try await ListOperations.listObjectsV2(s3.context, s3.request("GET", bucket: "bkt", query: [("continuation-token", issued), ("prefix", "z")])) }
+        #expect(otherPrefix?.code == "InvalidArgument")
+        #expect(otherPrefix?.message.contains("another bucket, prefix or delimiter") == true)
+        let otherDelimiter = await s3Error { try await ListOperations.listObjectsV2(s3.context, s3.request("GET", bucket: "bkt", query: [("continuation-token", issued), ("delimiter", "/")])) }
+        #expect(otherDelimiter?.code == "InvalidArgument")
+        let same = try await Self.v2(s3, [("continuation-token", issued)])
+        #expect(Self.keys(same) == ["z"])
         let garbage = await s3Error { try await ListOperations.listObjectsV2(s3.context, s3.request("GET", bucket: "bkt", query: [("continuation-token", "!!")])) }
         #expect(garbage?.code == "InvalidArgument")
         let maxKeys = await s3Error { try await ListOperations.listObjectsV2(s3.context, s3.request("GET", bucket: "bkt", query: [("max-keys", "-1")])) }

@@ -231,4 +231,25 @@ import Testing
         let noBucket = await s3Error { try await ObjectOperations.deleteObject(s3.context, s3.request("DELETE", bucket: "nope", key: "k")) }
         #expect(noBucket?.code == "NoSuchBucket")
     }
+
+    @Test func versionIdNull_isTheOneVersion_othersAreInvalid() async throws {
+        let s3 = S3Fixture()
+        try await s3.makeBucket("docs")
+        try await s3.put("docs", "k", "hello")
+        let null = try await ObjectOperations.getObject(s3.context, s3.request("GET", bucket: "docs", key: "k", query: [("versionId", "null")]))
+        #expect(null.text == "hello")
+        for method in ["GET", "HEAD", "DELETE"] {
+            let request = s3.request(method, bucket: "docs", key: "k", query: [("versionId", "3HL4kqtJlcpXroDTDmJ")])
+            let error = await s3Error {
+                switch method {
+                case "GET": try await ObjectOperations.getObject(s3.context, request)
+                case "HEAD": try await ObjectOperations.headObject(s3.context, request)
+                default: try await ObjectOperations.deleteObject(s3.context, request)
+                }
+            }
+            #expect(error?.code == "InvalidArgument", "\(method)")
+            #expect(error?.fields.first { $0.0 == "ArgumentName" }?.1 == "versionId")
+        }
+        #expect(try await s3.storage.exists("docs/k"))
+    }
 }

@@ -8,37 +8,44 @@ enum BucketOperations {
     static let ownerID = "plugboard"
     static let ownerDisplayName = "plugboard"
 
-    /// `GET /`: every bucket marker, through all of the storage's pages.
+    /// `GET /`: every bucket marker, through all of the storage's pages; or, with
+    /// `max-buckets`, `continuation-token` or `prefix` (ListBuckets' paged form), one page
+    /// of them, continued with the front end's own token as listings are.
     static func listBuckets(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
-        var buckets: [(name: String, created: Timestamp)] = []
-        var token: String?
-        var pages = 0
-        repeat {
-            let page = try await context.storage.list(prefix: S3Namespace.bucketMarkerPrefix, limit: ListingRequest.maxLimit,
-                                                      continuationToken: token)
-            for info in page.objects {
-                let name = String(decoding: info.key.utf8.dropFirst(S3Namespace.bucketMarkerPrefix.utf8.count), as: UTF8.self)
-                if !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")) { buckets.append((name, info.lastModified)) }
+        let prefix = request.query("prefix") ?? ""
+        var maxBuckets = 10_000
+        if let text = request.query("max-buckets") {
+            guard let n = Int(text), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), (1...10_000).contains(n) else {
+                throw S3Error.invalidArgument("Expected max-buckets to be an integer from 1 to 10000, found \"\(text.prefix(40))\".",
+                                              name: "max-buckets", value: text)
             }
-            token = page.nextContinuationToken
-            pages += 1
-            if pages > 100_000 {
-                throw S3Error.internalError("The storage's listing of bucket markers does not end: expected a last page, found more than \(pages) pages.")
-            }
-        } while token != nil
+            maxBuckets = n
+        }
+        let paged = request.query("max-buckets") != nil || request.query("continuation-token") != nil
+        // The markers as a listing of the "bucket" _plugboard-s3/buckets: its keys are the names.
+        let markers = String(S3Namespace.bucketMarkerPrefix.dropLast())
+        let listing = S3Listing(bucket: markers, prefix: prefix, delimiter: nil, maxKeys: paged ? maxBuckets : Int.max)
+        var position = S3Listing.Position.start
+        if let token = request.query("continuation-token") { position = try listing.position(fromToken: token) }
+        let page = try await listing.walk(context.storage, from: position)
+
         var xml = S3XMLWriter(root: "ListAllMyBucketsResult")
         xml.open("Owner")
         xml.element("ID", ownerID)
         xml.element("DisplayName", ownerDisplayName)
         xml.close("Owner")
         xml.open("Buckets")
-        for bucket in buckets {
+        for entry in page.entries {
+            guard case .object(let name, let info) = entry, !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")) else { continue }
             xml.open("Bucket")
-            xml.element("Name", bucket.name)
-            xml.element("CreationDate", S3Objects.listingTime(bucket.created))
+            xml.element("Name", name)
+            xml.element("CreationDate", S3Objects.listingTime(info.lastModified))
+            xml.element("BucketRegion", context.region)
             xml.close("Bucket")
         }
         xml.close("Buckets")
+        if let next = page.next { xml.element("ContinuationToken", listing.token(next)) }
+        if request.query("prefix") != nil { xml.element("Prefix", prefix) }
         return S3OperationSupport.xml(xml.finish())
     }
 

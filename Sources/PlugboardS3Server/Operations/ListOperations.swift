@@ -11,16 +11,16 @@ enum ListOperations {
         try await S3Objects.requireBucket(context, bucket)
         let startAfter = request.query("start-after").flatMap { $0.isEmpty ? nil : $0 }
         let continuation = request.query("continuation-token")
+        let listing = arguments.listing(bucket)
         let position: S3Listing.Position
         if let continuation {
-            position = try S3Listing.position(fromToken: continuation)
+            position = try listing.position(fromToken: continuation)
         } else if let startAfter {
             position = .after(startAfter, bucket: bucket, isPrefix: false)
         } else {
             position = .start
         }
         let fetchOwner = request.query("fetch-owner") == "true"
-        let listing = arguments.listing(bucket)
         let page = try await listing.walk(context.storage, from: position)
         let encode = arguments.encode(_:)
 
@@ -29,7 +29,7 @@ enum ListOperations {
         xml.element("Prefix", encode(arguments.prefix))
         if let startAfter { xml.element("StartAfter", encode(startAfter)) }
         if let continuation { xml.element("ContinuationToken", continuation) }
-        if let next = page.next { xml.element("NextContinuationToken", S3Listing.token(next)) }
+        if let next = page.next { xml.element("NextContinuationToken", listing.token(next)) }
         xml.element("KeyCount", page.entries.count)
         xml.element("MaxKeys", arguments.maxKeys)
         if let delimiter = arguments.delimiter { xml.element("Delimiter", encode(delimiter)) }

@@ -29,8 +29,12 @@ enum ObjectOperations {
             info = try await context.storage.put(storageKey, body: request.body, contentType: contentType, metadata: metadata,
                                                  condition: condition)
         } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
-            var refusal = S3Error.preconditionFailed(request.header("if-match") != nil ? "If-Match" : "If-None-Match")
-            refusal.message += " \(error.message): \(error.detail ?? "")"
+            // The storage's own text names its key; the answer names the request's header.
+            let header = request.header("if-match") != nil ? "If-Match" : "If-None-Match"
+            var refusal = S3Error.preconditionFailed(header)
+            refusal.message += header == "If-Match"
+                ? " Expected the object to be the one whose ETag was checked, found that another write replaced it meanwhile."
+                : " Expected no object under the key (If-None-Match: *), found one."
             throw refusal
         }
         var headers: [(String, String)] = [("ETag", S3Objects.etag(info))]
@@ -74,6 +78,7 @@ enum ObjectOperations {
     static func getObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
+        try requireNullVersion(request)
         let conditions = S3Conditions(request.head.headers)
         let overrides = try overrideHeaders(request)
         let range = requestedRange(request)
@@ -114,6 +119,7 @@ enum ObjectOperations {
     static func headObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
+        try requireNullVersion(request)
         let overrides = try overrideHeaders(request)
         let info: ObjectInfo
         do {
@@ -142,10 +148,7 @@ enum ObjectOperations {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
         try await S3Objects.requireBucket(context, bucket)
-        if let version = request.query("versionId"), version != "null" {
-            throw S3Error.invalidArgument("Invalid version id specified: expected \"null\" (the bucket is not versioned), found \"\(version.prefix(128))\".",
-                                          name: "versionId", value: version)
-        }
+        try requireNullVersion(request)
         try await context.storage.delete(storageKey)
         return HTTPResponse(status: 204)
     }
@@ -160,6 +163,15 @@ enum ObjectOperations {
             throw S3Error.invalidRequest("This operation is on an object: expected a key after the bucket, found none.")
         }
         return (bucket, key)
+    }
+
+    /// Objects here have one version, "null" (an unversioned bucket's): `?versionId=null`
+    /// names it, any other version id is `InvalidArgument`, as S3 answers.
+    static func requireNullVersion(_ request: S3Request) throws(S3Error) {
+        if let version = request.query("versionId"), version != "null" {
+            throw S3Error.invalidArgument("Invalid version id specified: expected \"null\" (the bucket is not versioned), found \"\(version.prefix(128))\".",
+                                          name: "versionId", value: version)
+        }
     }
 
     /// The one range of a `Range` header; nil for none, several (S3 then answers the

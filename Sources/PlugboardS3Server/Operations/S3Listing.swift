@@ -126,8 +126,6 @@ struct S3Listing: Sendable {
         return Page(entries: entries, next: nil)
     }
 
-    /// The S3 ETag of a listed object: listings may not carry metadata (``ObjectListing``),
-    /// and the multipart ETag lives there, so such an entry is asked for with `head`.
     /// The S3 ETags of a page's objects, in order (``etag(_:_:)`` of each, the heads a
     /// few at a time).
     static func etags(_ page: Page, _ storage: any ObjectStorage) async throws -> [String] {
@@ -139,6 +137,8 @@ struct S3Listing: Sendable {
         return try await S3OperationSupport.mapConcurrently(infos) { info in try await etag(info, storage) }
     }
 
+    /// The S3 ETag of a listed object: listings may not carry metadata (``ObjectListing``),
+    /// and the multipart ETag lives there, so such an entry is asked for with `head`.
     static func etag(_ info: ObjectInfo, _ storage: any ObjectStorage) async throws -> String {
         guard info.unknown.contains(.metadata) else { return S3Objects.etag(info) }
         do {
@@ -153,11 +153,24 @@ struct S3Listing: Sendable {
 
     private static let magic: [UInt8] = [0x70, 0x62, 0x73, 0x33, 0x01] // "pbs3", version 1
 
-    /// `position` as an opaque token: base64url of the magic, a flag byte, the storage
-    /// token (length-prefixed; absent for the prefix's start) and the last name answered.
-    static func token(_ position: Position) -> String {
-        var bytes = magic
+    /// What a token is good for: this bucket, prefix and delimiter (S3 refuses a token
+    /// with other arguments too). FNV-1a over the three, NUL-separated.
+    var scope: UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in Array(bucket.utf8) + [0] + Array(prefix.utf8) + [0] + Array((delimiter ?? "").utf8) {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    /// `position` as an opaque token: base64url of the magic, a flag byte, the
+    /// listing's ``scope``, the storage token (length-prefixed; absent for the prefix's
+    /// start) and the last name answered.
+    func token(_ position: Position) -> String {
+        var bytes = Self.magic
         bytes.append(position.afterIsPrefix ? 1 : 0)
+        let scope = self.scope
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: scope >> UInt64(shift))) }
         if let storageToken = position.storageToken {
             let count = UInt32(storageToken.utf8.count)
             bytes.append(contentsOf: [UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)])
@@ -170,17 +183,22 @@ struct S3Listing: Sendable {
     }
 
     /// The position a token of ``token(_:)`` names; `InvalidArgument` for any other text.
-    static func position(fromToken text: String) throws(S3Error) -> Position {
+    func position(fromToken text: String) throws(S3Error) -> Position {
+        let magic = Self.magic
         func invalid(_ why: String) -> S3Error {
             .invalidArgument("The continuation token provided is incorrect: expected a NextContinuationToken this endpoint answered, found one that \(why).",
                              name: "continuation-token", value: text)
         }
-        guard let bytes = S3OperationSupport.base64URLDecoded(text), bytes.count >= magic.count + 5,
+        guard let bytes = S3OperationSupport.base64URLDecoded(text), bytes.count >= magic.count + 13,
               bytes.starts(with: magic) else { throw invalid("it did not issue") }
         var at = magic.count
         guard bytes[at] <= 1 else { throw invalid("it did not issue") }
         let isPrefix = bytes[at] == 1
         at += 1
+        var tokenScope: UInt64 = 0
+        for byte in bytes[at..<(at + 8)] { tokenScope = tokenScope << 8 | UInt64(byte) }
+        guard tokenScope == scope else { throw invalid("belongs to a listing of another bucket, prefix or delimiter") }
+        at += 8
         let count = Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
         at += 4
         var storageToken: String?
