@@ -109,6 +109,16 @@ enum BucketOperations {
             throw error
         }
         try await context.storage.delete(S3Namespace.markerKey(bucket: bucket))
+        // Part manifests left by objects deleted through the native API: a bucket made
+        // again under this name must not find them.
+        for prefix in MultipartLayout.manifestPrefixes(bucket: bucket) {
+            var token: String?
+            repeat {
+                let page = try await context.storage.list(prefix: prefix, limit: 1000, continuationToken: token)
+                for object in page.objects { try await context.storage.delete(object.key) }
+                token = page.nextContinuationToken
+            } while token != nil
+        }
         return HTTPResponse(status: 204)
     }
 

@@ -44,6 +44,8 @@ enum DeleteObjectsOperation {
         do {
             let storageKey = try S3Objects.storageKey(bucket: bucket, key: object.key)
             try await context.storage.delete(storageKey)
+            // The part manifest of an object completed from parts would describe nothing now.
+            try await MultipartOperations.forgetParts(context, bucket: bucket, key: object.key)
             return nil
         } catch let error as S3Error {
             return (error.code, error.message)

@@ -150,6 +150,8 @@ enum ObjectOperations {
         try await S3Objects.requireBucket(context, bucket)
         try requireNullVersion(request)
         try await context.storage.delete(storageKey)
+        // The part manifest of an object completed from parts would describe nothing now.
+        try await MultipartOperations.forgetParts(context, bucket: bucket, key: key)
         return HTTPResponse(status: 204)
     }
 
