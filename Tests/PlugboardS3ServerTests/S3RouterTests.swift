@@ -1,0 +1,157 @@
+import InMemoryStorage
+import PlugboardAPI
+import PlugboardCrypto
+@testable import PlugboardHTTP
+import PlugboardHost
+@testable import PlugboardS3Server
+import Testing
+
+/// The S3 router in process, over a container of the test's own: requests are signed
+/// here (the string to sign is taken from the verifier's own refusal of a wrong
+/// signature, then signed with the secret, as a client would), and answered through the
+/// storage the container binds.
+@Suite struct S3RouterTests {
+    static let keyID = "AKIDROUTERTEST"
+    static let secret = "router-test-secret"
+
+    final class ContainerProvider: StorageProvider {
+        let container = Container()
+        let refusal: PlugboardError?
+        let secrets = SecretScrubber(secrets: [])
+
+        init(refusal: PlugboardError? = nil) { self.refusal = refusal }
+
+        var objectRequestsRefusal: PlugboardError? { refusal }
+
+        func boundStorage(_ resolver: some ServiceResolver) -> Result<any ObjectStorage, PlugboardError> {
+            do throws(PlugboardError) {
+                return .success(try resolver.resolve((any ObjectStorage).self, name: nil))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    static func router(refusal: PlugboardError? = nil) async throws -> (S3Router, InMemoryObjectStorage) {
+        let provider = ContainerProvider(refusal: refusal)
+        let storage = InMemoryObjectStorage()
+        try await provider.container.transaction(owner: "test") { tx in
+            try tx.register((any ObjectStorage).self, instance: storage)
+        }
+        let options = S3Router.Options(credentials: [S3Credential(accessKeyID: keyID, secretAccessKey: secret)])
+        return (S3Router(provider: provider, options: options, logger: .disabled), storage)
+    }
+
+    /// A SigV4-signed request with an `x-amz-content-sha256` of `body`.
+    static func signed(_ method: String, _ target: String, body: [UInt8] = [], extra: [(String, String)] = []) throws -> HTTPRequest {
+        let now = Timestamp.now()
+        let stamp = SigV4Verifier.amzStamp(now)
+        let day = String(stamp.prefix(8))
+        let payload = Hex.encode(try SHA256Hasher.hash(body))
+        let fields: [(String, String)] = [("host", "127.0.0.1:9000"), ("x-amz-date", stamp), ("x-amz-content-sha256", payload)] + extra
+        let names = fields.map(\.0).sorted().joined(separator: ";")
+        let scope = "\(day)/us-east-1/s3/aws4_request"
+        func head(_ signature: String) -> RequestHead {
+            RequestHead(method: method, target: target, version: .http11,
+                        headers: HTTPHeaders(fields.map { (name: $0.0, value: $0.1) }
+                                             + [(name: "authorization", value: "AWS4-HMAC-SHA256 Credential=\(keyID)/\(scope), SignedHeaders=\(names), Signature=\(signature)")]),
+                        framing: body.isEmpty ? .none : .length(body.count), keepAlive: true, expectsContinue: false)
+        }
+        let verifier = SigV4Verifier(credentials: [S3Credential(accessKeyID: keyID, secretAccessKey: secret)], region: "us-east-1")
+        let wrong = head(String(repeating: "0", count: 64))
+        var stringToSign: String?
+        do {
+            _ = try verifier.authenticate(method: method, rawTarget: target, headers: wrong.headers, now: now)
+        } catch {
+            stringToSign = error.fields.first { $0.0 == "StringToSign" }?.1
+        }
+        let toSign = try #require(stringToSign, "the verifier accepted a zero signature")
+        var key = Array(("AWS4" + secret).utf8)
+        for part in [day, "us-east-1", "s3", "aws4_request"] { key = try HMACSHA256.authenticationCode(for: Array(part.utf8), key: key) }
+        let signature = Hex.encode(try HMACSHA256.authenticationCode(for: Array(toSign.utf8), key: key))
+        return HTTPRequest(head: head(signature), body: body)
+    }
+
+    static func text(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
+
+    static func header(_ response: HTTPResponse, _ name: String) -> String? {
+        response.headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    @Test func signedRequests_reachTheBoundStorage_throughBucketsAsPrefixes() async throws {
+        let (router, storage) = try await Self.router()
+        let create = await router.respond(to: try Self.signed("PUT", "/photos"))
+        #expect(create.status == 200, "\(Self.text(create))")
+        let put = await router.respond(to: try Self.signed("PUT", "/photos/2024/a%20b.txt", body: Array("hello".utf8),
+                                                          extra: [("content-type", "text/plain"), ("x-amz-meta-owner", "ada")]))
+        #expect(put.status == 200, "\(Self.text(put))")
+        #expect(Self.header(put, "ETag") == "\"5d41402abc4b2a76b9719d911017c592\"")
+        let stored = try await storage.get("photos/2024/a b.txt")
+        #expect(stored.data == Array("hello".utf8))
+        #expect(stored.info.metadata["owner"] == "ada")
+        let get = await router.respond(to: try Self.signed("GET", "/photos/2024/a%20b.txt"))
+        #expect(get.status == 200)
+        #expect(get.body == Array("hello".utf8))
+        #expect(Self.header(get, "x-amz-meta-owner") == "ada")
+        #expect(Self.header(get, "x-amz-request-id")?.utf8.count == 16)
+    }
+
+    @Test func errors_areS3sXML_withTheRequestID() async throws {
+        let (router, _) = try await Self.router()
+        _ = await router.respond(to: try Self.signed("PUT", "/photos"))
+        let missing = await router.respond(to: try Self.signed("GET", "/photos/nothing-here"))
+        #expect(missing.status == 404)
+        let document = try S3XMLReader.parse(missing.body)
+        #expect(document.name == "Error")
+        #expect(document.text("Code") == "NoSuchKey")
+        #expect(document.text("Key") == "nothing-here")
+        #expect(document.text("RequestId") == Self.header(missing, "x-amz-request-id"))
+        #expect(Self.header(missing, "Content-Type") == "application/xml")
+
+        let noBucket = await router.respond(to: try Self.signed("GET", "/other/x"))
+        #expect(noBucket.status == 404)
+        #expect(try S3XMLReader.parse(noBucket.body).text("Code") == "NoSuchBucket")
+    }
+
+    @Test func unsignedUnsupportedAndNotReady_areRefusedBeforeTheStorage() async throws {
+        let (router, storage) = try await Self.router()
+        let anonymous = await router.respond(to: HTTPRequest(
+            head: RequestHead(method: "PUT", target: "/photos", version: .http11, headers: HTTPHeaders([("host", "x")]),
+                              framing: .none, keepAlive: true, expectsContinue: false), body: []))
+        #expect(anonymous.status == 403)
+        #expect(try S3XMLReader.parse(anonymous.body).text("Code") == "AccessDenied")
+        #expect(storage.count == 0)
+
+        let acl = await router.respond(to: try Self.signed("PUT", "/photos/k?acl"))
+        #expect(acl.status == 501)
+        let aclError = try S3XMLReader.parse(acl.body)
+        #expect(aclError.text("Code") == "NotImplemented")
+        #expect(aclError.text("Message")?.contains("PutObjectAcl") == true)
+
+        let version = await router.respond(to: try Self.signed("GET", "/photos/k?versionId=abc"))
+        #expect(version.status == 404)
+        #expect(try S3XMLReader.parse(version.body).text("Code") == "NoSuchVersion")
+
+        let patch = await router.respond(to: try Self.signed("PATCH", "/photos/k"))
+        #expect(patch.status == 405)
+        #expect(Self.header(patch, "Allow") != nil)
+
+        let (notReady, _) = try await Self.router(refusal: PlugboardError(.httpUnavailable, "required plugin \"Files\" is failed"))
+        let refused = await notReady.respond(to: try Self.signed("GET", "/photos/k"))
+        #expect(refused.status == 503)
+        let refusedError = try S3XMLReader.parse(refused.body)
+        #expect(refusedError.text("Code") == "ServiceUnavailable")
+        #expect(refusedError.text("Message")?.contains("required plugin") == true)
+        #expect(Self.header(refused, "Retry-After") == "1")
+    }
+
+    @Test func metrics_countByOperationAndStatus() async throws {
+        let (router, _) = try await Self.router()
+        router.completed(Exchange(method: "PUT", target: "/b/k?partNumber=1&uploadId=x", status: 200, bytes: 0, durationSeconds: 0.001, peer: "p"))
+        router.completed(Exchange(method: "PUT", target: "/b/k?partNumber=2&uploadId=x", status: 200, bytes: 0, durationSeconds: 0.001, peer: "p"))
+        router.completed(Exchange(method: "GET", target: "/b/k", status: 404, bytes: 0, durationSeconds: 0.001, peer: "p"))
+        let text = router.metrics.render()
+        #expect(text.contains("plugboard_s3_requests_total{operation=\"UploadPart\",status=\"200\"} 2"))
+        #expect(text.contains("plugboard_s3_requests_total{operation=\"GetObject\",status=\"404\"} 1"))
+    }
+}
