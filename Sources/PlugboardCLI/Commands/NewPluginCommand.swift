@@ -22,7 +22,7 @@ enum NewPluginCommand {
     static let reservedNames: Set<String> = [
         "Plugboard", "PlugboardAPI", "CPlugboardThreadLocal", "PlugboardCrypto", "PlugboardConcurrency",
         "PlugboardTesting", "PlugboardHost", "PlugboardCLI", "MemoryStorage", "FileStorage", "BenchFloor",
-        "PlugboardHTTP", "PlugboardServer", "PlugboardHTTPClient", "PlugboardHTTPCodec", "InMemoryStorage", "S3Storage", "S3StorageClient",
+        "PlugboardHTTP", "PlugboardServer", "PlugboardS3Server", "PlugboardHTTPClient", "PlugboardHTTPCodec", "InMemoryStorage", "S3Storage", "S3StorageClient",
         "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CPlugboardSystem", "CPlugboardNetwork",
         "CPlugboardFileSystem", "PlugboardBytes", "PlugboardTestSupport",
         "Swift", "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "XCTest",
