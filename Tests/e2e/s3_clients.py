@@ -448,6 +448,23 @@ def boto3_scenario(work, server, steps):
         expect_equal("ListObjects (V1) Delimiter=/ keys", ["tree/top-0.txt", "tree/top-1.txt", "tree/top-2.txt"],
                      [o["Key"] for page in v1 for o in page.get("Contents", [])])
 
+    odd = "odd keys/café ü+&=%20;?#.txt"
+    with steps("a key with spaces, UTF-8 and URL characters: put, listed (encoding-type=url), get"):
+        s3.put_object(Bucket=bucket, Key=odd, Body=b"odd")
+        listed = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="odd keys/").get("Contents", [])]
+        expect_equal("ListObjectsV2 of the odd key (boto3 asks encoding-type=url and decodes)", [odd], listed)
+        expect_equal("GetObject of the odd key", b"odd", s3.get_object(Bucket=bucket, Key=odd)["Body"].read())
+        s3.delete_object(Bucket=bucket, Key=odd)
+
+    if TARGET != "moto":
+        with steps("the native API sees BUCKET/KEY and the bucket's marker under _plugboard-s3/"):
+            status, _, body = request(server.port, "GET", "/v1/objects/" + urllib.parse.quote(bucket + "/docs/small.bin", safe=""))
+            expect_equal("native GET /v1/objects/%s%%2Fdocs%%2Fsmall.bin: status" % bucket, 200, status)
+            expect_equal("native GET body", small, body)
+            marker = "_plugboard-s3/buckets/" + bucket
+            status, _, _ = request(server.port, "HEAD", "/v1/objects/" + urllib.parse.quote(marker, safe=""))
+            expect_equal("native HEAD of the bucket marker %s" % marker, 200, status)
+
     with steps("presigned GET and PUT with urllib"):
         url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "docs/small.bin"}, ExpiresIn=300)
         with urllib.request.urlopen(url, timeout=30) as r:
