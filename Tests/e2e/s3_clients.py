@@ -195,7 +195,7 @@ class PlugboardS3:
     """`plugboard serve --s3-listen` in `work`, on a copy of plugins.json: FileStorage
     under ./data, or MemoryStorage (`--env testing`)."""
 
-    def __init__(self, work, backend):
+    def __init__(self, work, backend, extra_args=()):
         self.work = work
         self.backend = backend
         self.secret = "pb-secret/" + binascii.hexlify(os.urandom(12)).decode()
@@ -209,6 +209,7 @@ class PlugboardS3:
                 "--manifest", "plugins.json", "--cache-dir", "./cache", "--log-level", "info"]
         if backend == "memory":
             args += ["--env", "testing"]
+        args += list(extra_args)
         self.out = open(os.path.join(work, "serve.out"), "w+")
         self.err = open(os.path.join(work, "serve.err"), "w+")
         self.proc = subprocess.Popen(args, cwd=work, env=env, stdout=self.out, stderr=self.err)
@@ -284,15 +285,15 @@ class MotoS3:
         self.err.close()
 
 
-def start(work, backend):
-    return MotoS3(work, backend) if TARGET == "moto" else PlugboardS3(work, backend)
+def start(work, backend, extra_args=()):
+    return MotoS3(work, backend) if TARGET == "moto" else PlugboardS3(work, backend, extra_args)
 
 
-def with_server(backend, body):
+def with_server(backend, body, extra_args=()):
     """A scenario: a server, `body(work, server, steps)`, the server stopped (SIGTERM, exit
     0 checked) even when the body fails."""
     def scenario(work):
-        server = start(work, backend)
+        server = start(work, backend, extra_args)
         steps = Steps("%s" % server.label)
         try:
             body(work, server, steps)
@@ -785,6 +786,29 @@ def send(server, method, path, headers, body):
         c.close()
 
 
+def signed_request(server, method, path, body=b"", host=None, query=(), headers=None):
+    """Any request signed by hand with the server's key pair (payload: the body's SHA-256),
+    `host` as the Host header (default 127.0.0.1:PORT): (status, headers, body)."""
+    amz_date = amz_now()
+    payload = sha256_hex(body)
+    h = {"host": host or "127.0.0.1:%d" % server.s3_port, "x-amz-date": amz_date, "x-amz-content-sha256": payload}
+    if body or method in ("PUT", "POST"):
+        h["content-length"] = str(len(body))
+    h.update(headers or {})
+    canonical_query = "&".join(sorted("%s=%s" % (urllib.parse.quote(k, safe="-_.~"), urllib.parse.quote(v, safe="-_.~"))
+                                      for k, v in query))
+    auth, _, _, _ = sign_headers(method, path, h, payload, server.access_key, server.secret, amz_date, query=canonical_query)
+    h["authorization"] = auth
+    c = http.client.HTTPConnection("127.0.0.1", server.s3_port, timeout=60)
+    try:
+        c.request(method, urllib.parse.quote(path, safe="/-_.~") + ("?" + canonical_query if canonical_query else ""),
+                  body=body or None, headers=h)
+        r = c.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        c.close()
+
+
 def error_code(body):
     m = re.search(rb"<Code>([^<]*)</Code>", body)
     return m.group(1).decode() if m else None
@@ -945,6 +969,37 @@ def refusals_scenario(work, server, steps):
             expect_equal("keys in the bucket", accepted, keys)
 
 
+# MARK: virtual-hosted addressing (--s3-domain)
+
+VHOST_DOMAIN = "s3.plugboard.test"
+
+
+def vhost_scenario(work, server, steps):
+    """With --s3-domain, Host BUCKET.DOMAIN names the bucket (requests built by hand: the
+    name does not resolve here), and path style keeps working beside it."""
+    s3 = boto3_client(server)
+    bucket = "vhost-e2e"
+    host = "%s.%s:%d" % (bucket, VHOST_DOMAIN, server.s3_port)
+    with steps("create_bucket (path style)"):
+        s3.create_bucket(Bucket=bucket)
+    with steps("PUT and GET with Host %s.%s" % (bucket, VHOST_DOMAIN)):
+        status, _, body = signed_request(server, "PUT", "/notes/a b.txt", body=b"virtually hosted", host=host)
+        expect_equal("virtual-hosted PUT /notes/a b.txt: status; body %s" % short(body), 200, status)
+        status, _, body = signed_request(server, "GET", "/notes/a b.txt", host=host)
+        expect_equal("virtual-hosted GET: status", 200, status)
+        expect_equal("virtual-hosted GET body", b"virtually hosted", body)
+        expect_equal("the same object through path style (boto3)", b"virtually hosted",
+                     s3.get_object(Bucket=bucket, Key="notes/a b.txt")["Body"].read())
+    with steps("ListObjectsV2 and HeadBucket with the bucket in Host"):
+        status, _, body = signed_request(server, "GET", "/", host=host, query=[("list-type", "2"), ("prefix", "notes/")])
+        expect_equal("virtual-hosted ListObjectsV2: status; body %s" % short(body), 200, status)
+        expect_equal("keys listed", [b"notes/a b.txt"], re.findall(rb"<Key>([^<]*)</Key>", body))
+        status, _, _ = signed_request(server, "HEAD", "/", host=host)
+        expect_equal("virtual-hosted HeadBucket", 200, status)
+        status, _, body = signed_request(server, "GET", "/x", host="no-such-bucket-e2e.%s:%d" % (VHOST_DOMAIN, server.s3_port))
+        expect_equal("virtual-hosted GET in a bucket never made", (404, "NoSuchBucket"), (status, error_code(body)))
+
+
 # MARK: main
 
 def scenarios():
@@ -955,6 +1010,8 @@ def scenarios():
         for backend in backends:
             label = name if TARGET == "moto" else "%s-%s" % (name, backend)
             out.append((label, with_server(backend, body)))
+    if TARGET != "moto":
+        out.append(("vhost-memory", with_server("memory", vhost_scenario, ["--s3-domain", VHOST_DOMAIN])))
     return out
 
 
