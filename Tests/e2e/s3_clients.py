@@ -44,6 +44,7 @@ from e2e_runner import free_port, request, run_scenarios, stop_process
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.join(REPO, ".venv", "bin")
 REGION = "us-east-1"
+ADMIN = "adm1n-s3-e2e"
 ACCESS_KEY = "AKIDPLUGBOARDTEST"
 MiB = 1024 * 1024
 
@@ -91,6 +92,13 @@ def random_file(path, size, seed):
             f.write(rnd.randbytes(n))
             left -= n
     return path
+
+
+def write_atomic(path, text):
+    tmp = path + ".tmp-%d" % random.randrange(1 << 30)
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.rename(tmp, path)
 
 
 def multipart_etag(path, part_size):
@@ -195,16 +203,21 @@ class PlugboardS3:
     """`plugboard serve --s3-listen` in `work`, on a copy of plugins.json: FileStorage
     under ./data, or MemoryStorage (`--env testing`)."""
 
-    def __init__(self, work, backend, extra_args=()):
+    def __init__(self, work, backend, extra_args=(), manifest_text=None):
         self.work = work
         self.backend = backend
         self.secret = "pb-secret/" + binascii.hexlify(os.urandom(12)).decode()
         self.access_key = ACCESS_KEY
-        shutil.copy(os.path.join(REPO, "plugins.json"), os.path.join(work, "plugins.json"))
+        self.manifest = os.path.join(work, "plugins.json")
+        if manifest_text is None:
+            shutil.copy(os.path.join(REPO, "plugins.json"), self.manifest)
+        else:
+            write_atomic(self.manifest, manifest_text)
         plugboard = os.path.join(BUILD, "plugboard")
         check(os.access(plugboard, os.X_OK), "%s not found" % plugboard)
         env = dict(os.environ, PLUGBOARD_S3_ACCESS_KEY_ID=self.access_key,
-                   PLUGBOARD_S3_SECRET_ACCESS_KEY=self.secret, SWIFT_BACKTRACE="enable=no")
+                   PLUGBOARD_S3_SECRET_ACCESS_KEY=self.secret, SWIFT_BACKTRACE="enable=no",
+                   PLUGBOARD_ADMIN_TOKEN=ADMIN)
         args = [plugboard, "serve", "--listen", "127.0.0.1:0", "--s3-listen", "127.0.0.1:0",
                 "--manifest", "plugins.json", "--cache-dir", "./cache", "--log-level", "info"]
         if backend == "memory":
@@ -243,6 +256,14 @@ class PlugboardS3:
     def stderr(self):
         self.err.seek(0)
         return self.err.read()
+
+    def swap(self, manifest_text):
+        """Rewrites the manifest and reloads it (POST /v1/admin/reload); fails unless applied."""
+        write_atomic(self.manifest, manifest_text)
+        status, _, body = request(self.port, "POST", "/v1/admin/reload", headers={"Authorization": "Bearer " + ADMIN}, timeout=120)
+        outcome = json.loads(body or b"{}")
+        check(status == 200 and outcome.get("result") == "applied",
+              "POST /v1/admin/reload: expected 200 applied, found %d %s" % (status, short(outcome, 600)))
 
     def stop(self):
         """SIGTERM; the exit status must be 0."""
@@ -289,11 +310,12 @@ def start(work, backend, extra_args=()):
     return MotoS3(work, backend) if TARGET == "moto" else PlugboardS3(work, backend, extra_args)
 
 
-def with_server(backend, body, extra_args=()):
+def with_server(backend, body, extra_args=(), manifest_text=None):
     """A scenario: a server, `body(work, server, steps)`, the server stopped (SIGTERM, exit
     0 checked) even when the body fails."""
     def scenario(work):
-        server = start(work, backend, extra_args)
+        server = (PlugboardS3(work, backend, extra_args, manifest_text) if manifest_text
+                  else start(work, backend, extra_args))
         steps = Steps("%s" % server.label)
         try:
             body(work, server, steps)
@@ -1000,6 +1022,54 @@ def vhost_scenario(work, server, steps):
         expect_equal("virtual-hosted GET in a bucket never made", (404, "NoSuchBucket"), (status, error_code(body)))
 
 
+# MARK: hot swap: buckets and uploads live in the backend
+
+def swap_manifest(product, root=None):
+    store = {"name": "Store", "product": product, "environments": ["testing"]}
+    if root:
+        store["config"] = {"root": root}
+    return json.dumps({"schemaVersion": 1, "environment": "testing",
+                       "hotSwap": {"enabled": True, "debounceMilliseconds": 0, "preflightTimeoutSeconds": 30, "drainTimeoutSeconds": 5},
+                       "plugins": [store]}, indent=1)
+
+
+def hotswap_scenario(work, server, steps):
+    """FileStorage, then MemoryStorage (which lacks the bucket and the upload: NoSuchBucket,
+    NoSuchUpload), then the same FileStorage root again: bucket, object and upload are back,
+    and the upload completes."""
+    s3 = boto3_client(server)
+    bucket = "swap-e2e"
+    part1 = os.urandom(5 * MiB)
+    part2 = os.urandom(1000)
+    state = {}
+    with steps("on FileStorage: create_bucket, put_object, create_multipart_upload, upload_part 1"):
+        s3.create_bucket(Bucket=bucket)
+        s3.put_object(Bucket=bucket, Key="a.txt", Body=b"before the swap")
+        state["upload"] = s3.create_multipart_upload(Bucket=bucket, Key="joined.bin")["UploadId"]
+        state["e1"] = s3.upload_part(Bucket=bucket, Key="joined.bin", UploadId=state["upload"], PartNumber=1, Body=part1)["ETag"]
+    with steps("swap to MemoryStorage: NoSuchBucket, NoSuchUpload"):
+        server.swap(swap_manifest("MemoryStorage"))
+        code, status, _ = client_error(s3.head_bucket, Bucket=bucket)
+        expect_equal("HeadBucket after the swap to a backend without the bucket", 404, status)
+        code, status, _ = client_error(s3.get_object, Bucket=bucket, Key="a.txt")
+        expect_equal("GetObject after the swap", ("NoSuchBucket", 404), (code, status))
+        names = [b["Name"] for b in s3.list_buckets()["Buckets"]]
+        expect_equal("ListBuckets after the swap", [], names)
+        code, status, _ = client_error(s3.upload_part, Bucket=bucket, Key="joined.bin", UploadId=state.get("upload", "x"),
+                                       PartNumber=2, Body=part2)
+        check(status == 404 and code in ("NoSuchUpload", "NoSuchBucket"),
+              "UploadPart of an upload begun before the swap: expected 404 NoSuchUpload (or NoSuchBucket), found %s %s" % (status, code))
+        steps.note("UploadPart after the swap answered %s %s" % (status, code))
+    with steps("swap back to the same FileStorage root: bucket, object and upload are back; the upload completes"):
+        server.swap(swap_manifest("FileStorage", "data"))
+        s3.head_bucket(Bucket=bucket)
+        expect_equal("GetObject after swapping back", b"before the swap", s3.get_object(Bucket=bucket, Key="a.txt")["Body"].read())
+        e2 = s3.upload_part(Bucket=bucket, Key="joined.bin", UploadId=state["upload"], PartNumber=2, Body=part2)["ETag"]
+        s3.complete_multipart_upload(Bucket=bucket, Key="joined.bin", UploadId=state["upload"], MultipartUpload={
+            "Parts": [{"PartNumber": 1, "ETag": state["e1"]}, {"PartNumber": 2, "ETag": e2}]})
+        expect_equal("the completed object", part1 + part2, s3.get_object(Bucket=bucket, Key="joined.bin")["Body"].read())
+
+
 # MARK: main
 
 def scenarios():
@@ -1012,6 +1082,7 @@ def scenarios():
             out.append((label, with_server(backend, body)))
     if TARGET != "moto":
         out.append(("vhost-memory", with_server("memory", vhost_scenario, ["--s3-domain", VHOST_DOMAIN])))
+        out.append(("hotswap", with_server("file", hotswap_scenario, ["--no-watch"], swap_manifest("FileStorage", "data"))))
     return out
 
 
