@@ -240,16 +240,20 @@ class PlugboardS3:
                 raise Failure("serve exited with %s before listening: %s" % (self.proc.returncode, self.stderr()[-2000:]))
             time.sleep(0.05)
         check(self.port and self.s3_port, "serve did not print both listening lines in 60 s; stdout: %r" % lines)
+        last = None
         while time.time() < deadline:
             try:
                 status, _, body = request(self.port, "GET", "/readyz", timeout=5)
+                last = (status, body[:400])
                 if status == 200:
                     break
-            except OSError:
-                pass
-            time.sleep(0.05)
+            except OSError as e:
+                last = e
+            if self.proc.poll() is not None:
+                raise Failure("serve exited with %s before it was ready: %s" % (self.proc.returncode, self.stderr()[-2000:]))
+            time.sleep(0.1)
         else:
-            raise Failure("GET /readyz did not answer 200 in 60 s")
+            raise Failure("GET /readyz did not answer 200 in 60 s; its last answer: %s" % short(last, 600))
         self.endpoint = "http://127.0.0.1:%d" % self.s3_port
         self.label = "plugboard/%s" % backend
 
