@@ -177,14 +177,20 @@ def payload_forms(values):
     return ", ".join(sorted(forms))
 
 
+def is_boto_error(error):
+    """A botocore ClientError (modelled errors such as BucketAlreadyOwnedByYou are subclasses)."""
+    from botocore.exceptions import ClientError
+    return isinstance(error, ClientError)
+
+
 def is_client_error(error):
-    return type(error).__name__ in ("ClientError", "S3Error", "CalledProcessError")
+    return is_boto_error(error) or type(error).__name__ in ("S3Error", "CalledProcessError")
 
 
 def describe(error):
     """A failure as the report needs it: for a botocore ClientError the operation, the S3
     code, message, status and request ID; for a minio S3Error its code and message."""
-    if type(error).__name__ == "ClientError":
+    if is_boto_error(error):
         r = error.response
         meta = r.get("ResponseMetadata", {})
         e = r.get("Error", {})
@@ -397,7 +403,7 @@ def boto3_scenario(work, server, steps):
             s3.create_bucket(Bucket=bucket)
             steps.note("CreateBucket of an existing bucket answered 200")
         except Exception as e:
-            check(is_client_error(e) and e.response["Error"]["Code"] == "BucketAlreadyOwnedByYou",
+            check(is_boto_error(e) and e.response["Error"]["Code"] == "BucketAlreadyOwnedByYou",
                   "CreateBucket again: expected 200 or 409 BucketAlreadyOwnedByYou, found %s" % describe(e))
         code, status, _ = client_error(s3.head_bucket, Bucket="no-such-bucket-e2e")
         expect_equal("HeadBucket of a bucket never made: status", 404, status)
@@ -1043,9 +1049,9 @@ def swap_manifest(product, root=None):
 
 
 def hotswap_scenario(work, server, steps):
-    """FileStorage, then MemoryStorage (which lacks the bucket and the upload: NoSuchBucket,
-    NoSuchUpload), then the same FileStorage root again: bucket, object and upload are back,
-    and the upload completes."""
+    """FileStorage under ./data, then FileStorage under ./data-other (a backend without the
+    bucket and the upload: NoSuchBucket, NoSuchUpload), then ./data again: bucket, object
+    and upload are back, and the upload completes."""
     s3 = boto3_client(server)
     bucket = "swap-e2e"
     part1 = os.urandom(5 * MiB)
@@ -1056,8 +1062,8 @@ def hotswap_scenario(work, server, steps):
         s3.put_object(Bucket=bucket, Key="a.txt", Body=b"before the swap")
         state["upload"] = s3.create_multipart_upload(Bucket=bucket, Key="joined.bin")["UploadId"]
         state["e1"] = s3.upload_part(Bucket=bucket, Key="joined.bin", UploadId=state["upload"], PartNumber=1, Body=part1)["ETag"]
-    with steps("swap to MemoryStorage: NoSuchBucket, NoSuchUpload"):
-        server.swap(swap_manifest("MemoryStorage"))
+    with steps("swap to FileStorage under ./data-other: NoSuchBucket, NoSuchUpload"):
+        server.swap(swap_manifest("FileStorage", "data-other"))
         code, status, _ = client_error(s3.head_bucket, Bucket=bucket)
         expect_equal("HeadBucket after the swap to a backend without the bucket", 404, status)
         code, status, _ = client_error(s3.get_object, Bucket=bucket, Key="a.txt")
@@ -1069,6 +1075,12 @@ def hotswap_scenario(work, server, steps):
         check(status == 404 and code in ("NoSuchUpload", "NoSuchBucket"),
               "UploadPart of an upload begun before the swap: expected 404 NoSuchUpload (or NoSuchBucket), found %s %s" % (status, code))
         steps.note("UploadPart after the swap answered %s %s" % (status, code))
+        s3.create_bucket(Bucket=bucket)
+        code, status, _ = client_error(s3.upload_part, Bucket=bucket, Key="joined.bin", UploadId=state.get("upload", "x"),
+                                       PartNumber=2, Body=part2)
+        expect_equal("UploadPart once the bucket exists in the new backend, the upload not", ("NoSuchUpload", 404), (code, status))
+        code, status, _ = client_error(s3.get_object, Bucket=bucket, Key="a.txt")
+        expect_equal("GetObject in the new backend's bucket of the same name", ("NoSuchKey", 404), (code, status))
     with steps("swap back to the same FileStorage root: bucket, object and upload are back; the upload completes"):
         server.swap(swap_manifest("FileStorage", "data"))
         s3.head_bucket(Bucket=bucket)
