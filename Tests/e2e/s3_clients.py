@@ -1102,7 +1102,7 @@ def scenarios():
             label = name if TARGET == "moto" else "%s-%s" % (name, backend)
             out.append((label, with_server(backend, body)))
     if TARGET != "moto":
-        out.append(("vhost-memory", with_server("memory", vhost_scenario, ["--s3-domain", VHOST_DOMAIN])))
+        out.append(("vhost-file", with_server("file", vhost_scenario, ["--s3-domain", VHOST_DOMAIN])))
         out.append(("hotswap", with_server("file", hotswap_scenario, ["--no-watch"], swap_manifest("FileStorage", "data"))))
     return out
 
