@@ -348,7 +348,7 @@ def moto_differs(what, expected, found):
     """A check where moto answers otherwise than S3 (a moto quirk): a note on moto."""
     if expected != found:
         if TARGET == "moto":
-            raise NotChecked("moto differs from S3 here: %s: expected %s, found %s" % (what, short(expected), short(found)))
+            raise NotChecked("moto answers otherwise than Plugboard here: %s: expected %s, found %s" % (what, short(expected), short(found)))
         raise Failure("%s: expected %s, found %s" % (what, short(expected), short(found)))
 
 
@@ -555,6 +555,37 @@ def boto3_scenario(work, server, steps):
         expect_equal("PutObject into the deleted bucket", ("NoSuchBucket", 404), (code, status))
 
     steps.note("x-amz-content-sha256 boto3 sent: %s" % payload_forms(v for _, v in sent))
+
+    with steps("what is not served: 501 NotImplemented naming the operation"):
+        s3.create_bucket(Bucket="boto3-e2e-501")
+        s3.put_object(Bucket="boto3-e2e-501", Key="k", Body=b"x")
+        for name, call in [("GetBucketAcl", lambda: s3.get_bucket_acl(Bucket="boto3-e2e-501")),
+                           ("PutBucketVersioning", lambda: s3.put_bucket_versioning(Bucket="boto3-e2e-501", VersioningConfiguration={"Status": "Enabled"})),
+                           ("GetObjectTagging", lambda: s3.get_object_tagging(Bucket="boto3-e2e-501", Key="k")),
+                           ("PutBucketPolicy", lambda: s3.put_bucket_policy(Bucket="boto3-e2e-501", Policy="{}"))]:
+            try:
+                call()
+                found = ("success", 200, "")
+            except Exception as e:
+                if not is_boto_error(e):
+                    raise
+                found = (e.response["Error"]["Code"], e.response["ResponseMetadata"]["HTTPStatusCode"], e.response["Error"].get("Message", ""))
+            moto_differs("%s: code and status" % name, ("NotImplemented", 501), found[:2])
+            check(name in found[2], "%s's 501 message: expected it to name %s, found %r" % (name, name, found[2]))
+        versioning = s3.get_bucket_versioning(Bucket="boto3-e2e-501")
+        expect_equal("GetBucketVersioning of a bucket here (never versioned)", None, versioning.get("Status"))
+
+    if TARGET != "moto":
+        with steps("key length: BUCKET/KEY is at most 1,024 bytes (KeyTooLongError beyond)"):
+            limit = 1024 - len("boto3-e2e-501") - 1
+            # Folders of 99 bytes: FileStorage keeps a key's segments as path components.
+            fits = (("s" * 99 + "/") * 11)[:limit - 1] + "k"
+            expect_equal("the longest key's length", limit, len(fits.encode()))
+            s3.put_object(Bucket="boto3-e2e-501", Key=fits, Body=b"long")
+            expect_equal("GetObject of a %d-byte key" % limit, b"long", s3.get_object(Bucket="boto3-e2e-501", Key=fits)["Body"].read())
+            s3.delete_object(Bucket="boto3-e2e-501", Key=fits)
+            code, status, _ = client_error(s3.put_object, Bucket="boto3-e2e-501", Key=fits + "k", Body=b"long")
+            expect_equal("PutObject of a %d-byte key" % (limit + 1), ("KeyTooLongError", 400), (code, status))
 
 
 # MARK: the AWS CLI
@@ -795,11 +826,11 @@ def amz_now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def raw_put(server, bucket, key, body, headers, payload_hash, secret=None, access_key=None):
-    """A PUT signed by hand (every header given is signed) on its own connection:
-    (status, headers, body)."""
+def raw_put(server, bucket, key, body, headers, payload_hash, secret=None, access_key=None, amz_date=None):
+    """The pieces of a PUT signed by hand (every header given is signed): path, headers,
+    Authorization, seed signature, signing key, scope, x-amz-date."""
     path = "/%s/%s" % (bucket, key)
-    amz_date = amz_now()
+    amz_date = amz_date or amz_now()
     h = {"host": "127.0.0.1:%d" % server.s3_port, "x-amz-date": amz_date, "x-amz-content-sha256": payload_hash,
          "content-length": str(len(body))}
     h.update(headers)
@@ -906,6 +937,38 @@ def refusals_scenario(work, server, steps):
     with steps("create_bucket"):
         s3.create_bucket(Bucket=bucket)
         s3.put_object(Bucket=bucket, Key="existing.txt", Body=b"existing")
+
+    def plain_put(key, body, payload=None, amz_date=None, extra=None, unsigned=False):
+        path, h, auth, _, _, _, _ = raw_put(server, bucket, key, body, extra or {}, payload or sha256_hex(body), amz_date=amz_date)
+        if not unsigned:
+            h["authorization"] = auth
+        return send(server, "PUT", path, h, body)
+
+    with steps("a request without any signature: 403 AccessDenied, nothing stored"):
+        status, _, body = plain_put("refused/anonymous", b"anonymous", unsigned=True)
+        not_on_moto((status, error_code(body)) == (403, "AccessDenied"),
+                    "unsigned PUT: expected 403 AccessDenied, found %d %s: %s" % (status, error_code(body), short(body)))
+        expect_missing(s3, bucket, "refused/anonymous")
+
+    with steps("x-amz-date 20 minutes ago: 403 RequestTimeTooSkewed, nothing stored"):
+        old = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=20)).strftime("%Y%m%dT%H%M%SZ")
+        status, _, body = plain_put("refused/skewed", b"late", amz_date=old)
+        not_on_moto((status, error_code(body)) == (403, "RequestTimeTooSkewed"),
+                    "PUT dated 20 minutes ago: expected 403 RequestTimeTooSkewed, found %d %s: %s" % (status, error_code(body), short(body)))
+        expect_missing(s3, bucket, "refused/skewed")
+
+    with steps("x-amz-content-sha256 that is not the body's: 400 XAmzContentSHA256Mismatch, nothing stored"):
+        status, _, body = plain_put("refused/sha256", b"the body", payload=sha256_hex(b"another body"))
+        not_on_moto((status, error_code(body)) == (400, "XAmzContentSHA256Mismatch"),
+                    "expected 400 XAmzContentSHA256Mismatch, found %d %s: %s" % (status, error_code(body), short(body)))
+        expect_missing(s3, bucket, "refused/sha256")
+
+    with steps("Content-MD5 that is not the body's: 400 BadDigest, nothing stored"):
+        md5 = base64.b64encode(hashlib.md5(b"another body").digest()).decode()
+        status, _, body = plain_put("refused/md5", b"the body", extra={"content-md5": md5})
+        not_on_moto((status, error_code(body)) == (400, "BadDigest"),
+                    "expected 400 BadDigest, found %d %s: %s" % (status, error_code(body), short(body)))
+        expect_missing(s3, bucket, "refused/md5")
 
     with steps("wrong secret: 403 SignatureDoesNotMatch, nothing stored"):
         bad = boto3_client(server, secret=server.secret + "x")
