@@ -578,7 +578,7 @@ def boto3_scenario(work, server, steps):
     if TARGET != "moto":
         with steps("key length: BUCKET/KEY is at most 1,024 bytes (KeyTooLongError beyond)"):
             limit = 1024 - len("boto3-e2e-501") - 1
-            # Folders of 99 bytes: FileStorage keeps a key's segments as path components.
+            # In segments of 99 bytes, so that no backend meets a name longer than 255 bytes.
             fits = (("s" * 99 + "/") * 11)[:limit - 1] + "k"
             expect_equal("the longest key's length", limit, len(fits.encode()))
             s3.put_object(Bucket="boto3-e2e-501", Key=fits, Body=b"long")
