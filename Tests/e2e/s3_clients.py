@@ -17,6 +17,24 @@ in the .venv): a step that fails there too is the client's or the test's fault, 
 Plugboard's. moto checks no signatures, so the refusals it cannot make are reported as
 "moto does not check" there and do not fail.
 
+Scenarios (each name ends in the backend, -file or -memory):
+  boto3-*     buckets, put/get/head with metadata, a 20 MiB multipart upload_file (ETag
+              "-3"), ranges, paginated V2 and V1 listings with delimiters, an odd key,
+              presigned GET and PUT through urllib, CopyObject, DeleteObjects (quiet and
+              not), BucketNotEmpty, 501 for what is not served, the key length rule
+  awscli-*    mb, cp small and 20 MiB both ways, s3api head-object, ls, sync of 20 files
+              both ways, rm --recursive, rb
+  minio-*     make_bucket, put_object with a known length, get_object, fput_object 12 MiB
+              (multipart), fget_object, remove_object, remove_bucket
+  refusals-*  no signature, skewed date, wrong x-amz-content-sha256 / Content-MD5, wrong
+              secret, unknown key, SigV2, expired presigned URLs, aws-chunked with a tampered
+              chunk signature (a middle chunk and the final one), the three aws-chunked
+              forms done right, a CRC32 trailer that does not match: each refusal checked
+              to have stored nothing
+  vhost-file  --s3-domain: the bucket in Host
+  hotswap     a swap to a backend without the bucket and the upload (NoSuchBucket,
+              NoSuchUpload), and back: the upload completes
+
 Needs boto3, awscli and minio in the package's .venv (.ci/run installs them).
 """
 import base64
