@@ -20,12 +20,13 @@ Plugboard's. moto checks no signatures, so the refusals it cannot make are repor
 Scenarios (each name ends in the backend, -file or -memory):
   boto3-*     buckets, put/get/head with metadata, a 20 MiB multipart upload_file (ETag
               "-3"), ranges, paginated V2 and V1 listings with delimiters, an odd key,
-              presigned GET and PUT through urllib, CopyObject, DeleteObjects (quiet and
+              presigned GET and PUT through urllib, conditional PUT and GET, CopyObject, DeleteObjects (quiet and
               not), BucketNotEmpty, 501 for what is not served, the key length rule
   awscli-*    mb, cp small and 20 MiB both ways, s3api head-object, ls, sync of 20 files
               both ways, rm --recursive, rb
-  minio-*     make_bucket, put_object with a known length, get_object, fput_object 12 MiB
-              (multipart), fget_object, remove_object, remove_bucket
+  minio-*     make_bucket, put_object with a known length and of a stream of unknown
+              length, get_object, fput_object 12 MiB (multipart), fget_object,
+              remove_object, remove_bucket
   refusals-*  no signature, skewed date, wrong x-amz-content-sha256 / Content-MD5, wrong
               secret, unknown key, SigV2, expired presigned URLs, aws-chunked with a tampered
               chunk signature (a middle chunk and the final one), the three aws-chunked
@@ -444,6 +445,22 @@ def boto3_scenario(work, server, steps):
         code, status, _ = client_error(s3.get_object, Bucket=bucket, Key="docs/never-put")
         expect_equal("GetObject of a key never put", ("NoSuchKey", 404), (code, status))
 
+    with steps("conditional requests: If-None-Match * on PUT, If-None-Match / If-Match on GET"):
+        md5 = '"%s"' % hashlib.md5(small).hexdigest()
+        try:
+            s3.put_object(Bucket=bucket, Key="docs/small.bin", Body=b"must not replace", IfNoneMatch="*")
+            found = ("success", 200)
+        except Exception as e:
+            if not is_boto_error(e):
+                raise
+            found = (e.response["Error"]["Code"], e.response["ResponseMetadata"]["HTTPStatusCode"])
+        moto_differs("PutObject If-None-Match: * over an existing key", ("PreconditionFailed", 412), found)
+        expect_equal("the object after the conditional PUT", small, s3.get_object(Bucket=bucket, Key="docs/small.bin")["Body"].read())
+        code, status, _ = client_error(s3.get_object, Bucket=bucket, Key="docs/small.bin", IfNoneMatch=md5)
+        expect_equal("GetObject If-None-Match: its ETag", 304, status)
+        code, status, _ = client_error(s3.get_object, Bucket=bucket, Key="docs/small.bin", IfMatch='"0123456789abcdef0123456789abcdef"')
+        expect_equal("GetObject If-Match: another ETag", ("PreconditionFailed", 412), (code, status))
+
     big = random_file(os.path.join(work, "big.bin"), 20 * MiB, 1)
     with steps("upload_file 20 MiB (multipart, 8 MiB parts), download_file, ETag -3"):
         cfg = TransferConfig(multipart_threshold=8 * MiB, multipart_chunksize=8 * MiB, max_concurrency=3)
@@ -747,9 +764,21 @@ def minio_scenario(work, server, steps):
         names = sorted(o.object_name for o in mc.list_objects(bucket, prefix="m/", recursive=True))
         expect_equal("list_objects", ["m/big12.bin", "m/known-length.bin"], names)
 
+    with steps("put_object of a stream of unknown length (length -1, 5 MiB parts)"):
+        stream_data = os.urandom(7 * MiB + 5)
+        mc.put_object(bucket, "m/stream.bin", io.BytesIO(stream_data), -1, part_size=5 * MiB)
+        r = mc.get_object(bucket, "m/stream.bin")
+        try:
+            body = r.read()
+        finally:
+            r.close()
+            r.release_conn()
+        expect_equal("the streamed object read back", stream_data, body)
+        expect_equal("its ETag (2 parts)", "-2", mc.stat_object(bucket, "m/stream.bin").etag[-2:])
+
     with steps("remove_object, then stat_object is NoSuchKey, remove_bucket"):
         import minio.error
-        for name in ("m/known-length.bin", "m/big12.bin"):
+        for name in ("m/known-length.bin", "m/big12.bin", "m/stream.bin"):
             mc.remove_object(bucket, name)
         try:
             mc.stat_object(bucket, "m/known-length.bin")
