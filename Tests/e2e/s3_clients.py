@@ -251,7 +251,18 @@ class PlugboardS3:
         self.out = open(os.path.join(work, "serve.out"), "w+")
         self.err = open(os.path.join(work, "serve.err"), "w+")
         self.proc = subprocess.Popen(args, cwd=work, env=env, stdout=self.out, stderr=self.err)
+        try:
+            self.wait_ready()
+        except BaseException:
+            # Never leave a server behind: one that did not get ready is stopped here.
+            stop_process(self.proc, 10)
+            raise
+        self.endpoint = "http://127.0.0.1:%d" % self.s3_port
+        self.label = "plugboard/%s" % backend
+
+    def wait_ready(self):
         self.port = self.s3_port = None
+        lines = []
         deadline = time.time() + 60
         while time.time() < deadline and self.s3_port is None:
             self.out.seek(0)
@@ -279,8 +290,6 @@ class PlugboardS3:
             time.sleep(0.1)
         else:
             raise Failure("GET /readyz did not answer 200 in 60 s; its last answer: %s" % short(last, 600))
-        self.endpoint = "http://127.0.0.1:%d" % self.s3_port
-        self.label = "plugboard/%s" % backend
 
     def stderr(self):
         self.err.seek(0)
@@ -314,6 +323,15 @@ class MotoS3:
         self.err = open(os.path.join(work, "serve.err"), "w+")
         self.proc = subprocess.Popen([os.path.join(VENV_BIN, "moto_server"), "-H", "127.0.0.1", "-p", str(self.s3_port)],
                                      cwd=work, stdout=self.err, stderr=subprocess.STDOUT)
+        try:
+            self.wait_ready()
+        except BaseException:
+            stop_process(self.proc, 10)
+            raise
+        self.endpoint = "http://127.0.0.1:%d" % self.s3_port
+        self.label = "moto"
+
+    def wait_ready(self):
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
@@ -327,8 +345,6 @@ class MotoS3:
             time.sleep(0.1)
         else:
             raise Failure("moto_server did not answer in 30 s")
-        self.endpoint = "http://127.0.0.1:%d" % self.s3_port
-        self.label = "moto"
 
     def stop(self):
         stop_process(self.proc, 10)
