@@ -36,6 +36,39 @@ import Testing
         #expect(!server.stderr.contains(Self.secret))
     }
 
+    /// A header-form request with a bogus signature: the error tells whether the server
+    /// knows the access key ID (InvalidAccessKeyId when it does not) without signing.
+    static func errorCode(port: Int, accessKeyID: String) throws -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let count = strftime(&buffer, buffer.count, "%Y%m%dT%H%M%SZ", &parts)
+        let amzDate = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let authorization = "AWS4-HMAC-SHA256 Credential=\(accessKeyID)/\(amzDate.prefix(8))/us-east-1/s3/aws4_request, "
+            + "SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=" + String(repeating: "0", count: 64)
+        let response = try RawClient(port: port).request("GET", "/", headers: [
+            ("Authorization", authorization), ("x-amz-content-sha256", "UNSIGNED-PAYLOAD"), ("x-amz-date", amzDate)])
+        guard let start = response.text.firstRange(of: "<Code>"), let end = response.text.firstRange(of: "</Code>") else { return "" }
+        return String(response.text[start.upperBound..<end.lowerBound])
+    }
+
+    @Test func manifestPairsAndTheEnvironmentPair_areAllKnown() throws {
+        let s3 = #"{"credentials": [{"accessKeyId": "manifest-one", "secretAccessKey": "one-Secret-Key"}, {"accessKeyId": "manifest-two", "secretAccessKey": {"secret": "two-Secret-Key"}}]}"#
+        let server = try ServerProcess(manifest: Self.manifest(s3: s3), arguments: ["--s3-listen", "127.0.0.1:0"],
+                                       environment: ["PLUGBOARD_S3_ACCESS_KEY_ID": "env-key", "PLUGBOARD_S3_SECRET_ACCESS_KEY": "env-Secret-Key"],
+                                       laterLines: 1)
+        let line = try #require(server.laterLines.first)
+        let port = try #require(Int(line.split(separator: ":").last ?? ""))
+        for known in ["manifest-one", "manifest-two", "env-key"] {
+            let code = try Self.errorCode(port: port, accessKeyID: known)
+            #expect(!code.isEmpty && code != "InvalidAccessKeyId", "\(known): \(code)")
+        }
+        #expect(try Self.errorCode(port: port, accessKeyID: "stranger") == "InvalidAccessKeyId")
+        #expect(server.stop() == 0)
+        for secret in ["one-Secret-Key", "two-Secret-Key", "env-Secret-Key"] { #expect(!server.stderr.contains(secret)) }
+    }
+
     @Test func noPairAnywhere_exits2_namingBothWays() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
