@@ -12,6 +12,7 @@ import Testing
         #"{"$schema": "x", "schemaVersion": 1, "environment": "production", "plugins": [], "hotSwap": {"enabled": true, "allowInProduction": false, "debounceMilliseconds": 0, "preflightTimeoutSeconds": 0.5, "drainTimeoutSeconds": 0, "maxRetainedImages": 0}}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "rank": 1.0}]}"#,
         #"{"schemaVersion": 1.0, "plugins": []}"#,
+        #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": [{"accessKeyId": "${S3_KEY_ID}", "secretAccessKey": {"secret": "${S3_SECRET}"}}, {"accessKeyId": "admin", "secretAccessKey": "plain-secret"}]}}"#,
     ]
 
     static let refused = [
@@ -58,6 +59,13 @@ import Testing
         #"{"schemaVersion": 1, "plugins": [], "hotSwap": {"preflightTimeoutSeconds": 0}}"#,
         #"{"schemaVersion": 1, "plugins": [], "hotSwap": {"enabled": "true"}}"#,
         #"{"schemaVersion": 1, "plugins": [], "hotSwap": {"maxRetainedImages": 5000}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "s3": {}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": []}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": [{"accessKeyId": "admin"}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": [{"accessKeyId": "admin", "secretAccessKey": 12345678}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": [{"accessKeyId": "admin", "secretAccessKey": "plain-secret", "region": "x"}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": [{"accessKeyId": "admin", "secretAccessKey": {"secret": 1}}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "s3": {"users": []}}"#,
     ]
 
     @Test(arguments: accepted)

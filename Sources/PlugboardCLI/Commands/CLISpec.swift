@@ -94,7 +94,7 @@ enum CLISpec {
                             .value("first-byte-timeout", "SECONDS", help: "How long a new connection may wait before its first byte.", default: seconds(serverDefaults.firstByteTimeoutSeconds)),
                             .value("idle-timeout", "SECONDS", help: "How long a kept-alive connection may wait for its next request.", default: seconds(serverDefaults.idleTimeoutSeconds)),
                             .value("request-timeout", "SECONDS", help: "How long a request head may take to arrive, and the longest pause inside a body (408 beyond).", default: seconds(serverDefaults.headerTimeoutSeconds)),
-                            .value("s3-listen", "HOST:PORT", help: "Also serve the S3 API (docs/S3_API.md) on this address, over the same storage; needs PLUGBOARD_S3_ACCESS_KEY_ID and PLUGBOARD_S3_SECRET_ACCESS_KEY."),
+                            .value("s3-listen", "HOST:PORT", help: "Also serve the S3 API (docs/S3_API.md) on this address, over the same storage; needs a key pair from the manifest's \"s3\" or PLUGBOARD_S3_ACCESS_KEY_ID and PLUGBOARD_S3_SECRET_ACCESS_KEY."),
                             .value("s3-region", "REGION", help: "The region the S3 API answers and expects in signatures.", default: "us-east-1"),
                             .value("s3-domain", "DOMAIN", help: "Accept virtual-hosted S3 requests: Host BUCKET.DOMAIN names the bucket (path style works either way)."),
                             .flag("watch", help: "Hot swap on for this run, watching the manifest and plugin files, whatever hotSwap.enabled says (refused in production without hotSwap.allowInProduction)."),

@@ -15,7 +15,10 @@ enum ServeCommand {
     static let handlerStarts = ["immediate", "pool"]
 
     static func run(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
-        let options = try options(ctx)
+        // Read once, here: --s3-listen takes the manifest's key pairs from it (at start; a
+        // reload does not change them). A manifest error waits until a flag error had its turn.
+        let loaded = Result { () throws(PlugboardError) -> Manifest in try Manifest.load(path: ctx.hostConfiguration.manifestPath) }
+        let options = try options(ctx, manifest: loaded)
         // sd_notify's unset_environment, before any plugin loads: the preflight children,
         // and whatever a plugin spawns, must not speak for this process to systemd.
         unsetenv("NOTIFY_SOCKET")
@@ -26,7 +29,7 @@ enum ServeCommand {
         var configuration = ctx.hostConfiguration
         configuration.watchOverride = ctx.parsed.flag("watch") ? true : ctx.parsed.flag("no-watch") ? false : nil
         // Refuse --watch in production before anything loads (exit 2).
-        let manifest = try Manifest.load(path: configuration.manifestPath)
+        let manifest = try loaded.get()
         _ = try PluginHost.hotSwapMode(manifest.hotSwap, environment: configuration.environment ?? manifest.defaultEnvironment ?? .development,
                                        watchOverride: configuration.watchOverride)
         let host = try await PluginHost.start(configuration)
@@ -44,7 +47,7 @@ enum ServeCommand {
         }
     }
 
-    static func options(_ ctx: CommandContext) throws(PlugboardError) -> ServeLifecycle.Options {
+    static func options(_ ctx: CommandContext, manifest: Result<Manifest, PlugboardError>) throws(PlugboardError) -> ServeLifecycle.Options {
         let listenText = ctx.parsed.value("listen") ?? ListenAddress.defaultText
         guard let listen = ListenAddress(listenText) else {
             throw UsageError.make("invalid --listen \"\(listenText)\"",
@@ -74,15 +77,17 @@ enum ServeCommand {
                                              shutdownTimeoutSeconds: try seconds(ctx, "shutdown-timeout", default: defaultShutdownTimeoutSeconds),
                                              apiToken: token("PLUGBOARD_API_TOKEN"), adminToken: token("PLUGBOARD_ADMIN_TOKEN"),
                                              notifySocket: token("NOTIFY_SOCKET"))
-        if let frontEnd = try s3FrontEnd(ctx, listen: listen, token: token) { options.frontEnds.append(frontEnd) }
+        if let frontEnd = try s3FrontEnd(ctx, listen: listen, token: token, manifest: manifest) { options.frontEnds.append(frontEnd) }
         return options
     }
 
-    /// `--s3-listen`: the S3 endpoint, with its key pair from the environment. There is no
-    /// anonymous mode, on loopback either: S3 clients always sign, and a signature the
-    /// server has no secret to check protects nothing.
-    static func s3FrontEnd(_ ctx: CommandContext, listen: ListenAddress,
-                           token: (String) -> String?) throws(PlugboardError) -> ServeLifecycle.FrontEnd? {
+    /// `--s3-listen`: the S3 endpoint, with the key pairs of the manifest's `s3` object and
+    /// the environment's PLUGBOARD_S3_ACCESS_KEY_ID / PLUGBOARD_S3_SECRET_ACCESS_KEY (which
+    /// wins over a manifest pair with the same ID). There is no anonymous mode, on loopback
+    /// either: S3 clients always sign, and a signature the server has no secret to check
+    /// protects nothing.
+    static func s3FrontEnd(_ ctx: CommandContext, listen: ListenAddress, token: (String) -> String?,
+                           manifest: Result<Manifest, PlugboardError>) throws(PlugboardError) -> ServeLifecycle.FrontEnd? {
         let region = ctx.parsed.value("s3-region")
         let domain = ctx.parsed.value("s3-domain")
         guard let text = ctx.parsed.value("s3-listen") else {
@@ -100,13 +105,6 @@ enum ServeCommand {
         if address == listen && address.port != 0 {
             throw UsageError.make("--s3-listen \(text) is the address --listen already uses", hint: "Give the S3 API a port of its own, such as 9000.")
         }
-        let id = token("PLUGBOARD_S3_ACCESS_KEY_ID"), secret = token("PLUGBOARD_S3_SECRET_ACCESS_KEY")
-        guard let id, let secret else {
-            let missing = [id == nil ? "PLUGBOARD_S3_ACCESS_KEY_ID" : nil, secret == nil ? "PLUGBOARD_S3_SECRET_ACCESS_KEY" : nil].compactMap { $0 }
-            throw PlugboardError(.serveUnprotected, "refusing to serve the S3 API without credentials",
-                detail: "--s3-listen \(text) was given, and \(missing.joined(separator: " and ")) \(missing.count == 1 ? "is" : "are") not set: every S3 request is checked against that key pair (SigV4).",
-                hint: "Set PLUGBOARD_S3_ACCESS_KEY_ID and PLUGBOARD_S3_SECRET_ACCESS_KEY, and give the S3 client the same pair (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).")
-        }
         if let region, region.isEmpty || region.count > 64 || !region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
             throw UsageError.make("invalid --s3-region \"\(region.prefix(80))\"", detail: "Expected a region name of letters, digits and '-', such as us-east-1.")
         }
@@ -114,13 +112,31 @@ enum ServeCommand {
             throw UsageError.make("invalid --s3-domain \"\(domain.prefix(80))\"", detail: "Expected a host name such as s3.example.test, without a port.",
                                   hint: "Clients then address bucket b as b.s3.example.test.")
         }
-        let s3Options = S3Router.Options(credentials: [S3Credential(accessKeyID: id, secretAccessKey: secret)],
-                                         region: region ?? "us-east-1", domain: domain?.lowercased())
+        let credentials = try s3Credentials(ctx, listenText: text, token: token, manifest: try manifest.get())
+        let s3Options = S3Router.Options(credentials: credentials, region: region ?? "us-east-1", domain: domain?.lowercased())
         return ServeLifecycle.FrontEnd(name: "S3", listen: address) { host, logger in
             let router = S3Router(provider: host, options: s3Options, logger: logger)
             let metrics = router.metrics
             return (router, { metrics.render() })
         }
+    }
+
+    /// The manifest's key pairs, then the environment's pair in place of a manifest pair
+    /// with its ID or after them; refused (`serve.unprotected_listen`) when there is none.
+    static func s3Credentials(_ ctx: CommandContext, listenText: String, token: (String) -> String?,
+                              manifest: Manifest) throws(PlugboardError) -> [S3Credential] {
+        var credentials = try (manifest.s3?.resolvedCredentials(environment: ctx.processEnvironment) ?? [])
+            .map { S3Credential(accessKeyID: $0.accessKeyID, secretAccessKey: $0.secretAccessKey) }
+        let id = token("PLUGBOARD_S3_ACCESS_KEY_ID"), secret = token("PLUGBOARD_S3_SECRET_ACCESS_KEY")
+        if let id, let secret {
+            credentials.removeAll { $0.accessKeyID == id }
+            credentials.append(S3Credential(accessKeyID: id, secretAccessKey: secret))
+        }
+        guard credentials.isEmpty else { return credentials }
+        let missing = [id == nil ? "PLUGBOARD_S3_ACCESS_KEY_ID" : nil, secret == nil ? "PLUGBOARD_S3_SECRET_ACCESS_KEY" : nil].compactMap { $0 }
+        throw PlugboardError(.serveUnprotected, "refusing to serve the S3 API without credentials",
+            detail: "--s3-listen \(listenText) was given, the manifest \(ConfigValue.string(manifest.path).description) has no \"s3\" credentials, and \(missing.joined(separator: " and ")) \(missing.count == 1 ? "is" : "are") not set: every S3 request is checked against a key pair (SigV4).",
+            hint: "Add \"s3\": {\"credentials\": [{\"accessKeyId\": \"${S3_KEY_ID}\", \"secretAccessKey\": {\"secret\": \"${S3_SECRET}\"}}]} to the manifest (docs/MANIFEST.md), or set PLUGBOARD_S3_ACCESS_KEY_ID and PLUGBOARD_S3_SECRET_ACCESS_KEY; give the S3 client the same pair (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).")
     }
 
     private static func integer(_ ctx: CommandContext, _ name: String, default value: Int,

@@ -78,6 +78,9 @@ public final class PluginHost: Sendable {
         var retired: [PluginRecord] = []
         /// The manifest's secrets (and the environment's), to scrub from what plugins say.
         var secrets: SecretScrubber = .none
+        /// The secret access keys of the manifest's `s3` at start: the S3 API keeps using
+        /// them whatever a reload reads, so they stay in every later scrubber.
+        var s3Secrets: [String] = []
     }
 
     public let container: Container
@@ -163,7 +166,8 @@ public final class PluginHost: Sendable {
         // Every selected plugin's configuration first: a missing variable stops the host
         // before anything is loaded.
         let selected = manifest.selectedPlugins(for: environment)
-        let (configs, secrets) = try resolvedConfigs(selected, configuration)
+        let s3Secrets = manifest.s3?.knownSecrets(environment: configuration.processEnvironment) ?? []
+        let (configs, secrets) = try resolvedConfigs(selected, configuration, s3Secrets: s3Secrets)
         var byName = unselectedRecords(manifest, environment)
         var fingerprints: [String: PluginFingerprint] = [:]
         for plugin in selected {
@@ -188,7 +192,7 @@ public final class PluginHost: Sendable {
         }
         let records = manifest.plugins.compactMap { byName[$0.name] }
         let state = State(manifest: manifest, manifestDigest: (try? Digest.sha256Hex(bytes)) ?? "",
-                          records: records, fingerprints: fingerprints, secrets: secrets)
+                          records: records, fingerprints: fingerprints, secrets: secrets, s3Secrets: s3Secrets)
         let host = PluginHost(container: container, state: state, environment: environment, loader: loader,
                               configuration: configuration)
         host.updateReadiness()
@@ -202,15 +206,18 @@ public final class PluginHost: Sendable {
 
     /// The config of every selected plugin, `${VAR}`s expanded from the environment
     /// captured at start, under one bound for the whole manifest; and the scrubber of
-    /// the secrets they and the environment hold, for every text the plugins hand back.
-    static func resolvedConfigs(_ selected: [ManifestPlugin], _ configuration: Configuration) throws(PlugboardError)
+    /// the secrets they, the environment and `s3Secrets` hold, for every text the plugins
+    /// hand back.
+    static func resolvedConfigs(_ selected: [ManifestPlugin], _ configuration: Configuration,
+                                s3Secrets: [String]) throws(PlugboardError)
         -> (configs: [String: PluginConfig], secrets: SecretScrubber) {
         var budget = VariableExpander.Budget()
         var configs: [String: PluginConfig] = [:]
         for plugin in selected {
             configs[plugin.name] = try plugin.resolvedConfig(environment: configuration.processEnvironment, budget: &budget)
         }
-        return (configs, SecretScrubber(plugins: selected, configs: configs, environment: configuration.processEnvironment))
+        return (configs, SecretScrubber(plugins: selected, configs: configs, environment: configuration.processEnvironment,
+                                         extra: s3Secrets))
     }
 
     /// Records of the plugins not selected (disabled, or for other environments).

@@ -113,7 +113,7 @@ extension PluginHost {
         let manifest = try Manifest.parse(bytes: bytes, path: configuration.manifestPath)
         let digest = try Digest.sha256Hex(bytes)
         let selected = manifest.selectedPlugins(for: environment)
-        let (configs, secrets) = try Self.resolvedConfigs(selected, configuration)
+        let (configs, secrets) = try Self.resolvedConfigs(selected, configuration, s3Secrets: current.s3Secrets)
         // Reading and hashing every plugin file blocks: off the cooperative pool.
         let searchPath = configuration.productSearchPath
         var next = await preflight.onReloadThread {

@@ -19,7 +19,8 @@ extension PluginHost {
         let loader = try PluginLoader(container: Container(environment: environment),
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger))
         let selected = manifest.selectedPlugins(for: environment)
-        let (configs, secrets) = try Self.resolvedConfigs(selected, configuration)
+        let (configs, secrets) = try Self.resolvedConfigs(
+            selected, configuration, s3Secrets: manifest.s3?.knownSecrets(environment: configuration.processEnvironment) ?? [])
         var byName = unselectedRecords(manifest, environment)
         var pending: [PreflightRequest.Plugin] = []
         for plugin in selected {

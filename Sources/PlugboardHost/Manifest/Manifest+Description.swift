@@ -6,6 +6,7 @@ extension Manifest: CustomStringConvertible, CustomReflectable {
         var lines = ["manifest \(ConfigValue.string(path).description) (schemaVersion \(schemaVersion)"
             + (defaultEnvironment.map { ", environment \($0)" } ?? "") + ")"]
         lines += plugins.map { "  \($0)" }
+        if let s3 { lines.append("  \(s3)") }
         return lines.joined(separator: "\n")
     }
 
@@ -14,6 +15,7 @@ extension Manifest: CustomStringConvertible, CustomReflectable {
         Mirror(self, children: [
             "path": path, "directory": directory, "schemaVersion": schemaVersion,
             "defaultEnvironment": defaultEnvironment?.name as Any, "plugins": plugins, "hotSwap": hotSwap,
+            "s3": s3.map { "\($0)" } as Any,
         ], displayStyle: .struct)
     }
 }

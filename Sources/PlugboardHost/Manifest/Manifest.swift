@@ -33,15 +33,18 @@ public struct Manifest: Sendable {
     public let plugins: [ManifestPlugin]
     /// The `hotSwap` settings, defaults filled in.
     public let hotSwap: HotSwapSettings
+    /// The `s3` object: the S3 API's key pairs, or nil when there is none.
+    public let s3: S3Settings?
 
     init(path: String, directory: String, schemaVersion: Int, defaultEnvironment: Environment?,
-         plugins: [ManifestPlugin], hotSwap: HotSwapSettings) {
+         plugins: [ManifestPlugin], hotSwap: HotSwapSettings, s3: S3Settings? = nil) {
         self.path = path
         self.directory = directory
         self.schemaVersion = schemaVersion
         self.defaultEnvironment = defaultEnvironment
         self.plugins = plugins
         self.hotSwap = hotSwap
+        self.s3 = s3
     }
 
     /// Reads and validates the manifest at `path` with the default limits.

@@ -14,6 +14,7 @@ struct ManifestDecoder {
         var environment: Environment?
         var plugins: [ManifestPlugin]?
         var hotSwap = HotSwapSettings()
+        var s3: S3Settings?
         for member in members {
             switch member.key {
             case "$schema":
@@ -26,6 +27,8 @@ struct ManifestDecoder {
                 plugins = try decodePlugins(member.value)
             case "hotSwap":
                 hotSwap = try decodeHotSwap(member.value)
+            case "s3":
+                s3 = try decodeS3(member.value)
             default:
                 try reader.checkKeys([member], known: ManifestLoader.topLevelKeys, in: root)
             }
@@ -36,7 +39,7 @@ struct ManifestDecoder {
         }
         try checkRequirements(plugins)
         return Manifest(path: reader.source, directory: directory, schemaVersion: schemaVersion,
-                        defaultEnvironment: environment, plugins: plugins, hotSwap: hotSwap)
+                        defaultEnvironment: environment, plugins: plugins, hotSwap: hotSwap, s3: s3)
     }
 
     private func decodeSchemaVersion(_ root: JSONValue) throws(PlugboardError) -> Int {

@@ -12,7 +12,8 @@ import PlugboardAPI
 /// ``ConfigSecrets/marker``.
 ///
 /// The secrets are the resolved values of every secret of the manifest's configs (see
-/// ``ConfigSecrets``) and of every environment variable whose name looks secret
+/// ``ConfigSecrets``), of every secret access key of the manifest's `s3` object (as read
+/// at start), and of every environment variable whose name looks secret
 /// (`AWS_SECRET_ACCESS_KEY`, `DB_PASSWORD`): a plugin may read those itself.
 public struct SecretScrubber: Sendable {
     /// No secrets: every text passes unchanged.
@@ -44,10 +45,10 @@ public struct SecretScrubber: Sendable {
         self.pieces = pieces
     }
 
-    /// The secrets of `plugins`' resolved configs and of the environment's
-    /// secret-looking variables.
-    init(plugins: [ManifestPlugin], configs: [String: PluginConfig], environment: [String: String]) {
-        var found = environment.filter { ConfigSecrets.isSecretKey($0.key) }.map(\.value)
+    /// The secrets of `plugins`' resolved configs, of the environment's secret-looking
+    /// variables, and `extra` (the S3 API's secret access keys from the manifest's `s3`).
+    init(plugins: [ManifestPlugin], configs: [String: PluginConfig], environment: [String: String], extra: [String] = []) {
+        var found = environment.filter { ConfigSecrets.isSecretKey($0.key) }.map(\.value) + extra
         for plugin in plugins {
             guard let config = configs[plugin.name] else { continue }
             ConfigSecrets.secretValues(raw: plugin.rawConfig, resolved: .object(config.values), into: &found)

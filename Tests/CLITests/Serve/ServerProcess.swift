@@ -12,6 +12,8 @@ final class ServerProcess: @unchecked Sendable {
     let pid: pid_t
     let port: Int
     let startLine: String
+    /// The lines after the first that init was asked to wait for (`laterLines`).
+    let laterLines: [String]
     private var exited = false
 
     static let memory = ManifestText.memory
@@ -21,15 +23,21 @@ final class ServerProcess: @unchecked Sendable {
 
     /// Starts `plugboard serve --listen 127.0.0.1:0` plus `arguments`, with `plugins.json`
     /// holding `plugins` (or the whole `manifest` text) and `environment` added to the
-    /// test's own.
+    /// test's own; with `laterLines`, the lines after the first are waited for too (the
+    /// S3 endpoint's line of `--s3-listen`).
     init(plugins: [String] = [ServerProcess.memory], manifest: String? = nil, arguments: [String] = [],
-         environment: [String: String] = [:]) throws {
+         environment: [String: String] = [:], laterLines: Int = 0) throws {
         sandbox = try Sandbox("plugboard-serve")
         try sandbox.write("plugins.json", manifest ?? ManifestText.make(plugins))
         let (pid, out) = try Self.spawn(["serve", "--listen", "127.0.0.1:0"] + arguments, sandbox: sandbox,
                                         environment: environment)
         self.pid = pid
         let line = ChildOutput.firstLine(out, timeoutMilliseconds: 60_000)
+        var later: [String] = []
+        while line != nil && later.count < laterLines,
+              let next = ChildOutput.firstLine(out, timeoutMilliseconds: 10_000) {
+            later.append(next)
+        }
         close(out)
         // The text line, or with --json the object {"listening":"http://127.0.0.1:PORT"}.
         guard let line, line.hasPrefix("plugboard serve: listening on http://127.0.0.1:")
@@ -44,6 +52,7 @@ final class ServerProcess: @unchecked Sendable {
         }
         self.port = port
         self.startLine = line
+        self.laterLines = later
     }
 
     deinit {

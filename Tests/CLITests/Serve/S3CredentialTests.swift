@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+/// `serve --s3-listen` with its key pairs from the manifest's `s3` object, and its refusal
+/// when neither the manifest nor the environment holds one.
+@Suite(.serialized) struct S3CredentialTests {
+    static let secret = "manifest-Secret-Key-0123456789"
+    /// Without the environment's pair, whatever the test runner has.
+    static let noEnvironmentPair = ["PLUGBOARD_S3_ACCESS_KEY_ID": "", "PLUGBOARD_S3_SECRET_ACCESS_KEY": ""]
+
+    static func manifest(s3: String?) -> String {
+        var text = ManifestText.make([ManifestText.memory])
+        if let s3 {
+            text = String(text.dropLast(2)) + ",\n  \"s3\": \(s3)\n}\n"
+        }
+        return text
+    }
+
+    @Test func manifestPair_servesTheS3API_andRefusesUnsignedRequests() throws {
+        let s3 = #"{"credentials": [{"accessKeyId": "plugboard-test", "secretAccessKey": {"secret": "${TEST_S3_SECRET}"}}]}"#
+        var environment = Self.noEnvironmentPair
+        environment["TEST_S3_SECRET"] = Self.secret
+        let server = try ServerProcess(manifest: Self.manifest(s3: s3), arguments: ["--s3-listen", "127.0.0.1:0"],
+                                       environment: environment, laterLines: 1)
+        let line = try #require(server.laterLines.first)
+        let prefix = "plugboard serve: S3 API listening on http://127.0.0.1:"
+        #expect(line.hasPrefix(prefix), "\(line)")
+        let port = try #require(Int(line.dropFirst(prefix.count)))
+        #expect(port != server.port)
+        let response = try RawClient(port: port).request("GET", "/")
+        #expect(response.status == 403)
+        #expect(response.text.contains("<Code>AccessDenied</Code>"), "\(response.text)")
+        #expect(server.stop() == 0)
+        #expect(!server.stderr.contains(Self.secret))
+    }
+
+    /// A header-form request with a bogus signature: the error tells whether the server
+    /// knows the access key ID (InvalidAccessKeyId when it does not) without signing.
+    static func errorCode(port: Int, accessKeyID: String) throws -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let count = strftime(&buffer, buffer.count, "%Y%m%dT%H%M%SZ", &parts)
+        let amzDate = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let authorization = "AWS4-HMAC-SHA256 Credential=\(accessKeyID)/\(amzDate.prefix(8))/us-east-1/s3/aws4_request, "
+            + "SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=" + String(repeating: "0", count: 64)
+        let response = try RawClient(port: port).request("GET", "/", headers: [
+            ("Authorization", authorization), ("x-amz-content-sha256", "UNSIGNED-PAYLOAD"), ("x-amz-date", amzDate)])
+        guard let start = response.text.firstRange(of: "<Code>"), let end = response.text.firstRange(of: "</Code>") else { return "" }
+        return String(response.text[start.upperBound..<end.lowerBound])
+    }
+
+    @Test func manifestPairsAndTheEnvironmentPair_areAllKnown() throws {
+        let s3 = #"{"credentials": [{"accessKeyId": "manifest-one", "secretAccessKey": "one-Secret-Key"}, {"accessKeyId": "manifest-two", "secretAccessKey": {"secret": "two-Secret-Key"}}]}"#
+        let server = try ServerProcess(manifest: Self.manifest(s3: s3), arguments: ["--s3-listen", "127.0.0.1:0"],
+                                       environment: ["PLUGBOARD_S3_ACCESS_KEY_ID": "env-key", "PLUGBOARD_S3_SECRET_ACCESS_KEY": "env-Secret-Key"],
+                                       laterLines: 1)
+        let line = try #require(server.laterLines.first)
+        let port = try #require(Int(line.split(separator: ":").last ?? ""))
+        for known in ["manifest-one", "manifest-two", "env-key"] {
+            let code = try Self.errorCode(port: port, accessKeyID: known)
+            #expect(!code.isEmpty && code != "InvalidAccessKeyId", "\(known): \(code)")
+        }
+        #expect(try Self.errorCode(port: port, accessKeyID: "stranger") == "InvalidAccessKeyId")
+        #expect(server.stop() == 0)
+        for secret in ["one-Secret-Key", "two-Secret-Key", "env-Secret-Key"] { #expect(!server.stderr.contains(secret)) }
+    }
+
+    @Test func noPairAnywhere_exits2_namingBothWays() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", Self.manifest(s3: nil))
+        let arguments = ["serve", "--listen", "127.0.0.1:0", "--s3-listen", "127.0.0.1:0"]
+        expectRun(sandbox.run(arguments, environment: Self.noEnvironmentPair), status: 2, stdout: .empty,
+                  stderr: .contains("refusing to serve the S3 API without credentials",
+                                    "\"s3\": {\"credentials\"", "PLUGBOARD_S3_ACCESS_KEY_ID", "PLUGBOARD_S3_SECRET_ACCESS_KEY"))
+        expectRun(sandbox.run(arguments + ["--json"], environment: Self.noEnvironmentPair), status: 2,
+                  stdout: .contains("serve.unprotected_listen"))
+    }
+
+    @Test func manifestPairWithAnUnsetVariable_exits2() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", Self.manifest(s3: #"{"credentials": [{"accessKeyId": "plugboard-test", "secretAccessKey": "${TEST_S3_UNSET}"}]}"#))
+        var environment = Self.noEnvironmentPair
+        environment["TEST_S3_UNSET"] = nil
+        let arguments = ["serve", "--listen", "127.0.0.1:0", "--s3-listen", "127.0.0.1:0"]
+        expectRun(sandbox.run(arguments, environment: environment), status: 2, stdout: .empty,
+                  stderr: .contains("TEST_S3_UNSET", "s3.credentials[0].secretAccessKey"))
+        expectRun(sandbox.run(arguments + ["--json"], environment: environment), status: 2,
+                  stdout: .contains("manifest.missing_variable"))
+        // Without --s3-listen the section is not resolved: check is content.
+        expectRun(sandbox.run(["check"], environment: environment), status: 0)
+    }
+}
