@@ -21,6 +21,7 @@ struct LibCrypto: @unchecked Sendable {
     typealias DigestUpdate = @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int) -> Int32
     typealias DigestFinalEx = @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
     typealias MDGetter = @convention(c) () -> OpaquePointer?
+    typealias MDFetch = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> OpaquePointer?
 
     /// The library's name, as given to `dlopen`.
     static let libraryName = "libcrypto.so.3"
@@ -34,11 +35,17 @@ struct LibCrypto: @unchecked Sendable {
     let digestInitEx: DigestInitEx
     let digestUpdate: DigestUpdate
     let digestFinalEx: DigestFinalEx
-    /// `EVP_sha256()`; `nil` if this build of OpenSSL lacks it.
+    /// SHA-256 as `EVP_MD_fetch` gives it (else `EVP_sha256()`); `nil` if this build of
+    /// OpenSSL lacks it.
+    ///
+    /// Fetched once: OpenSSL 3 looks a legacy descriptor such as `EVP_sha256()` up in its
+    /// provider store, under a lock, on every `EVP_DigestInit_ex`, which costs about as
+    /// much as hashing a few hundred bytes (a SigV4 check starts three digests). A fetched
+    /// descriptor is kept for the life of the process, like the library.
     let sha256: OpaquePointer?
-    /// `EVP_md5()`; `nil` if this build of OpenSSL lacks it.
+    /// MD5, fetched like ``sha256`` (else `EVP_md5()`); `nil` if this build of OpenSSL lacks it.
     let md5: OpaquePointer?
-    /// `EVP_sha1()`; `nil` if this build of OpenSSL lacks it.
+    /// SHA-1, fetched like ``sha256`` (else `EVP_sha1()`); `nil` if this build of OpenSSL lacks it.
     let sha1: OpaquePointer?
 
     /// The shared library, or the error explaining why it is not available.
@@ -73,15 +80,21 @@ struct LibCrypto: @unchecked Sendable {
             let sha256 = try symbol("EVP_sha256", as: MDGetter.self)
             let md5 = try symbol("EVP_md5", as: MDGetter.self)
             let sha1 = try symbol("EVP_sha1", as: MDGetter.self)
+            let fetch = try? symbol("EVP_MD_fetch", as: MDFetch.self)
+            // The provider's implementation of `algorithm` (default library context, no
+            // property query), or the legacy descriptor when it cannot be fetched.
+            func descriptor(_ algorithm: String, legacy: MDGetter) -> OpaquePointer? {
+                fetch.flatMap { fetch in algorithm.withCString { fetch(nil, $0, nil) } } ?? legacy()
+            }
             return .success(LibCrypto(
                 mdCtxNew: try symbol("EVP_MD_CTX_new", as: MDCtxNew.self),
                 mdCtxFree: try symbol("EVP_MD_CTX_free", as: MDCtxFree.self),
                 digestInitEx: try symbol("EVP_DigestInit_ex", as: DigestInitEx.self),
                 digestUpdate: try symbol("EVP_DigestUpdate", as: DigestUpdate.self),
                 digestFinalEx: try symbol("EVP_DigestFinal_ex", as: DigestFinalEx.self),
-                sha256: sha256(),
-                md5: md5(),
-                sha1: sha1()))
+                sha256: descriptor("SHA256", legacy: sha256),
+                md5: descriptor("MD5", legacy: md5),
+                sha1: descriptor("SHA1", legacy: sha1)))
         } catch {
             return .failure(error)
         }

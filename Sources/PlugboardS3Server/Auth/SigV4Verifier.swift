@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardBytes
+import PlugboardConcurrency
 import PlugboardCrypto
 import PlugboardHTTP
 
@@ -65,6 +66,19 @@ public struct SigV4Verifier: Sendable {
     private let secrets: [String: String]
     let region: String?
     let maxSkewSeconds: Int
+    /// The signing keys of scopes that signed a request which verified, so that the next
+    /// request of the day costs one HMAC rather than five: the key changes only with the
+    /// day (and the region). Bounded by ``signingKeyCacheLimit``; filled only after a
+    /// signature matched, so requests that fail cannot churn it.
+    private let signingKeys = LockedValueBox<[SigningScope: [UInt8]]>([:])
+    static let signingKeyCacheLimit = 64
+
+    /// What a signing key is derived from, besides the secret (which the access key names).
+    struct SigningScope: Hashable {
+        var accessKeyID: String
+        var day: String
+        var region: String
+    }
 
     /// region nil: any region in the credential scope is accepted (answered as-is); else it must match.
     public init(credentials: [S3Credential], region: String?, maxSkewSeconds: Int = 900) {
@@ -99,8 +113,8 @@ public struct SigV4Verifier: Sendable {
                     name: "Authorization", value: authorization)
             }
             let text = Self.trim(authorization)
-            if text.hasPrefix(Self.algorithm + " ") || text.hasPrefix(Self.algorithm + "\t") {
-                return try verifyHeaderForm(String(text.dropFirst(Self.algorithm.count)), method: method, rawPath: rawPath,
+            if let components = Self.algorithmComponents(text) {
+                return try verifyHeaderForm(components, method: method, rawPath: rawPath,
                                             query: query, headers: headers, now: now)
             }
             if text.hasPrefix("AWS ") { throw Self.signatureVersion2("an Authorization header \"AWS <key>:<signature>\"") }
@@ -116,6 +130,32 @@ public struct SigV4Verifier: Sendable {
         }
         throw S3Error.accessDenied(
             "Access Denied: anonymous requests are refused: sign with SigV4 (an \"Authorization: \(Self.algorithm) ...\" header, or a presigned URL's X-Amz-* parameters) with one of the server's access keys.")
+    }
+
+    /// What follows `AWS4-HMAC-SHA256` and a space or tab in `text`, or nil when it does not
+    /// start so. Over bytes when `text` is ASCII, where that is the Character comparison.
+    static func algorithmComponents(_ text: String) -> Substring? {
+        guard isASCII(text) else {
+            guard text.hasPrefix(Self.algorithm + " ") || text.hasPrefix(Self.algorithm + "\t") else { return nil }
+            return text.dropFirst(Self.algorithm.count)
+        }
+        let count = Self.algorithm.utf8.count
+        var copy = text
+        let follows = copy.withUTF8 { bytes in
+            bytes.count > count && hasPrefix(bytes, algorithmBytes)
+                && (bytes[count] == UInt8(ascii: " ") || bytes[count] == UInt8(ascii: "\t"))
+        }
+        return follows ? text[text.utf8.index(text.startIndex, offsetBy: count)...] : nil
+    }
+
+    private static let algorithmBytes = Array(algorithm.utf8)
+    private static let amzHeaderPrefix = Array("x-amz-".utf8)
+
+    /// Whether `bytes` start with `prefix`.
+    static func hasPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ prefix: [UInt8]) -> Bool {
+        guard bytes.count >= prefix.count else { return false }
+        for i in 0..<prefix.count where bytes[i] != prefix[i] { return false }
+        return true
     }
 
     static func signatureVersion2(_ found: String) -> S3Error {
@@ -138,19 +178,16 @@ public struct SigV4Verifier: Sendable {
         }
     }
 
-    private func verifyHeaderForm(_ components: String, method: String, rawPath: [UInt8], query: [QueryItem],
+    private func verifyHeaderForm(_ components: Substring, method: String, rawPath: [UInt8], query: [QueryItem],
                                   headers: HTTPHeaders, now: Timestamp) throws(S3Error) -> S3Authentication {
         var credential: String?
         var signedHeaders: String?
         var signature: String?
-        for part in components.split(separator: ",", omittingEmptySubsequences: false) {
-            let item = Self.trim(part)
-            guard let eq = item.firstIndex(of: "=") else {
-                throw Form.header.malformed(
-                    "the authorization header requires three components: Credential, SignedHeaders, and Signature; found \"\(item.prefix(64))\" without \"=\".")
-            }
-            let key = Self.trim(item[..<eq])
-            let value = Self.trim(item[item.index(after: eq)...])
+        func withoutEquals(_ item: String) -> S3Error {
+            Form.header.malformed(
+                "the authorization header requires three components: Credential, SignedHeaders, and Signature; found \"\(item.prefix(64))\" without \"=\".")
+        }
+        func take(_ key: String, _ value: String) throws(S3Error) {
             func set(_ slot: inout String?) throws(S3Error) {
                 guard slot == nil else { throw Form.header.malformed("the component \(key) is given twice.") }
                 slot = value
@@ -162,6 +199,29 @@ public struct SigV4Verifier: Sendable {
             default:
                 throw Form.header.malformed(
                     "the authorization header requires three components: Credential, SignedHeaders, and Signature; found an unknown component \"\(key.prefix(32))\".")
+            }
+        }
+        var componentText = components
+        let bytes = componentText.withUTF8 { Array($0) }
+        if Self.isASCII(bytes) {
+            // Cut at the commas and the first "=" of each item, by byte (see isASCII).
+            var start = 0
+            while true {
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.count
+                let item = Self.trimmed(bytes, start..<end)
+                guard let eq = bytes[item].firstIndex(of: UInt8(ascii: "=")) else {
+                    throw withoutEquals(String(decoding: bytes[item], as: UTF8.self))
+                }
+                try take(String(decoding: bytes[Self.trimmed(bytes, item.lowerBound..<eq)], as: UTF8.self),
+                         String(decoding: bytes[Self.trimmed(bytes, (eq + 1)..<item.upperBound)], as: UTF8.self))
+                guard end < bytes.count else { break }
+                start = end + 1
+            }
+        } else {
+            for part in components.split(separator: ",", omittingEmptySubsequences: false) {
+                let item = Self.trim(part)
+                guard let eq = item.firstIndex(of: "=") else { throw withoutEquals(item) }
+                try take(Self.trim(item[..<eq]), Self.trim(item[item.index(after: eq)...]))
             }
         }
         guard let credential, let signedHeaders, let signature else {
@@ -180,13 +240,16 @@ public struct SigV4Verifier: Sendable {
         // The signing time: x-amz-date, or Date when that is what was signed.
         let amzDate: String
         let dateSource: String
+        let requestTime: Timestamp?
         if let value = headers["x-amz-date"] {
-            guard Self.parseAmzDate(Self.trim(value)) != nil else {
+            let trimmed = Self.trim(value)
+            guard let time = Self.parseAmzDate(trimmed) else {
                 throw S3Error.accessDenied(
                     "AWS authentication requires a valid Date or x-amz-date header: expected x-amz-date as yyyyMMdd'T'HHmmss'Z' (20130524T000000Z), found \"\(value.prefix(40))\".")
             }
-            amzDate = Self.trim(value)
+            amzDate = trimmed
             dateSource = "x-amz-date"
+            requestTime = time
         } else if let value = headers["date"], signedNames.contains("date") {
             guard let time = Timestamp(httpDate: Self.trim(value)) else {
                 throw S3Error.accessDenied(
@@ -194,11 +257,12 @@ public struct SigV4Verifier: Sendable {
             }
             amzDate = Self.amzStamp(time)
             dateSource = "Date"
+            requestTime = Self.parseAmzDate(amzDate)
         } else {
             throw S3Error.accessDenied("AWS authentication requires a valid Date or x-amz-date header: found neither (or a Date that is not signed).")
         }
 
-        let unsigned = headers.fields.map(\.name).filter { $0.hasPrefix("x-amz-") && !signedNames.contains($0) }
+        let unsigned = headers.fields.lazy.map(\.name).filter { Self.isAmzHeader($0) && !signedNames.contains($0) }
         if !unsigned.isEmpty {
             var names: [String] = []
             for name in unsigned where !names.contains(name) { names.append(name) }
@@ -208,7 +272,7 @@ public struct SigV4Verifier: Sendable {
         }
 
         return try verify(form: .header, credential: credential, signedHeaders: signedHeaders, signedNames: signedNames,
-                          signature: signature, amzDate: amzDate, dateSource: dateSource, expires: nil,
+                          signature: signature, amzDate: amzDate, requestTime: requestTime, dateSource: dateSource, expires: nil,
                           payload: payload, payloadText: payloadText, method: method, rawPath: rawPath,
                           query: query, headers: headers, now: now)
     }
@@ -233,7 +297,7 @@ public struct SigV4Verifier: Sendable {
         guard algorithm == Self.algorithm else {
             throw Form.query.malformed("X-Amz-Algorithm only supports \"\(Self.algorithm)\": found \"\(algorithm.prefix(40))\".")
         }
-        guard Self.parseAmzDate(date) != nil else {
+        guard let requestTime = Self.parseAmzDate(date) else {
             throw Form.query.malformed(
                 "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\" (20130524T000000Z): found \"\(date.prefix(40))\".")
         }
@@ -253,25 +317,28 @@ public struct SigV4Verifier: Sendable {
         }
         let signedNames = try Self.parseSignedHeaders(signedHeaders, form: .query)
         return try verify(form: .query, credential: credential, signedHeaders: signedHeaders, signedNames: signedNames,
-                          signature: signature, amzDate: date, dateSource: "X-Amz-Date", expires: expires,
+                          signature: signature, amzDate: date, requestTime: requestTime, dateSource: "X-Amz-Date", expires: expires,
                           payload: payload, payloadText: payloadText, method: method, rawPath: rawPath,
                           query: query.filter { $0.name != "X-Amz-Signature" }, headers: headers, now: now)
     }
 
     // MARK: What both forms check
 
+    /// requestTime: `amzDate` read as a time (nil if it does not read, which is refused
+    /// once the scope has been checked).
     private func verify(form: Form, credential: String, signedHeaders: String, signedNames: [String], signature: String,
-                        amzDate: String, dateSource: String, expires: Int?, payload: PayloadMode, payloadText: String,
+                        amzDate: String, requestTime: Timestamp?, dateSource: String, expires: Int?, payload: PayloadMode, payloadText: String,
                         method: String, rawPath: [UInt8], query: [QueryItem], headers: HTTPHeaders,
                         now: Timestamp) throws(S3Error) -> S3Authentication {
         // Credential=AKID/20130524/us-east-1/s3/aws4_request
-        let parts = credential.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let parts = Self.splitASCII(credential, separator: UInt8(ascii: "/"))
+            ?? credential.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 5, !parts[0].isEmpty else {
             throw form.malformed(
                 "the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\", found \"\(credential.prefix(128))\".")
         }
         let n = parts.count
-        let accessKeyID = parts[..<(n - 4)].joined(separator: "/")
+        let accessKeyID = n == 5 ? parts[0] : parts[..<(n - 4)].joined(separator: "/")
         let (day, scopeRegion, service, terminator) = (parts[n - 4], parts[n - 3], parts[n - 2], parts[n - 1])
         guard terminator == "aws4_request" else {
             throw form.malformed("the credential scope's terminal \"\(terminator.prefix(32))\" is wrong; expecting \"aws4_request\".")
@@ -290,11 +357,12 @@ public struct SigV4Verifier: Sendable {
             throw form.malformed(
                 "Invalid credential date \"\(day.prefix(16))\": it must be the day of the request's \(dateSource), \(amzDate.prefix(8)).")
         }
-        guard let requestTime = Self.parseAmzDate(amzDate) else {
+        guard let requestTime else {
             throw S3Error.accessDenied("AWS authentication requires a valid Date or x-amz-date header: found \"\(amzDate.prefix(40))\".")
         }
 
-        let serverTime = Self.isoSeconds(now)
+        // Only refusals show the server's time.
+        var serverTime: String { Self.isoSeconds(now) }
         if let expires {
             if requestTime.seconds > now.seconds + Int64(maxSkewSeconds) {
                 throw S3Error.accessDenied(
@@ -316,30 +384,77 @@ public struct SigV4Verifier: Sendable {
             }
         }
 
-        // The canonical request.
-        var canonicalHeaders = ""
+        // The canonical request, built as bytes: the header lines first (a signed header
+        // that is absent is refused before the path is read).
+        var headerLines: [UInt8] = []
+        headerLines.reserveCapacity(64 * signedNames.count)
         for name in signedNames {
-            let values = headers.values(name)
-            guard !values.isEmpty else {
+            var found = false
+            for field in headers.fields where field.name == name {
+                if found {
+                    headerLines.append(UInt8(ascii: ","))
+                } else {
+                    headerLines.append(contentsOf: name.utf8)
+                    headerLines.append(UInt8(ascii: ":"))
+                    found = true
+                }
+                Self.appendCanonicalValue(field.value, to: &headerLines)
+            }
+            guard found else {
                 throw form.malformed("the header \"\(name.prefix(64))\" is named in SignedHeaders but absent from the request.")
             }
-            canonicalHeaders += name + ":" + values.map(Self.canonicalValue).joined(separator: ",") + "\n"
+            headerLines.append(UInt8(ascii: "\n"))
         }
-        let canonicalQuery = query
+        let canonicalQuery = query.isEmpty ? "" : query
             .map { (PercentEncoding.encode($0.nameBytes), PercentEncoding.encode($0.valueBytes)) }
             .sorted { $0.0 == $1.0 ? $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) : $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
             .map { "\($0.0)=\($0.1)" }
             .joined(separator: "&")
-        let canonicalRequest = [method, try Self.canonicalURI(rawPath), canonicalQuery, canonicalHeaders, signedHeaders, payloadText]
-            .joined(separator: "\n")
+        let canonicalURI = try Self.canonicalURIBytes(rawPath)
+        var canonicalRequest: [UInt8] = []
+        canonicalRequest.reserveCapacity(method.utf8.count + canonicalURI.count + canonicalQuery.utf8.count + headerLines.count
+                                         + signedHeaders.utf8.count + payloadText.utf8.count + 5)
+        canonicalRequest.append(contentsOf: method.utf8)
+        canonicalRequest.append(UInt8(ascii: "\n"))
+        canonicalRequest.append(contentsOf: canonicalURI)
+        canonicalRequest.append(UInt8(ascii: "\n"))
+        canonicalRequest.append(contentsOf: canonicalQuery.utf8)
+        canonicalRequest.append(UInt8(ascii: "\n"))
+        canonicalRequest.append(contentsOf: headerLines)
+        canonicalRequest.append(UInt8(ascii: "\n"))
+        canonicalRequest.append(contentsOf: signedHeaders.utf8)
+        canonicalRequest.append(UInt8(ascii: "\n"))
+        canonicalRequest.append(contentsOf: payloadText.utf8)
+
         let scope = "\(day)/\(scopeRegion)/s3/aws4_request"
-        let stringToSign = [Self.algorithm, amzDate, scope, try Self.sha256Hex(Array(canonicalRequest.utf8))].joined(separator: "\n")
-        var key = try Self.hmac(Array(day.utf8), key: Array("AWS4\(secret)".utf8))
-        for part in [scopeRegion, "s3", "aws4_request"] {
-            key = try Self.hmac(Array(part.utf8), key: key)
+        var stringToSign: [UInt8] = []
+        stringToSign.reserveCapacity(Self.algorithm.utf8.count + amzDate.utf8.count + scope.utf8.count + 3 + 2 * SHA256Hasher.byteCount)
+        stringToSign.append(contentsOf: Self.algorithm.utf8)
+        stringToSign.append(UInt8(ascii: "\n"))
+        stringToSign.append(contentsOf: amzDate.utf8)
+        stringToSign.append(UInt8(ascii: "\n"))
+        stringToSign.append(contentsOf: scope.utf8)
+        stringToSign.append(UInt8(ascii: "\n"))
+        Self.appendHex(try Self.sha256(canonicalRequest), to: &stringToSign)
+
+        let signingScope = SigningScope(accessKeyID: accessKeyID, day: day, region: scopeRegion)
+        let cached = signingKeys.withLock { $0[signingScope] }
+        let key: [UInt8]
+        if let cached {
+            key = cached
+        } else {
+            var derived = try Self.hmac(Array(day.utf8), key: Array("AWS4\(secret)".utf8))
+            for part in [scopeRegion, "s3", "aws4_request"] {
+                derived = try Self.hmac(Array(part.utf8), key: derived)
+            }
+            key = derived
         }
-        let computed = Hex.encode(try Self.hmac(Array(stringToSign.utf8), key: key))
+        var computed: [UInt8] = []
+        computed.reserveCapacity(2 * HMACSHA256.byteCount)
+        Self.appendHex(try Self.hmac(stringToSign, key: key), to: &computed)
         guard Self.constantTimeEqual(computed, signature) else {
+            let stringToSign = String(decoding: stringToSign, as: UTF8.self)
+            let canonicalRequest = String(decoding: canonicalRequest, as: UTF8.self)
             var error = S3Error.signatureDoesNotMatch(
                 "The request signature we calculated does not match the signature you provided. Check your key and signing method: the server signed the StringToSign and CanonicalRequest below with the secret of \(accessKeyID.prefix(128)), and found a different Signature (\(signature.prefix(64))).",
                 stringToSign: stringToSign, canonicalRequest: canonicalRequest)
@@ -347,8 +462,23 @@ public struct SigV4Verifier: Sendable {
             error.fields.insert(("SignatureProvided", String(signature.prefix(64))), at: 2)
             throw error
         }
+        if cached == nil {
+            signingKeys.withLock { keys in
+                if keys.count >= Self.signingKeyCacheLimit { keys.removeAll(keepingCapacity: true) }
+                keys[signingScope] = key
+            }
+        }
         return S3Authentication(accessKeyID: accessKeyID, payload: payload, signingKey: key, scope: scope,
-                                amzDate: amzDate, seedSignature: computed)
+                                amzDate: amzDate, seedSignature: String(decoding: computed, as: UTF8.self))
+    }
+
+    /// The SHA-256 of `bytes`.
+    static func sha256(_ bytes: [UInt8]) throws(S3Error) -> [UInt8] {
+        do throws(CryptoError) {
+            return try SHA256Hasher.hash(bytes)
+        } catch {
+            throw S3Error.internalError("The server could not compute a SHA-256 digest: \(error.message).")
+        }
     }
 
     /// The hex SHA-256 of `bytes`.
@@ -399,14 +529,40 @@ public struct SigV4Verifier: Sendable {
     /// The path percent-decoded, then encoded with S3's `UriEncode` (`/` kept); no dot
     /// segment or `//` is folded, as S3 folds none.
     static func canonicalURI(_ rawPath: [UInt8]) throws(S3Error) -> String {
+        String(decoding: try canonicalURIBytes(rawPath), as: UTF8.self)
+    }
+
+    /// ``canonicalURI(_:)``'s bytes: each segment's bytes `UriEncode`d, the `/` between
+    /// them kept.
+    static func canonicalURIBytes(_ rawPath: [UInt8]) throws(S3Error) -> [UInt8] {
         guard let decoded = percentDecode(rawPath[...], plusIsSpace: false) else {
             throw S3Error("InvalidURI", status: 400,
                           "Couldn't parse the specified URI: the path has a \"%\" not followed by two hex digits.")
         }
-        if decoded.isEmpty { return "/" }
-        return decoded.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-            .map { PercentEncoding.encode($0) }
-            .joined(separator: "/")
+        if decoded.isEmpty { return [UInt8(ascii: "/")] }
+        var out: [UInt8] = []
+        out.reserveCapacity(decoded.count + decoded.count / 4 + 8)
+        for byte in decoded {
+            if byte == UInt8(ascii: "/") || PercentEncoding.isUnreserved(byte) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(upperHexDigits[Int(byte >> 4)])
+                out.append(upperHexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return out
+    }
+
+    private static let upperHexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    /// Appends two lower-case hex digits per byte of `bytes`, as ``Hex/encode(_:)`` writes them.
+    static func appendHex(_ bytes: [UInt8], to out: inout [UInt8]) {
+        func digit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value }
+        for byte in bytes {
+            out.append(digit(byte >> 4))
+            out.append(digit(byte & 0x0F))
+        }
     }
 
     static func percentDecode(_ bytes: ArraySlice<UInt8>, plusIsSpace: Bool) -> [UInt8]? {
@@ -438,7 +594,13 @@ public struct SigV4Verifier: Sendable {
     }
 
     static func parseSignedHeaders(_ text: String, form: Form) throws(S3Error) -> [String] {
-        let names = text.split(separator: ";", omittingEmptySubsequences: false).map { String($0).lowercased() }
+        let names: [String]
+        if let pieces = splitASCII(text, separator: UInt8(ascii: ";")) {
+            // An ASCII name without capitals is its own lower case.
+            names = pieces.map { $0.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? $0.lowercased() : $0 }
+        } else {
+            names = text.split(separator: ";", omittingEmptySubsequences: false).map { String($0).lowercased() }
+        }
         guard !text.isEmpty, !names.contains(where: \.isEmpty) else {
             throw form.malformed("SignedHeaders must be header names separated by \";\" (host;x-amz-date): found \"\(text.prefix(128))\".")
         }
@@ -460,17 +622,32 @@ public struct SigV4Verifier: Sendable {
                     "\(name) must be UNSIGNED-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, STREAMING-UNSIGNED-PAYLOAD-TRAILER or the body's hex SHA-256: found \"\(text.prefix(80))\".",
                     name: name, value: text)
             }
-            return .sha256(text.lowercased())
+            return .sha256(text.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }) ? text.lowercased() : text)
         }
     }
 
     /// `20130524T000000Z` as a time; nil for any other shape.
     static func parseAmzDate(_ text: String) -> Timestamp? {
-        let b = Array(text.utf8)
-        guard b.count == 16, b[8] == UInt8(ascii: "T"), b[15] == UInt8(ascii: "Z"),
-              b[0..<8].allSatisfy({ $0 >= 48 && $0 <= 57 }), b[9..<15].allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-        let s = { (r: Range<Int>) in String(decoding: b[r], as: UTF8.self) }
-        return Timestamp(iso8601: "\(s(0..<4))-\(s(4..<6))-\(s(6..<8))T\(s(9..<11)):\(s(11..<13)):\(s(13..<15))Z")
+        var text = text
+        let iso = text.withUTF8 { b -> String? in
+            guard b.count == 16, b[8] == UInt8(ascii: "T"), b[15] == UInt8(ascii: "Z"),
+                  b[0..<8].allSatisfy({ $0 >= 48 && $0 <= 57 }), b[9..<15].allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+            // 20130524T000000Z as 2013-05-24T00:00:00Z: each source byte's place, or the separator.
+            return String(unsafeUninitializedCapacity: 20) { out in
+                var n = 0
+                for (i, byte) in b.enumerated() {
+                    switch i {
+                    case 4, 6: out[n] = UInt8(ascii: "-"); n += 1
+                    case 11, 13: out[n] = UInt8(ascii: ":"); n += 1
+                    default: break
+                    }
+                    out[n] = byte
+                    n += 1
+                }
+                return n
+            }
+        }
+        return iso.flatMap { Timestamp(iso8601: $0) }
     }
 
     /// `20130524T000000Z` for `time`.
@@ -486,19 +663,110 @@ public struct SigV4Verifier: Sendable {
         value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
     }
 
-    static func trim(_ text: some StringProtocol) -> String {
-        let scalars = text.unicodeScalars
-        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }),
-              let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
-        return String(String.UnicodeScalarView(scalars[first...last]))
+    /// Appends ``canonicalValue(_:)`` of `value`: by byte when `value` is ASCII (where a
+    /// space or tab is a Character of its own, see ``isASCII(_:)``).
+    static func appendCanonicalValue(_ value: String, to out: inout [UInt8]) {
+        var value = value
+        let mark = out.count
+        let ascii = value.withUTF8 { bytes in
+            var pendingSpace = false
+            var started = false
+            for byte in bytes {
+                if byte >= 0x80 { return false }
+                if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                    pendingSpace = started
+                } else {
+                    if pendingSpace { out.append(UInt8(ascii: " ")) }
+                    pendingSpace = false
+                    started = true
+                    out.append(byte)
+                }
+            }
+            return true
+        }
+        if !ascii {
+            out.removeSubrange(mark...)
+            out.append(contentsOf: canonicalValue(value).utf8)
+        }
+    }
+
+    /// Whether every byte is ASCII. Then cutting, searching and comparing by byte give what
+    /// the same operations give by Character: grapheme clusters join, and canonical
+    /// equivalence matches, only non-ASCII scalars to ASCII ones (and CR LF holds none of
+    /// the separators looked for here).
+    static func isASCII(_ bytes: [UInt8]) -> Bool {
+        bytes.allSatisfy { $0 < 0x80 }
+    }
+
+    static func isASCII(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { $0.allSatisfy { $0 < 0x80 } }
+    }
+
+    /// `text` cut at every `separator` (an ASCII byte), empty pieces kept, as
+    /// `split(separator:omittingEmptySubsequences: false)` cuts it by Character; nil when
+    /// `text` is not ASCII (see ``isASCII(_:)``), for the caller to cut it by Character.
+    static func splitASCII(_ text: String, separator: UInt8) -> [String]? {
+        var text = text
+        return text.withUTF8 { bytes -> [String]? in
+            var out: [String] = []
+            out.reserveCapacity(8)
+            var start = 0
+            for i in 0..<bytes.count {
+                let byte = bytes[i]
+                if byte >= 0x80 { return nil }
+                if byte == separator {
+                    out.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self))
+                    start = i + 1
+                }
+            }
+            out.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self))
+            return out
+        }
+    }
+
+    /// `range` of `bytes` without its leading and trailing spaces and tabs.
+    static func trimmed(_ bytes: [UInt8], _ range: Range<Int>) -> Range<Int> {
+        var lower = range.lowerBound, upper = range.upperBound
+        while lower < upper, bytes[lower] == UInt8(ascii: " ") || bytes[lower] == UInt8(ascii: "\t") { lower += 1 }
+        while upper > lower, bytes[upper - 1] == UInt8(ascii: " ") || bytes[upper - 1] == UInt8(ascii: "\t") { upper -= 1 }
+        return lower..<upper
+    }
+
+    /// `name.hasPrefix("x-amz-")`, by byte unless the byte after the prefix is not ASCII.
+    static func isAmzHeader(_ name: String) -> Bool {
+        var copy = name
+        let count = amzHeaderPrefix.count
+        let byByte = copy.withUTF8 { bytes -> Bool? in
+            guard hasPrefix(bytes, amzHeaderPrefix) else { return false }
+            return bytes.count == count || bytes[count] < 0x80 ? true : nil
+        }
+        return byByte ?? name.hasPrefix("x-amz-")
+    }
+
+    /// Leading and trailing spaces and tabs removed.
+    static func trim(_ text: String) -> String { trim(text[...]) }
+
+    static func trim(_ text: Substring) -> String {
+        let utf8 = text.utf8
+        guard let first = utf8.firstIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }),
+              let last = utf8.lastIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return "" }
+        return String(text[first..<utf8.index(after: last)])
     }
 
     /// Equal texts, compared in time that depends only on their lengths.
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var difference: UInt8 = 0
-        for i in 0..<x.count { difference |= x[i] ^ y[i] }
-        return difference == 0
+        constantTimeEqual(Array(a.utf8), b)
+    }
+
+    /// `a` equal to the bytes of `b`, compared in time that depends only on their lengths.
+    static func constantTimeEqual(_ a: [UInt8], _ b: String) -> Bool {
+        var b = b
+        return b.withUTF8 { y in
+            guard a.count == y.count else { return false }
+            var difference: UInt8 = 0
+            for i in 0..<a.count { difference |= a[i] ^ y[i] }
+            return difference == 0
+        }
     }
 }
