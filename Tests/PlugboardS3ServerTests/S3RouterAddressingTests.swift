@@ -77,6 +77,13 @@ import Testing
         #expect(S3Router.operationName(method: "-", target: "-", domain: nil) == "-")
     }
 
+    @Test func logLines_neverHoldAPresignedSignature() {
+        #expect(S3Router.loggable("/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=abcdef0123&X-Amz-Expires=60")
+                == "/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=<redacted>&X-Amz-Expires=60")
+        #expect(S3Router.loggable("/b/k?x-amz-signature=ff") == "/b/k?x-amz-signature=<redacted>")
+        #expect(S3Router.loggable("/b/k?prefix=a") == "/b/k?prefix=a")
+    }
+
     @Test func requestIDs_areSixteenHexDigitsAndUnique() {
         let ids = S3RequestIDs()
         let some = (0..<100).map { _ in ids.next() }

@@ -68,8 +68,18 @@ public final class S3Router: HTTPHandler {
     public func completed(_ exchange: Exchange) {
         let operation = Self.operationName(method: exchange.method, target: exchange.target, domain: options.domain)
         metrics.record(operation: operation, status: exchange.status)
-        logger.info("\(operation) \(exchange.method) \(exchange.target.prefix(1024)) \(exchange.status) \(exchange.bytes)B \(Self.milliseconds(exchange.durationSeconds))ms",
+        logger.info("\(operation) \(exchange.method) \(Self.loggable(exchange.target).prefix(1024)) \(exchange.status) \(exchange.bytes)B \(Self.milliseconds(exchange.durationSeconds))ms",
                     metadata: ["peer": .string(exchange.peer)])
+    }
+
+    /// The target without a presigned URL's signature: until it expires the URL is a
+    /// credential, and logs never hold one.
+    static func loggable(_ target: String) -> String {
+        guard let question = target.firstIndex(of: "?"), target.lowercased().contains("x-amz-signature=") else { return target }
+        let items = target[target.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { item -> String in
+            item.lowercased().hasPrefix("x-amz-signature=") ? String(item.prefix("X-Amz-Signature=".count)) + "<redacted>" : String(item)
+        }
+        return String(target[...question]) + items.joined(separator: "&")
     }
 
     // MARK: the request's way through
