@@ -309,10 +309,13 @@ class PlugboardS3:
               "POST /v1/admin/reload: expected 200 applied, found %d %s" % (status, short(outcome, 600)))
 
     def stop(self):
-        """SIGTERM; the exit status must be 0."""
+        """SIGTERM; the exit status must be 0, and serve must still have been running."""
+        early = self.proc.poll()
         status = stop_process(self.proc, 30)
         self.out.close()
         self.err.close()
+        check(early is None, "serve had already exited (status %s) before the scenario ended: a crash, or a signal from "
+              "outside (an orderly exit logs \"stopped accepting\" in serve.err)" % early)
         check(status == 0, "serve exited with %s after SIGTERM, expected 0" % status)
 
 
