@@ -724,6 +724,12 @@ def awscli_scenario(work, server, steps):
             os.makedirs(sub, exist_ok=True)
             with open(os.path.join(sub, "file-%02d.dat" % i), "wb") as f:
                 f.write(rnd.randbytes(rnd.randrange(0, 200000)))
+        # An hour old, so that the second sync below finds every object newer than its
+        # file on any server (moto keeps whole seconds in LastModified: a file written in
+        # the same second looked newer, and was uploaded again).
+        old = time.time() - 3600
+        for path in tree(src):
+            os.utime(os.path.join(src, path), (old, old))
         aws("s3", "sync", src, "s3://%s/tree" % bucket)
         p = aws("s3", "ls", "--recursive", "s3://%s/tree/" % bucket)
         expect_equal("objects under tree/ after sync up", 20, len([l for l in p.stdout.splitlines() if l.strip()]))
