@@ -33,6 +33,8 @@ Scenarios (each name ends in the backend, -file or -memory):
               forms done right, a CRC32 trailer that does not match: each refusal checked
               to have stored nothing
   vhost-file  --s3-domain: the bucket in Host
+  credentials the manifest's s3.credentials (one secret through ${VAR}), with the
+              environment pair and without it
   hotswap     a swap to a backend without the bucket and the upload (NoSuchBucket,
               NoSuchUpload), and back: the upload completes
 
@@ -228,7 +230,7 @@ class PlugboardS3:
     """`plugboard serve --s3-listen` in `work`, on a copy of plugins.json: FileStorage
     under ./data, or MemoryStorage (`--env testing`)."""
 
-    def __init__(self, work, backend, extra_args=(), manifest_text=None):
+    def __init__(self, work, backend, extra_args=(), manifest_text=None, env_pair=True, extra_env=None):
         self.work = work
         self.backend = backend
         self.secret = "pb-secret/" + binascii.hexlify(os.urandom(12)).decode()
@@ -240,9 +242,12 @@ class PlugboardS3:
             write_atomic(self.manifest, manifest_text)
         plugboard = os.path.join(BUILD, "plugboard")
         check(os.access(plugboard, os.X_OK), "%s not found" % plugboard)
-        env = dict(os.environ, PLUGBOARD_S3_ACCESS_KEY_ID=self.access_key,
-                   PLUGBOARD_S3_SECRET_ACCESS_KEY=self.secret, SWIFT_BACKTRACE="enable=no",
-                   PLUGBOARD_ADMIN_TOKEN=ADMIN)
+        env = dict(os.environ, SWIFT_BACKTRACE="enable=no", PLUGBOARD_ADMIN_TOKEN=ADMIN)
+        env.pop("PLUGBOARD_S3_ACCESS_KEY_ID", None)
+        env.pop("PLUGBOARD_S3_SECRET_ACCESS_KEY", None)
+        if env_pair:
+            env.update(PLUGBOARD_S3_ACCESS_KEY_ID=self.access_key, PLUGBOARD_S3_SECRET_ACCESS_KEY=self.secret)
+        env.update(extra_env or {})
         args = [plugboard, "serve", "--listen", "127.0.0.1:0", "--s3-listen", "127.0.0.1:0",
                 "--manifest", "plugins.json", "--cache-dir", "./cache", "--log-level", "info"]
         if backend == "memory":
@@ -304,10 +309,13 @@ class PlugboardS3:
               "POST /v1/admin/reload: expected 200 applied, found %d %s" % (status, short(outcome, 600)))
 
     def stop(self):
-        """SIGTERM; the exit status must be 0."""
+        """SIGTERM; the exit status must be 0, and serve must still have been running."""
+        early = self.proc.poll()
         status = stop_process(self.proc, 30)
         self.out.close()
         self.err.close()
+        check(early is None, "serve had already exited (status %s) before the scenario ended: a crash, or a signal from "
+              "outside (an orderly exit logs \"stopped accepting\" in serve.err)" % early)
         check(status == 0, "serve exited with %s after SIGTERM, expected 0" % status)
 
 
@@ -716,6 +724,12 @@ def awscli_scenario(work, server, steps):
             os.makedirs(sub, exist_ok=True)
             with open(os.path.join(sub, "file-%02d.dat" % i), "wb") as f:
                 f.write(rnd.randbytes(rnd.randrange(0, 200000)))
+        # An hour old, so that the second sync below finds every object newer than its
+        # file on any server (moto keeps whole seconds in LastModified: a file written in
+        # the same second looked newer, and was uploaded again).
+        old = time.time() - 3600
+        for path in tree(src):
+            os.utime(os.path.join(src, path), (old, old))
         aws("s3", "sync", src, "s3://%s/tree" % bucket)
         p = aws("s3", "ls", "--recursive", "s3://%s/tree/" % bucket)
         expect_equal("objects under tree/ after sync up", 20, len([l for l in p.stdout.splitlines() if l.strip()]))
@@ -1217,6 +1231,65 @@ def hotswap_scenario(work, server, steps):
         expect_equal("the completed object", part1 + part2, s3.get_object(Bucket=bucket, Key="joined.bin")["Body"].read())
 
 
+# MARK: key pairs from the manifest's "s3" section
+
+MANIFEST_PAIRS = [("AKIDMANIFESTONE", "manifest-secret-one"), ("AKIDMANIFESTTWO", "manifest-secret-two/${S3E2E_VAR}")]
+
+
+def manifest_with_credentials():
+    with open(os.path.join(REPO, "plugins.json")) as f:
+        m = json.load(f)
+    m["s3"] = {"credentials": [{"accessKeyId": MANIFEST_PAIRS[0][0], "secretAccessKey": MANIFEST_PAIRS[0][1]},
+                               {"accessKeyId": MANIFEST_PAIRS[1][0], "secretAccessKey": {"secret": MANIFEST_PAIRS[1][1]}}]}
+    return json.dumps(m, indent=1)
+
+
+def credentials_scenario(work):
+    """serve --s3-listen with the manifest's s3.credentials: each pair (one with a
+    ${VAR} secret) signs, the environment pair beside them too, a pair's ID with another
+    pair's secret is SignatureDoesNotMatch; and a serve with manifest pairs alone starts."""
+    steps = Steps("plugboard/file")
+    variable = "v" + binascii.hexlify(os.urandom(4)).decode()
+    pairs = [(MANIFEST_PAIRS[0][0], MANIFEST_PAIRS[0][1]), (MANIFEST_PAIRS[1][0], MANIFEST_PAIRS[1][1].replace("${S3E2E_VAR}", variable))]
+    for env_pair in (True, False):
+        folder = os.path.join(work, "with-env-pair" if env_pair else "manifest-only")
+        os.makedirs(folder)
+        try:
+            server = PlugboardS3(folder, "file", manifest_text=manifest_with_credentials(), env_pair=env_pair,
+                                 extra_env={"S3E2E_VAR": variable})
+        except Failure as e:
+            with steps("serve starts with the manifest's pairs%s" % (" and the environment pair" if env_pair else " alone")):
+                raise e
+            continue
+        try:
+            every = pairs + ([(server.access_key, server.secret)] if env_pair else [])
+            for i, (key, secret) in enumerate(every):
+                with steps("%s pair %s signs (%s)" % ("the environment" if i == 2 else "manifest", key, "env pair too" if env_pair else "manifest only")):
+                    c = boto3_client(server, access_key=key, secret=secret)
+                    bucket = "creds-%d-%s" % (i, "e" if env_pair else "m")
+                    c.create_bucket(Bucket=bucket)
+                    c.put_object(Bucket=bucket, Key="k", Body=key.encode())
+                    expect_equal("object put with pair %s" % key, key.encode(), c.get_object(Bucket=bucket, Key="k")["Body"].read())
+            with steps("a manifest pair's ID with the other pair's secret: 403 SignatureDoesNotMatch"):
+                c = boto3_client(server, access_key=pairs[0][0], secret=pairs[1][1])
+                code, status, _ = client_error(c.list_buckets)
+                expect_equal("ListBuckets", ("SignatureDoesNotMatch", 403), (code, status))
+            if not env_pair:
+                with steps("without the environment pair, its ID is unknown: 403 InvalidAccessKeyId"):
+                    c = boto3_client(server, access_key=ACCESS_KEY, secret="whatever-secret")
+                    code, status, _ = client_error(c.list_buckets)
+                    expect_equal("ListBuckets", ("InvalidAccessKeyId", 403), (code, status))
+            with steps("no secret in serve's output or log (%s)" % ("env pair too" if env_pair else "manifest only")):
+                server.out.seek(0)
+                text = server.out.read() + server.stderr()
+                for _, secret in every:
+                    check(secret not in text, "a secret access key appears in serve's output")
+        finally:
+            with steps("serve stops on SIGTERM with status 0 (%s)" % ("env pair too" if env_pair else "manifest only")):
+                server.stop()
+    return steps.finish()
+
+
 # MARK: main
 
 def scenarios():
@@ -1229,6 +1302,7 @@ def scenarios():
             out.append((label, with_server(backend, body)))
     if TARGET != "moto":
         out.append(("vhost-file", with_server("file", vhost_scenario, ["--s3-domain", VHOST_DOMAIN])))
+        out.append(("credentials", credentials_scenario))
         out.append(("hotswap", with_server("file", hotswap_scenario, ["--no-watch"], swap_manifest("FileStorage", "data"))))
     return out
 
