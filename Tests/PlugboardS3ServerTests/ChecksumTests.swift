@@ -78,9 +78,10 @@ import Testing
         var crc = CRC64NVME()
         let elapsed = clock.measure { crc.update(data) }
         #expect(crc.value == CRC64NVME.checksum(data))
-        // Debug builds run far slower than release; this only catches a byte-at-a-time loop
-        // through array bounds checks gone quadratic or worse.
-        #expect(elapsed < .seconds(10), "8 MiB took \(elapsed)")
+        // Not a speed figure (docs/BENCHMARKS.md holds those): debug builds run far slower
+        // than release, and beside the whole suite on two cores this thread shares the CPU.
+        // The bound only catches a loop gone quadratic, which would take hours on 8 MiB.
+        #expect(elapsed < .seconds(120), "8 MiB took \(elapsed)")
     }
 
     @Test func base64_encodesAndDecodes() {

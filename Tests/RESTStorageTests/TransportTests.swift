@@ -69,12 +69,13 @@ import Testing
         let remote = storage(silent.baseURL, kind, timeoutSeconds: 600, maxRetries: 3)
         let start = ContinuousClock.now
         let call = Task { try await remote.get("k") }
-        while silent.requests.isEmpty && ContinuousClock.now - start < .seconds(60) { try await Task.sleep(for: .milliseconds(10)) }
+        while silent.requests.isEmpty && ContinuousClock.now - start < .seconds(240) { try await Task.sleep(for: .milliseconds(10)) }
         call.cancel()
         let result = await call.result
         #expect(throws: CancellationError.self) { try result.get() }
-        // Far below the 600-second timeout: the cancellation ended the request.
-        #expect(ContinuousClock.now - start < .seconds(120))
+        // Below the 600-second timeout: the cancellation ended the request (the arrival may
+        // take minutes to be seen beside the whole suite on two cores).
+        #expect(ContinuousClock.now - start < .seconds(480))
         #expect(silent.requests.count == 1)
     }
 

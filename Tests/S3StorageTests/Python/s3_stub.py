@@ -9,9 +9,10 @@
   moved       301 PermanentRedirect (as S3 answers for a bucket in another region), with a
               Location that leads to the "down" bucket
   broken      every request gets 500 with a body that is not XML
-  slow, slow-<name>  every request waits 150 seconds before answering
+  slow, slow-<name>  every request waits 900 seconds before answering (far beyond any bound a
+              test sets, so that a late answer under load is never mistaken for one)
   arrived     GET /arrived/<bucket>?count=N answers once N requests for <bucket> have come
-              (at most 60 s), with the number that came: what a test waits on before it
+              (at most 240 s), with the number that came: what a test waits on before it
               acts on a request in flight
   echo        403 AccessDenied whose message repeats the session token and the headers
   kms         a working store whose ETags are not MD5s (as with SSE-KMS): PUT (CopyObject too), GET, HEAD;
@@ -59,7 +60,7 @@ class Handler(BaseHTTPRequestHandler):
             watched = self.path.split("?")[0].split("/")[2]
             wanted = int(self.path.split("count=")[1].split("&")[0])
             with ARRIVALS:
-                ARRIVALS.wait_for(lambda: COUNTS.get(watched, 0) >= wanted, timeout=60)
+                ARRIVALS.wait_for(lambda: COUNTS.get(watched, 0) >= wanted, timeout=240)
                 came = COUNTS.get(watched, 0)
             return self.answer(200, str(came).encode())
         if bucket.startswith("flaky-"):
@@ -98,7 +99,7 @@ class Handler(BaseHTTPRequestHandler):
         if bucket == "broken":
             return self.answer(500, b"Internal proxy failure")
         if bucket == "slow" or bucket.startswith("slow-"):
-            time.sleep(150)
+            time.sleep(900)
             return self.answer(200, b"")
         if bucket == "echo":
             seen = "token %s; headers %s" % (self.headers.get("x-amz-security-token"),
