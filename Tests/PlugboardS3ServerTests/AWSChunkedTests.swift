@@ -334,6 +334,27 @@ import Testing
         #expect(try await body.collect(upTo: 100) == Self.welcome)
     }
 
+    /// A request without a body that signs the empty body's SHA-256 (every GET, HEAD and
+    /// DELETE an SDK sends) is checked by one comparison, at once: nobody reads an empty
+    /// body to its end, so a check left for the end would never run.
+    @Test func anEmptyBody_isCheckedAtOnce() async throws {
+        let empty = PayloadMode.sha256(S3BodyDecoder.emptySHA256)
+        let body = try S3BodyDecoder.body(RequestBody([]), headers: SigV4VerifierTests.headers([]), authentication: Self.plain(empty))
+        #expect(try await body.collect(upTo: 10) == [])
+        let other = PayloadMode.sha256("44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072")
+        let refused = #expect(throws: S3Error.self) {
+            _ = try S3BodyDecoder.body(RequestBody([]), headers: SigV4VerifierTests.headers([]), authentication: Self.plain(other))
+        }
+        #expect(refused?.code == "XAmzContentSHA256Mismatch")
+        // A checksum beside it takes the whole way: the empty body's CRC32 is 0.
+        let crc = try S3BodyDecoder.body(RequestBody([]), headers: SigV4VerifierTests.headers([("x-amz-checksum-crc32", "AAAAAA==")]),
+                                         authentication: Self.plain(empty))
+        #expect(try await crc.collect(upTo: 10) == [])
+        let wrongCRC = try S3BodyDecoder.body(RequestBody([]), headers: SigV4VerifierTests.headers([("x-amz-checksum-crc32", "Ox7nCg==")]),
+                                              authentication: Self.plain(empty))
+        await #expect(throws: S3Error.self) { _ = try await wrongCRC.collect(upTo: 10) }
+    }
+
     static func CRC32CBytes(_ bytes: [UInt8]) -> [UInt8] {
         var crc = CRC32C()
         crc.update(bytes)

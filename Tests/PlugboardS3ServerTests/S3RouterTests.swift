@@ -145,6 +145,39 @@ import Testing
         #expect(Self.header(refused, "Retry-After") == "1")
     }
 
+    /// The log line and the metric name what the router routed by: a copy (known only by
+    /// its `x-amz-copy-source` header) is CopyObject, not PutObject.
+    @Test func answersCarryTheirOperationsName_forTheLogAndTheMetric() async throws {
+        let (router, _) = try await Self.router()
+        let create = await router.respond(to: try Self.signed("PUT", "/photos"))
+        #expect(create.label == "CreateBucket")
+        let put = await router.respond(to: try Self.signed("PUT", "/photos/a", body: Array("a".utf8)))
+        #expect(put.status == 200 && put.label == "PutObject")
+        let copy = await router.respond(to: try Self.signed("PUT", "/photos/b", extra: [("x-amz-copy-source", "/photos/a")]))
+        #expect(copy.status == 200, "\(Self.text(copy))")
+        #expect(copy.label == "CopyObject")
+        let missing = await router.respond(to: try Self.signed("GET", "/photos/none"))
+        #expect(missing.status == 404 && missing.label == "GetObject")
+        router.completed(Exchange(method: "PUT", target: "/photos/b", status: 200, bytes: 0, durationSeconds: 0.001, peer: "p",
+                                  label: copy.label))
+        let text = router.metrics.render()
+        #expect(text.contains("plugboard_s3_requests_total{operation=\"CopyObject\",status=\"200\"} 1"))
+        #expect(!text.contains("operation=\"PutObject\""))
+    }
+
+    /// The server's own refusals (a body over the limit, a head too large, no room for a
+    /// body) carry a request ID too, in the header as in the XML.
+    @Test func theServersRefusals_carryARequestID() throws {
+        let router = S3Router(provider: ContainerProvider(), options: S3Router.Options(credentials: []), logger: .disabled)
+        let refused = router.refusal(HTTPError.payloadTooLarge(limit: 5 << 30, found: "6442450944"), head: nil)
+        #expect(refused.status == 400)  // S3 answers EntityTooLarge with 400
+        let id = try #require(Self.header(refused, "x-amz-request-id"))
+        #expect(id.utf8.count == 16)
+        let error = try S3XMLReader.parse(refused.body)
+        #expect(error.text("Code") == "EntityTooLarge")
+        #expect(error.text("RequestId") == id)
+    }
+
     @Test func metrics_countByOperationAndStatus() async throws {
         let (router, _) = try await Self.router()
         router.completed(Exchange(method: "PUT", target: "/b/k?partNumber=1&uploadId=x", status: 200, bytes: 0, durationSeconds: 0.001, peer: "p"))
@@ -153,5 +186,10 @@ import Testing
         let text = router.metrics.render()
         #expect(text.contains("plugboard_s3_requests_total{operation=\"UploadPart\",status=\"200\"} 2"))
         #expect(text.contains("plugboard_s3_requests_total{operation=\"GetObject\",status=\"404\"} 1"))
+        // Each took 1 ms: in the bucket of 1 ms and every one above it, none below.
+        #expect(text.contains("plugboard_s3_request_duration_seconds_bucket{operation=\"UploadPart\",le=\"0.0005\"} 0"))
+        #expect(text.contains("plugboard_s3_request_duration_seconds_bucket{operation=\"UploadPart\",le=\"0.001\"} 2"))
+        #expect(text.contains("plugboard_s3_request_duration_seconds_bucket{operation=\"UploadPart\",le=\"+Inf\"} 2"))
+        #expect(text.contains("plugboard_s3_request_duration_seconds_count{operation=\"GetObject\"} 1"))
     }
 }

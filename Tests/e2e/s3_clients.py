@@ -20,18 +20,19 @@ Plugboard's. moto checks no signatures, so the refusals it cannot make are repor
 Scenarios (each name ends in the backend, -file or -memory):
   boto3-*     buckets, put/get/head with metadata, a 20 MiB multipart upload_file (ETag
               "-3"), ranges, paginated V2 and V1 listings with delimiters, an odd key,
-              presigned GET and PUT through urllib, conditional PUT and GET, CopyObject, DeleteObjects (quiet and
+              presigned GET and PUT through curl, conditional PUT and GET, CopyObject, DeleteObjects (quiet and
               not), BucketNotEmpty, 501 for what is not served, the key length rule
   awscli-*    mb, cp small and 20 MiB both ways, s3api head-object, ls, sync of 20 files
-              both ways, rm --recursive, rb
+              both ways, presign fetched with curl, s3api delete-objects, rm --recursive, rb
   minio-*     make_bucket, put_object with a known length and of a stream of unknown
               length, get_object, fput_object 12 MiB (multipart), fget_object,
               remove_object, remove_bucket
   refusals-*  no signature, skewed date, wrong x-amz-content-sha256 / Content-MD5, wrong
               secret, unknown key, SigV2, expired presigned URLs, aws-chunked with a tampered
               chunk signature (a middle chunk and the final one), the three aws-chunked
-              forms done right, a CRC32 trailer that does not match: each refusal checked
-              to have stored nothing
+              forms done right (the trailer's checksum repeated in the answer), CRC32,
+              SHA-256 and SHA-1 trailers that do not match: each refusal checked to have
+              stored nothing
   vhost-file  --s3-domain: the bucket in Host
   credentials the manifest's s3.credentials (one secret through ${VAR}), with the
               environment pair and without it
@@ -557,16 +558,23 @@ def boto3_scenario(work, server, steps):
             status, _, _ = request(server.port, "HEAD", "/v1/objects/" + urllib.parse.quote(marker, safe=""))
             expect_equal("native HEAD of the bucket marker %s" % marker, 200, status)
 
-    with steps("presigned GET and PUT with urllib"):
+    with steps("presigned GET and PUT with curl (what a user hands a presigned URL to)"):
         url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "docs/small.bin"}, ExpiresIn=300)
-        with urllib.request.urlopen(url, timeout=30) as r:
-            expect_equal("presigned GET status", 200, r.status)
-            expect_equal("presigned GET body", small, r.read())
+        got = subprocess.run(["curl", "-sS", "--fail-with-body", "--max-time", "60", url],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=90)
+        expect_equal("curl of the presigned GET: exit status (stderr %r)" % got.stderr.decode(errors="replace")[:300], 0, got.returncode)
+        expect_equal("presigned GET body", small, got.stdout)
         payload = os.urandom(70000)
+        local = os.path.join(work, "presigned-put.bin")
+        with open(local, "wb") as f:
+            f.write(payload)
         url = s3.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": "docs/presigned.bin"}, ExpiresIn=300)
-        req = urllib.request.Request(url, data=payload, method="PUT", headers={"Content-Type": "application/octet-stream"})
-        with urllib.request.urlopen(req, timeout=30) as r:
-            expect_equal("presigned PUT status", 200, r.status)
+        # --upload-file sends the bytes as they are (PUT, no form encoding).
+        put = subprocess.run(["curl", "-sS", "--fail-with-body", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}",
+                              "--upload-file", local, url],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=90)
+        expect_equal("curl of the presigned PUT: exit status (stderr %r)" % put.stderr.decode(errors="replace")[:300], 0, put.returncode)
+        expect_equal("presigned PUT status", "200", put.stdout.decode())
         expect_equal("object put through the presigned URL, read back", payload,
                      s3.get_object(Bucket=bucket, Key="docs/presigned.bin")["Body"].read())
 
@@ -738,6 +746,27 @@ def awscli_scenario(work, server, steps):
         expect_equal("tree synced back", tree(src), tree(dst))
         p = aws("s3", "sync", src, "s3://%s/tree" % bucket)
         expect_equal("a second sync up (nothing changed) uploads", "", p.stdout.strip())
+
+    with steps("aws s3 presign, the URL fetched with curl"):
+        p = aws("s3", "presign", "s3://%s/files/small.txt" % bucket, "--expires-in", "300")
+        url = p.stdout.strip()
+        check("X-Amz-Signature=" in url, "aws s3 presign: expected a SigV4 URL, found %r" % url[:300])
+        got = subprocess.run(["curl", "-sS", "--fail-with-body", "--max-time", "60", url],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=90)
+        expect_equal("curl of the AWS CLI's presigned URL: exit status (stderr %r)" % got.stderr.decode(errors="replace")[:300],
+                     0, got.returncode)
+        with open(small, "rb") as f:
+            expect_equal("the presigned GET's body", f.read(), got.stdout)
+
+    with steps("aws s3api delete-objects of a batch (DeleteObjects), then list"):
+        for i in range(3):
+            aws("s3", "cp", small, "s3://%s/batch/%d.txt" % (bucket, i))
+        batch = json.dumps({"Objects": [{"Key": "batch/%d.txt" % i} for i in range(3)], "Quiet": False})
+        p = aws("s3api", "delete-objects", "--bucket", bucket, "--delete", batch)
+        deleted = sorted(d["Key"] for d in json.loads(p.stdout).get("Deleted", []))
+        expect_equal("delete-objects: Deleted", ["batch/0.txt", "batch/1.txt", "batch/2.txt"], deleted)
+        p = aws("s3", "ls", "s3://%s/batch/" % bucket, ok=False)
+        expect_equal("aws s3 ls s3://%s/batch/ after delete-objects" % bucket, "", p.stdout.strip())
 
     with steps("aws s3 rm --recursive, aws s3 rb"):
         aws("s3", "rm", "--recursive", "s3://%s/" % bucket)
@@ -1127,6 +1156,24 @@ def refusals_scenario(work, server, steps):
                                                      "x-amz-checksum-crc32:" + crc32_b64(data))
         expect_equal("PUT STREAMING-UNSIGNED-PAYLOAD-TRAILER: status; body %s" % short(body), 200, status)
         expect_equal("object read back", data, s3.get_object(Bucket=bucket, Key="chunked/unsigned-trailer.bin")["Body"].read())
+        not_on_moto(headers.get("x-amz-checksum-crc32") == crc32_b64(data),
+                    "the answer repeats the trailer's checksum: expected x-amz-checksum-crc32 %s, found %r"
+                    % (crc32_b64(data), headers.get("x-amz-checksum-crc32")))
+
+    for name, digest in [("sha256", hashlib.sha256), ("sha1", hashlib.sha1)]:
+        with steps("STREAMING-UNSIGNED-PAYLOAD-TRAILER with a %s trailer, right then wrong" % name.upper()):
+            value = base64.b64encode(digest(data).digest()).decode()
+            status, headers, body = unsigned_trailer_put(server, bucket, "chunked/trailer-%s.bin" % name, data,
+                                                         "x-amz-checksum-%s:%s" % (name, value))
+            expect_equal("PUT with an x-amz-checksum-%s trailer: status; body %s" % (name, short(body)), 200, status)
+            expect_equal("object read back", data, s3.get_object(Bucket=bucket, Key="chunked/trailer-%s.bin" % name)["Body"].read())
+            not_on_moto(headers.get("x-amz-checksum-%s" % name) == value,
+                        "the answer repeats the trailer's checksum: expected %s, found %r" % (value, headers.get("x-amz-checksum-%s" % name)))
+            wrong = base64.b64encode(digest(data + b"!").digest()).decode()
+            status, _, body = unsigned_trailer_put(server, bucket, "refused/bad-%s" % name, data, "x-amz-checksum-%s:%s" % (name, wrong))
+            not_on_moto((status, error_code(body)) == (400, "BadDigest"),
+                        "a wrong %s trailer: expected 400 BadDigest, found %d %s: %s" % (name, status, error_code(body), short(body)))
+            expect_missing(s3, bucket, "refused/bad-%s" % name)
 
     with steps("STREAMING-UNSIGNED-PAYLOAD-TRAILER with a CRC32 trailer that does not match: 400, nothing stored"):
         wrong = crc32_b64(data + b"!")
@@ -1139,7 +1186,8 @@ def refusals_scenario(work, server, steps):
 
     with steps("the bucket holds exactly what was accepted"):
         keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", []))
-        accepted = ["chunked/good.bin", "chunked/signed-trailer.bin", "chunked/unsigned-trailer.bin", "existing.txt"]
+        accepted = ["chunked/good.bin", "chunked/signed-trailer.bin", "chunked/trailer-sha1.bin", "chunked/trailer-sha256.bin",
+                    "chunked/unsigned-trailer.bin", "existing.txt"]
         if TARGET == "moto":
             expect_equal("accepted keys in the bucket", accepted, [k for k in keys if not k.startswith("refused/")])
         else:

@@ -11,6 +11,10 @@ public struct HTTPResponse: Sendable {
     public var headLength: Int?
     /// A body sent as it is produced; `body` is then empty.
     public var stream: ResponseStream?
+    /// What the handler calls this exchange (an S3 operation's name), handed to
+    /// ``HTTPHandler/completed(_:)`` for its log line and metric, so the request need not
+    /// be parsed again there. Never sent.
+    public var label: String?
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = [], headLength: Int? = nil) {
         self.status = status

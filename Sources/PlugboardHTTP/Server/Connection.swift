@@ -42,6 +42,7 @@ final class Connection: EventSource, @unchecked Sendable {
         var channel: BodyChannel?
         var task: Task<Void, Never>?
         var status = 0
+        var label: String?
         var bytes = 0
         var keepAlive = false
         /// The response's last byte has been queued (it may not have left yet).
@@ -376,6 +377,7 @@ final class Connection: EventSource, @unchecked Sendable {
         let keepAlive = wanted && !closes && !stopping && inputLeft && !bodyPending
         exchange.keepAlive = keepAlive
         exchange.status = response.status
+        exchange.label = response.label
         let now = Clock.now()
         exchange.responseStarted = now
         let length = isHead ? 0 : response.contentLength
@@ -551,7 +553,7 @@ final class Connection: EventSource, @unchecked Sendable {
         exchange.channel?.discard()
         handler.completed(PlugboardHTTP.Exchange(
             method: exchange.head?.method ?? "-", target: exchange.head?.target ?? "-", status: exchange.status,
-            bytes: exchange.bytes, durationSeconds: Clock.now() - exchange.started, peer: peer))
+            bytes: exchange.bytes, durationSeconds: Clock.now() - exchange.started, peer: peer, label: exchange.label))
     }
 
     /// Answers a request refused at the HTTP level, then lingers and closes.

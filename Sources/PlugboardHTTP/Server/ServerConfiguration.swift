@@ -94,4 +94,7 @@ public struct Exchange: Sendable {
     public var bytes: Int
     public var durationSeconds: Double
     public var peer: String
+    /// The answer's ``HTTPResponse/label``; nil for an answer the server made itself (a
+    /// refusal) or one the handler did not label.
+    public var label: String? = nil
 }

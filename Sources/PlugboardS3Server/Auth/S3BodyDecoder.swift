@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardConcurrency
 import PlugboardCrypto
 import PlugboardHTTP
 
@@ -12,6 +13,8 @@ public enum S3BodyDecoder {
     /// The longest trailer line, and the most trailer bytes in all.
     static let maxTrailerLine = 4096
     static let maxTrailerBytes = 16 << 10
+    /// The SHA-256 of no bytes, in hexadecimal.
+    static let emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
     /// The content the client meant, from the raw request body: aws-chunked framing removed and every chunk
     /// signature checked (signed forms), trailers parsed and their checksum checked, x-amz-content-sha256 (when a
@@ -20,13 +23,25 @@ public enum S3BodyDecoder {
     /// A failed check throws an S3Error (BadDigest, XAmzContentSHA256Mismatch, SignatureDoesNotMatch, IncompleteBody,
     /// InvalidRequest...) from the iterator's next() BEFORE it returns nil at the end, so a storage put over this body
     /// stores nothing. Header problems detectable up front (malformed Content-MD5, bad checksum header) throw here.
-    public static func body(_ raw: RequestBody, headers: HTTPHeaders, authentication: S3Authentication) throws(S3Error) -> ObjectBody {
-        try decode(ObjectBody(length: raw.length, raw), headers: headers, authentication: authentication)
+    ///
+    /// `verified` receives the `x-amz-checksum-*` values (from a header or the trailer) once
+    /// the body has ended and they matched it, for the answer to repeat, as S3 does.
+    public static func body(_ raw: RequestBody, headers: HTTPHeaders, authentication: S3Authentication,
+                            verified: VerifiedChecksums? = nil) throws(S3Error) -> ObjectBody {
+        try decode(ObjectBody(length: raw.length, raw), headers: headers, authentication: authentication, verified: verified)
     }
 
     /// ``body(_:headers:authentication:)`` over any source of raw chunks (tests feed
     /// bodies split at every point).
-    static func decode(_ raw: ObjectBody, headers: HTTPHeaders, authentication: S3Authentication) throws(S3Error) -> ObjectBody {
+    static func decode(_ raw: ObjectBody, headers: HTTPHeaders, authentication: S3Authentication,
+                       verified: VerifiedChecksums? = nil) throws(S3Error) -> ObjectBody {
+        // Most requests have no body (GET, HEAD, DELETE, listings) and sign the empty
+        // body's SHA-256: that is one comparison, with no digest to set up and no reader
+        // in front of the body.
+        if raw.length == 0, case .sha256(let hex) = authentication.payload, !headers.hasBodyChecksumFields {
+            guard hex == emptySHA256 else { throw S3Error.xAmzContentSHA256Mismatch(expected: hex, found: emptySHA256) }
+            return raw
+        }
         let trailerMode: Bool
         let chunked: Bool
         switch authentication.payload {
@@ -37,7 +52,7 @@ public enum S3BodyDecoder {
         let checks = try BodyChecks(headers: headers, payload: authentication.payload, trailerMode: trailerMode)
         guard chunked else {
             if checks.isEmpty { return raw }
-            let reader = CheckedBodyReader(raw.makeAsyncIterator(), length: raw.length, checks: checks)
+            let reader = CheckedBodyReader(raw.makeAsyncIterator(), length: raw.length, checks: checks, verified: verified)
             return ObjectBody(length: raw.length) { try await reader.next() }
         }
         guard let text = headers["x-amz-decoded-content-length"] else {
@@ -58,12 +73,20 @@ public enum S3BodyDecoder {
             signing = nil
         }
         let parser = AWSChunkedParser(decodedLength: length, signing: signing, trailer: trailerMode)
-        let reader = ChunkedBodyReader(raw.makeAsyncIterator(), parser: parser, checks: checks)
+        let reader = ChunkedBodyReader(raw.makeAsyncIterator(), parser: parser, checks: checks, verified: verified)
         return ObjectBody(length: length) { try await reader.next() }
     }
 }
 
 // MARK: Checks of the decoded bytes
+
+extension HTTPHeaders {
+    /// Whether the request names a digest of its body beside `x-amz-content-sha256`:
+    /// `Content-MD5`, an `x-amz-checksum-*` value or an `x-amz-trailer`.
+    var hasBodyChecksumFields: Bool {
+        fields.contains { $0.name == "content-md5" || $0.name == "x-amz-trailer" || $0.name.hasPrefix("x-amz-checksum-") }
+    }
+}
 
 /// The algorithms of S3's `x-amz-checksum-*` headers and trailers.
 enum ChecksumAlgorithm: String, CaseIterable, Sendable {
@@ -176,8 +199,11 @@ final class BodyChecks: @unchecked Sendable {
     }
 
     /// Checks every digest; `trailer` holds the trailer's `name: value` lines (names
-    /// lower-case), for the algorithms `x-amz-trailer` announced.
-    func verify(trailer: [(name: String, value: String)]) throws(S3Error) {
+    /// lower-case), for the algorithms `x-amz-trailer` announced. Returns the
+    /// `x-amz-checksum-*` values checked, from the header and the trailer.
+    @discardableResult
+    func verify(trailer: [(name: String, value: String)]) throws(S3Error) -> [(name: String, value: String)] {
+        var checked: [(name: String, value: String)] = []
         var computed: [ChecksumAlgorithm: [UInt8]] = [:]
         var md5Digest: [UInt8]?
         do throws(CryptoError) {
@@ -208,6 +234,7 @@ final class BodyChecks: @unchecked Sendable {
                 throw S3Error.badDigest(
                     "Value for \(header.algorithm.headerName) header is invalid: the header says \(header.text), the body's \(header.algorithm.displayName) is \(S3Base64.encode(found)).")
             }
+            checked.append((header.algorithm.headerName, header.text))
         }
         for line in trailer where !trailers.contains(where: { $0.headerName == line.name }) {
             throw S3Error("MalformedTrailerError", status: 400,
@@ -229,7 +256,9 @@ final class BodyChecks: @unchecked Sendable {
                 throw S3Error.badDigest(
                     "Value for \(algorithm.headerName) trailing header is invalid: the trailer says \(value), the body's \(algorithm.displayName) is \(S3Base64.encode(found)).")
             }
+            checked.append((algorithm.headerName, value))
         }
+        return checked
     }
 }
 
@@ -242,14 +271,16 @@ final class CheckedBodyReader: @unchecked Sendable {
     private var upstream: ObjectBody.Iterator
     private let length: Int?
     private let checks: BodyChecks
+    private let verified: VerifiedChecksums?
     private var total = 0
     private var finished = false
     private var failure: (any Error)?
 
-    init(_ upstream: ObjectBody.Iterator, length: Int?, checks: BodyChecks) {
+    init(_ upstream: ObjectBody.Iterator, length: Int?, checks: BodyChecks, verified: VerifiedChecksums?) {
         self.upstream = upstream
         self.length = length
         self.checks = checks
+        self.verified = verified
     }
 
     func next() async throws -> [UInt8]? {
@@ -261,7 +292,8 @@ final class CheckedBodyReader: @unchecked Sendable {
                     throw S3Error.incompleteBody(
                         "You did not provide the number of bytes specified by the Content-Length HTTP header: expected \(length), found \(total).")
                 }
-                try checks.verify(trailer: [])
+                let checked = try checks.verify(trailer: [])
+                verified?.record(checked)
                 finished = true
                 return nil
             }
@@ -278,6 +310,22 @@ final class CheckedBodyReader: @unchecked Sendable {
     }
 }
 
+/// The `x-amz-checksum-*` values a body was checked against, once it has ended and they
+/// matched: PutObject and UploadPart answer them, whether they came as a header or in an
+/// `aws-chunked` trailer (a client that sent a trailer checks the answer's value).
+public final class VerifiedChecksums: Sendable {
+    private let values = LockedValueBox<[(name: String, value: String)]>([])
+
+    public init() {}
+
+    func record(_ checked: [(name: String, value: String)]) {
+        values.withLock { $0 = checked }
+    }
+
+    /// The values checked, lower-case names first to last; empty before the body ends.
+    public var all: [(name: String, value: String)] { values.withLock { $0 } }
+}
+
 /// An `aws-chunked` body: each chunk decoded (and its signature checked) before it is
 /// yielded; the checks run when the raw body ends, before the decoded body does.
 ///
@@ -286,13 +334,15 @@ final class ChunkedBodyReader: @unchecked Sendable {
     private var upstream: ObjectBody.Iterator
     private var parser: AWSChunkedParser
     private let checks: BodyChecks
+    private let verified: VerifiedChecksums?
     private var finished = false
     private var failure: (any Error)?
 
-    init(_ upstream: ObjectBody.Iterator, parser: AWSChunkedParser, checks: BodyChecks) {
+    init(_ upstream: ObjectBody.Iterator, parser: AWSChunkedParser, checks: BodyChecks, verified: VerifiedChecksums?) {
         self.upstream = upstream
         self.parser = parser
         self.checks = checks
+        self.verified = verified
     }
 
     func next() async throws -> [UInt8]? {
@@ -313,7 +363,8 @@ final class ChunkedBodyReader: @unchecked Sendable {
             }
             guard let raw = try await upstream.next() else {
                 try parser.finish()
-                try checks.verify(trailer: parser.trailers)
+                let checked = try checks.verify(trailer: parser.trailers)
+                verified?.record(checked)
                 finished = true
                 return nil
             }

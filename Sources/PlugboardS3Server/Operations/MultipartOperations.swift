@@ -67,7 +67,10 @@ public enum MultipartOperations {
         let partKey = MultipartLayout.partKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber)
         let info = try await context.storage.put(partKey, body: request.body, contentType: nil, metadata: [:], condition: .none)
         try await confirmStillOpen(context, bucket: bucket, uploadID: uploadID, partKey: partKey)
-        return HTTPResponse(status: 200, headers: [("ETag", "\"" + info.etag + "\"")])
+        // The part's checked checksums, as S3 answers them. They are not kept: a
+        // CompleteMultipartUpload that lists per-part checksums is not checked against them
+        // (docs/S3_API.md, differences).
+        return HTTPResponse(status: 200, headers: [("ETag", "\"" + info.etag + "\"")] + request.verifiedChecksums.all.map { ($0.name, $0.value) })
     }
 
     // MARK: UploadPartCopy (PUT ...?partNumber=N&uploadId=X, x-amz-copy-source)

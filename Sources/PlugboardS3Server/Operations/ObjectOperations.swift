@@ -37,10 +37,9 @@ enum ObjectOperations {
                 : " Expected no object under the key (If-None-Match: *), found one."
             throw refusal
         }
-        var headers: [(String, String)] = [("ETag", S3Objects.etag(info))]
-        for field in request.head.headers.fields where field.name.hasPrefix("x-amz-checksum-") && field.name != "x-amz-checksum-type" {
-            headers.append((field.name, field.value))
-        }
+        // The checksums the body was checked against, from a header or the trailer, as S3
+        // answers them (a client that sent one may check the answer's).
+        let headers: [(String, String)] = [("ETag", S3Objects.etag(info))] + request.verifiedChecksums.all.map { ($0.name, $0.value) }
         return HTTPResponse(status: 200, headers: headers)
     }
 
@@ -78,7 +77,6 @@ enum ObjectOperations {
     static func getObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
-        try requireNullVersion(request)
         let conditions = S3Conditions(request.head.headers)
         let overrides = try overrideHeaders(request)
         let range = requestedRange(request)
@@ -119,7 +117,6 @@ enum ObjectOperations {
     static func headObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
-        try requireNullVersion(request)
         let overrides = try overrideHeaders(request)
         let info: ObjectInfo
         do {
@@ -148,7 +145,6 @@ enum ObjectOperations {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
         try await S3Objects.requireBucket(context, bucket)
-        try requireNullVersion(request)
         try await context.storage.delete(storageKey)
         // The part manifest of an object completed from parts would describe nothing now.
         try await MultipartOperations.forgetParts(context, bucket: bucket, key: key)
@@ -169,13 +165,6 @@ enum ObjectOperations {
 
     /// Objects here have one version, "null" (an unversioned bucket's): `?versionId=null`
     /// names it, any other version id is `InvalidArgument`, as S3 answers.
-    static func requireNullVersion(_ request: S3Request) throws(S3Error) {
-        if let version = request.query("versionId"), version != "null" {
-            throw S3Error.invalidArgument("Invalid version id specified: expected \"null\" (the bucket is not versioned), found \"\(version.prefix(128))\".",
-                                          name: "versionId", value: version)
-        }
-    }
-
     /// The one range of a `Range` header; nil for none, several (S3 then answers the
     /// whole object) or one that does not parse (ignored, RFC 9110 section 14.2).
     static func requestedRange(_ request: S3Request) -> ByteRange? {

@@ -21,9 +21,12 @@ public struct S3Request: Sendable {
     public var requestID: String
     /// The access key that signed the request.
     public var accessKeyID: String
+    /// Filled by ``body`` once it has ended and its `x-amz-checksum-*` values matched.
+    public var verifiedChecksums: VerifiedChecksums
 
     public init(head: RequestHead, bucket: String?, key: String?, query: [(name: String, value: String)],
-                body: ObjectBody, requestID: String, accessKeyID: String) {
+                body: ObjectBody, requestID: String, accessKeyID: String,
+                verifiedChecksums: VerifiedChecksums = VerifiedChecksums()) {
         self.head = head
         self.bucket = bucket
         self.key = key
@@ -31,6 +34,7 @@ public struct S3Request: Sendable {
         self.body = body
         self.requestID = requestID
         self.accessKeyID = accessKeyID
+        self.verifiedChecksums = verifiedChecksums
     }
 
     public var method: String { head.method }

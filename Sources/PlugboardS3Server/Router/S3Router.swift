@@ -47,27 +47,40 @@ public final class S3Router: HTTPHandler {
         let id = ids.next()
         let head = request.head
         var address: Address?
+        var operation: String?
         var response: HTTPResponse
         do {
-            response = try await run(request, id: id, address: &address)
+            response = try await run(request, id: id, address: &address, operation: &operation)
         } catch {
             response = errorResponse(error, head: head, address: address, id: id)
         }
-        response.headers.append(("x-amz-request-id", id))
-        response.headers.append(("x-amz-id-2", id))
-        response.headers.append(("Server", "Plugboard"))
+        Self.identify(&response, id: id)
+        // The name the request was routed by, for the log line and the metric: parsing the
+        // target again there would miss what only the head tells (a copy's source header,
+        // a virtual-hosted bucket).
+        response.label = operation
         return response
     }
 
     public func refusal(_ error: HTTPError, head: RequestHead?) -> HTTPResponse {
-        var response = errorResponse(error, head: head, address: nil, id: ids.next())
+        let id = ids.next()
+        var response = errorResponse(error, head: head, address: nil, id: id)
         response.headers.append(contentsOf: error.headers)
+        Self.identify(&response, id: id)
         return response
     }
 
+    /// Every answer names its request, the server's own refusals (a body too large or too
+    /// slow, a head too long, no room for the body) as well as the operations' answers.
+    static func identify(_ response: inout HTTPResponse, id: String) {
+        response.headers.append(("x-amz-request-id", id))
+        response.headers.append(("x-amz-id-2", id))
+        response.headers.append(("Server", "Plugboard"))
+    }
+
     public func completed(_ exchange: Exchange) {
-        let operation = Self.operationName(method: exchange.method, target: exchange.target, domain: options.domain)
-        metrics.record(operation: operation, status: exchange.status)
+        let operation = exchange.label ?? Self.operationName(method: exchange.method, target: exchange.target)
+        metrics.record(operation: operation, status: exchange.status, seconds: exchange.durationSeconds)
         logger.info("\(operation) \(exchange.method) \(Self.loggable(exchange.target).prefix(1024)) \(exchange.status) \(exchange.bytes)B \(Self.milliseconds(exchange.durationSeconds))ms",
                     metadata: ["peer": .string(exchange.peer)])
     }
@@ -89,7 +102,7 @@ public final class S3Router: HTTPHandler {
         var key: String?
     }
 
-    private func run(_ request: HTTPRequest, id: String, address: inout Address?) async throws -> HTTPResponse {
+    private func run(_ request: HTTPRequest, id: String, address: inout Address?, operation label: inout String?) async throws -> HTTPResponse {
         let head = request.head
         let addressed = try Self.address(head, domain: options.domain)
         address = addressed
@@ -105,6 +118,7 @@ public final class S3Router: HTTPHandler {
             throw S3Error.methodNotAllowed("The specified method is not allowed against this resource: \(head.method.prefix(20)) on \(addressed.key != nil ? "an object" : addressed.bucket != nil ? "a bucket" : "the service").",
                                            allowed: addressed.key != nil ? "GET, HEAD, PUT, POST, DELETE" : addressed.bucket != nil ? "GET, HEAD, PUT, POST, DELETE" : "GET")
         }
+        label = name
         let authentication = try verifier.authenticate(method: head.method, rawTarget: head.target, headers: head.headers,
                                                        now: Timestamp.now())
         if operation == .unsupported { throw S3Error.notImplemented(name) }
@@ -116,7 +130,8 @@ public final class S3Router: HTTPHandler {
                           "The specified version does not exist: buckets here are unversioned, so the only version is \"null\"; found \"\(version.prefix(128))\".",
                           fields: [("VersionId", String(version.prefix(128)))])
         }
-        let body = try S3BodyDecoder.body(request.body, headers: head.headers, authentication: authentication)
+        let checksums = VerifiedChecksums()
+        let body = try S3BodyDecoder.body(request.body, headers: head.headers, authentication: authentication, verified: checksums)
         let lease = provider.container.lease()
         defer { lease.release() }
         let storage: any ObjectStorage
@@ -127,7 +142,7 @@ public final class S3Router: HTTPHandler {
             throw S3Error.serviceUnavailable("No storage is bound behind this endpoint now (\(error.code)). Retry shortly.")
         }
         let s3 = S3Request(head: head, bucket: addressed.bucket, key: addressed.key, query: query, body: body,
-                           requestID: id, accessKeyID: authentication.accessKeyID)
+                           requestID: id, accessKeyID: authentication.accessKeyID, verifiedChecksums: checksums)
         let context = S3Context(storage: storage, logger: logger, region: options.region)
         return try await Self.dispatch(operation, context, s3)
     }
@@ -250,9 +265,10 @@ public final class S3Router: HTTPHandler {
 
     // MARK: logs
 
-    /// The operation a finished exchange was, for its log line and metric, from the
-    /// target alone (the request's own values are gone by then).
-    static func operationName(method: String, target: String, domain: String?) -> String {
+    /// The operation of a finished exchange that carries no label (the server refused it
+    /// before the router named it), from the target alone: path style, and no header
+    /// (a copy counts as a put there).
+    static func operationName(method: String, target: String) -> String {
         guard target != "-" else { return "-" }
         let question = target.firstIndex(of: "?")
         let path = question.map { target[..<$0] } ?? target[...]
@@ -291,23 +307,37 @@ final class S3RequestIDs: Sendable {
     }
 }
 
-/// `plugboard_s3_requests_total{operation,status}`, beside the native API's counters on
-/// `/metrics`.
+/// `plugboard_s3_requests_total{operation,status}` and
+/// `plugboard_s3_request_duration_seconds{operation}`, beside the native API's counters and
+/// histogram on `/metrics` (the same ``LatencyHistogram`` bounds).
 public final class S3Metrics: Sendable {
     private struct Key: Hashable { var operation: String; var status: Int }
-    private let counts = LockedValueBox<[Key: Int]>([:])
+    private struct State {
+        var counts: [Key: Int] = [:]
+        var latency: [String: LatencyHistogram] = [:]
+    }
+    private let state = LockedValueBox(State())
 
-    func record(operation: String, status: Int) {
-        counts.withLock { $0[Key(operation: operation, status: status), default: 0] += 1 }
+    func record(operation: String, status: Int, seconds: Double) {
+        state.withLock { s in
+            s.counts[Key(operation: operation, status: status), default: 0] += 1
+            s.latency[operation, default: LatencyHistogram()].record(seconds: seconds)
+        }
     }
 
-    /// The counters in Prometheus' text format.
+    /// The counters and histograms in Prometheus' text format. Operation names come from
+    /// the router's fixed list (or `-`), so a client cannot grow the label set.
     public func render() -> String {
-        let all = counts.withLock { $0 }
+        let s = state.withLock { $0 }
         var out = "# HELP plugboard_s3_requests_total S3 requests answered, by operation and status.\n"
         out += "# TYPE plugboard_s3_requests_total counter\n"
-        for (key, value) in all.sorted(by: { ($0.key.operation, $0.key.status) < ($1.key.operation, $1.key.status) }) {
+        for (key, value) in s.counts.sorted(by: { ($0.key.operation, $0.key.status) < ($1.key.operation, $1.key.status) }) {
             out += "plugboard_s3_requests_total{operation=\"\(key.operation)\",status=\"\(key.status)\"} \(value)\n"
+        }
+        out += "# HELP plugboard_s3_request_duration_seconds Time from an S3 request's first byte to its answer written, by operation.\n"
+        out += "# TYPE plugboard_s3_request_duration_seconds histogram\n"
+        for (operation, h) in s.latency.sorted(by: { $0.key < $1.key }) {
+            out += h.render("plugboard_s3_request_duration_seconds", label: "operation=\"\(operation)\"")
         }
         return out
     }

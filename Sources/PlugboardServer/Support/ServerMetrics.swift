@@ -4,21 +4,13 @@ import PlugboardHost
 
 /// The counters behind `GET /metrics`, in Prometheus' text format (version 0.0.4).
 public final class ServerMetrics: Sendable {
-    /// Upper bounds of the latency histogram, in seconds.
-    static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-
     private struct RequestKey: Hashable { var route: String; var method: String; var status: Int }
-    private struct Histogram {
-        var buckets = [Int](repeating: 0, count: ServerMetrics.bounds.count)
-        var count = 0
-        var sum = 0.0
-    }
     /// Counted under integer keys (route, method and status packed in one Int) and
     /// histograms by route number: every answer records here, and hashing label strings
     /// under the lock showed in the benchmark profile. Labels are made at render time.
     private struct State {
         var requests: [Int: Int] = [:]
-        var latency = [Histogram?](repeating: nil, count: Route.labels.count)
+        var latency = [LatencyHistogram?](repeating: nil, count: Route.labels.count)
     }
     private let state = LockedValueBox(State())
 
@@ -27,13 +19,10 @@ public final class ServerMetrics: Sendable {
     func record(route: Int, method: String, status: Int, seconds: Double) {
         let methodIndex = Self.methods.firstIndex(of: method) ?? Self.methods.count
         let key = (route << 24) | (methodIndex << 16) | (status & 0xFFFF)
-        let bucket = Self.bounds.firstIndex { seconds <= $0 }
         state.withLock { s in
             s.requests[key, default: 0] += 1
-            var h = s.latency[route] ?? Histogram()
-            if let bucket { h.buckets[bucket] += 1 }
-            h.count += 1
-            h.sum += seconds
+            var h = s.latency[route] ?? LatencyHistogram()
+            h.record(seconds: seconds)
             s.latency[route] = h
         }
     }
@@ -61,14 +50,7 @@ public final class ServerMetrics: Sendable {
         out += "# TYPE plugboard_http_request_duration_seconds histogram\n"
         let latency = s.latency.enumerated().compactMap { i, h in h.map { (key: Route.labels[i], value: $0) } }
         for (route, h) in latency.sorted(by: { $0.key < $1.key }) {
-            var cumulative = 0
-            for (i, bound) in Self.bounds.enumerated() {
-                cumulative += h.buckets[i]
-                out += "plugboard_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(bound)\"} \(cumulative)\n"
-            }
-            out += "plugboard_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"+Inf\"} \(h.count)\n"
-            out += "plugboard_http_request_duration_seconds_sum{route=\"\(route)\"} \(h.sum)\n"
-            out += "plugboard_http_request_duration_seconds_count{route=\"\(route)\"} \(h.count)\n"
+            out += h.render("plugboard_http_request_duration_seconds", label: "route=\"\(route)\"")
         }
         out += "# HELP plugboard_http_connections_open Client connections open now.\n"
         out += "# TYPE plugboard_http_connections_open gauge\n"
