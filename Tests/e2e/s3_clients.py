@@ -23,7 +23,8 @@ Scenarios (each name ends in the backend, -file or -memory):
               presigned GET and PUT through curl, conditional PUT and GET, CopyObject, DeleteObjects (quiet and
               not), BucketNotEmpty, 501 for what is not served, the key length rule
   awscli-*    mb, cp small and 20 MiB both ways, s3api head-object, ls, sync of 20 files
-              both ways, presign fetched with curl, s3api delete-objects, rm --recursive, rb
+              both ways, presign (SigV2 by default: refused; SigV4 fetched with curl),
+              s3api delete-objects, rm --recursive, rb
   minio-*     make_bucket, put_object with a known length and of a stream of unknown
               length, get_object, fput_object 12 MiB (multipart), fget_object,
               remove_object, remove_bucket
@@ -657,13 +658,14 @@ def boto3_scenario(work, server, steps):
 
 # MARK: the AWS CLI
 
-def aws_cli(server, work):
+def aws_cli(server, work, s3_settings=""):
     """`aws --endpoint-url URL ...` with the key pair in the environment and a scratch
-    config file (path style, 8 MiB multipart threshold and parts); returns run(args)."""
-    config = os.path.join(work, "aws-config")
+    config file (path style, 8 MiB multipart threshold and parts, then `s3_settings`
+    lines); returns run(args)."""
+    config = os.path.join(work, "aws-config-%d" % len(s3_settings))
     with open(config, "w") as f:
         f.write("[default]\nregion = %s\ns3 =\n  addressing_style = path\n  multipart_threshold = 8MB\n"
-                "  multipart_chunksize = 8MB\n  max_concurrent_requests = 4\n" % REGION)
+                "  multipart_chunksize = 8MB\n  max_concurrent_requests = 4\n%s" % (REGION, s3_settings))
     env = dict(os.environ, AWS_ACCESS_KEY_ID=server.access_key, AWS_SECRET_ACCESS_KEY=server.secret,
                AWS_DEFAULT_REGION=REGION, AWS_CONFIG_FILE=config, AWS_EC2_METADATA_DISABLED="true",
                AWS_SHARED_CREDENTIALS_FILE=os.path.join(work, "aws-credentials-none"), AWS_MAX_ATTEMPTS="1",
@@ -747,8 +749,21 @@ def awscli_scenario(work, server, steps):
         p = aws("s3", "sync", src, "s3://%s/tree" % bucket)
         expect_equal("a second sync up (nothing changed) uploads", "", p.stdout.strip())
 
-    with steps("aws s3 presign, the URL fetched with curl"):
-        p = aws("s3", "presign", "s3://%s/files/small.txt" % bucket, "--expires-in", "300")
+    with steps("aws s3 presign as the CLI signs by default (SigV2): refused, naming the setting"):
+        url = aws("s3", "presign", "s3://%s/files/small.txt" % bucket, "--expires-in", "300").stdout.strip()
+        got = subprocess.run(["curl", "-sS", "--max-time", "60", "-w", "\\n%{http_code}", url],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=90)
+        body, _, status = got.stdout.rpartition(b"\n")
+        if "Signature=" in url and "X-Amz-Signature=" not in url:
+            not_on_moto((status, error_code(body)) == (b"400", "InvalidRequest") and b"signature_version" in body,
+                        "a SigV2 presigned URL: expected 400 InvalidRequest naming signature_version, found %s %s"
+                        % (status.decode(), short(body)))
+        else:
+            steps.note("this AWS CLI presigns with SigV4 by default")
+
+    with steps("aws s3 presign with s3.signature_version = s3v4, the URL fetched with curl"):
+        p = aws_cli(server, work, "  signature_version = s3v4\n")("s3", "presign", "s3://%s/files/small.txt" % bucket,
+                                                                     "--expires-in", "300")
         url = p.stdout.strip()
         check("X-Amz-Signature=" in url, "aws s3 presign: expected a SigV4 URL, found %r" % url[:300])
         got = subprocess.run(["curl", "-sS", "--fail-with-body", "--max-time", "60", url],
