@@ -6,8 +6,9 @@ One release `plugboard serve --listen ... --s3-listen ...` over the shipped plug
 `/v1/objects/...` and through S3 with every request's SigV4 signature verified by the
 server. wrk replays one request signed by botocore at the start (a signature holds for 15
 minutes of clock skew, and the server checks each one in full, so the verification cost
-is paid per request as with any client); PUTs carry the body's SHA-256 in
-`x-amz-content-sha256`, which the server checks against the body as it streams.
+is paid per request as with any client); every request carries its body's SHA-256 in
+`x-amz-content-sha256`, as boto3 and the AWS CLI send it over http (a GET the empty
+body's), which the server checks against the body as it streams.
 Rounds alternate which API goes first; the best round of each is compared (goal: the S3
 endpoint >= 0.8x the native API's requests/s).
 
@@ -69,7 +70,8 @@ def signed_headers(method, url, body):
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
     request = AWSRequest(method=method, url=url, data=body)
-    request.headers["x-amz-content-sha256"] = hashlib.sha256(body).hexdigest() if body else "UNSIGNED-PAYLOAD"
+    # What boto3 and the AWS CLI send over http: the body's SHA-256, the empty body's for a GET.
+    request.headers["x-amz-content-sha256"] = hashlib.sha256(body).hexdigest()
     S3SigV4Auth(Credentials(KEY_ID, SECRET), "s3", "us-east-1").add_auth(request)
     return {k: v for k, v in request.headers.items() if k.lower() in ("authorization", "x-amz-date", "x-amz-content-sha256")}
 

@@ -89,5 +89,8 @@ import Testing
         let some = (0..<100).map { _ in ids.next() }
         #expect(Set(some).count == 100)
         #expect(some.allSatisfy { $0.utf8.count == 16 && $0.allSatisfy { $0.isHexDigit && !$0.isLowercase } })
+        // A counter from a random start, written in full (leading zeros included).
+        let values = some.compactMap { UInt64($0, radix: 16) }
+        #expect(values.count == 100 && zip(values, values.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
     }
 }

@@ -302,8 +302,14 @@ final class S3RequestIDs: Sendable {
             value &+= 1
             return value
         }
-        let digits = String(n, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+        // Sixteen digits written in place: one per request, so no intermediate strings.
+        return String(unsafeUninitializedCapacity: 16) { buffer in
+            for i in 0..<16 {
+                let digit = UInt8(truncatingIfNeeded: n >> (60 - 4 * i)) & 0xF
+                buffer[i] = digit < 10 ? 0x30 + digit : 0x37 + digit
+            }
+            return 16
+        }
     }
 }
 

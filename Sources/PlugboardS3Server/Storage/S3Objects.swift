@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardServer
 
 /// What every operation on objects shares: how an object's S3 face (ETag, the headers S3
 /// stores beside the content, user metadata) is kept in the storage's one metadata map,
@@ -32,14 +33,18 @@ public enum S3Objects {
             .sorted { $0.key < $1.key }
     }
 
+    static let lastFormatted = TimestampTexts()
+
     /// The headers of a GET or HEAD answer for `info` (no length, no range).
     public static func headers(for info: ObjectInfo) -> [(String, String)] {
-        var headers: [(String, String)] = [
-            ("Content-Type", info.contentType),
-            ("ETag", etag(info)),
-            ("Last-Modified", info.lastModified.httpDate),
-            ("Accept-Ranges", "bytes"),
-        ]
+        var headers: [(String, String)] = []
+        // Room for a range, the overrides and the request ID the router adds.
+        headers.reserveCapacity(10 + info.metadata.count)
+        headers.append(("Content-Type", info.contentType))
+        headers.append(("ETag", etag(info)))
+        headers.append(("Last-Modified", lastFormatted.text(of: info.lastModified).http))
+        headers.append(("Accept-Ranges", "bytes"))
+        if info.metadata.isEmpty { return headers }
         for (i, stored) in storedHeaders.enumerated() {
             if let value = info.metadata[stored.metadataKey] { headers.append((storedHeaderNames[i], value)) }
         }

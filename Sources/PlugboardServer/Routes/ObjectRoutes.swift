@@ -144,21 +144,7 @@ enum ObjectRoutes {
         headers.append(("X-Plugboard-Last-Modified", iso))
     }
 
-    /// The last timestamp formatted, and its two texts: a hot object is read again and
-    /// again with the same `lastModified`, and formatting both dates showed in the
-    /// benchmark profile.
     static let lastFormatted = TimestampTexts()
-
-    final class TimestampTexts: Sendable {
-        private let last = LockedValueBox<(Timestamp, String, String)?>(nil)
-
-        func text(of timestamp: Timestamp) -> (http: String, iso: String) {
-            if let hit = last.withLock({ $0 }), hit.0 == timestamp { return (hit.1, hit.2) }
-            let texts = (timestamp.httpDate, timestamp.iso8601)
-            last.withLock { $0 = (timestamp, texts.0, texts.1) }
-            return texts
-        }
-    }
 
     /// What GET and HEAD of an object answer with, besides the length. `X-Plugboard-Key`
     /// names the object answered, so a client can tell when a proxy rewrote the path
