@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Third-party S3 tools end to end (Tests/e2e/s3_tools.py) against plugboard serve --s3-listen:
-# rclone, s3cmd, boto3 over https through nginx (aws-chunked with a CRC32 trailer), and an
+# rclone and s3cmd (over FileStorage and MemoryStorage), boto3 over https through nginx (aws-chunked with a CRC32 trailer), and an
 # AWS CLI sync across hot swaps between two FileStorage plugins over one root.
 # Needs: rclone, nginx and openssl (apt-get install -y rclone nginx openssl), and
 # boto3 >= 1.36, awscli and s3cmd in .venv (.venv/bin/pip install boto3 awscli s3cmd).

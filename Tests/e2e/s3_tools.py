@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Third-party S3 tools end to end, against a real `plugboard serve --s3-listen` and the
-real plugin .so files: rclone, s3cmd, boto3 over https through nginx (aws-chunked bodies
+real plugin .so files: rclone and s3cmd (each over FileStorage and over MemoryStorage,
+`-file` and `-memory`), boto3 over https through nginx (aws-chunked bodies
 with a CRC32 trailer), and an AWS CLI sync across hot swaps between two FileStorage
 plugins over one root folder.
 
@@ -265,7 +266,11 @@ def stopped_cleanly(server):
 
 # ---------------------------------------------------------------------------- scenarios
 
-def scenario_rclone(work):
+# The shipped plugins.json binds FileStorage by default and MemoryStorage in `testing`.
+BACKEND_ARGS = {"file": (), "memory": ("--env", "testing")}
+
+
+def scenario_rclone(work, backend="file"):
     """rclone (provider Other, path style): mkdir, copy 20 small files and a 20 MiB one
     (multipart: cutoff 8M, chunks 5M), lsf, check both ways, copy down, delete, rmdir."""
     rclone = tool("rclone")
@@ -273,7 +278,7 @@ def scenario_rclone(work):
     names = write_tree(src, 20, seed=1)
     write_big(os.path.join(src, "big.bin"), 20 * MIB, seed=2)
     names = sorted(names + ["big.bin"])
-    server = Server(work)
+    server = Server(work, args=BACKEND_ARGS[backend])
     try:
         conf = os.path.join(work, "rclone.conf")
         with open(conf, "w") as f:
@@ -310,11 +315,11 @@ def scenario_rclone(work):
         stopped_cleanly(server)
 
 
-def scenario_s3cmd(work):
+def scenario_s3cmd(work, backend="file"):
     """s3cmd (signature v4, path style): mb, put of a small file and a 20 MiB one in 5 MiB
     parts, ls, get, sync a folder up and down, del, rb."""
     s3cmd = tool("s3cmd")
-    server = Server(work)
+    server = Server(work, args=BACKEND_ARGS[backend])
     try:
         conf = os.path.join(work, "s3cmd.cfg")
         with open(conf, "w") as f:
@@ -607,8 +612,10 @@ def scenario_sync_across_swaps(work):
 
 
 SCENARIOS = [
-    ("rclone", scenario_rclone),
-    ("s3cmd", scenario_s3cmd),
+    ("rclone-file", scenario_rclone),
+    ("rclone-memory", lambda work: scenario_rclone(work, "memory")),
+    ("s3cmd-file", scenario_s3cmd),
+    ("s3cmd-memory", lambda work: scenario_s3cmd(work, "memory")),
     ("boto3-https-nginx", scenario_boto3_https_nginx),
     ("sync-across-swaps", scenario_sync_across_swaps),
 ]
