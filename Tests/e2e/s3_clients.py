@@ -20,7 +20,8 @@ Plugboard's. moto checks no signatures, so the refusals it cannot make are repor
 Scenarios (each name ends in the backend, -file or -memory):
   boto3-*     buckets, put/get/head with metadata, a 20 MiB multipart upload_file (ETag
               "-3"), ranges, paginated V2 and V1 listings with delimiters, an odd key,
-              presigned GET and PUT through curl, conditional PUT and GET, CopyObject, DeleteObjects (quiet and
+              presigned GET and PUT through curl, conditional PUT and GET, response-*
+              overrides, list_object_versions paged, CopyObject, DeleteObjects (quiet and
               not), BucketNotEmpty, 501 for what is not served, the key length rule
   awscli-*    mb, cp small and 20 MiB both ways, s3api head-object, ls, sync of 20 files
               both ways, presign (SigV2 by default: refused; SigV4 fetched with curl),
@@ -35,6 +36,8 @@ Scenarios (each name ends in the backend, -file or -memory):
               SHA-256 and SHA-1 trailers that do not match: each refusal checked to have
               stored nothing
   vhost-file  --s3-domain: the bucket in Host
+  limits-file --max-body-bytes: a larger PutObject is 400 EntityTooLarge with its request
+              ID, before its body is read, and stores nothing
   credentials the manifest's s3.credentials (one secret through ${VAR}), with the
               environment pair and without it
   hotswap     a swap to a backend without the bucket and the upload (NoSuchBucket,
@@ -511,6 +514,33 @@ def boto3_scenario(work, server, steps):
         code, status, _ = client_error(s3.get_object, Bucket=bucket, Key="docs/small.bin", Range="bytes=100000-")
         expect_equal("Range past the end", ("InvalidRange", 416), (code, status))
         del data
+
+    with steps("get_object with response-* overrides (ResponseContentType, ResponseContentDisposition, ResponseCacheControl)"):
+        g = s3.get_object(Bucket=bucket, Key="docs/small.bin", ResponseContentType="text/x-override",
+                          ResponseContentDisposition='attachment; filename="x.bin"', ResponseCacheControl="no-store")
+        expect_equal("overridden Content-Type", "text/x-override", g.get("ContentType"))
+        expect_equal("overridden Content-Disposition", 'attachment; filename="x.bin"', g.get("ContentDisposition"))
+        expect_equal("overridden Cache-Control", "no-store", g.get("CacheControl"))
+        expect_equal("the body under overrides", small, g["Body"].read())
+
+    with steps("list_object_versions of the unversioned bucket: every object once, as version null, paged"):
+        versions, marker, version_marker, pages = [], None, None, 0
+        while True:
+            kwargs = {"Bucket": bucket, "Prefix": "docs/", "MaxKeys": 2}
+            if marker is not None:
+                kwargs.update(KeyMarker=marker, VersionIdMarker=version_marker)
+            r = s3.list_object_versions(**kwargs)
+            pages += 1
+            versions += r.get("Versions", [])
+            if not r.get("IsTruncated"):
+                break
+            marker, version_marker = r.get("NextKeyMarker"), r.get("NextVersionIdMarker")
+            check(pages < 50, "list_object_versions never ended")
+        keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="docs/").get("Contents", [])]
+        expect_equal("keys listed by version (each once, in order)", keys, [v["Key"] for v in versions])
+        moto_differs("every VersionId", ["null"] * len(versions), [v.get("VersionId") for v in versions])
+        check(all(v.get("IsLatest") for v in versions), "every version is the latest: %s" % versions[:3])
+        check(pages > 1 or len(keys) <= 2, "%d keys in %d pages of at most 2" % (len(keys), pages))
 
     keys = ["tree/%s/%02d.txt" % (folder, i) for folder in "abc" for i in range(10)] + ["tree/top-%d.txt" % i for i in range(3)]
     with steps("list_objects_v2 pagination over 33 keys in 3 folders (Prefix, Delimiter, MaxKeys)"):
@@ -1235,6 +1265,25 @@ def refusals_scenario(work, server, steps):
 VHOST_DOMAIN = "s3.plugboard.test"
 
 
+def limits_scenario(work, server, steps):
+    """Under `serve --max-body-bytes 65536`: a larger PutObject is refused by the server
+    before its body is read, in S3's terms (400 EntityTooLarge, the request ID in the
+    header and the document), and nothing is stored; a body under the limit is stored."""
+    s3 = boto3_client(server)
+    bucket = "limits-e2e"
+    with steps("create_bucket, a PUT under the limit"):
+        s3.create_bucket(Bucket=bucket)
+        status, _, body = signed_request(server, "PUT", "/%s/small.bin" % bucket, body=b"x" * 60000)
+        expect_equal("PUT of 60,000 bytes under a 65,536-byte limit: status; body %s" % short(body), 200, status)
+    with steps("a PUT over --max-body-bytes: 400 EntityTooLarge with x-amz-request-id, nothing stored"):
+        status, headers, body = signed_request(server, "PUT", "/%s/big.bin" % bucket, body=b"y" * 100000)
+        expect_equal("PUT of 100,000 bytes over a 65,536-byte limit", (400, "EntityTooLarge"), (status, error_code(body)))
+        rid = headers.get("x-amz-request-id")
+        check(rid and re.fullmatch(r"[0-9A-F]{16}", rid), "x-amz-request-id of the refusal: expected 16 hex digits, found %r" % rid)
+        check(("<RequestId>%s</RequestId>" % rid).encode() in body, "the document names the header's request ID %s: %s" % (rid, short(body)))
+        expect_missing(s3, bucket, "big.bin")
+
+
 def vhost_scenario(work, server, steps):
     """With --s3-domain, Host BUCKET.DOMAIN names the bucket (requests built by hand: the
     name does not resolve here), and path style keeps working beside it."""
@@ -1386,6 +1435,7 @@ def scenarios():
             out.append((label, with_server(backend, body)))
     if TARGET != "moto":
         out.append(("vhost-file", with_server("file", vhost_scenario, ["--s3-domain", VHOST_DOMAIN])))
+        out.append(("limits-file", with_server("file", limits_scenario, ["--max-body-bytes", "65536"])))
         out.append(("credentials", credentials_scenario))
         out.append(("hotswap", with_server("file", hotswap_scenario, ["--no-watch"], swap_manifest("FileStorage", "data"))))
     return out
