@@ -69,6 +69,27 @@ import Testing
         for secret in ["one-Secret-Key", "two-Secret-Key", "env-Secret-Key"] { #expect(!server.stderr.contains(secret)) }
     }
 
+    /// The S3 options are checked before anything starts: each refusal is a usage error
+    /// (exit 2) naming the option, what was found and what it expects.
+    @Test(arguments: [
+        (["--s3-region", "us-east-1"], "--s3-region without --s3-listen"),
+        (["--s3-domain", "s3.example.test"], "--s3-domain without --s3-listen"),
+        (["--s3-listen", "127.0.0.1:0", "--s3-region", "us east"], "invalid --s3-region \"us east\""),
+        (["--s3-listen", "127.0.0.1:0", "--s3-domain", "s3.example.test:9000"], "invalid --s3-domain \"s3.example.test:9000\""),
+        (["--s3-listen", "127.0.0.1:0", "--s3-domain", ".example.test"], "invalid --s3-domain \".example.test\""),
+        (["--s3-listen", "9000"], "invalid --s3-listen \"9000\""),
+        (["--listen", "127.0.0.1:18080", "--s3-listen", "127.0.0.1:18080"], "--s3-listen 127.0.0.1:18080 is the address --listen already uses"),
+    ])
+    func s3OptionsThatCannotWork_exit2_namingTheOption(arguments: [String], message: String) throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", Self.manifest(s3: nil))
+        let listen = arguments.contains("--listen") ? [] : ["--listen", "127.0.0.1:0"]
+        let result = sandbox.run(["serve"] + listen + arguments,
+                                 environment: ["PLUGBOARD_S3_ACCESS_KEY_ID": "k", "PLUGBOARD_S3_SECRET_ACCESS_KEY": "a-Secret-Key-0123"])
+        expectRun(result, status: 2, stdout: .empty, stderr: .contains(message))
+    }
+
     @Test func noPairAnywhere_exits2_namingBothWays() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
