@@ -338,7 +338,7 @@ import Testing
     /// DELETE an SDK sends) is checked by one comparison, at once: nobody reads an empty
     /// body to its end, so a check left for the end would never run.
     @Test func anEmptyBody_isCheckedAtOnce() async throws {
-        let empty = PayloadMode.sha256(S3BodyDecoder.emptySHA256)
+        let empty = PayloadMode.sha256(SigV4Verifier.emptySHA256)
         let body = try S3BodyDecoder.body(RequestBody([]), headers: SigV4VerifierTests.headers([]), authentication: Self.plain(empty))
         #expect(try await body.collect(upTo: 10) == [])
         let other = PayloadMode.sha256("44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072")

@@ -402,6 +402,16 @@ def moto_differs(what, expected, found):
 
 # MARK: boto3
 
+def curl(what, url, *args, fail=True):
+    """`curl URL` as a user runs it on a presigned URL; returns what curl wrote.
+    With `fail`, a non-2xx answer or transport error fails the step, naming `what`."""
+    argv = ["curl", "-sS", "--max-time", "60"] + (["--fail-with-body"] if fail else []) + list(args) + [url]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=90)
+    if fail:
+        expect_equal("curl of %s: exit status (stderr %r)" % (what, p.stderr.decode(errors="replace")[:300]), 0, p.returncode)
+    return p.stdout
+
+
 def boto3_client(server, secret=None, signature_version="s3v4", access_key=None):
     import boto3
     from botocore.config import Config
@@ -591,21 +601,15 @@ def boto3_scenario(work, server, steps):
 
     with steps("presigned GET and PUT with curl (what a user hands a presigned URL to)"):
         url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "docs/small.bin"}, ExpiresIn=300)
-        got = subprocess.run(["curl", "-sS", "--fail-with-body", "--max-time", "60", url],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=90)
-        expect_equal("curl of the presigned GET: exit status (stderr %r)" % got.stderr.decode(errors="replace")[:300], 0, got.returncode)
-        expect_equal("presigned GET body", small, got.stdout)
+        expect_equal("presigned GET body", small, curl("the presigned GET", url))
         payload = os.urandom(70000)
         local = os.path.join(work, "presigned-put.bin")
         with open(local, "wb") as f:
             f.write(payload)
         url = s3.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": "docs/presigned.bin"}, ExpiresIn=300)
         # --upload-file sends the bytes as they are (PUT, no form encoding).
-        put = subprocess.run(["curl", "-sS", "--fail-with-body", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}",
-                              "--upload-file", local, url],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=90)
-        expect_equal("curl of the presigned PUT: exit status (stderr %r)" % put.stderr.decode(errors="replace")[:300], 0, put.returncode)
-        expect_equal("presigned PUT status", "200", put.stdout.decode())
+        status = curl("the presigned PUT", url, "-o", "/dev/null", "-w", "%{http_code}", "--upload-file", local)
+        expect_equal("presigned PUT status", "200", status.decode())
         expect_equal("object put through the presigned URL, read back", payload,
                      s3.get_object(Bucket=bucket, Key="docs/presigned.bin")["Body"].read())
 
@@ -781,9 +785,7 @@ def awscli_scenario(work, server, steps):
 
     with steps("aws s3 presign as the CLI signs by default (SigV2): refused, naming the setting"):
         url = aws("s3", "presign", "s3://%s/files/small.txt" % bucket, "--expires-in", "300").stdout.strip()
-        got = subprocess.run(["curl", "-sS", "--max-time", "60", "-w", "\\n%{http_code}", url],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=90)
-        body, _, status = got.stdout.rpartition(b"\n")
+        body, _, status = curl("the SigV2 presigned GET", url, "-w", "\\n%{http_code}", fail=False).rpartition(b"\n")
         if "Signature=" in url and "X-Amz-Signature=" not in url:
             not_on_moto((status, error_code(body)) == (b"400", "InvalidRequest") and b"signature_version" in body,
                         "a SigV2 presigned URL: expected 400 InvalidRequest naming signature_version, found %s %s"
@@ -796,12 +798,9 @@ def awscli_scenario(work, server, steps):
                                                                      "--expires-in", "300")
         url = p.stdout.strip()
         check("X-Amz-Signature=" in url, "aws s3 presign: expected a SigV4 URL, found %r" % url[:300])
-        got = subprocess.run(["curl", "-sS", "--fail-with-body", "--max-time", "60", url],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=90)
-        expect_equal("curl of the AWS CLI's presigned URL: exit status (stderr %r)" % got.stderr.decode(errors="replace")[:300],
-                     0, got.returncode)
+        got = curl("the AWS CLI's presigned URL", url)
         with open(small, "rb") as f:
-            expect_equal("the presigned GET's body", f.read(), got.stdout)
+            expect_equal("the presigned GET's body", f.read(), got)
 
     with steps("aws s3api delete-objects of a batch (DeleteObjects), then list"):
         for i in range(3):

@@ -13,8 +13,6 @@ public enum S3BodyDecoder {
     /// The longest trailer line, and the most trailer bytes in all.
     static let maxTrailerLine = 4096
     static let maxTrailerBytes = 16 << 10
-    /// The SHA-256 of no bytes, in hexadecimal.
-    static let emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
     /// The content the client meant, from the raw request body: aws-chunked framing removed and every chunk
     /// signature checked (signed forms), trailers parsed and their checksum checked, x-amz-content-sha256 (when a
@@ -39,7 +37,9 @@ public enum S3BodyDecoder {
         // body's SHA-256: that is one comparison, with no digest to set up and no reader
         // in front of the body.
         if raw.length == 0, case .sha256(let hex) = authentication.payload, !headers.hasBodyChecksumFields {
-            guard hex == emptySHA256 else { throw S3Error.xAmzContentSHA256Mismatch(expected: hex, found: emptySHA256) }
+            guard hex == SigV4Verifier.emptySHA256 else {
+                throw S3Error.xAmzContentSHA256Mismatch(expected: hex, found: SigV4Verifier.emptySHA256)
+            }
             return raw
         }
         let trailerMode: Bool
@@ -201,7 +201,6 @@ final class BodyChecks: @unchecked Sendable {
     /// Checks every digest; `trailer` holds the trailer's `name: value` lines (names
     /// lower-case), for the algorithms `x-amz-trailer` announced. Returns the
     /// `x-amz-checksum-*` values checked, from the header and the trailer.
-    @discardableResult
     func verify(trailer: [(name: String, value: String)]) throws(S3Error) -> [(name: String, value: String)] {
         var checked: [(name: String, value: String)] = []
         var computed: [ChecksumAlgorithm: [UInt8]] = [:]
@@ -324,6 +323,9 @@ public final class VerifiedChecksums: Sendable {
 
     /// The values checked, lower-case names first to last; empty before the body ends.
     public var all: [(name: String, value: String)] { values.withLock { $0 } }
+
+    /// ``all`` as the answer's header fields.
+    public var answerHeaders: [(String, String)] { all.map { ($0.name, $0.value) } }
 }
 
 /// An `aws-chunked` body: each chunk decoded (and its signature checked) before it is

@@ -70,7 +70,7 @@ public enum MultipartOperations {
         // The part's checked checksums, as S3 answers them. They are not kept: a
         // CompleteMultipartUpload that lists per-part checksums is not checked against them
         // (docs/S3_API.md, differences).
-        return HTTPResponse(status: 200, headers: [("ETag", "\"" + info.etag + "\"")] + request.verifiedChecksums.all.map { ($0.name, $0.value) })
+        return HTTPResponse(status: 200, headers: [("ETag", "\"" + info.etag + "\"")] + request.verifiedChecksums.answerHeaders)
     }
 
     // MARK: UploadPartCopy (PUT ...?partNumber=N&uploadId=X, x-amz-copy-source)

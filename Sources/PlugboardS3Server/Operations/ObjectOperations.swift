@@ -39,8 +39,7 @@ enum ObjectOperations {
         }
         // The checksums the body was checked against, from a header or the trailer, as S3
         // answers them (a client that sent one may check the answer's).
-        let headers: [(String, String)] = [("ETag", S3Objects.etag(info))] + request.verifiedChecksums.all.map { ($0.name, $0.value) }
-        return HTTPResponse(status: 200, headers: headers)
+        return HTTPResponse(status: 200, headers: [("ETag", S3Objects.etag(info))] + request.verifiedChecksums.answerHeaders)
     }
 
     /// The storage's condition for a PUT: `If-None-Match: *` is `.absent`; `If-Match` is
@@ -163,8 +162,6 @@ enum ObjectOperations {
         return (bucket, key)
     }
 
-    /// Objects here have one version, "null" (an unversioned bucket's): `?versionId=null`
-    /// names it, any other version id is `InvalidArgument`, as S3 answers.
     /// The one range of a `Range` header; nil for none, several (S3 then answers the
     /// whole object) or one that does not parse (ignored, RFC 9110 section 14.2).
     static func requestedRange(_ request: S3Request) -> ByteRange? {
