@@ -127,7 +127,7 @@ extension ServerTests {
             let s = try TestServer { $0.eventLoops = 1 }
             try await offPool {
                 let c = try s.client()
-                try c.send(Wire.requestBytes("GET", "/stubborn?ms=1500"))
+                try c.send(Wire.requestBytes("GET", "/stubborn"))
                 #expect(eventually { s.probe.started("/stubborn") == 1 })
                 withExtendedLifetime(c) {}
             }
@@ -147,6 +147,7 @@ extension ServerTests {
             // may hold theirs and they may take some of the server's: what counts is that
             // the pairs hold numbers the server used.
             #expect(!freed.isDisjoint(with: taken), "freed \(freed.sorted()), taken \(taken.sorted())")
+            s.probe.openGate()
             #expect(try await offPool { eventually { s.probe.finished("/stubborn") == 1 } })
             try await Task.sleep(for: .milliseconds(200))
             for pair in pairs {

@@ -430,10 +430,13 @@ struct Routes: HTTPHandler {
             }
             return HTTPResponse(status: 503, body: Array("cancelled".utf8))
         case "/stubborn":
-            // Ignores cancellation for a while: outlives a drain timeout.
-            let ms = Int(query["ms"] ?? "") ?? 1000
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(ms)) { c.resume() }
+            // Ignores cancellation until the test opens the gate: outlives any drain
+            // timeout however late the stopping task runs (a timed wait did not, on a
+            // loaded machine, when the drain began after it had ended).
+            while !probe.gateOpen {
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { c.resume() }
+                }
             }
             if Task.isCancelled { probe.cancel(path) }
             return HTTPResponse(status: 200, body: Array("late".utf8))
