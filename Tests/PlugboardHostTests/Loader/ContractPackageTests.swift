@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
+import PlugboardTestSupport
 import PlugboardAPI
 @testable import PlugboardHost
 import Testing
@@ -30,12 +30,11 @@ import Testing
     /// the initializer of `products`, which Swift runs exactly once.
     nonisolated(unsafe) static var scratchFolder: String?
 
-    /// The build runs for many seconds in system(): it is first touched on a Dispatch
-    /// thread, never on one of the concurrency pool's two threads (see LoaderFixtures.run).
+    /// The build runs for many seconds in system(): it is touched (and waited for by the
+    /// tests that come while it runs) on threads of their own, never on one of the
+    /// concurrency pool's two threads (see ``OwnThread``).
     static func buildProducts() async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: products) }
-        }
+        try await OwnThread.run { products }.get()
     }
 
     /// Starts a host from a manifest listing `plugins` (name, library, extra JSON members).

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 import PlugboardAPI
 @testable import PlugboardHost
 import PlugboardTestSupport
@@ -78,15 +77,13 @@ enum LoaderFixtures {
 
     /// Runs a program to completion; returns its exit status and output.
     ///
-    /// The wait happens on a Dispatch thread, not on one of the concurrency pool's two
-    /// threads: a compiler running for seconds must not starve other tests' tasks.
+    /// The wait happens on a thread of its own (``OwnThread``): a compiler running for
+    /// seconds must not starve other tests' tasks.
     @discardableResult
     static func run(_ program: String, _ args: [String]) async throws -> (status: Int32, output: String) {
         let out = temporaryFolder("plugboard-run") + "/out.txt"
         let command = ([program] + args).map { "'" + $0.replacingAll("'", with: "'\\''") + "'" }.joined(separator: " ")
-        let status: Int32 = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: system("\(command) > '\(out)' 2>&1")) }
-        }
+        let status: Int32 = await OwnThread.run { system("\(command) > '\(out)' 2>&1") }
         let text = String(decoding: (try? PluginFile.readAll(out, plugin: "run")) ?? [], as: UTF8.self)
         guard status == 0 else { throw FixtureError("\(program) failed (\(status)): \(text)") }
         return (status, text)
