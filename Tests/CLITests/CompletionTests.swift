@@ -13,73 +13,73 @@ import Testing
     }
 
     /// The script for `shell`, written into `sandbox` as `completion.<shell>`.
-    static func script(_ shell: String, in sandbox: Sandbox) throws -> String {
-        let result = sandbox.runExactly(["completion", shell])
+    static func script(_ shell: String, in sandbox: Sandbox) async throws -> String {
+        let result = await sandbox.runExactly(["completion", shell])
         expectRun(result, status: 0, stdout: .contains("plugboard"))
         return try sandbox.write("completion.\(shell)", result.stdout)
     }
 
     @Test(arguments: ["bash", "zsh", "fish"])
-    func script_passesTheShellsSyntaxCheck(_ name: String) throws {
+    func script_passesTheShellsSyntaxCheck(_ name: String) async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let path = try Self.script(name, in: sandbox)
+        let path = try await Self.script(name, in: sandbox)
         guard let shell = Self.shell(name) else {
             Issue.record("\(name) is not installed; .ci/run installs it (apt-get install \(name))")
             return
         }
-        let check = CommandRunner.spawn(shell, ["-n", path], in: sandbox.root, environment: [:])
+        let check = await CommandRunner.spawn(shell, ["-n", path], in: sandbox.root, environment: [:])
         #expect(check.status == 0 && check.stderr.isEmpty, "\(name) -n: \(check.stderr)")
     }
 
-    @Test func unknownShell_isAUsageError() throws {
+    @Test func unknownShell_isAUsageError() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        expectRun(sandbox.runExactly(["completion", "bsh"]), status: 2,
+        expectRun(await sandbox.runExactly(["completion", "bsh"]), status: 2,
                   stderr: .contains("unknown shell \"bsh\"", "Expected one of: bash, zsh, fish.", "Did you mean \"bash\"?"))
     }
 
     /// What bash's completion function offers for `words`, the last being the word under
     /// the cursor, run in `sandbox` (file names complete from there).
-    static func bash(_ words: [String], script: String, in sandbox: Sandbox) throws -> Set<String> {
+    static func bash(_ words: [String], script: String, in sandbox: Sandbox) async throws -> Set<String> {
         let shell = try #require(Self.shell("bash"))
         let driver = #"source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _plugboard; printf '%s\n' "${COMPREPLY[@]}""#
-        let run = CommandRunner.spawn(shell, ["-c", driver, "bash", script] + words, in: sandbox.root, environment: [:])
+        let run = await CommandRunner.spawn(shell, ["-c", driver, "bash", script] + words, in: sandbox.root, environment: [:])
         #expect(run.status == 0 && run.stderr.isEmpty, "bash: \(run.stderr)")
         return Set(run.stdout.split(separator: "\n").map(String.init))
     }
 
-    @Test func bash_completesCommandsOptionsValuesAndFiles() throws {
+    @Test func bash_completesCommandsOptionsValuesAndFiles() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let script = try Self.script("bash", in: sandbox)
+        let script = try await Self.script("bash", in: sandbox)
         _ = try sandbox.write("plugins.json", "{}")
-        func offered(_ words: String...) throws -> Set<String> { try Self.bash(["plugboard"] + words, script: script, in: sandbox) }
+        func offered(_ words: String...) async throws -> Set<String> { try await Self.bash(["plugboard"] + words, script: script, in: sandbox) }
 
-        #expect(try offered("se") == ["serve", "services"])
-        #expect(try offered("serv") == ["serve", "services"])
-        #expect(try offered("serve", "--wa") == ["--watch"])
-        #expect(try offered("storage", "") == ["put", "get", "head", "delete", "list"])
-        #expect(try offered("completion", "") == ["bash", "zsh", "fish"])
-        #expect(try offered("--log-format", "") == ["text", "json"])
+        #expect(try await offered("se") == ["serve", "services"])
+        #expect(try await offered("serv") == ["serve", "services"])
+        #expect(try await offered("serve", "--wa") == ["--watch"])
+        #expect(try await offered("storage", "") == ["put", "get", "head", "delete", "list"])
+        #expect(try await offered("completion", "") == ["bash", "zsh", "fish"])
+        #expect(try await offered("--log-format", "") == ["text", "json"])
         // bash splits --log-format=j at the "=" (COMP_WORDBREAKS).
-        #expect(try offered("--log-format", "=", "j") == ["json"])
-        #expect(try offered("serve", "--log-level", "e") == ["error"])
-        #expect(try offered("serve", "--handler-start", "") == ["immediate", "pool"])
-        #expect(try offered("graph", "--format", "") == ["dot", "json"])
-        #expect(try offered("--env", "pro") == ["production"])
+        #expect(try await offered("--log-format", "=", "j") == ["json"])
+        #expect(try await offered("serve", "--log-level", "e") == ["error"])
+        #expect(try await offered("serve", "--handler-start", "") == ["immediate", "pool"])
+        #expect(try await offered("graph", "--format", "") == ["dot", "json"])
+        #expect(try await offered("--env", "pro") == ["production"])
         // A value is skipped: "json" after --log-format is not taken for a command.
-        #expect(try offered("--log-format", "json", "st") == ["storage"])
-        #expect(try offered("storage", "get", "-o", "plug") == ["plugins.json"])
-        #expect(try offered("--manifest", "plug") == ["plugins.json"])
-        #expect(try offered("inspect", "plug") == ["plugins.json"])
-        #expect(try offered("storage", "put", "key", "plug") == ["plugins.json"])
+        #expect(try await offered("--log-format", "json", "st") == ["storage"])
+        #expect(try await offered("storage", "get", "-o", "plug") == ["plugins.json"])
+        #expect(try await offered("--manifest", "plug") == ["plugins.json"])
+        #expect(try await offered("inspect", "plug") == ["plugins.json"])
+        #expect(try await offered("storage", "put", "key", "plug") == ["plugins.json"])
         // A command that reads no manifest is not offered --manifest (the parser refuses it).
-        #expect(try offered("inspect", "--m").isEmpty)
-        #expect(try offered("reload", "--e").isEmpty)
-        #expect(try offered("storage", "put", "--m") == ["--meta", "--manifest"])
+        #expect(try await offered("inspect", "--m").isEmpty)
+        #expect(try await offered("reload", "--e").isEmpty)
+        #expect(try await offered("storage", "put", "--m") == ["--meta", "--manifest"])
         // After the first argument, no more subcommands.
-        #expect(try offered("storage", "list", "pre", "").isEmpty)
+        #expect(try await offered("storage", "list", "pre", "").isEmpty)
     }
 
     /// The words a help screen lists in one of its sections (`SUBCOMMANDS:`, `OPTIONS:`):
@@ -98,16 +98,16 @@ import Testing
         return names
     }
 
-    @Test func bash_offersWhatTheHelpLists() throws {
+    @Test func bash_offersWhatTheHelpLists() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let script = try Self.script("bash", in: sandbox)
-        let help = sandbox.runExactly(["--help"]).stdout
-        #expect(try Self.bash(["plugboard", ""], script: script, in: sandbox) == Self.listed(help, section: "SUBCOMMANDS:"))
+        let script = try await Self.script("bash", in: sandbox)
+        let help = await sandbox.runExactly(["--help"]).stdout
+        #expect(try await Self.bash(["plugboard", ""], script: script, in: sandbox) == Self.listed(help, section: "SUBCOMMANDS:"))
         for command in [["serve"], ["inspect"], ["reload"], ["storage", "put"], ["new-plugin"], ["completion"]] {
-            let screen = sandbox.runExactly(command + ["--help"]).stdout
+            let screen = await sandbox.runExactly(command + ["--help"]).stdout
             let listed = Self.listed(screen, section: "OPTIONS:").union(Self.listed(screen, section: "GLOBAL OPTIONS:"))
-            let offered = try Self.bash(["plugboard"] + command + ["--"], script: script, in: sandbox)
+            let offered = try await Self.bash(["plugboard"] + command + ["--"], script: script, in: sandbox)
             #expect(offered == listed, "\(command)")
         }
     }
@@ -127,46 +127,46 @@ import Testing
         """#
 
     @Test(.enabled(if: CompletionTests.shell("zsh") != nil, "zsh is not installed; .ci/run installs it"))
-    func zsh_completesCommandsOptionsValuesAndFiles() throws {
+    func zsh_completesCommandsOptionsValuesAndFiles() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let script = try Self.script("zsh", in: sandbox)
+        let script = try await Self.script("zsh", in: sandbox)
         let driver = try sandbox.write("driver.zsh", Self.zshDriver)
         let zsh = try #require(Self.shell("zsh"))
-        func offered(_ words: String...) -> Set<String> {
-            let run = CommandRunner.spawn(zsh, ["-f", driver, script, "plugboard"] + words, in: sandbox.root, environment: [:])
+        func offered(_ words: String...) async -> Set<String> {
+            let run = await CommandRunner.spawn(zsh, ["-f", driver, script, "plugboard"] + words, in: sandbox.root, environment: [:])
             // The status is compadd's "were matches added", not a failure.
             #expect(!run.timedOut && run.stderr.isEmpty, "zsh: \(run.stderr)")
             return Set(run.stdout.split(separator: "\n").map(String.init))
         }
-        #expect(offered("se") == ["serve", "services"])
-        #expect(offered("serve", "--wa") == ["--watch"])
-        #expect(offered("--log-format=j") == ["json"])
-        #expect(offered("--log-format", "json", "st") == ["storage"])
-        #expect(offered("completion", "") == ["bash", "zsh", "fish"])
-        #expect(offered("--manifest", "pl") == ["files "])
-        #expect(offered("new-plugin", "--dir", "x") == ["files -/"])
-        #expect(offered("inspect", "--m").isEmpty)
+        #expect(await offered("se") == ["serve", "services"])
+        #expect(await offered("serve", "--wa") == ["--watch"])
+        #expect(await offered("--log-format=j") == ["json"])
+        #expect(await offered("--log-format", "json", "st") == ["storage"])
+        #expect(await offered("completion", "") == ["bash", "zsh", "fish"])
+        #expect(await offered("--manifest", "pl") == ["files "])
+        #expect(await offered("new-plugin", "--dir", "x") == ["files -/"])
+        #expect(await offered("inspect", "--m").isEmpty)
     }
 
     @Test(.enabled(if: CompletionTests.shell("fish") != nil, "fish is not installed; .ci/run installs it"))
-    func fish_completesCommandsOptionsAndValues() throws {
+    func fish_completesCommandsOptionsAndValues() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let script = try Self.script("fish", in: sandbox)
+        let script = try await Self.script("fish", in: sandbox)
         let fish = try #require(Self.shell("fish"))
-        func offered(_ line: String) -> Set<String> {
+        func offered(_ line: String) async -> Set<String> {
             // fish prints "candidate<TAB>description" per line.
-            let run = CommandRunner.spawn(fish, ["--no-config", "-c", "source $argv[1]; complete -C $argv[2]", script, line],
+            let run = await CommandRunner.spawn(fish, ["--no-config", "-c", "source $argv[1]; complete -C $argv[2]", script, line],
                                           in: sandbox.root, environment: ["HOME": sandbox.home])
             #expect(run.status == 0, "fish: \(run.stderr)")
             return Set(run.stdout.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") })
         }
-        #expect(offered("plugboard se") == ["serve", "services"])
-        #expect(offered("plugboard serve --wa") == ["--watch"])
-        #expect(offered("plugboard --log-format ") == ["text", "json"])
-        #expect(offered("plugboard completion ") == ["bash", "zsh", "fish"])
-        #expect(offered("plugboard storage ") == ["put", "get", "head", "delete", "list"])
-        #expect(offered("plugboard inspect --man").isEmpty)
+        #expect(await offered("plugboard se") == ["serve", "services"])
+        #expect(await offered("plugboard serve --wa") == ["--watch"])
+        #expect(await offered("plugboard --log-format ") == ["text", "json"])
+        #expect(await offered("plugboard completion ") == ["bash", "zsh", "fish"])
+        #expect(await offered("plugboard storage ") == ["put", "get", "head", "delete", "list"])
+        #expect(await offered("plugboard inspect --man").isEmpty)
     }
 }

@@ -19,7 +19,7 @@ import Testing
     }
 
     /// The example unit runs `serve` with options it has, as systemd's notify-reload needs.
-    @Test func exampleUnit_startsServeWithOptionsItTakes() throws {
+    @Test func exampleUnit_startsServeWithOptionsItTakes() async throws {
         let unit = try Self.document("docs/examples/plugboard.service")
         #expect(unit.contains("\nType=notify-reload\n"))
         let exec = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
@@ -27,7 +27,7 @@ import Testing
         #expect(words.first?.hasSuffix("/plugboard") == true && words.dropFirst().first == "serve", "\(exec)")
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let help = sandbox.runExactly(["serve", "--help"]).stdout
+        let help = await sandbox.runExactly(["serve", "--help"]).stdout
         for option in words where option.hasPrefix("--") {
             #expect(help.contains("  \(option) "), "serve --help does not list \(option)")
         }
@@ -38,7 +38,7 @@ import Testing
         #expect(document.contains("```\n" + HelpTests.rootHelp + "```\n"))
     }
 
-    @Test func namesEveryCommandAndOption() throws {
+    @Test func namesEveryCommandAndOption() async throws {
         let document = try Self.cliDocument()
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
@@ -46,7 +46,7 @@ import Testing
                      ["storage", "get"], ["storage", "head"], ["storage", "delete"], ["storage", "list"], ["serve"], ["new-contract"]] {
             #expect(document.contains("## plugboard \(path[0])") || document.contains("### storage \(path[1])"),
                     "no section for \(path)")
-            let help = sandbox.runExactly(path + ["--help"]).stdout
+            let help = await sandbox.runExactly(path + ["--help"]).stdout
             // Every option of the screen, as "--name".
             let options = help.split(separator: "\n").filter { $0.hasPrefix("  -") }.compactMap { line -> String? in
                 line.split(separator: " ").first { $0.hasPrefix("--") }.map(String.init)

@@ -17,27 +17,27 @@ import Testing
             .filter { $0["state"]?.string == "active" }.compactMap { $0["name"]?.string }
     }
 
-    @Test func manifest_fromTheVariable_andTheFlagWins() throws {
+    @Test func manifest_fromTheVariable_andTheFlagWins() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.makeFolder("etc")
         try sandbox.write("etc/a.json", ManifestText.make([ManifestText.memory]))
         try sandbox.write("etc/b.json", ManifestText.make([#"{"name": "Other", "product": "MemoryStorage"}"#]))
-        let fromVariable = sandbox.run(["plugins", "--json"], environment: ["PLUGBOARD_MANIFEST": "etc/a.json"])
+        let fromVariable = await sandbox.run(["plugins", "--json"], environment: ["PLUGBOARD_MANIFEST": "etc/a.json"])
         #expect(try active(fromVariable) == ["Mem"])
-        let fromFlag = sandbox.run(["plugins", "--json", "--manifest", "etc/b.json"],
+        let fromFlag = await sandbox.run(["plugins", "--json", "--manifest", "etc/b.json"],
                                    environment: ["PLUGBOARD_MANIFEST": "etc/a.json"])
         #expect(try active(fromFlag) == ["Other"])
         // A variable naming a missing file is a missing manifest.
-        expectRun(sandbox.run(["plugins"], environment: ["PLUGBOARD_MANIFEST": "etc/none.json"]), status: 2,
+        expectRun(await sandbox.run(["plugins"], environment: ["PLUGBOARD_MANIFEST": "etc/none.json"]), status: 2,
                   stderr: .contains("etc/none.json"))
         // Without either, ./plugins.json; an empty variable counts as unset.
         try sandbox.write("plugins.json", ManifestText.make([#"{"name": "Default", "product": "MemoryStorage"}"#]))
-        #expect(try active(sandbox.run(["plugins", "--json"])) == ["Default"])
-        #expect(try active(sandbox.run(["plugins", "--json"], environment: ["PLUGBOARD_MANIFEST": ""])) == ["Default"])
+        #expect(try active(await sandbox.run(["plugins", "--json"])) == ["Default"])
+        #expect(try active(await sandbox.run(["plugins", "--json"], environment: ["PLUGBOARD_MANIFEST": ""])) == ["Default"])
     }
 
-    @Test func environment_flagThenVariableThenManifestThenDevelopment() throws {
+    @Test func environment_flagThenVariableThenManifestThenDevelopment() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("plugins.json", Self.manifest)
@@ -47,36 +47,36 @@ import Testing
             #"{"name": "Test", "product": "MemoryStorage", "environments": ["testing"]}"#,
         ], environment: "testing"))
         // Nothing said: development.
-        #expect(try active(sandbox.run(["plugins", "--json"])) == ["Mem"])
-        #expect(try active(sandbox.run(["plugins", "--json"], environment: ["PLUGBOARD_ENV": ""])) == ["Mem"])
+        #expect(try active(await sandbox.run(["plugins", "--json"])) == ["Mem"])
+        #expect(try active(await sandbox.run(["plugins", "--json"], environment: ["PLUGBOARD_ENV": ""])) == ["Mem"])
         // The manifest's environment.
-        #expect(try active(sandbox.run(["plugins", "--json", "--manifest", "testing.json"])) == ["Mem", "Test"])
+        #expect(try active(await sandbox.run(["plugins", "--json", "--manifest", "testing.json"])) == ["Mem", "Test"])
         // PLUGBOARD_ENV over the manifest's.
-        #expect(try active(sandbox.run(["plugins", "--json", "--manifest", "testing.json"],
+        #expect(try active(await sandbox.run(["plugins", "--json", "--manifest", "testing.json"],
                                        environment: ["PLUGBOARD_ENV": "production"])) == ["Mem", "Prod"])
         // --env over PLUGBOARD_ENV.
-        #expect(try active(sandbox.run(["plugins", "--json", "--env", "testing"],
+        #expect(try active(await sandbox.run(["plugins", "--json", "--env", "testing"],
                                        environment: ["PLUGBOARD_ENV": "production"])) == ["Mem", "Test"])
         // The environment is reported where it matters.
-        expectRun(sandbox.run(["check"], environment: ["PLUGBOARD_ENV": "production"]), status: 0,
+        expectRun(await sandbox.run(["check"], environment: ["PLUGBOARD_ENV": "production"]), status: 0,
                   stderr: .exactly("check passed: 2 plugins active in production\n"))
         // A wrong PLUGBOARD_ENV is bad usage.
-        expectRun(sandbox.run(["plugins"], environment: ["PLUGBOARD_ENV": "prod"]), status: 2, stdout: .empty,
+        expectRun(await sandbox.run(["plugins"], environment: ["PLUGBOARD_ENV": "prod"]), status: 2, stdout: .empty,
                   stderr: .contains("unknown environment \"prod\"", "Did you mean \"production\"?"))
     }
 
     /// Without --cache-dir the plugin cache is $XDG_CACHE_HOME/plugboard; with it, the
     /// given folder.
-    @Test func cacheDirectory_defaultsToXDGCacheHome() throws {
+    @Test func cacheDirectory_defaultsToXDGCacheHome() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("plugins.json", ManifestText.make([ManifestText.memory]))
         try sandbox.makeFolder("xdg")
-        expectRun(sandbox.run(["check"], environment: ["XDG_CACHE_HOME": sandbox.path("xdg")], cacheDir: false),
+        expectRun(await sandbox.run(["check"], environment: ["XDG_CACHE_HOME": sandbox.path("xdg")], cacheDir: false),
                   status: 0)
         #expect(sandbox.exists("xdg/plugboard"))
         #expect(!sandbox.exists(sandbox.cacheDirectory))
-        expectRun(sandbox.run(["check", "--cache-dir", sandbox.path("mine")],
+        expectRun(await sandbox.run(["check", "--cache-dir", sandbox.path("mine")],
                               environment: ["XDG_CACHE_HOME": sandbox.path("xdg2")]), status: 0)
         #expect(sandbox.exists("mine"))
         #expect(!sandbox.exists("xdg2"))

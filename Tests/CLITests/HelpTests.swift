@@ -66,12 +66,12 @@ import Testing
 
         """
 
-    @Test func rootHelp_matchesTheSnapshot() throws {
+    @Test func rootHelp_matchesTheSnapshot() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        expectRun(sandbox.runExactly(["--help"]), status: 0, stdout: .exactly(Self.rootHelp), stderr: .empty)
-        expectRun(sandbox.runExactly(["-h"]), status: 0, stdout: .exactly(Self.rootHelp), stderr: .empty)
-        expectRun(sandbox.runExactly(["help"]), status: 0, stdout: .exactly(Self.rootHelp), stderr: .empty)
+        expectRun(await sandbox.runExactly(["--help"]), status: 0, stdout: .exactly(Self.rootHelp), stderr: .empty)
+        expectRun(await sandbox.runExactly(["-h"]), status: 0, stdout: .exactly(Self.rootHelp), stderr: .empty)
+        expectRun(await sandbox.runExactly(["help"]), status: 0, stdout: .exactly(Self.rootHelp), stderr: .empty)
     }
 
     @Test func rootHelp_fitsEightyColumns() throws {
@@ -97,13 +97,13 @@ import Testing
         (["serve"], "OVERVIEW: Serve the bound ObjectStorage over HTTP", ["--listen HOST:PORT", "--shutdown-timeout SECONDS",
                                                                            "--max-body-bytes BYTES", "--max-connections N"]),
     ])
-    func subcommandHelp(path: [String], overview: String, mentions: [String]) throws {
+    func subcommandHelp(path: [String], overview: String, mentions: [String]) async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         let usage = "USAGE: plugboard \(path.joined(separator: " "))"
         let globals = ["GLOBAL OPTIONS:", "--manifest PATH", "--env NAME", "--json", "--log-level LEVEL",
                        "--log-format FORMAT", "--cache-dir PATH", "--version", "-h, --help"]
-        let first = sandbox.runExactly(path + ["--help"])
+        let first = await sandbox.runExactly(path + ["--help"])
         // A command that reads no manifest offers no --manifest and --env.
         let readsNoManifest = path == ["inspect"]
         let offered = readsNoManifest ? globals.filter { $0 != "--manifest PATH" && $0 != "--env NAME" } : globals
@@ -114,51 +114,51 @@ import Testing
         }
         #expect(first.stdout.hasPrefix(overview))
         // `help PATH` and `-h` print the same screen.
-        expectRun(sandbox.runExactly(["help"] + path), status: 0, stdout: .exactly(first.stdout), stderr: .empty)
-        expectRun(sandbox.runExactly(path + ["-h"]), status: 0, stdout: .exactly(first.stdout), stderr: .empty)
+        expectRun(await sandbox.runExactly(["help"] + path), status: 0, stdout: .exactly(first.stdout), stderr: .empty)
+        expectRun(await sandbox.runExactly(path + ["-h"]), status: 0, stdout: .exactly(first.stdout), stderr: .empty)
         // Help wins over missing arguments, and over options that need a manifest.
-        expectRun(sandbox.runExactly(["--manifest", "missing.json"] + path + ["--help"]), status: 0,
+        expectRun(await sandbox.runExactly(["--manifest", "missing.json"] + path + ["--help"]), status: 0,
                   stdout: .exactly(first.stdout), stderr: .empty)
         for line in first.stdout.split(separator: "\n") { #expect(line.count <= 80, "too long: \(line)") }
     }
 
-    @Test func helpStoragePut_isTheSubcommandsHelp() throws {
+    @Test func helpStoragePut_isTheSubcommandsHelp() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.runExactly(["help", "storage", "put"])
+        let result = await sandbox.runExactly(["help", "storage", "put"])
         expectRun(result, status: 0, stdout: .contains("OVERVIEW: Store an object.",
                                                        "USAGE: plugboard storage put [<options>] KEY [FILE]",
                                                        "ARGUMENTS:", "OPTIONS:", "GLOBAL OPTIONS:"),
                   stderr: .empty)
         // The form the storage help screen advertises works too.
-        expectRun(sandbox.runExactly(["storage", "help", "put"]), status: 0, stdout: .exactly(result.stdout))
-        expectRun(sandbox.runExactly(["storage", "put", "--help"]), status: 0, stdout: .exactly(result.stdout))
+        expectRun(await sandbox.runExactly(["storage", "help", "put"]), status: 0, stdout: .exactly(result.stdout))
+        expectRun(await sandbox.runExactly(["storage", "put", "--help"]), status: 0, stdout: .exactly(result.stdout))
     }
 
-    @Test func help_ofAnUnknownCommand_isAUsageError() throws {
+    @Test func help_ofAnUnknownCommand_isAUsageError() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        expectRun(sandbox.runExactly(["help", "plugns"]), status: 2, stdout: .empty,
+        expectRun(await sandbox.runExactly(["help", "plugns"]), status: 2, stdout: .empty,
                   stderr: .contains("unknown command \"plugns\"", "Did you mean \"plugins\"?"))
     }
 
-    @Test func version_printsVersionsAndExitsZero() throws {
+    @Test func version_printsVersionsAndExitsZero() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.runExactly(["--version"])
+        let result = await sandbox.runExactly(["--version"])
         expectRun(result, status: 0, stdout: .contains("plugboard 0.1.0 (PlugboardAPI ", ", plugin ABI "), stderr: .empty)
         #expect(result.stdout.hasSuffix(")\n") && result.stdout.split(separator: "\n").count == 1)
         // Anywhere on the line, and without a manifest.
-        expectRun(sandbox.runExactly(["storage", "get", "--version"]), status: 0, stdout: .exactly(result.stdout))
+        expectRun(await sandbox.runExactly(["storage", "get", "--version"]), status: 0, stdout: .exactly(result.stdout))
         // An unknown option is still an error.
-        expectRun(sandbox.runExactly(["--version", "--bogus"]), status: 2, stdout: .empty,
+        expectRun(await sandbox.runExactly(["--version", "--bogus"]), status: 2, stdout: .empty,
                   stderr: .contains("unknown option \"--bogus\""))
     }
 
-    @Test func version_asJSON() throws {
+    @Test func version_asJSON() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.runExactly(["--version", "--json"])
+        let result = await sandbox.runExactly(["--version", "--json"])
         expectRun(result, status: 0, stderr: .empty)
         let json = try result.json()
         #expect(json.keys == ["plugboard", "api", "abi"])

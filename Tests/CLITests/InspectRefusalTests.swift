@@ -33,14 +33,14 @@ import Testing
         values.flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
     }
 
-    @Test(arguments: [false, true]) func otherAPIMajor_isRefusedBeforeLoading(noLoad: Bool) throws {
+    @Test(arguments: [false, true]) func otherAPIMajor_isRefusedBeforeLoading(noLoad: Bool) async throws {
         let h = PluginHeader.expected
         let header = [PluginHeader.magic, h.layoutVersion, h.abiVersion, h.apiMajor, h.apiMinor]
         let forged = [PluginHeader.magic, h.layoutVersion, h.abiVersion, h.apiMajor + 1, 0]
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("libMemoryStorage.so", try Self.patched(Self.words(header), Self.words(forged), in: sandbox))
-        let result = sandbox.run(["inspect"] + (noLoad ? ["--no-load"] : []) + ["libMemoryStorage.so"])
+        let result = await sandbox.run(["inspect"] + (noLoad ? ["--no-load"] : []) + ["libMemoryStorage.so"])
         expectRun(result, status: 1, stdout: .empty, stderr: .contains(
             "plugboard: error: incompatible plugin \"MemoryStorage\": API version mismatch\n",
             "DETAIL: Host provides PlugboardAPI \(h.apiMajor).\(h.apiMinor), the plugin was built against \(h.apiMajor + 1).0.\n",
@@ -49,21 +49,21 @@ import Testing
         // Refused from the file: nothing was copied into the cache, so nothing was dlopen'ed.
         #expect(sandbox.entries(sandbox.cacheDirectory) == [])
 
-        let json = try sandbox.run(["inspect", "--json", "libMemoryStorage.so"]).json()
+        let json = try await sandbox.run(["inspect", "--json", "libMemoryStorage.so"]).json()
         #expect(json["error"]?["code"]?.string == "plugin.api_version_mismatch")
     }
 
     /// A header claiming a newer API minor than the host's (a literal edited by hand, as
     /// often as a plugin really built against a newer API): the hint names the literal,
     /// which rebuilding alone would keep.
-    @Test func newerAPIMinor_isRefused_withAHintAboutTheLiteral() throws {
+    @Test func newerAPIMinor_isRefused_withAHintAboutTheLiteral() async throws {
         let h = PluginHeader.expected
         let header = [PluginHeader.magic, h.layoutVersion, h.abiVersion, h.apiMajor, h.apiMinor]
         let forged = [PluginHeader.magic, h.layoutVersion, h.abiVersion, h.apiMajor, h.apiMinor + 1]
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("libMemoryStorage.so", try Self.patched(Self.words(header), Self.words(forged), in: sandbox))
-        let result = sandbox.run(["inspect", "--no-load", "libMemoryStorage.so"])
+        let result = await sandbox.run(["inspect", "--no-load", "libMemoryStorage.so"])
         expectRun(result, status: 1, stdout: .empty, stderr: .contains(
             "the plugin was built against the newer \(h.apiMajor).\(h.apiMinor + 1)",
             "HINT: Upgrade the host, or rebuild the plugin",
@@ -87,36 +87,36 @@ import Testing
         return bytes
     }
 
-    @Test(arguments: [false, true]) func aSectionSizeOf2To63_isRefusedAsDamaged_notACrash(noLoad: Bool) throws {
+    @Test(arguments: [false, true]) func aSectionSizeOf2To63_isRefusedAsDamaged_notACrash(noLoad: Bool) async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("libMemoryStorage.so", try Self.withHeaderSectionSize2To63(in: sandbox))
-        let result = sandbox.run(["inspect"] + (noLoad ? ["--no-load"] : []) + ["libMemoryStorage.so"])
+        let result = await sandbox.run(["inspect"] + (noLoad ? ["--no-load"] : []) + ["libMemoryStorage.so"])
         expectRun(result, status: 1, stdout: .empty, stderr: .contains(
             "plugboard: error: plugin \"MemoryStorage\": file \"\(sandbox.path("libMemoryStorage.so"))\" is a truncated or damaged ELF file\n",
             "found 9223372036854775808 bytes at offset",
             "HINT: Rebuild the plugin or copy it again"))
         #expect(sandbox.entries(sandbox.cacheDirectory) == [])
 
-        let json = try sandbox.run(["inspect", "--no-load", "--json", "libMemoryStorage.so"]).json()
+        let json = try await sandbox.run(["inspect", "--no-load", "--json", "libMemoryStorage.so"]).json()
         #expect(json["error"]?["code"]?.string == "loader.truncated_elf")
     }
 
-    @Test(arguments: [false, true]) func otherToolchain_isRefusedBeforeLoading(noLoad: Bool) throws {
+    @Test(arguments: [false, true]) func otherToolchain_isRefusedBeforeLoading(noLoad: Bool) async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let real = try #require(sandbox.run(["inspect", "--no-load", "--json", Self.memoryStorage]).json()["toolchain"]?.string)
+        let real = try #require(await sandbox.run(["inspect", "--no-load", "--json", Self.memoryStorage]).json()["toolchain"]?.string)
         // Every digit moved on by one: the same length, another compiler version and commit.
         let forged = String(real.map { c in c.isASCII && c.isNumber ? Character(String((Int(String(c))! + 1) % 10)) : c })
         try sandbox.write("libMemoryStorage.so", try Self.patched(Array(real.utf8), Array(forged.utf8), in: sandbox))
-        let result = sandbox.run(["inspect"] + (noLoad ? ["--no-load"] : []) + ["libMemoryStorage.so"])
+        let result = await sandbox.run(["inspect"] + (noLoad ? ["--no-load"] : []) + ["libMemoryStorage.so"])
         expectRun(result, status: 1, stdout: .empty, stderr: .contains(
             "plugboard: error: incompatible plugin \"MemoryStorage\": toolchain mismatch\n",
             "DETAIL: The host was built by \"\(real)\", the plugin by \"\(forged)\".",
             "HINT: Rebuild the plugin with the host's Swift toolchain: swift build -c release in the plugin's package.\n"))
         #expect(sandbox.entries(sandbox.cacheDirectory) == [])
 
-        let json = try sandbox.run(["inspect", "--json", "libMemoryStorage.so"]).json()
+        let json = try await sandbox.run(["inspect", "--json", "libMemoryStorage.so"]).json()
         #expect(json["error"]?["code"]?.string == "plugin.toolchain_mismatch")
     }
 }

@@ -7,10 +7,10 @@ import Testing
     static var memoryStorage: String { "\(CommandRunner.productsFolder)/libMemoryStorage.so" }
     static var apiVersion: String { "\(PluginHeader.expected.apiMajor).\(PluginHeader.expected.apiMinor)" }
 
-    @Test func noLoad_readsTheHeadersOnly() throws {
+    @Test func noLoad_readsTheHeadersOnly() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.run(["inspect", "--no-load", Self.memoryStorage])
+        let result = await sandbox.run(["inspect", "--no-load", Self.memoryStorage])
         expectRun(result, status: 0, stdout: .containsNot([
             "file:        \(Self.memoryStorage)\n", "sha256:      ", "size:        ",
             "ABI version: \(PluginHeader.expected.abiVersion)\n", "API version: \(Self.apiVersion)\n",
@@ -20,10 +20,10 @@ import Testing
         #expect(!sandbox.exists(sandbox.cacheDirectory))
     }
 
-    @Test func noLoad_json() throws {
+    @Test func noLoad_json() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.run(["inspect", "--no-load", "--json", Self.memoryStorage])
+        let result = await sandbox.run(["inspect", "--no-load", "--json", Self.memoryStorage])
         expectRun(result, status: 0, stderr: .empty)
         let json = try result.json()
         #expect(json.keys == ["file", "sha256", "size", "abiVersion", "apiVersion", "toolchain", "needed"])
@@ -35,14 +35,14 @@ import Testing
         #expect(json["needed"]?.strings?.contains("libPlugboardAPI.so") == true)
     }
 
-    @Test func loaded_addsNameVersionAndServices() throws {
+    @Test func loaded_addsNameVersionAndServices() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let text = sandbox.run(["inspect", Self.memoryStorage])
+        let text = await sandbox.run(["inspect", Self.memoryStorage])
         expectRun(text, status: 0, stdout: .contains(
             "ABI version: ", "API version: \(Self.apiVersion)\n", "name:        MemoryStorage\n",
             "version:     1.0.0\n", "services:    PlugboardAPI.ObjectStorage\n"), stderr: .empty)
-        let json = try sandbox.run(["inspect", "--json", Self.memoryStorage]).json()
+        let json = try await sandbox.run(["inspect", "--json", Self.memoryStorage]).json()
         #expect(json.keys == ["file", "sha256", "size", "abiVersion", "apiVersion", "toolchain", "needed",
                               "name", "version", "services"])
         #expect(json["name"]?.string == "MemoryStorage")
@@ -51,23 +51,23 @@ import Testing
     }
 
     /// An out-of-tree plugin, built at test time, by relative path.
-    @Test func loaded_outOfTreePlugin() throws {
+    @Test func loaded_outOfTreePlugin() async throws {
         let library = try FolderStorageFixture.path()
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         _ = try sandbox.write("libFolderStorage.so", try sandbox.read(library))
-        let json = try sandbox.run(["inspect", "--json", "libFolderStorage.so"]).json()
+        let json = try await sandbox.run(["inspect", "--json", "libFolderStorage.so"]).json()
         #expect(json["file"]?.string?.hasSuffix("/libFolderStorage.so") == true)
         #expect(json["name"]?.string == FolderStorageFixture.name)
         #expect(json["version"]?.string == FolderStorageFixture.version)
         #expect(json["services"]?.strings == ["PlugboardAPI.ObjectStorage"])
     }
 
-    @Test func notAPlugin_isRefused() throws {
+    @Test func notAPlugin_isRefused() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("libText.so", "not an ELF file\n")
-        let result = sandbox.run(["inspect", "--no-load", "--json", "libText.so"])
+        let result = await sandbox.run(["inspect", "--no-load", "--json", "libText.so"])
         expectRun(result, status: 1)
         let code = try result.json()["error"]?["code"]?.string
         #expect(code?.hasPrefix("loader.") == true || code?.hasPrefix("plugin.") == true, "\(result)")

@@ -17,10 +17,10 @@ import Testing
         return sandbox
     }
 
-    @Test func check_printsATableOfEveryPlugin() throws {
+    @Test func check_printsATableOfEveryPlugin() async throws {
         let sandbox = try sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.run(["check", "--log-level", "critical"])
+        let result = await sandbox.run(["check", "--log-level", "critical"])
         expectRun(result, status: 1, stderr: .exactly("check failed: 1 of the selected plugins did not load\n"))
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines[0] == "PLUGIN  STATE     VERSION  SERVICES                    ERROR")
@@ -38,13 +38,13 @@ import Testing
 
     /// `plugins` prints every plugin's state and error itself: no log line repeats the
     /// failure at the default level, and the exit reason of a required one points above.
-    @Test func plugins_tellsEachFailureOnce() throws {
+    @Test func plugins_tellsEachFailureOnce() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("plugins.json", ManifestText.make([
             ManifestText.memory, #"{"name": "Gone", "path": "libGone.so", "required": true}"#,
         ]))
-        let result = sandbox.run(["plugins"])
+        let result = await sandbox.run(["plugins"])
         expectRun(result, status: 1, stderr: .exactly("""
             plugboard: error: required plugin "Gone" is rejected
             HINT: Its error is shown above.
@@ -52,25 +52,25 @@ import Testing
             """))
         #expect(result.stdout.ranges(of: "could not access file").count == 1, "\(result.stdout)")
         // The log line is still there for whoever asks for it, with the whole story.
-        let verbose = sandbox.run(["plugins", "--log-level", "info"])
+        let verbose = await sandbox.run(["plugins", "--log-level", "info"])
         #expect(verbose.stderr.contains("rejected plugin"), "\(verbose.stderr)")
         #expect(verbose.stderr.contains("hint="), "\(verbose.stderr)")
     }
 
-    @Test func check_passes_whenEverySelectedPluginLoads() throws {
+    @Test func check_passes_whenEverySelectedPluginLoads() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("plugins.json", ManifestText.make([
             ManifestText.memory, #"{"name": "Off", "product": "MemoryStorage", "enabled": false}"#,
         ]))
-        expectRun(sandbox.run(["check"]), status: 0, stdout: .contains("Mem     active"),
+        expectRun(await sandbox.run(["check"]), status: 0, stdout: .contains("Mem     active"),
                   stderr: .exactly("check passed: 1 plugin active in development\n"))
     }
 
-    @Test func plugins_json_hasTheSpecifiedFields() throws {
+    @Test func plugins_json_hasTheSpecifiedFields() async throws {
         let sandbox = try sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.run(["plugins", "--json"])
+        let result = await sandbox.run(["plugins", "--json"])
         expectRun(result, status: 0)
         let list = try #require(try result.json().elements)
         #expect(list.count == 4)
@@ -98,30 +98,30 @@ import Testing
         // does, each plugin with its warnings: none here (StaleBuildTests has one).
         let noWarnings = ",\n    \"warnings\": []"
         for arguments in [["check", "--json"], ["check", "--json", "--in-process"]] {
-            let check = sandbox.run(arguments)
+            let check = await sandbox.run(arguments)
             expectRun(check, status: 1, stdout: .contains(noWarnings))
             #expect(check.stdout.replacing(noWarnings, with: "") == result.stdout, "\(arguments)")
         }
     }
 
-    @Test func plugins_text() throws {
+    @Test func plugins_text() async throws {
         let sandbox = try sandbox()
         defer { sandbox.remove() }
-        expectRun(sandbox.run(["plugins", "--log-level", "critical"]), status: 0,
+        expectRun(await sandbox.run(["plugins", "--log-level", "critical"]), status: 0,
                   stdout: .contains("PLUGIN  STATE     VERSION", "Mem     active    1.0.0", "Stage   skipped"),
                   stderr: .empty)
     }
 
-    @Test func services_listsEveryRegistration() throws {
+    @Test func services_listsEveryRegistration() async throws {
         let sandbox = try sandbox()
         defer { sandbox.remove() }
-        let text = sandbox.run(["services", "--log-level", "critical"])
+        let text = await sandbox.run(["services", "--log-level", "critical"])
         expectRun(text, status: 0, stdout: .exactly("""
             SERVICE                     NAME  RANK  SCOPE      OWNER  IMPLEMENTATION                       ACTIVE
             PlugboardAPI.ObjectStorage  -     5     singleton  Mem    MemoryStorage.FaultInjectingStorage  yes
 
             """), stderr: .empty)
-        let result = sandbox.run(["services", "--json"])
+        let result = await sandbox.run(["services", "--json"])
         expectRun(result, status: 0)
         let list = try #require(try result.json().elements)
         #expect(list.count == 1)
@@ -137,10 +137,10 @@ import Testing
         #expect(r["active"]?.bool == true)
     }
 
-    @Test func services_inStaging_showBothRegistrations_highestRankFirst() throws {
+    @Test func services_inStaging_showBothRegistrations_highestRankFirst() async throws {
         let sandbox = try sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.run(["services", "--json", "--env", "staging"])
+        let result = await sandbox.run(["services", "--json", "--env", "staging"])
         expectRun(result, status: 0)
         let list = try #require(try result.json().elements)
         #expect(Set(list.compactMap { $0["owner"]?.string }) == ["Mem", "Stage"])
@@ -148,7 +148,7 @@ import Testing
         #expect(list.allSatisfy { ["instance", "singleton", "transient", "weak"].contains($0["scope"]?.string ?? "") })
     }
 
-    @Test func graph_dot() throws {
+    @Test func graph_dot() async throws {
         let sandbox = try sandbox()
         defer { sandbox.remove() }
         let dot = """
@@ -165,14 +165,14 @@ import Testing
             }
 
             """
-        expectRun(sandbox.run(["graph", "--log-level", "critical"]), status: 0, stdout: .exactly(dot), stderr: .empty)
-        expectRun(sandbox.run(["graph", "--format", "dot", "--log-level", "critical"]), status: 0, stdout: .exactly(dot))
+        expectRun(await sandbox.run(["graph", "--log-level", "critical"]), status: 0, stdout: .exactly(dot), stderr: .empty)
+        expectRun(await sandbox.run(["graph", "--format", "dot", "--log-level", "critical"]), status: 0, stdout: .exactly(dot))
     }
 
-    @Test func graph_json() throws {
+    @Test func graph_json() async throws {
         let sandbox = try sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.run(["graph", "--format", "json", "--env", "staging"])
+        let result = await sandbox.run(["graph", "--format", "json", "--env", "staging"])
         expectRun(result, status: 0)
         let graph = try result.json()
         #expect(graph.keys == ["environment", "plugins"])
@@ -184,18 +184,18 @@ import Testing
         #expect(plugins[3]["requires"]?.strings == ["Mem"])
         #expect(plugins[3]["services"]?.strings == ["PlugboardAPI.ObjectStorage"])
         // The global --json gives the same document.
-        expectRun(sandbox.run(["graph", "--json", "--env", "staging"]), status: 0, stdout: .exactly(result.stdout))
+        expectRun(await sandbox.run(["graph", "--json", "--env", "staging"]), status: 0, stdout: .exactly(result.stdout))
     }
 
     /// A plugin whose requirement did not load fails, naming it.
-    @Test func requirementNotActive_failsThePlugin() throws {
+    @Test func requirementNotActive_failsThePlugin() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("plugins.json", ManifestText.make([
             #"{"name": "Gone", "path": "nowhere/libGone.so"}"#,
             #"{"name": "Mem", "product": "MemoryStorage", "requires": ["Gone"]}"#,
         ]))
-        let result = sandbox.run(["check", "--json"])
+        let result = await sandbox.run(["check", "--json"])
         expectRun(result, status: 1)
         let mem = try #require(try result.json().elements?.last)
         #expect(mem["state"]?.string == "failed")

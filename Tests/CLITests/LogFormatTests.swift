@@ -24,10 +24,10 @@ import Testing
         return chars.count == pattern.count && zip(chars, pattern).allSatisfy { c, p in p == "d" ? c.isASCII && c.isNumber : c == p }
     }
 
-    @Test func json_isOneObjectPerLine() throws {
+    @Test func json_isOneObjectPerLine() async throws {
         let sandbox = try Self.sandbox()
         defer { sandbox.remove() }
-        let run = sandbox.run(["check", "--in-process", "--log-format", "json", "--log-level", "debug"])
+        let run = await sandbox.run(["check", "--in-process", "--log-format", "json", "--log-level", "debug"])
         #expect(run.status == 1, "\(run)")
         let lines = Self.logLines(run)
         #expect(lines.count >= 2, "\(run)")
@@ -59,11 +59,11 @@ import Testing
         run.stderr.split(separator: "\n").filter { !$0.hasPrefix("check failed") && !$0.hasPrefix("check passed") }
     }
 
-    @Test func text_linesStartWithTheTime() throws {
+    @Test func text_linesStartWithTheTime() async throws {
         let sandbox = try Self.sandbox()
         defer { sandbox.remove() }
-        for run in [sandbox.run(["check", "--in-process", "--log-level", "debug"]),
-                    sandbox.run(["check", "--in-process", "--log-level", "debug", "--log-format", "text"])] {
+        for run in [await sandbox.run(["check", "--in-process", "--log-level", "debug"]),
+                    await sandbox.run(["check", "--in-process", "--log-level", "debug", "--log-format", "text"])] {
             let lines = Self.logLines(run)
             #expect(!lines.isEmpty, "\(run)")
             for line in lines {
@@ -74,16 +74,16 @@ import Testing
         }
     }
 
-    @Test func variable_choosesTheFormat_andABadNameIsAUsageError() throws {
+    @Test func variable_choosesTheFormat_andABadNameIsAUsageError() async throws {
         let sandbox = try Self.sandbox()
         defer { sandbox.remove() }
-        let run = sandbox.run(["check", "--in-process", "--log-level", "info"], environment: ["PLUGBOARD_LOG_FORMAT": "json"])
+        let run = await sandbox.run(["check", "--in-process", "--log-level", "info"], environment: ["PLUGBOARD_LOG_FORMAT": "json"])
         let lines = Self.logLines(run)
         for line in lines {
             #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "\(line)")
         }
         #expect(!lines.isEmpty, "\(run)")
-        expectRun(sandbox.run(["check", "--log-format", "jsn"]), status: 2, stdout: .empty,
+        expectRun(await sandbox.run(["check", "--log-format", "jsn"]), status: 2, stdout: .empty,
                   stderr: .contains("unknown log format \"jsn\"", "Expected one of: text, json.", "Did you mean \"json\"?"))
     }
 }

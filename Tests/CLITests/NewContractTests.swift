@@ -16,7 +16,7 @@ import Testing
         let sandbox = try Sandbox("plugboard-newcontract")
         defer { sandbox.remove() }
         let folder = sandbox.path("acme")
-        let created = sandbox.run(["new-contract", "Greeter", "--dir", folder, "--sdk", NewPluginTests.repositoryRoot, "--json"])
+        let created = await sandbox.run(["new-contract", "Greeter", "--dir", folder, "--sdk", NewPluginTests.repositoryRoot, "--json"])
         expectRun(created, status: 0, stderr: .empty)
         #expect(try created.json()["files"]?.strings == [
             "GreeterContract/Package.swift", "GreeterContract/Sources/GreeterContract/Greeter.swift",
@@ -44,19 +44,19 @@ import Testing
             #"{"name": "GreeterProvider", "path": "\#(products)/libGreeterProvider.so", "config": {"prefix": "Host"}}"#,
             #"{"name": "GreeterConsumer", "path": "\#(products)/libGreeterConsumer.so", "requires": ["GreeterProvider"], "config": {"request": "hi"}}"#,
         ]))
-        let check = sandbox.run(["check", "--manifest", "m.json", "--json"])
+        let check = await sandbox.run(["check", "--manifest", "m.json", "--json"])
         expectRun(check, status: 0)
         let plugins = try check.json().elements ?? []
         #expect(plugins.map { $0["state"]?.string } == ["active", "active"], "\(check.stdout)")
         #expect(plugins.map { $0["services"]?.strings ?? [] } == [["GreeterContract.Greeter"], ["Swift.String"]])
-        let services = sandbox.run(["services", "--manifest", "m.json", "--json"])
+        let services = await sandbox.run(["services", "--manifest", "m.json", "--json"])
         expectRun(services, status: 0, stdout: .contains("\"GreeterContract.Greeter\"", "\"GreeterConsumer\""))
     }
 
-    @Test func text_listsTheFilesWritten_andTheNextSteps() throws {
+    @Test func text_listsTheFilesWritten_andTheNextSteps() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.run(["new-contract", "Clock", "--sdk", NewPluginTests.repositoryRoot])
+        let result = await sandbox.run(["new-contract", "Clock", "--sdk", NewPluginTests.repositoryRoot])
         expectRun(result, status: 0, stdout: .contains("Created contract Clock in \(sandbox.path("Clock")):\n  ClockContract/Package.swift\n",
                                                        "cd \(sandbox.path("Clock"))/ClockPlugins\n"), stderr: .empty)
         let contract = String(decoding: try sandbox.read("Clock/ClockContract/Package.swift"), as: UTF8.self)
@@ -65,12 +65,12 @@ import Testing
     }
 
     /// A taken name, and a name whose derived module (NAMEPluginsTests) is too long.
-    @Test func aTakenName_orAnOverlongDerivedName_isRefused() throws {
+    @Test func aTakenName_orAnOverlongDerivedName_isRefused() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        expectRun(sandbox.run(["new-contract", "S3Storage", "--sdk", NewPluginTests.repositoryRoot]), status: 2,
+        expectRun(await sandbox.run(["new-contract", "S3Storage", "--sdk", NewPluginTests.repositoryRoot]), status: 2,
                   stderr: .contains("contract name \"S3Storage\" is taken"))
-        expectRun(sandbox.run(["new-contract", String(repeating: "A", count: 60), "--sdk", NewPluginTests.repositoryRoot]), status: 2,
+        expectRun(await sandbox.run(["new-contract", String(repeating: "A", count: 60), "--sdk", NewPluginTests.repositoryRoot]), status: 2,
                   stderr: .contains("invalid contract name"))
     }
 }

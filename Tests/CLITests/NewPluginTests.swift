@@ -67,7 +67,7 @@ import Testing
         let sandbox = try Sandbox("plugboard-newplugin")
         defer { sandbox.remove() }
         let package = sandbox.path("acme")
-        let created = sandbox.run(["new-plugin", "AcmeStorage", "--dir", package, "--sdk", Self.repositoryRoot, "--json"])
+        let created = await sandbox.run(["new-plugin", "AcmeStorage", "--dir", package, "--sdk", Self.repositoryRoot, "--json"])
         expectRun(created, status: 0, stderr: .empty)
         let json = try created.json()
         #expect(json["directory"]?.string == package)
@@ -85,25 +85,25 @@ import Testing
         let library = "\(products)/libAcmeStorage.so"
         try #require(sandbox.exists(library))
         try sandbox.write("m.json", ManifestText.make([#"{"name": "AcmeStorage", "path": "\#(library)", "required": true}"#]))
-        let check = sandbox.run(["check", "--manifest", "m.json", "--json"])
+        let check = await sandbox.run(["check", "--manifest", "m.json", "--json"])
         expectRun(check, status: 0)
         let plugin = try #require(try check.json().elements?.first)
         #expect(plugin["name"]?.string == "AcmeStorage")
         #expect(plugin["state"]?.string == "active", "\(check.stdout)")
         #expect(plugin["services"]?.strings == ["PlugboardAPI.ObjectStorage"])
-        let services = sandbox.run(["services", "--manifest", "m.json", "--json"])
+        let services = await sandbox.run(["services", "--manifest", "m.json", "--json"])
         expectRun(services, status: 0)
         #expect(services.stdout.contains("\"PlugboardAPI.ObjectStorage\""))
         #expect(services.stdout.contains("\"AcmeStorage\""))
         // And the host's storage commands use it (in memory: each run starts empty).
-        expectRun(sandbox.run(["storage", "put", "k", "--manifest", "m.json", "--json"], stdin: Array("hi".utf8)), status: 0,
+        expectRun(await sandbox.run(["storage", "put", "k", "--manifest", "m.json", "--json"], stdin: Array("hi".utf8)), status: 0,
                   stdout: .contains("\"etag\": \"49f68a5c8493ec2c0bf489821c21fc3b\""))
     }
 
-    @Test func text_listsTheFilesWritten() throws {
+    @Test func text_listsTheFilesWritten() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.run(["new-plugin", "Acme", "--dir", "pkg/acme", "--sdk", Self.repositoryRoot])
+        let result = await sandbox.run(["new-plugin", "Acme", "--dir", "pkg/acme", "--sdk", Self.repositoryRoot])
         expectRun(result, status: 0, stdout: .contains("Created plugin package Acme in \(sandbox.path("pkg/acme")):\n  Package.swift\n",
                                                        "  plugins.snippet.json\n  README.md\n"), stderr: .empty)
         let manifest = String(decoding: try sandbox.read("pkg/acme/Package.swift"), as: UTF8.self)
@@ -116,44 +116,44 @@ import Testing
     /// new-contract takes the same names, under the same rules.
     @Test(arguments: ["new-plugin", "new-contract"],
           ["acme", "9Lives", "Acme-Storage", "Acme_Storage", "", "Ünicode", "PlugboardAPI", "Foundation"])
-    func invalidName_isAUsageError(_ command: String, _ name: String) throws {
+    func invalidName_isAUsageError(_ command: String, _ name: String) async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.run([command, name, "--dir", "out", "--sdk", Self.repositoryRoot, "--json"])
+        let result = await sandbox.run([command, name, "--dir", "out", "--sdk", Self.repositoryRoot, "--json"])
         expectRun(result, status: 2, stderr: .empty)
         #expect(try result.json()["error"]?["code"]?.string == "cli.usage")
         #expect(!sandbox.exists("out"))
     }
 
     @Test(arguments: ["new-plugin", "new-contract"])
-    func nonEmptyDirectory_isRefused_andLeftAlone(_ command: String) throws {
+    func nonEmptyDirectory_isRefused_andLeftAlone(_ command: String) async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.makeFolder("out")
         try sandbox.write("out/keep.txt", "mine")
-        let result = sandbox.run([command, "Acme", "--dir", "out", "--sdk", Self.repositoryRoot])
+        let result = await sandbox.run([command, "Acme", "--dir", "out", "--sdk", Self.repositoryRoot])
         expectRun(result, status: 2, stdout: .empty, stderr: .contains("plugboard: error: folder \"\(sandbox.path("out"))\" is not empty\n",
                                                                         "DETAIL: \(command) never overwrites files.\n",
                                                                         "HINT: Give --dir a new or empty folder.\n"))
         #expect(sandbox.entries("out") == ["keep.txt"])
         // An empty one is fine.
         try sandbox.makeFolder("empty")
-        expectRun(sandbox.run([command, "Acme", "--dir", "empty", "--sdk", Self.repositoryRoot]), status: 0)
+        expectRun(await sandbox.run([command, "Acme", "--dir", "empty", "--sdk", Self.repositoryRoot]), status: 0)
         #expect(sandbox.exists(command == "new-plugin" ? "empty/Package.swift" : "empty/AcmeContract/Package.swift"))
     }
 
-    @Test func directoryInsideTheCheckout_isRefused() throws {
+    @Test func directoryInsideTheCheckout_isRefused() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         let inside = "\(Self.repositoryRoot)/.build/new-plugin-test-\(getpid())"
-        let result = sandbox.run(["new-plugin", "Acme", "--dir", inside, "--sdk", Self.repositoryRoot])
+        let result = await sandbox.run(["new-plugin", "Acme", "--dir", inside, "--sdk", Self.repositoryRoot])
         expectRun(result, status: 2, stderr: .contains("is inside the Plugboard checkout"))
         #expect(!sandbox.exists(inside))
     }
 
     /// Every module of the checkout's package graph (targets of Package.swift and of the
     /// API package) is a name new-plugin refuses: a plugin of that name would clash.
-    @Test func everyModuleOfTheCheckout_isATakenName() throws {
+    @Test func everyModuleOfTheCheckout_isATakenName() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         var names = Set<String>()
@@ -168,41 +168,41 @@ import Testing
         let modules = names.filter { $0.first?.isUppercase == true && !$0.hasSuffix("Tests") }
         #expect(modules.count >= 15, "\(names.sorted())")
         for name in modules.sorted() {
-            expectRun(sandbox.run(["new-plugin", name, "--sdk", Self.repositoryRoot]), status: 2,
+            expectRun(await sandbox.run(["new-plugin", name, "--sdk", Self.repositoryRoot]), status: 2,
                       stderr: .contains("plugin name \"\(name)\" is taken"))
         }
     }
 
-    @Test func withoutDir_thePackageGoesInAFolderNamedAsThePlugin_andAnEmptyDirOrUnknownServiceIsAUsageError() throws {
+    @Test func withoutDir_thePackageGoesInAFolderNamedAsThePlugin_andAnEmptyDirOrUnknownServiceIsAUsageError() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        expectRun(sandbox.run(["new-plugin", "Acme", "--sdk", Self.repositoryRoot]), status: 0)
+        expectRun(await sandbox.run(["new-plugin", "Acme", "--sdk", Self.repositoryRoot]), status: 0)
         #expect(sandbox.exists("Acme/Package.swift"))
-        expectRun(sandbox.run(["new-plugin", "Other", "--dir", "", "--sdk", Self.repositoryRoot]), status: 2,
+        expectRun(await sandbox.run(["new-plugin", "Other", "--dir", "", "--sdk", Self.repositoryRoot]), status: 2,
                   stderr: .contains("empty --dir"))
-        expectRun(sandbox.run(["new-plugin", "Acme", "--dir", "out", "--service", "ObjectStorag", "--sdk", Self.repositoryRoot]),
+        expectRun(await sandbox.run(["new-plugin", "Acme", "--dir", "out", "--service", "ObjectStorag", "--sdk", Self.repositoryRoot]),
                   status: 2, stderr: .contains("unknown service \"ObjectStorag\"", "Did you mean \"ObjectStorage\"?"))
     }
 
-    @Test func sdkOption_withoutACheckout_isRefused() throws {
+    @Test func sdkOption_withoutACheckout_isRefused() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let result = sandbox.run(["new-plugin", "Acme", "--dir", "out", "--sdk", sandbox.root, "--json"])
+        let result = await sandbox.run(["new-plugin", "Acme", "--dir", "out", "--sdk", sandbox.root, "--json"])
         expectRun(result, status: 1)
         #expect(try result.json()["error"]?["code"]?.string == "cli.sdk_not_found")
         #expect(!sandbox.exists("out"))
     }
 
     /// A copy of the executable outside any checkout finds none, and says where it looked.
-    @Test func executableOutsideACheckout_findsNoSDK_andSaysWhereItLooked() throws {
+    @Test func executableOutsideACheckout_findsNoSDK_andSaysWhereItLooked() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         let bin = try sandbox.makeFolder("bin")
         for file in ["plugboard", "libPlugboardAPI.so"] {
-            let copy = CommandRunner.spawn("/bin/cp", ["\(CommandRunner.productsFolder)/\(file)", bin], in: "/", environment: [:])
+            let copy = await CommandRunner.spawn("/bin/cp", ["\(CommandRunner.productsFolder)/\(file)", bin], in: "/", environment: [:])
             try #require(copy.status == 0, "\(copy.stderr)")
         }
-        let result = CommandRunner.spawn("\(bin)/plugboard", ["new-plugin", "Acme", "--dir", "out"], in: sandbox.root,
+        let result = await CommandRunner.spawn("\(bin)/plugboard", ["new-plugin", "Acme", "--dir", "out"], in: sandbox.root,
                                          environment: ["HOME": sandbox.home])
         expectRun(result, status: 1, stdout: .empty,
                   stderr: .contains("plugboard: error: could not find the Plugboard checkout this plugboard was built from\n",

@@ -6,7 +6,7 @@ import Testing
 @Suite struct SecretTests {
     static let secret = "hunter2"
 
-    @Test func secretsAreNeverPrinted() throws {
+    @Test func secretsAreNeverPrinted() async throws {
         let library = try FolderStorageFixture.path()
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
@@ -28,7 +28,7 @@ import Testing
                         ["storage", "list"], ["storage", "put", "k"], ["storage", "head", "k"]] {
             for extra in [[], ["--json"], ["--log-level", "trace"], ["--json", "--log-level", "trace"],
                           ["--log-format", "json", "--log-level", "trace"]] {
-                runs.append(sandbox.run(command + extra, stdin: Array("v".utf8), environment: environment))
+                runs.append(await sandbox.run(command + extra, stdin: Array("v".utf8), environment: environment))
             }
         }
         for run in runs {
@@ -41,7 +41,7 @@ import Testing
 
         // In production, the unset ${UNSET_TOKEN} is a manifest error that names the
         // variable, not a value.
-        let production = sandbox.run(["check", "--env", "production", "--json"], environment: environment)
+        let production = await sandbox.run(["check", "--env", "production", "--json"], environment: environment)
         expectRun(production, status: 2, stdout: .contains("manifest.missing_variable", "UNSET_TOKEN"))
         #expect(!production.allOutput.contains(Self.secret))
     }
@@ -59,7 +59,7 @@ import Testing
     /// quotes the value it refuses (cut at 80 characters). No piece of it reaches the
     /// output of check (in a preflight child or in process), plugins --json, the server's
     /// /v1/admin/plugins, or any log line.
-    @Test func aSecretInAFieldThePluginValidates_isNeverEchoed() throws {
+    @Test func aSecretInAFieldThePluginValidates_isNeverEchoed() async throws {
         let secret = Self.longSecret
         #expect(secret.count == 100)
         let plugin = #"{"name": "S3", "product": "S3Storage", "config": {"bucket": "photos", "endpoint": "http://127.0.0.1:9", "region": "${AWS_SECRET_ACCESS_KEY}"}}"#
@@ -69,13 +69,13 @@ import Testing
         try sandbox.write("plugins.json", ManifestText.make([plugin]))
         for command in [["check"], ["check", "--in-process"], ["plugins"]] {
             for extra in [["--json"], ["--json", "--log-level", "trace"], ["--log-level", "trace"]] {
-                let run = sandbox.run(command + extra, environment: environment)
+                let run = await sandbox.run(command + extra, environment: environment)
                 // The plugin fails, and says where: only the value is hidden.
                 #expect(run.stdout.contains("plugin.config_invalid") || run.stdout.contains("failed"), "\(run)")
                 #expect(Self.slices(of: secret, in: run.allOutput).isEmpty, "\(run)")
             }
         }
-        let json = sandbox.run(["check", "--json"], environment: environment)
+        let json = await sandbox.run(["check", "--json"], environment: environment)
         #expect(json.stdout.contains("region") && json.stdout.contains("<redacted>"), "\(json)")
 
         let server = try ServerProcess(plugins: [plugin], arguments: ["--log-level", "trace"], environment: environment)
@@ -86,7 +86,7 @@ import Testing
         #expect(Self.slices(of: secret, in: server.stderr).isEmpty, "\(server.stderr)")
     }
 
-    @Test func secretsInAnInvalidManifest_areNotQuoted() throws {
+    @Test func secretsInAnInvalidManifest_areNotQuoted() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         // A syntax error inside the value of a secret-looking key.
@@ -96,7 +96,7 @@ import Testing
             ]}
             """)
         for extra in [[], ["--json"]] {
-            let result = sandbox.run(["check"] + extra)
+            let result = await sandbox.run(["check"] + extra)
             expectRun(result, status: 2)
             #expect(!result.allOutput.contains(Self.secret), "\(result)")
         }

@@ -35,12 +35,12 @@ import Testing
 
     static let manifest = ManifestText.make([#"{"name": "Acme", "path": "pkg/.build/release/libMemoryStorage.so"}"#])
 
-    @Test func anOlderReleaseBuild_loads_andCheckNamesTheNewerDebugBuildWithBothTimes() throws {
+    @Test func anOlderReleaseBuild_loads_andCheckNamesTheNewerDebugBuildWithBothTimes() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         let (release, debug) = try Self.package(in: sandbox, releaseIsOlder: true)
         try sandbox.write("plugins.json", Self.manifest)
-        let result = sandbox.run(["check"])
+        let result = await sandbox.run(["check"])
         expectRun(result, status: 0, stdout: .contains("Acme", "active"), stderr: .contains(
             "plugboard: warning: Acme: a newer build of libMemoryStorage.so sits beside the one loaded\n",
             "DETAIL: Loaded \"\(release)\" (written ",
@@ -48,19 +48,19 @@ import Testing
             "HINT: Run swift build -c release in the plugin's package to rebuild the file the manifest names, or point the plugin's path in plugins.json at the newer build.\n",
             "check passed: 1 plugin active"))
 
-        let json = try sandbox.run(["check", "--json"]).json()
+        let json = try await sandbox.run(["check", "--json"]).json()
         let warning = try #require(json.elements?.first?["warnings"]?.elements?.first)
         #expect(warning["code"]?.string == "loader.newer_build_beside")
         #expect(warning["detail"]?.string?.contains(debug) == true)
     }
 
-    @Test func aReleaseBuildNewerThanTheDebugOne_isCheckedWithoutAWarning() throws {
+    @Test func aReleaseBuildNewerThanTheDebugOne_isCheckedWithoutAWarning() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         _ = try Self.package(in: sandbox, releaseIsOlder: false)
         try sandbox.write("plugins.json", Self.manifest)
-        expectRun(sandbox.run(["check"]), status: 0, stderr: .containsNot(["check passed"], not: ["warning"]))
-        let json = try sandbox.run(["check", "--json"]).json()
+        expectRun(await sandbox.run(["check"]), status: 0, stderr: .containsNot(["check passed"], not: ["warning"]))
+        let json = try await sandbox.run(["check", "--json"]).json()
         #expect(json.elements?.first?["warnings"]?.elements?.isEmpty == true)
     }
 }

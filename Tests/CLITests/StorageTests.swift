@@ -19,19 +19,19 @@ import Testing
         return sandbox
     }
 
-    @Test func putFromStdin_thenGetHeadListDelete() throws {
+    @Test func putFromStdin_thenGetHeadListDelete() async throws {
         let sandbox = try folderSandbox()
         defer { sandbox.remove() }
         let content = Array("hello, plugboard\n".utf8)
-        expectRun(sandbox.run(["storage", "put", "docs/hello.txt", "--content-type", "text/plain",
+        expectRun(await sandbox.run(["storage", "put", "docs/hello.txt", "--content-type", "text/plain",
                                "--meta", "author=ada", "--meta", "reviewed-by=grace"], stdin: content),
                   status: 0, stdout: .empty, stderr: .exactly("stored \"docs/hello.txt\": 17 bytes, ETag etag-17\n"))
 
-        let get = sandbox.run(["storage", "get", "docs/hello.txt"])
+        let get = await sandbox.run(["storage", "get", "docs/hello.txt"])
         expectRun(get, status: 0, stderr: .empty)
         #expect(get.stdoutBytes == content)
 
-        expectRun(sandbox.run(["storage", "head", "docs/hello.txt"]), status: 0, stdout: .exactly("""
+        expectRun(await sandbox.run(["storage", "head", "docs/hello.txt"]), status: 0, stdout: .exactly("""
             size: 17
             etag: etag-17
             content-type: text/plain
@@ -41,53 +41,53 @@ import Testing
 
             """), stderr: .empty)
 
-        expectRun(sandbox.run(["storage", "list"]), status: 0, stdout: .exactly("docs/hello.txt\n"), stderr: .empty)
-        expectRun(sandbox.run(["storage", "delete", "docs/hello.txt"]), status: 0, stdout: .empty,
+        expectRun(await sandbox.run(["storage", "list"]), status: 0, stdout: .exactly("docs/hello.txt\n"), stderr: .empty)
+        expectRun(await sandbox.run(["storage", "delete", "docs/hello.txt"]), status: 0, stdout: .empty,
                   stderr: .exactly("deleted \"docs/hello.txt\"\n"))
-        expectRun(sandbox.run(["storage", "get", "docs/hello.txt"]), status: 1, stdout: .empty,
+        expectRun(await sandbox.run(["storage", "get", "docs/hello.txt"]), status: 1, stdout: .empty,
                   stderr: .contains("no object under key \"docs/hello.txt\""))
-        expectRun(sandbox.run(["storage", "list"]), status: 0, stdout: .empty)
+        expectRun(await sandbox.run(["storage", "list"]), status: 0, stdout: .empty)
     }
 
-    @Test func putFromAFile_andFromDash_andGetToAFile() throws {
+    @Test func putFromAFile_andFromDash_andGetToAFile() async throws {
         let sandbox = try folderSandbox()
         defer { sandbox.remove() }
         // Every byte value, and more than one pipe buffer.
         let binary = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
         try sandbox.write("in.bin", binary)
-        expectRun(sandbox.run(["storage", "put", "blob", "in.bin"]), status: 0, stdout: .empty)
-        expectRun(sandbox.run(["storage", "put", "dash", "-"], stdin: Array("from stdin".utf8)), status: 0)
+        expectRun(await sandbox.run(["storage", "put", "blob", "in.bin"]), status: 0, stdout: .empty)
+        expectRun(await sandbox.run(["storage", "put", "dash", "-"], stdin: Array("from stdin".utf8)), status: 0)
 
-        expectRun(sandbox.run(["storage", "get", "blob", "-o", "out.bin"]), status: 0, stdout: .empty,
+        expectRun(await sandbox.run(["storage", "get", "blob", "-o", "out.bin"]), status: 0, stdout: .empty,
                   stderr: .exactly("wrote 200000 bytes to \"out.bin\"\n"))
         #expect(try sandbox.read("out.bin") == binary)
-        expectRun(sandbox.run(["storage", "get", "blob", "--output", sandbox.path("abs.bin")]), status: 0)
+        expectRun(await sandbox.run(["storage", "get", "blob", "--output", sandbox.path("abs.bin")]), status: 0)
         #expect(try sandbox.read("abs.bin") == binary)
 
-        let dashO = sandbox.run(["storage", "get", "blob", "-o", "-"])
+        let dashO = await sandbox.run(["storage", "get", "blob", "-o", "-"])
         expectRun(dashO, status: 0, stderr: .empty)
         #expect(dashO.stdoutBytes == binary)
-        let dash = sandbox.run(["storage", "get", "dash"])
+        let dash = await sandbox.run(["storage", "get", "dash"])
         #expect(dash.stdout == "from stdin")
 
         // An empty object.
-        expectRun(sandbox.run(["storage", "put", "empty"]), status: 0)
-        let empty = sandbox.run(["storage", "get", "empty"])
+        expectRun(await sandbox.run(["storage", "put", "empty"]), status: 0)
+        let empty = await sandbox.run(["storage", "get", "empty"])
         expectRun(empty, status: 0, stdout: .empty, stderr: .empty)
-        expectRun(sandbox.run(["storage", "head", "empty"]), status: 0,
+        expectRun(await sandbox.run(["storage", "head", "empty"]), status: 0,
                   stdout: .contains("size: 0\n", "content-type: application/octet-stream\n"))
     }
 
-    @Test func list_withPrefix_onePerLine_inKeyOrder() throws {
+    @Test func list_withPrefix_onePerLine_inKeyOrder() async throws {
         let sandbox = try folderSandbox()
         defer { sandbox.remove() }
         for key in ["b/2", "a/1", "b/1", "c"] {
-            expectRun(sandbox.run(["storage", "put", key], stdin: Array(key.utf8)), status: 0)
+            expectRun(await sandbox.run(["storage", "put", key], stdin: Array(key.utf8)), status: 0)
         }
-        expectRun(sandbox.run(["storage", "list"]), status: 0, stdout: .exactly("a/1\nb/1\nb/2\nc\n"))
-        expectRun(sandbox.run(["storage", "list", "b/"]), status: 0, stdout: .exactly("b/1\nb/2\n"))
-        expectRun(sandbox.run(["storage", "list", "zzz"]), status: 0, stdout: .empty)
-        let json = sandbox.run(["storage", "list", "b/", "--json"])
+        expectRun(await sandbox.run(["storage", "list"]), status: 0, stdout: .exactly("a/1\nb/1\nb/2\nc\n"))
+        expectRun(await sandbox.run(["storage", "list", "b/"]), status: 0, stdout: .exactly("b/1\nb/2\n"))
+        expectRun(await sandbox.run(["storage", "list", "zzz"]), status: 0, stdout: .empty)
+        let json = await sandbox.run(["storage", "list", "b/", "--json"])
         expectRun(json, status: 0, stderr: .empty)
         let list = try #require(try json.json().elements)
         #expect(list.map { $0["key"]?.string } == ["b/1", "b/2"])
@@ -96,10 +96,10 @@ import Testing
         }
     }
 
-    @Test func json_objectsForEveryCommand() throws {
+    @Test func json_objectsForEveryCommand() async throws {
         let sandbox = try folderSandbox()
         defer { sandbox.remove() }
-        let put = sandbox.run(["storage", "put", "k", "--json", "--content-type", "text/plain", "--meta", "a=1"],
+        let put = await sandbox.run(["storage", "put", "k", "--json", "--content-type", "text/plain", "--meta", "a=1"],
                               stdin: Array("abc".utf8))
         expectRun(put, status: 0, stdout: .exactly("""
             {
@@ -114,56 +114,56 @@ import Testing
             }
 
             """), stderr: .empty)
-        let head = sandbox.run(["storage", "head", "k", "--json"])
+        let head = await sandbox.run(["storage", "head", "k", "--json"])
         expectRun(head, status: 0, stdout: .exactly(put.stdout), stderr: .empty)
 
         // get --json: the content in base64 as "data".
-        let get = try sandbox.run(["storage", "get", "k", "--json"]).json()
+        let get = try await sandbox.run(["storage", "get", "k", "--json"]).json()
         #expect(get.keys == ["key", "size", "etag", "contentType", "lastModified", "metadata", "data"])
         #expect(get["data"]?.string == "YWJj")
         for (content, base64) in [("a", "YQ=="), ("ab", "YWI="), ("", ""), ("\u{FF}\n", "w78K")] {
-            expectRun(sandbox.run(["storage", "put", "b64"], stdin: Array(content.utf8)), status: 0)
-            #expect(try sandbox.run(["storage", "get", "b64", "--json"]).json()["data"]?.string == base64)
+            expectRun(await sandbox.run(["storage", "put", "b64"], stdin: Array(content.utf8)), status: 0)
+            #expect(try await sandbox.run(["storage", "get", "b64", "--json"]).json()["data"]?.string == base64)
         }
-        expectRun(sandbox.run(["storage", "delete", "b64"]), status: 0)
+        expectRun(await sandbox.run(["storage", "delete", "b64"]), status: 0)
         // ... or the file it was written to as "output".
-        let getFile = sandbox.run(["storage", "get", "k", "--json", "-o", "k.txt"])
+        let getFile = await sandbox.run(["storage", "get", "k", "--json", "-o", "k.txt"])
         expectRun(getFile, status: 0, stderr: .empty)
         #expect(try getFile.json()["output"]?.string == "k.txt")
         #expect(try sandbox.read("k.txt") == Array("abc".utf8))
 
-        expectRun(sandbox.run(["storage", "delete", "k", "--json"]), status: 0,
+        expectRun(await sandbox.run(["storage", "delete", "k", "--json"]), status: 0,
                   stdout: .exactly("{\n  \"deleted\": \"k\",\n  \"existed\": true\n}\n"), stderr: .empty)
-        expectRun(sandbox.run(["storage", "list", "--json"]), status: 0, stdout: .exactly("[]\n"))
+        expectRun(await sandbox.run(["storage", "list", "--json"]), status: 0, stdout: .exactly("[]\n"))
     }
 
     /// The highest-ranked provider is the one used; with FolderStorage gone, MemoryStorage
     /// answers (and has nothing).
-    @Test func highestRankedStorageIsUsed() throws {
+    @Test func highestRankedStorageIsUsed() async throws {
         let sandbox = try folderSandbox()
         defer { sandbox.remove() }
-        expectRun(sandbox.run(["storage", "put", "k"], stdin: Array("v".utf8)), status: 0)
-        expectRun(sandbox.run(["storage", "list"]), status: 0, stdout: .exactly("k\n"))
+        expectRun(await sandbox.run(["storage", "put", "k"], stdin: Array("v".utf8)), status: 0)
+        expectRun(await sandbox.run(["storage", "list"]), status: 0, stdout: .exactly("k\n"))
         let library = try FolderStorageFixture.path()
         try sandbox.write("memory-only.json", ManifestText.make([
             #"{"name": "Mem", "product": "MemoryStorage", "rank": 1}"#,
             #"{"name": "Folder", "path": "\#(library)", "rank": 10, "config": {"root": "\#(sandbox.path("objects"))"}, "enabled": false}"#,
         ]))
-        expectRun(sandbox.run(["storage", "list", "--manifest", "memory-only.json"]), status: 0, stdout: .empty)
+        expectRun(await sandbox.run(["storage", "list", "--manifest", "memory-only.json"]), status: 0, stdout: .empty)
     }
 
     /// MemoryStorage, the in-tree plugin: each run starts empty.
-    @Test func memoryStorage_putThenList() throws {
+    @Test func memoryStorage_putThenList() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("plugins.json", ManifestText.make([ManifestText.memory]))
-        let put = sandbox.run(["storage", "put", "k", "--json"], stdin: Array("hello".utf8))
+        let put = await sandbox.run(["storage", "put", "k", "--json"], stdin: Array("hello".utf8))
         expectRun(put, status: 0, stderr: .empty)
         let info = try put.json()
         #expect(info["size"]?.integer == 5)
         // MemoryStorage computes S3's ETag: the MD5 of the content.
         #expect(info["etag"]?.string == "5d41402abc4b2a76b9719d911017c592")
         #expect(info["contentType"]?.string == "application/octet-stream")
-        expectRun(sandbox.run(["storage", "list"]), status: 0, stdout: .empty)
+        expectRun(await sandbox.run(["storage", "list"]), status: 0, stdout: .empty)
     }
 }

@@ -67,7 +67,7 @@ import Testing
         #expect(server.stop(SIGINT) == 0)
     }
 
-    @Test func adminEndpoints_needTheAdminToken_andMatchTheCLI() throws {
+    @Test func adminEndpoints_needTheAdminToken_andMatchTheCLI() async throws {
         let server = try ServerProcess(environment: ["PLUGBOARD_ADMIN_TOKEN": "s3cret"])
         let missing = try server.client().request("GET", "/v1/admin/plugins")
         #expect(missing.status == 401)
@@ -81,8 +81,8 @@ import Testing
         #expect(plugins.status == 200)
         let services = try server.client().request("GET", "/v1/admin/services", headers: auth)
         #expect(services.status == 200)
-        let cliPlugins = server.sandbox.run(["plugins", "--json"])
-        let cliServices = server.sandbox.run(["services", "--json"])
+        let cliPlugins = await server.sandbox.run(["plugins", "--json"])
+        let cliServices = await server.sandbox.run(["services", "--json"])
         #expect(cliPlugins.status == 0 && cliServices.status == 0)
         // The plugins member is what the CLI prints; the rest is the running server's.
         let admin = try JSONValue.parse(plugins.text)
@@ -114,13 +114,13 @@ import Testing
         #expect(early.isClosedByServer())
     }
 
-    @Test func nonLoopbackWithoutAdminToken_isRefusedAtStart() throws {
+    @Test func nonLoopbackWithoutAdminToken_isRefusedAtStart() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("plugins.json", ManifestText.make([ManifestText.memory]))
-        expectRun(sandbox.run(["serve", "--listen", "0.0.0.0:0"]), status: 2, stdout: .empty,
+        expectRun(await sandbox.run(["serve", "--listen", "0.0.0.0:0"]), status: 2, stdout: .empty,
                   stderr: .contains("0.0.0.0", "PLUGBOARD_ADMIN_TOKEN"))
-        expectRun(sandbox.run(["serve", "--listen", "nowhere"]), status: 2, stdout: .empty,
+        expectRun(await sandbox.run(["serve", "--listen", "nowhere"]), status: 2, stdout: .empty,
                   stderr: .contains("invalid --listen \"nowhere\""))
     }
 

@@ -80,40 +80,40 @@ import Testing
         (["--s3-listen", "9000"], "invalid --s3-listen \"9000\""),
         (["--listen", "127.0.0.1:18080", "--s3-listen", "127.0.0.1:18080"], "--s3-listen 127.0.0.1:18080 is the address --listen already uses"),
     ])
-    func s3OptionsThatCannotWork_exit2_namingTheOption(arguments: [String], message: String) throws {
+    func s3OptionsThatCannotWork_exit2_namingTheOption(arguments: [String], message: String) async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("plugins.json", Self.manifest(s3: nil))
         let listen = arguments.contains("--listen") ? [] : ["--listen", "127.0.0.1:0"]
-        let result = sandbox.run(["serve"] + listen + arguments,
+        let result = await sandbox.run(["serve"] + listen + arguments,
                                  environment: ["PLUGBOARD_S3_ACCESS_KEY_ID": "k", "PLUGBOARD_S3_SECRET_ACCESS_KEY": "a-Secret-Key-0123"])
         expectRun(result, status: 2, stdout: .empty, stderr: .contains(message))
     }
 
-    @Test func noPairAnywhere_exits2_namingBothWays() throws {
+    @Test func noPairAnywhere_exits2_namingBothWays() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("plugins.json", Self.manifest(s3: nil))
         let arguments = ["serve", "--listen", "127.0.0.1:0", "--s3-listen", "127.0.0.1:0"]
-        expectRun(sandbox.run(arguments, environment: Self.noEnvironmentPair), status: 2, stdout: .empty,
+        expectRun(await sandbox.run(arguments, environment: Self.noEnvironmentPair), status: 2, stdout: .empty,
                   stderr: .contains("refusing to serve the S3 API without credentials",
                                     "\"s3\": {\"credentials\"", "PLUGBOARD_S3_ACCESS_KEY_ID", "PLUGBOARD_S3_SECRET_ACCESS_KEY"))
-        expectRun(sandbox.run(arguments + ["--json"], environment: Self.noEnvironmentPair), status: 2,
+        expectRun(await sandbox.run(arguments + ["--json"], environment: Self.noEnvironmentPair), status: 2,
                   stdout: .contains("serve.unprotected_listen"))
     }
 
-    @Test func manifestPairWithAnUnsetVariable_exits2() throws {
+    @Test func manifestPairWithAnUnsetVariable_exits2() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.write("plugins.json", Self.manifest(s3: #"{"credentials": [{"accessKeyId": "plugboard-test", "secretAccessKey": "${TEST_S3_UNSET}"}]}"#))
         var environment = Self.noEnvironmentPair
         environment["TEST_S3_UNSET"] = nil
         let arguments = ["serve", "--listen", "127.0.0.1:0", "--s3-listen", "127.0.0.1:0"]
-        expectRun(sandbox.run(arguments, environment: environment), status: 2, stdout: .empty,
+        expectRun(await sandbox.run(arguments, environment: environment), status: 2, stdout: .empty,
                   stderr: .contains("TEST_S3_UNSET", "s3.credentials[0].secretAccessKey"))
-        expectRun(sandbox.run(arguments + ["--json"], environment: environment), status: 2,
+        expectRun(await sandbox.run(arguments + ["--json"], environment: environment), status: 2,
                   stdout: .contains("manifest.missing_variable"))
         // Without --s3-listen the section is not resolved: check is content.
-        expectRun(sandbox.run(["check"], environment: environment), status: 0)
+        expectRun(await sandbox.run(["check"], environment: environment), status: 0)
     }
 }

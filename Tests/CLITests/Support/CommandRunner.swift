@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import PlugboardTestSupport
 
 /// Runs the built `plugboard` executable with `posix_spawn`, feeding standard input and
@@ -25,20 +26,38 @@ enum CommandRunner {
         "NOTIFY_SOCKET",
     ]
 
-    /// Runs `plugboard arguments` in `directory` and waits for it.
+    /// Runs `plugboard arguments` in `directory` and waits for it, on a thread of its own
+    /// (see ``spawn(_:_:in:stdin:environment:)``).
     ///
     /// - Parameters:
     ///   - stdin: what the child reads on standard input (an empty pipe by default).
     ///   - environment: variables set on top of the test process's environment (without
     ///     ``controlledVariables``); `HOME` should point into the sandbox.
     static func run(_ arguments: [String], in directory: String, stdin: [UInt8] = [],
-                    environment: [String: String]) -> CommandResult {
-        spawn(executable, arguments, in: directory, stdin: stdin, environment: environment)
+                    environment: [String: String]) async -> CommandResult {
+        await spawn(executable, arguments, in: directory, stdin: stdin, environment: environment)
     }
 
-    /// Runs any program the same way (the fixtures use it for the compiler).
+    /// Runs any program the same way (the completion tests' shells, a copied executable).
+    ///
+    /// Waited for on a thread of its own: the cooperative pool has two threads on a 2-core
+    /// machine, and one of them blocked in `poll` or `waitpid` made every other test's
+    /// timers and continuations resume tens of seconds late.
     static func spawn(_ executable: String, _ arguments: [String], in directory: String, stdin: [UInt8] = [],
-                      environment: [String: String]) -> CommandResult {
+                      environment: [String: String]) async -> CommandResult {
+        await withCheckedContinuation { (done: CheckedContinuation<CommandResult, Never>) in
+            Thread {
+                done.resume(returning: spawnBlocking(executable, arguments, in: directory, stdin: stdin,
+                                                     environment: environment))
+            }.start()
+        }
+    }
+
+    /// ``spawn(_:_:in:stdin:environment:)`` on the calling thread, for the few callers that
+    /// cannot await: the fixture built in a `static let` initializer and ``Sandbox/remove()``,
+    /// which runs in `defer` blocks, a `deinit` and `atexit`.
+    static func spawnBlocking(_ executable: String, _ arguments: [String], in directory: String, stdin: [UInt8] = [],
+                              environment: [String: String]) -> CommandResult {
         _ = ignoreSIGPIPE
         var env = processEnvironment.filter { !controlledVariables.contains($0.key) }
         env["SWIFT_BACKTRACE"] = "enable=no"

@@ -100,7 +100,8 @@ enum FolderStorageFixture {
                 """)
             let products = CommandRunner.productsFolder
             let output = sandbox.path("libFolderStorage.so")
-            let result = CommandRunner.spawn(swiftc, [
+            // Blocking: a `static let` initializer cannot await, and this runs once per process.
+            let result = CommandRunner.spawnBlocking(swiftc, [
                 "-emit-library", "-parse-as-library", "-module-name", "FolderStorage", "-swift-version", "6",
                 "-I", "\(products)/Modules", "-L", products, "-lPlugboardAPI",
                 "-Xlinker", "-rpath", "-Xlinker", products, "-o", output, source,

@@ -94,26 +94,27 @@ struct Sandbox: Sendable {
     /// accepted too), unless the arguments already name one or contain `--`, or the
     /// command maps no plugin.
     func run(_ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:],
-             cacheDir: Bool = true) -> CommandResult {
+             cacheDir: Bool = true) async -> CommandResult {
         var args = arguments
         // Commands that map no plugin refuse --cache-dir as a usage error.
         let mapsPlugins = !["new-plugin", "new-contract", "reload", "version", "completion"].contains(args.first ?? "")
         if cacheDir && mapsPlugins && !args.contains("--cache-dir") && !args.contains("--") {
             args += ["--cache-dir", cacheDirectory]
         }
-        return runExactly(args, stdin: stdin, environment: environment)
+        return await runExactly(args, stdin: stdin, environment: environment)
     }
 
     /// Runs `plugboard arguments` as given, in the sandbox, with `HOME` in it.
-    func runExactly(_ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) -> CommandResult {
+    func runExactly(_ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) async -> CommandResult {
         var env = ["HOME": home]
         for (k, v) in environment { env[k] = v }
-        return CommandRunner.run(arguments, in: root, stdin: stdin, environment: env)
+        return await CommandRunner.run(arguments, in: root, stdin: stdin, environment: env)
     }
 
-    /// Removes the folder and everything in it.
+    /// Removes the folder and everything in it. Blocking (`rm` takes milliseconds): it runs
+    /// in `defer` blocks, a `deinit` and `atexit`, none of which can await.
     func remove() {
-        _ = CommandRunner.spawn("/bin/rm", ["-rf", root], in: "/", environment: [:])
+        _ = CommandRunner.spawnBlocking("/bin/rm", ["-rf", root], in: "/", environment: [:])
     }
 }
 
