@@ -52,7 +52,7 @@ import Testing
 
     /// An out-of-tree plugin, built at test time, by relative path.
     @Test func loaded_outOfTreePlugin() async throws {
-        let library = try FolderStorageFixture.path()
+        let library = try await FolderStorageFixture.path()
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         _ = try sandbox.write("libFolderStorage.so", try sandbox.read(library))

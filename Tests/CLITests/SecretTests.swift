@@ -7,7 +7,7 @@ import Testing
     static let secret = "hunter2"
 
     @Test func secretsAreNeverPrinted() async throws {
-        let library = try FolderStorageFixture.path()
+        let library = try await FolderStorageFixture.path()
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try sandbox.makeFolder("objects")

@@ -8,8 +8,8 @@ import Testing
 @Suite struct StorageTests {
     /// A sandbox whose plugins.json binds FolderStorage over `objects/`, with MemoryStorage
     /// at a lower rank: the highest-ranked provider must win.
-    func folderSandbox() throws -> Sandbox {
-        let library = try FolderStorageFixture.path()
+    func folderSandbox() async throws -> Sandbox {
+        let library = try await FolderStorageFixture.path()
         let sandbox = try Sandbox()
         try sandbox.makeFolder("objects")
         try sandbox.write("plugins.json", ManifestText.make([
@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func putFromStdin_thenGetHeadListDelete() async throws {
-        let sandbox = try folderSandbox()
+        let sandbox = try await folderSandbox()
         defer { sandbox.remove() }
         let content = Array("hello, plugboard\n".utf8)
         expectRun(await sandbox.run(["storage", "put", "docs/hello.txt", "--content-type", "text/plain",
@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test func putFromAFile_andFromDash_andGetToAFile() async throws {
-        let sandbox = try folderSandbox()
+        let sandbox = try await folderSandbox()
         defer { sandbox.remove() }
         // Every byte value, and more than one pipe buffer.
         let binary = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func list_withPrefix_onePerLine_inKeyOrder() async throws {
-        let sandbox = try folderSandbox()
+        let sandbox = try await folderSandbox()
         defer { sandbox.remove() }
         for key in ["b/2", "a/1", "b/1", "c"] {
             expectRun(await sandbox.run(["storage", "put", key], stdin: Array(key.utf8)), status: 0)
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func json_objectsForEveryCommand() async throws {
-        let sandbox = try folderSandbox()
+        let sandbox = try await folderSandbox()
         defer { sandbox.remove() }
         let put = await sandbox.run(["storage", "put", "k", "--json", "--content-type", "text/plain", "--meta", "a=1"],
                               stdin: Array("abc".utf8))
@@ -140,11 +140,11 @@ import Testing
     /// The highest-ranked provider is the one used; with FolderStorage gone, MemoryStorage
     /// answers (and has nothing).
     @Test func highestRankedStorageIsUsed() async throws {
-        let sandbox = try folderSandbox()
+        let sandbox = try await folderSandbox()
         defer { sandbox.remove() }
         expectRun(await sandbox.run(["storage", "put", "k"], stdin: Array("v".utf8)), status: 0)
         expectRun(await sandbox.run(["storage", "list"]), status: 0, stdout: .exactly("k\n"))
-        let library = try FolderStorageFixture.path()
+        let library = try await FolderStorageFixture.path()
         try sandbox.write("memory-only.json", ManifestText.make([
             #"{"name": "Mem", "product": "MemoryStorage", "rank": 1}"#,
             #"{"name": "Folder", "path": "\#(library)", "rank": 10, "config": {"root": "\#(sandbox.path("objects"))"}, "enabled": false}"#,

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 import PlugboardTestSupport
 
 /// Runs the built `plugboard` executable with `posix_spawn`, feeding standard input and
@@ -45,12 +44,7 @@ enum CommandRunner {
     /// timers and continuations resume tens of seconds late.
     static func spawn(_ executable: String, _ arguments: [String], in directory: String, stdin: [UInt8] = [],
                       environment: [String: String]) async -> CommandResult {
-        await withCheckedContinuation { (done: CheckedContinuation<CommandResult, Never>) in
-            Thread {
-                done.resume(returning: spawnBlocking(executable, arguments, in: directory, stdin: stdin,
-                                                     environment: environment))
-            }.start()
-        }
+        await OwnThread.run { spawnBlocking(executable, arguments, in: directory, stdin: stdin, environment: environment) }
     }
 
     /// ``spawn(_:_:in:stdin:environment:)`` on the calling thread, for the few callers that

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardAPI
+import PlugboardTestSupport
 
 /// A small plugin built at test time: an `ObjectStorage` that keeps each object in a
 /// file of a folder (its config's `root`), so that objects outlive one `plugboard` run.
@@ -18,7 +19,9 @@ enum FolderStorageFixture {
     static let name = "FolderStorage"
     static let version = "0.9.0"
 
-    static func path() throws -> String { try library.get() }
+    /// The library's path. The compile (about a second alone, many beside the suite) runs,
+    /// and is waited for, on a thread of its own: not on one of the cooperative pool's two.
+    static func path() async throws -> String { try await OwnThread.run { library }.get() }
 
     /// The fixture's folder, removed when the test process exits. Set once, by `build()`,
     /// inside the initializer of `library` (which Swift runs exactly once).
