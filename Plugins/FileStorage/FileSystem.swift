@@ -62,6 +62,18 @@ enum FileSystem {
     /// it did before they were tried.
     static let cachedReads = LockedValueBox(true)
 
+    /// Opens `path` (components joined by `/`) below `folder` in one openat2 call that
+    /// waits for no disk and follows no symbolic link (ELOOP), close-on-exec. The
+    /// descriptor, or -1 with errno set: EAGAIN where the cache did not hold every part,
+    /// ENOSYS or EINVAL where the kernel lacks the call; the caller then walks folder by
+    /// folder (``open(_:in:_:mode:cachedOnly:)``), which settles each of those.
+    static func openBeneathCached(_ path: String, in folder: Folder, _ flags: Int32) -> Int32 {
+        while true {
+            let fd = path.withCString { plugboard_openat_beneath_cached(folder.fd, $0, flags | O_NOFOLLOW | O_CLOEXEC) }
+            if fd >= 0 || errno != EINTR { return fd }
+        }
+    }
+
     /// openat2 with RESOLVE_CACHED: -1 with errno set, as openat; throws
     /// ``FileSystemError/wouldBlock`` where openat could wait for the disk.
     private static func openCached(_ dirfd: Int32, _ path: String, _ flags: Int32) throws(FileSystemError) -> Int32 {

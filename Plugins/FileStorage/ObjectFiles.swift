@@ -109,6 +109,16 @@ struct ObjectFiles: Sendable {
     /// - Returns: nil when no object is stored under the key.
     func open(_ key: String, cachedOnly: Bool = false) throws(PlugboardError) -> ObjectFile? {
         let object = ObjectPath(key: key)
+        if cachedOnly, let base = try? held.folder(cachedOnly: true) {
+            // The GET of a cached object: one openat2 from the held root, where the walk
+            // below opens and closes `objects` and each folder on the way (two system calls
+            // of about seven for a short key). What that call cannot settle (a link, a
+            // permission, the cache) goes the walk's way, whose errors name the part.
+            let name = "objects/" + object.relativePath
+            let fd = FileSystem.openBeneathCached(name, in: base, O_RDONLY)
+            if fd >= 0 { return try check(fd, name: name, in: base, expectedKey: key, action: Self.readAction(key), cachedOnly: true) }
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+        }
         let folder: Folder
         do throws(FileSystemError) {
             folder = try open(folderNames(of: object), cachedOnly: cachedOnly)
@@ -129,15 +139,26 @@ struct ObjectFiles: Sendable {
     func open(_ name: String, in folder: Folder, expectedKey: String?, action: @autoclosure () -> String,
               cachedOnly: Bool = false) throws(PlugboardError) -> ObjectFile? {
         // Made only for a message: this runs for every read.
-        var path: String { folder.path(of: name) }
         let fd: Int32
         do throws(FileSystemError) {
             fd = try FileSystem.open(name, in: folder, O_RDONLY, cachedOnly: cachedOnly)
         } catch {
             if error.code == ENOENT || error.code == ENOTDIR { return nil }
-            if error.code == ELOOP { throw damaged(path, action(), "It is a symbolic link; FileStorage only writes regular files.") }
+            if error.code == ELOOP {
+                throw damaged(folder.path(of: name), action(), "It is a symbolic link; FileStorage only writes regular files.")
+            }
             throw error.storageError(action(), root: root)
         }
+        return try check(fd, name: name, in: folder, expectedKey: expectedKey, action: action(), cachedOnly: cachedOnly)
+    }
+
+    /// Checks the header of the object file open on `fd` (`name` in `folder`, for
+    /// messages) against the file's size, and takes the descriptor into the ObjectFile;
+    /// closes it when it throws.
+    private func check(_ fd: Int32, name: String, in folder: Folder, expectedKey: String?, action: @autoclosure () -> String,
+                       cachedOnly: Bool) throws(PlugboardError) -> ObjectFile {
+        // Made only for a message: this runs for every read.
+        var path: String { folder.path(of: name) }
         var owned = true
         defer { if owned { close(fd) } }
         do {

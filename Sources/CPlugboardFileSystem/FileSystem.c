@@ -19,6 +19,15 @@ struct open_how {
 #ifndef RESOLVE_CACHED
 #define RESOLVE_CACHED 0x20
 #endif
+#ifndef RESOLVE_NO_MAGICLINKS
+#define RESOLVE_NO_MAGICLINKS 0x02
+#endif
+#ifndef RESOLVE_NO_SYMLINKS
+#define RESOLVE_NO_SYMLINKS 0x04
+#endif
+#ifndef RESOLVE_BENEATH
+#define RESOLVE_BENEATH 0x08
+#endif
 #ifndef SYS_openat2
 #define SYS_openat2 437
 #endif
@@ -34,6 +43,13 @@ int plugboard_openat_cached(int dirfd, const char *path, int flags) {
     struct open_how how = {0};
     how.flags = (unsigned long long)(unsigned int)flags;
     how.resolve = RESOLVE_CACHED;
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+
+int plugboard_openat_beneath_cached(int dirfd, const char *path, int flags) {
+    struct open_how how = {0};
+    how.flags = (unsigned long long)(unsigned int)flags;
+    how.resolve = RESOLVE_CACHED | RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
 }
 

@@ -14,6 +14,12 @@
 /// EINVAL on kernels before 5.12, which lack openat2 or RESOLVE_CACHED).
 int plugboard_openat_cached(int dirfd, const char *path, int flags);
 
+/// As plugboard_openat_cached, and `path` (several components) resolved only below
+/// `dirfd` and through no symbolic link (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+/// RESOLVE_NO_MAGICLINKS): a link anywhere on the way fails with ELOOP, a way out of
+/// `dirfd` with EXDEV. One call where a walk folder by folder would open and close each.
+int plugboard_openat_beneath_cached(int dirfd, const char *path, int flags);
+
 /// preadv2(fd, {buffer, count}, offset, RWF_NOWAIT): reads only what is in the page
 /// cache; fails with EAGAIN when the first byte is not, and may return fewer bytes than
 /// asked when a later one is not. Returns the count read, or -1 with errno set
