@@ -4,7 +4,8 @@
 # rounds (default 3) alternating which server goes first; prints every run's requests/s,
 # p99, non-2xx answers and socket errors, then the best round (highest requests/s) of each
 # and the ratios to nginx against issue 11's goals (>= 1.0x nginx's requests/s at both,
-# p99 <= 2x nginx's, 0 non-2xx at -c1000; below 0.8x at -c64 the issue is not done).
+# p99 <= 2x nginx's, 0 non-2xx at -c1000; below 0.8x at -c64 the issue is not done); then,
+# with strace installed, each server's system calls per GET.
 # Extra serve options: PLUGBOARD_SERVE_ARGS="--opt value ...". Installs and builds nothing.
 # Usage: Benchmarks/serve-vs-nginx.sh [SECONDS] [ROUNDS]      (default 10 3: ~2.5 minutes)
 set -euo pipefail
@@ -166,3 +167,31 @@ awk '
             printf "        server CPU per answer (lowest of the rounds): plugboard %.1f us, nginx %.1f us (%.2fx)\n", cpu[p], cpu[n], cpu[n] ? cpu[p] / cpu[n] : 0
         }
     }' "$work/results"
+
+# System calls per answer, which neither the machine's load nor its speed moves: strace
+# counts each server's calls over 1,000 GETs that curl sends on one kept-alive connection.
+# Skipped without strace (apt-get install -y strace).
+command -v strace >/dev/null || { echo; echo "system calls per GET: skipped (strace not found)"; exit 0; }
+# syscalls NAME URL
+syscalls() {
+    local list pid tracer traced=()
+    if [ "$1" = plugboard ]; then list=$serve_pid; else list="$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')"; fi
+    for pid in $list; do traced+=(-p "$pid"); done
+    strace -c -f "${traced[@]}" -o "$work/strace-$1.txt" 2>/dev/null &
+    tracer=$!
+    # strace attaches before it counts; a GET before that would not be counted.
+    sleep 1
+    curl -s $(printf "$2 %.0s" $(seq 1000)) > /dev/null
+    sleep 0.5
+    kill -INT "$tracer"
+    wait "$tracer" || true
+    awk -v name="$1" '
+        # Columns: % time, seconds, usecs/call, calls, [errors,] syscall.
+        $NF == "total" { total = $4 }
+        $1 ~ /^[0-9.]+$/ && $NF != "total" && $4 >= 100 { list = list sprintf(" %s %.2f", $NF, $4 / 1000) }
+        END { printf "%-10s %5.2f calls per GET:%s\n", name, total / 1000, list }' "$work/strace-$1.txt"
+}
+echo
+echo "system calls per GET (strace -c over 1,000 GETs on one connection; calls made at least once per 10 GETs):"
+syscalls plugboard "$plugboard_url/v1/objects/object.bin"
+syscalls nginx "$nginx_url/object.bin"
