@@ -28,21 +28,7 @@ import Testing
         if !limits.newlineKeyWorks { excused.insert("key_special_characters_ok") }
         for result in report.results {
             if case .failed(let reason) = result.outcome {
-                // moto's FakeKey.etag reads the object's shared buffer (seek, read) without
-                // the lock its `value` takes, so the first ETag of a key, computed while
-                // another request of the concurrent rule reads the same buffer, can be
-                // wrong, and moto then answers that ETag with the body (moto/s3/models.py).
-                // S3Storage refusing such a body is the right outcome; any other failure of
-                // the rule is not excused.
-                let motoETagRace = result.name == "concurrent_writers" && reason.contains("does not match its ETag")
-                // moto checks `If-None-Match: *` and stores the key in two steps with no lock
-                // between them (S3Response.put_object in moto/s3/responses.py), so two racing
-                // conditional puts can both succeed there; AWS S3 decides them atomically.
-                // Excused only when more than one won and the same condition, unraced, held.
-                let motoConditionRace = result.name == "put_absent_concurrent_one_wins"
-                    && reason.contains("number that succeeded: expected 1, found")
-                    && report.result(named: "put_absent_creates_only")?.outcome == .passed
-                #expect(excused.contains(result.name) || motoETagRace || motoConditionRace, "\(result.name): \(reason)")
+                #expect(excused.contains(result.name) || MotoRaces.excuse(result.name, reason, in: report), "\(result.name): \(reason)")
             }
         }
         let left = try await storage.list(prefix: "", limit: 1000, continuationToken: nil)

@@ -44,7 +44,9 @@ enum CommandRunner {
     /// timers and continuations resume tens of seconds late.
     static func spawn(_ executable: String, _ arguments: [String], in directory: String, stdin: [UInt8] = [],
                       environment: [String: String]) async -> CommandResult {
-        await OwnThread.run { spawnBlocking(executable, arguments, in: directory, stdin: stdin, environment: environment) }
+        await children.run {
+            await OwnThread.run { spawnBlocking(executable, arguments, in: directory, stdin: stdin, environment: environment) }
+        }
     }
 
     /// ``spawn(_:_:in:stdin:environment:)`` on the calling thread, for the few callers that
@@ -167,6 +169,9 @@ enum CommandRunner {
     }()
 
     private static let spawnLock = SpawnLock()
+
+    /// At most one child a core at once (see ``AsyncLimit``).
+    private static let children = AsyncLimit.perCore()
 
     /// A child that exits without reading its input must not kill the test process.
     private static let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()

@@ -15,31 +15,39 @@ import Testing
 
     /// Every job records when it ran; the checks compare those instants with each other
     /// and with the pool's answers, not with a clock budget, so a loaded machine that is
-    /// slow to schedule them does not make them fail.
+    /// slow to schedule them does not make them fail. The jobs block until the pool has
+    /// answered (at most 120 s), not for a fixed time: beside the whole suite on two cores
+    /// the pool's answer once came after 5 s of blocking had ended.
     @Test func moreBlockingJobsThanCores_runAtOnce_andTheCooperativePoolStillAnswers() async throws {
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let jobs = min(cores * 8, BlockingWork.maxThreads)
         let spans = LockedValueBox<[(start: Double, end: Double)]>([])
+        let poolAnswered = LockedValueBox(false)
+        let started = LockedValueBox(0)
         let blocked = Task {
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<jobs {
                     group.addTask {
                         await BlockingWork.run { () -> Void in
                             let start = Self.now()
-                            usleep(5_000_000)
+                            started.withLock { $0 += 1 }
+                            while !poolAnswered.withLock({ $0 }) && Self.now() - start < 120 { usleep(10_000) }
                             spans.withLock { $0.append((start, Self.now())) }
                         }
                     }
                 }
             }
         }
-        try await Task.sleep(nanoseconds: 200_000_000)
+        // Asked once every job blocks (or 120 s passed: a queued job would never start).
+        let waitStart = Self.now()
+        while started.withLock({ $0 }) < jobs && Self.now() - waitStart < 120 { try await Task.sleep(nanoseconds: 10_000_000) }
         // Tasks of the pool, while every job blocks a thread of its own.
         let answers = await withTaskGroup(of: Int.self) { group in
             for i in 0..<(cores * 2) { group.addTask { i } }
             return await group.reduce(0, +)
         }
         let answered = Self.now()
+        poolAnswered.withLock { $0 = true }
         await blocked.value
         let all = spans.withLock { $0 }
         #expect(all.count == jobs)
