@@ -31,7 +31,9 @@ extension ServeIntegrationTests {
         defer { sandbox.remove() }
         // What is measured is memory, not speed: under ThreadSanitizer, with the other
         // suites running beside it on two cores, this process once sent nothing for more
-        // than the 10 s a body may pause, and the front answered 408.
+        // than the 10 s a body may pause, and the front answered 408 (and once more, as
+        // "too slow", when the rate's window was 10 s whatever the timeout; it is now as
+        // long as the timeout).
         let patient = ["--request-timeout", "120"]
         let back = try ServeProcess(manifest: try sandbox.fileStorageManifest(), sandbox: sandbox, arguments: patient)
         defer { back.stop() }

@@ -107,7 +107,7 @@ final class Connection: EventSource, @unchecked Sendable {
         self.loop = loop
         phase = .idle(since: now, first: true)
         decoder = RequestDecoder(limits: server.configuration.limits)
-        readRate = TransferRate(now: now)
+        readRate = TransferRate(now: now, windowSeconds: server.configuration.bodyTimeoutSeconds)
         writeRate = TransferRate(now: now)
     }
 
@@ -147,7 +147,7 @@ final class Connection: EventSource, @unchecked Sendable {
                 refuse(HTTPError.timeout("request body stalled", detail: "No byte arrived for \(c.bodyTimeoutSeconds) s."))
             } else if readRate.isBelow(c.minBodyBytesPerSecond, now: now) {
                 refuse(HTTPError.timeout("request body too slow",
-                    detail: "Fewer than \(c.minBodyBytesPerSecond) bytes per second over the last \(TransferRate.window) s."))
+                    detail: "Fewer than \(c.minBodyBytesPerSecond) bytes per second over the last \(readRate.window) s."))
             }
         case .lingering(let until, _):
             if now > until { close() }
@@ -167,7 +167,7 @@ final class Connection: EventSource, @unchecked Sendable {
         if now - lastWrite > c.writeTimeoutSeconds {
             reason = "read nothing of its answer for \(c.writeTimeoutSeconds) s"
         } else if writeRate.isBelow(c.minBodyBytesPerSecond, now: now) {
-            reason = "read its answer at fewer than \(c.minBodyBytesPerSecond) bytes per second over \(TransferRate.window) s"
+            reason = "read its answer at fewer than \(c.minBodyBytesPerSecond) bytes per second over \(writeRate.window) s"
         } else if let deadline = exchange?.deadline, now > deadline {
             reason = "took longer to read its answer than its size allows"
         } else {

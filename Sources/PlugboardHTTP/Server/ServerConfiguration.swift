@@ -28,9 +28,11 @@ public struct ServerConfiguration: Sendable {
     public var headerTimeoutSeconds: Double
     /// The longest silence inside a body, and the grace period before the rate applies.
     public var bodyTimeoutSeconds: Double
-    /// The slowest transfer accepted, in both directions, over a sliding window of
-    /// ``TransferRate/window`` seconds: a body arriving slower gets 408; an answer read
-    /// slower ends the connection.
+    /// The slowest transfer accepted, in both directions, over a sliding window: for a body
+    /// as long as the longest pause allowed in it (``bodyTimeoutSeconds``, at least 10 s),
+    /// so that a pause the server allows is never refused as too slow by itself; for an
+    /// answer, 10 s. A body arriving slower gets 408; an answer read slower ends the
+    /// connection.
     public var minBodyBytesPerSecond: Int
     /// How long an answer may wait on a client that reads nothing; an answer's whole
     /// delivery may take this plus its size at the minimum rate.

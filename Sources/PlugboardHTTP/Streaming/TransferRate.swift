@@ -3,14 +3,23 @@
 /// (a client could send fast, then trickle for hours) nor per system call (a client could
 /// take one byte every few seconds forever).
 struct TransferRate {
-    static let window = 10
+    /// The shortest window, in seconds.
+    static let minimumWindow = 10
+    /// The window's length in whole seconds.
+    let window: Int
     /// The window's full seconds and the current one, still filling.
-    private var buckets = [Int](repeating: 0, count: TransferRate.window + 1)
+    private var buckets: [Int]
     private var second = 0
     /// When the measured stretch began: the window is shorter until it is full.
     private(set) var since: Double
 
-    init(now: Double) {
+    /// A window of `seconds` (at least ``minimumWindow``). The server gives it the longest
+    /// pause it allows inside a body, so that a pause it allows is never judged too slow
+    /// by itself: with `--request-timeout 120`, a 10 s window refused a client that had
+    /// sent 200 MiB and then paused for 11 s.
+    init(now: Double, windowSeconds seconds: Double = 0) {
+        window = max(Self.minimumWindow, Int(seconds.rounded(.up)))
+        buckets = [Int](repeating: 0, count: window + 1)
         since = now
         second = Int(now)
     }
@@ -22,16 +31,16 @@ struct TransferRate {
 
     /// Starts measuring afresh (after a pause that was not the peer's doing).
     mutating func restart(now: Double) {
-        self = TransferRate(now: now)
+        self = TransferRate(now: now, windowSeconds: Double(window))
     }
 
     /// Whether fewer than `minimum` bytes per second moved over the last full window:
     /// the ``window`` whole seconds before the current one (which is still filling, and
     /// would make a client that keeps the rate in bursts look slow).
     mutating func isBelow(_ minimum: Int, now: Double) -> Bool {
-        guard now - since >= Double(Self.window + 1) else { return false }
+        guard now - since >= Double(window + 1) else { return false }
         advance(to: now)
-        return buckets.reduce(0, +) - buckets[second % buckets.count] < minimum * Self.window
+        return buckets.reduce(0, +) - buckets[second % buckets.count] < minimum * window
     }
 
     private mutating func advance(to now: Double) {
