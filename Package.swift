@@ -106,7 +106,7 @@ let package = Package(
             path: "Benchmarks/plugboard-bench"),
         // What several test targets need alike (the build products folder, fresh /tmp
         // folders, a seeded generator); Foundation-free, as the loader tests are.
-        .target(name: "PlugboardTestSupport", path: "Tests/PlugboardTestSupport"),
+        .target(name: "PlugboardTestSupport", dependencies: ["PlugboardConcurrency"], path: "Tests/PlugboardTestSupport"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),
         .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport"]),

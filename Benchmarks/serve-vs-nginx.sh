@@ -102,15 +102,17 @@ cmp -s <(curl -sf "$plugboard_url/v1/objects/object.bin") <(curl -sf "$nginx_url
 # wrk -c1000 needs a descriptor per connection (the servers keep the limits they started with).
 ulimit -n "$(ulimit -Hn)"
 
+# server_pids NAME: that server's processes (plugboard serve; nginx's master and workers).
+server_pids() {
+    if [ "$1" = plugboard ]; then echo "$serve_pid"; else echo "$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')"; fi
+}
 # cpu_ticks NAME: CPU time (user + system, clock ticks) used so far by that server's
-# processes (plugboard serve; nginx's master and workers). With the answers counted, it
-# gives the server's CPU per answer, which the other load on the machine moves far less
-# than requests per second (the clients share the two cores).
+# processes. With the answers counted, it gives the server's CPU per answer, which the
+# other load on the machine moves far less than requests per second (the clients share
+# the two cores).
 cpu_ticks() {
-    local list
-    if [ "$1" = plugboard ]; then list=$serve_pid; else list="$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')"; fi
     local total=0 pid
-    for pid in $list; do total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0))); done
+    for pid in $(server_pids "$1"); do total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0))); done
     echo "$total"
 }
 ticks_per_second=$(getconf CLK_TCK)
@@ -174,9 +176,8 @@ awk '
 command -v strace >/dev/null || { echo; echo "system calls per GET: skipped (strace not found)"; exit 0; }
 # syscalls NAME URL
 syscalls() {
-    local list pid tracer traced=()
-    if [ "$1" = plugboard ]; then list=$serve_pid; else list="$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')"; fi
-    for pid in $list; do traced+=(-p "$pid"); done
+    local pid tracer traced=()
+    for pid in $(server_pids "$1"); do traced+=(-p "$pid"); done
     strace -c -f "${traced[@]}" -o "$work/strace-$1.txt" 2>/dev/null &
     tracer=$!
     # strace attaches before it counts; a GET before that would not be counted.

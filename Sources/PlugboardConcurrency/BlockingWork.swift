@@ -103,19 +103,8 @@ final class BlockingPool: @unchecked Sendable {
     }
 
     private func startThread() -> Bool {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, &attributes, { raw in
-            guard let raw else { return nil }
-            Unmanaged<BlockingPool>.fromOpaque(raw).takeRetainedValue().work()
-            return nil
-        }, context)
-        if rc != 0 { Unmanaged<BlockingPool>.fromOpaque(context).release() }
-        return rc == 0
+        // 8 MiB, glibc's usual default: these threads run dlopen and plugin code.
+        Threads.spawn(stackBytes: 8 << 20) { self.work() }
     }
 
     private func work() {

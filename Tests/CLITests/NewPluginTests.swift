@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import PlugboardTestSupport
 import PlugboardAPI
 import PlugboardHost
 import Testing
@@ -22,9 +23,7 @@ import Testing
     /// pool's threads (two on a 2-core machine) made other tests' timers minutes late; not
     /// on BlockingWork's either, whose test counts on all of its threads being free.
     static func shell(_ command: String, log: String, seconds: Int) async -> Int32 {
-        await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
-            Thread { done.resume(returning: spawnAndWait(command, log: log, seconds: seconds)) }.start()
-        }
+        await OwnThread.run { spawnAndWait(command, log: log, seconds: seconds) }
     }
 
     private static func spawnAndWait(_ command: String, log: String, seconds: Int) -> Int32 {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import PlugboardConcurrency
 @testable import PlugboardHTTP
 import Testing
 

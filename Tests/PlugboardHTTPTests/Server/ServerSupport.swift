@@ -5,6 +5,7 @@ import Dispatch
 import PlugboardAPI
 @testable import PlugboardHTTP
 import PlugboardConcurrency
+import PlugboardTestSupport
 import Testing
 
 /// Every in-process server test, one at a time: some count the process's descriptors, some
@@ -43,12 +44,7 @@ func isPattern(_ bytes: [UInt8], from offset: Int = 0) -> Bool {
 /// Runs blocking client code on a thread of its own: a test blocked in `recv` on Swift's
 /// cooperative pool (two threads here) would starve the server's own request tasks.
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-        let ok = Threads.spawn(stackBytes: 1 << 20) {
-            do { continuation.resume(returning: try body()) } catch { continuation.resume(throwing: error) }
-        }
-        if !ok { continuation.resume(throwing: WireError("could not start a thread")) }
-    }
+    try await OwnThread.run { Result { try body() } }.get()
 }
 
 /// Polls `condition` until it holds or `timeoutSeconds` pass (generous: CI machines are

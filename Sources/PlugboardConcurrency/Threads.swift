@@ -2,10 +2,11 @@
 import Glibc
 #endif
 
-/// Plain threads for the event loops and the wait for a stop: a thread that blocks in
-/// `epoll_wait` or on a semaphore must not be one of Swift's cooperative pool (one thread
-/// per core), or it would stall every task in the process.
-enum Threads {
+/// Plain threads for work that blocks (the server's event loops and its wait for a stop,
+/// the tests' waits for children and compilers): a thread that blocks in `epoll_wait`, on
+/// a semaphore or on a child must not be one of Swift's cooperative pool (one thread per
+/// core), or it would stall every task in the process.
+public enum Threads {
     private final class Body {
         let run: @Sendable () -> Void
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
@@ -13,7 +14,7 @@ enum Threads {
 
     /// Starts a detached thread running `body`; false when the system refuses one. The
     /// stack is reserved, not committed: only the pages a request touches cost memory.
-    static func spawn(stackBytes: Int = 4 << 20, _ body: @escaping @Sendable () -> Void) -> Bool {
+    public static func spawn(stackBytes: Int = 4 << 20, _ body: @escaping @Sendable () -> Void) -> Bool {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -31,14 +32,5 @@ enum Threads {
             return false
         }
         return true
-    }
-}
-
-/// Monotonic time in seconds.
-enum Clock {
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }
