@@ -125,12 +125,12 @@ struct ObjectFileHeader: Sendable {
 
         mutating func uint64() -> UInt64? {
             guard let slice = bytes(8) else { return nil }
-            return slice.reversed().reduce(0) { $0 << 8 | UInt64($1) }
+            return UInt64(littleEndian: slice.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) })
         }
 
         mutating func uint32() -> UInt32? {
             guard let slice = bytes(4) else { return nil }
-            return slice.reversed().reduce(0) { $0 << 8 | UInt32($1) }
+            return UInt32(littleEndian: slice.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
         }
 
         /// A length-prefixed field of at most ``ObjectFileHeader/maxBodyByteCount`` bytes.

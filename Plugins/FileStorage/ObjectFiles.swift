@@ -114,7 +114,7 @@ struct ObjectFiles: Sendable {
             // below opens and closes `objects` and each folder on the way (two system calls
             // of about seven for a short key). What that call cannot settle (a link, a
             // permission, the cache) goes the walk's way, whose errors name the part.
-            let name = "objects/" + object.relativePath
+            let name = object.path(under: "objects/")
             let fd = FileSystem.openBeneathCached(name, in: base, O_RDONLY)
             if fd >= 0 { return try check(fd, name: name, in: base, expectedKey: key, action: Self.readAction(key), cachedOnly: true) }
             if errno == ENOENT || errno == ENOTDIR { return nil }

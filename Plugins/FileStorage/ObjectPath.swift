@@ -33,13 +33,20 @@ struct ObjectPath: Sendable {
 
     /// The path of the key's file.
     init(key: String) {
-        var digits: [UInt8] = []
-        digits.reserveCapacity(key.utf8.count * 2)
-        for byte in key.utf8 {
-            digits.append(Self.hexDigits[Int(byte >> 4)])
-            digits.append(Self.hexDigits[Int(byte & 0x0F)])
+        let count = key.utf8.count
+        digits = [UInt8](unsafeUninitializedCapacity: count * 2) { out, initialized in
+            var i = 0
+            for byte in key.utf8 {
+                out[i] = Self.hexDigit(byte >> 4)
+                out[i + 1] = Self.hexDigit(byte & 0x0F)
+                i += 2
+            }
+            initialized = i
         }
-        self.digits = digits
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// The folders between `objects` and the file, outermost first; empty for keys of up to
@@ -61,8 +68,37 @@ struct ObjectPath: Sendable {
     }
 
     /// `folder/folder/_file`, relative to the `objects` folder.
-    var relativePath: String {
-        (folders + [fileName]).joined(separator: "/")
+    var relativePath: String { path(under: "") }
+
+    /// `prefix` then `folder/folder/_file`, made in one string: this runs for every read.
+    func path(under prefix: StaticString) -> String {
+        let folderCount = (digits.count - 1) / Self.folderDigits
+        let length = prefix.utf8CodeUnitCount + digits.count + folderCount + 1
+        return String(unsafeUninitializedCapacity: length) { out in
+            var i = 0
+            for b in UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount) {
+                out[i] = b
+                i += 1
+            }
+            let fileStart = folderCount * Self.folderDigits
+            for (n, digit) in digits.enumerated() {
+                if n > 0 && n % Self.folderDigits == 0 && n <= fileStart {
+                    out[i] = UInt8(ascii: "/")
+                    i += 1
+                }
+                if n == fileStart {
+                    out[i] = UInt8(ascii: "_")
+                    i += 1
+                }
+                out[i] = digit
+                i += 1
+            }
+            if digits.isEmpty {
+                out[i] = UInt8(ascii: "_")
+                i += 1
+            }
+            return i
+        }
     }
 
     // MARK: - Reading names back (listings)
@@ -81,8 +117,6 @@ struct ObjectPath: Sendable {
         }
         return try? ObjectKey.validate(bytes: bytes)
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private static func value(of c: UInt8) -> UInt8? {
         switch c {

@@ -46,7 +46,19 @@ public struct HTTPFieldLine: Sendable, Equatable {
     /// The name in ASCII lower case, the form both sides look fields up by.
     @inlinable
     public func lowercasedName(in bytes: [UInt8]) -> String {
-        String(decoding: bytes[name].lazy.map(HTTPByte.lower), as: UTF8.self)
+        // Written into the string's own storage: decoding a lazy map went byte by byte
+        // through generic code, once for every field of every request.
+        let name = self.name
+        return bytes.withUnsafeBufferPointer { all in
+            String(unsafeUninitializedCapacity: name.count) { out in
+                var i = 0
+                for j in name {
+                    out[i] = HTTPByte.lower(all[j])
+                    i += 1
+                }
+                return i
+            }
+        }
     }
 
     @inlinable

@@ -17,34 +17,34 @@ public struct HTTPHeadWriter: Sendable {
     /// `METHOD SP target SP HTTP/1.1 CRLF`; a method that is not a token, or a target with
     /// a byte outside visible ASCII, is refused.
     public mutating func requestLine(method: String, target: String) throws(HTTPSyntaxError) {
-        guard !method.isEmpty, method.utf8.allSatisfy(HTTPByte.isToken) else {
+        guard !method.isEmpty, Self.all(method, HTTPByte.isToken) else {
             throw Self.refusal("a request method is not a token", method, expected: "a request method that is a token")
         }
-        guard !target.isEmpty, target.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        guard !target.isEmpty, Self.all(target, { $0 > 0x20 && $0 < 0x7F }) else {
             throw Self.refusal("a request target holds a byte outside visible ASCII", target, expected: "a request target of visible ASCII")
         }
-        bytes.append(contentsOf: method.utf8)
+        append(method)
         bytes.append(HTTPByte.space)
-        bytes.append(contentsOf: target.utf8)
-        bytes.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        append(target)
+        append(" HTTP/1.1\r\n")
     }
 
     /// `HTTP/1.x SP status SP reason CRLF`.
     public mutating func statusLine(minorVersion: Int, status: Int, reason: String) {
-        bytes.append(contentsOf: (minorVersion == 0 ? "HTTP/1.0 " : "HTTP/1.1 ").utf8)
+        append(minorVersion == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
         appendDecimal(status)
         bytes.append(HTTPByte.space)
-        bytes.append(contentsOf: reason.utf8)
-        bytes.append(contentsOf: Self.crlf)
+        append(reason)
+        appendCRLF()
     }
 
     /// `name: value CRLF`, refused when the name is not a token or the value holds a
     /// byte that is not field text.
     public mutating func field(_ name: String, _ value: String) throws(HTTPSyntaxError) {
-        guard !name.isEmpty, name.utf8.allSatisfy(HTTPByte.isToken) else {
+        guard !name.isEmpty, Self.all(name, HTTPByte.isToken) else {
             throw Self.refusal("a header field name is not a token", name, expected: "a header field name that is a token")
         }
-        guard value.utf8.allSatisfy(HTTPByte.isFieldValue) else {
+        guard Self.all(value, HTTPByte.isFieldValue) else {
             throw Self.refusal("a header field value holds a CR, LF or other control", value,
                                expected: "a header field value without CR, LF or other controls")
         }
@@ -54,35 +54,59 @@ public struct HTTPHeadWriter: Sendable {
     /// `name: value CRLF` with every byte of `value` that is not field text written as a
     /// space. `name` is the caller's own constant.
     public mutating func field(_ name: String, replacingControls value: String) {
-        // Checked first, so that the usual value is appended in one copy.
-        if value.utf8.allSatisfy(HTTPByte.isFieldValue) {
-            appendField(name, value)
-            return
+        appendName(name)
+        if Self.all(value, HTTPByte.isFieldValue) {
+            append(value)
+        } else {
+            for b in value.utf8 { bytes.append(HTTPByte.isFieldValue(b) ? b : HTTPByte.space) }
         }
-        bytes.append(contentsOf: name.utf8)
-        bytes.append(contentsOf: ": ".utf8)
-        for b in value.utf8 { bytes.append(HTTPByte.isFieldValue(b) ? b : HTTPByte.space) }
-        bytes.append(contentsOf: Self.crlf)
+        appendCRLF()
     }
 
     /// `name: decimal CRLF`, without making a string of the number.
     public mutating func field(_ name: String, decimal value: Int) {
-        bytes.append(contentsOf: name.utf8)
-        bytes.append(contentsOf: ": ".utf8)
+        appendName(name)
         appendDecimal(value)
-        bytes.append(contentsOf: Self.crlf)
+        appendCRLF()
     }
 
     /// The empty line that ends the head; the buffer is complete after it.
     public mutating func end() {
-        bytes.append(contentsOf: Self.crlf)
+        appendCRLF()
     }
 
     private mutating func appendField(_ name: String, _ value: String) {
-        bytes.append(contentsOf: name.utf8)
-        bytes.append(contentsOf: ": ".utf8)
-        bytes.append(contentsOf: value.utf8)
-        bytes.append(contentsOf: Self.crlf)
+        appendName(name)
+        append(value)
+        appendCRLF()
+    }
+
+    /// `name: `
+    private mutating func appendName(_ name: String) {
+        append(name)
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(HTTPByte.space)
+    }
+
+    private mutating func appendCRLF() {
+        bytes.append(HTTPByte.cr)
+        bytes.append(HTTPByte.lf)
+    }
+
+    @inline(__always)
+    private mutating func append(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Whether every byte of `text` passes `test`, over its contiguous storage: the generic
+    /// `allSatisfy` over `String.UTF8View` goes byte by byte through an index and a call,
+    /// and it ran for every field of every response (a sixth of a GET's instructions).
+    @inline(__always)
+    private static func all(_ text: String, _ test: (UInt8) -> Bool) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { raw in
+            for b in raw where !test(b) { return false }
+            return true
+        } ?? text.utf8.allSatisfy(test)
     }
 
     private mutating func appendDecimal(_ value: Int) {
@@ -98,7 +122,7 @@ public struct HTTPHeadWriter: Sendable {
             count += 1
             n /= 10
         }
-        bytes.append(contentsOf: repeatElement(0x30, count: count))
+        for _ in 0..<count { bytes.append(0x30) }
         var i = bytes.count - 1
         n = value
         while n > 0 {
@@ -107,8 +131,6 @@ public struct HTTPHeadWriter: Sendable {
             i -= 1
         }
     }
-
-    private static let crlf: [UInt8] = [13, 10]
 
     /// The refusal of `found`, shown with its controls as `?` and cut at 40 characters.
     private static func refusal(_ what: String, _ found: String, expected: String) -> HTTPSyntaxError {

@@ -79,9 +79,9 @@ enum RequestHeadParser {
 
     static func frame(method: String, target: String, version: HTTPVersion, headers: HTTPHeaders,
                       limits: HTTPLimits) throws(HTTPError) -> RequestHead {
-        let hosts = headers.values("host")
-        if version == .http11 && hosts.count != 1 || hosts.count > 1 {
-            throw HTTPError.badRequest(hosts.isEmpty ? "missing Host header" : "more than one Host header",
+        let hosts = headers.count(of: "host")
+        if version == .http11 && hosts != 1 || hosts > 1 {
+            throw HTTPError.badRequest(hosts == 0 ? "missing Host header" : "more than one Host header",
                                        detail: "An HTTP/1.1 request carries exactly one Host field (RFC 9112 section 3.2).")
         }
         let codings = headers.values("transfer-encoding")

@@ -136,7 +136,7 @@ public final class APIRouter: HTTPHandler {
         // Authorization is no list field (RFC 9110 11.6.2): with two, which one counts
         // depends on who reads them (a proxy may check the last, this server the first),
         // so neither does.
-        let authorizations = head.headers.values("authorization").count
+        let authorizations = head.headers.count(of: "authorization")
         guard authorizations <= 1 else {
             return ErrorResponses.response(PlugboardError(.httpBadRequest, "more than one Authorization header",
                 detail: "Expected at most one Authorization header, found \(authorizations).",
@@ -188,10 +188,7 @@ public final class APIRouter: HTTPHandler {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
     }
 
-    static func path(of target: String) -> Substring {
-        // By byte: `firstIndex(of: Character)` walks grapheme clusters, once per answer.
-        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...]
-    }
+    static func path(of target: String) -> Substring { RequestHead.path(of: target) }
 
     static func milliseconds(_ seconds: Double) -> String {
         let tenths = Int((seconds * 10_000).rounded())

@@ -21,9 +21,10 @@ public final class ServerMetrics: Sendable {
         let key = (route << 24) | (methodIndex << 16) | (status & 0xFFFF)
         state.withLock { s in
             s.requests[key, default: 0] += 1
-            var h = s.latency[route] ?? LatencyHistogram()
-            h.record(seconds: seconds)
-            s.latency[route] = h
+            // In place: a copy taken out and stored back shares its buckets with the one
+            // still in the array, so recording into it copied them, once an answer.
+            if s.latency[route] == nil { s.latency[route] = LatencyHistogram() }
+            s.latency[route]!.record(seconds: seconds)
         }
     }
 

@@ -35,7 +35,11 @@ public enum ObjectKey {
                 detail: "Object keys are at most \(maxByteCount) bytes of UTF-8; this key has \(count) bytes.",
                 hint: "Use a key of at most \(maxByteCount) bytes.")
         }
-        if let offset = key.utf8.firstIndex(of: 0).map({ key.utf8.distance(from: key.utf8.startIndex, to: $0) }) {
+        // Over the contiguous bytes: the generic search over the UTF-8 view walks index by
+        // index, and every object request validates its key.
+        let nul = key.utf8.withContiguousStorageIfAvailable { raw in raw.firstIndex(of: 0) }
+            ?? key.utf8.firstIndex(of: 0).map { key.utf8.distance(from: key.utf8.startIndex, to: $0) }
+        if let offset = nul {
             throw nulError(key: key, offset: offset)
         }
     }
@@ -96,7 +100,11 @@ public enum ObjectKey {
     ///
     /// Unlike `==` on `String`, `"caf\u{E9}"` and `"cafe\u{301}"` are different keys.
     public static func isSame(_ a: String, as b: String) -> Bool {
-        a.utf8.elementsEqual(b.utf8)
+        guard a.utf8.count == b.utf8.count else { return false }
+        let equal = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in x.elementsEqual(y) }
+        }
+        return equal.flatMap { $0 } ?? a.utf8.elementsEqual(b.utf8)
     }
 
     /// Whether `key` starts with `prefix`, byte for byte, as listings match prefixes.
