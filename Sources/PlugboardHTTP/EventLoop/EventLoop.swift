@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CPlugboardNetwork
 import PlugboardConcurrency
+import Synchronization
 
 /// One thread running one `epoll` instance, in SwiftNIO's shape: the loop owns the
 /// descriptors registered with it and everything attached to them, which only its own
@@ -14,7 +15,7 @@ import PlugboardConcurrency
 /// accepted on the same number a moment later.
 final class EventLoop: @unchecked Sendable {
     // @unchecked Sendable: `sources`, `nextID`, `running` and `scratch` are touched only
-    // on the loop's thread; `queue` and `thread` are locked.
+    // on the loop's thread; `queue` is locked, `thread` atomic.
 
     let index: Int
     static let tickSeconds = 0.25
@@ -29,7 +30,9 @@ final class EventLoop: @unchecked Sendable {
     }
     private var sources: [UInt64: any EventSource] = [:]
     private var nextID: UInt64 = 16
-    private let thread = LockedValueBox<pthread_t?>(nil)
+    /// The loop's thread once it runs, else 0: atomic, not locked, because every answer
+    /// asks ``inLoop``.
+    private let thread = Atomic<UInt>(0)
     private var running = true
     /// A scratch buffer for `recv`: a connection copies out only what it keeps, so an
     /// idle connection owns no buffer at all.
@@ -63,8 +66,8 @@ final class EventLoop: @unchecked Sendable {
 
     /// Whether the caller runs on this loop's thread.
     var inLoop: Bool {
-        guard let thread = thread.withLock({ $0 }) else { return false }
-        return pthread_equal(thread, pthread_self()) != 0
+        let thread = thread.load(ordering: .acquiring)
+        return thread != 0 && pthread_equal(thread, pthread_self()) != 0
     }
 
     /// Runs `work` on the loop's thread, soon; from the loop's own thread it is queued too,
@@ -120,7 +123,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func run() {
-        thread.withLock { $0 = pthread_self() }
+        thread.store(pthread_self(), ordering: .releasing)
         // A process inherits its parent's blocked signals (test runners and some
         // supervisors block SIGTERM and SIGINT); the loops take them, so that a stop
         // signal always reaches its handler.

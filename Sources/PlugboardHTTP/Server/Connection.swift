@@ -672,6 +672,9 @@ struct ConnectionHandle: Sendable {
 
     func answer(_ response: HTTPResponse) async {
         let (connection, serial) = (self.connection, self.serial)
+        // Queued even from the loop's own thread (a task that answered before its first
+        // suspension): the loop writes the answers of a batch of events after reading
+        // them all. Writing each at once measured 10-20% more CPU an answer under wrk.
         loop.execute { connection.writeResponseFromTask(response, serial: serial) }
         guard let stream = response.stream, !response.forbidsContent else { return }
         var sent = 0
