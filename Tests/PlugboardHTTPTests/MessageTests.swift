@@ -19,6 +19,26 @@ import Testing
         #expect(throws: HTTPError.self) { try PercentDecoding.queryItems("prefix=%FF") }
     }
 
+    @Test func headerLookups_matchLowerCasedNamesByteForByte() {
+        let headers = HTTPHeaders([("Host", "h"), ("X-A", "1"), ("x-a", "2"), ("X-AB", "3"), ("", "empty"), ("caf\u{E9}", "e")])
+        #expect(headers["host"] == "h")
+        #expect(headers["x-a"] == "1")
+        #expect(headers.values("x-a") == ["1", "2"])
+        #expect(headers.count(of: "x-a") == 2)
+        #expect(headers.count(of: "x-ab") == 1)
+        #expect(headers.values("missing").isEmpty && headers["missing"] == nil && headers.count(of: "missing") == 0)
+        #expect(headers[""] == "empty" && headers.count(of: "") == 1)
+        // Bytes, not Unicode equivalence: a decomposed e-acute is another name.
+        #expect(headers["caf\u{E9}"] == "e" && headers["cafe\u{301}"] == nil)
+    }
+
+    @Test func targetPath_endsAtTheFirstQuestionMark() {
+        #expect(RequestHead.path(of: "/v1/objects/a?b=1?c") == "/v1/objects/a")
+        #expect(RequestHead.path(of: "/v1/objects") == "/v1/objects")
+        #expect(RequestHead.path(of: "?x") == "")
+        #expect(RequestHead.path(of: "/caf%C3%A9?q") == "/caf%C3%A9")
+    }
+
     @Test func serializer_writesLengthConnectionAndDate_andOmitsHeadBodies() {
         let r = HTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("X-Bad", "a\r\nInjected: 1")],
                              body: Array("hello".utf8))

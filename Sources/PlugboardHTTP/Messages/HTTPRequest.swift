@@ -57,6 +57,7 @@ public struct HTTPHeaders: Sendable {
     static func same(_ a: String, _ b: String) -> Bool {
         let count = a.utf8.count
         guard count == b.utf8.count else { return false }
+        guard count > 0 else { return true }
         return a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in memcmp(x.baseAddress!, y.baseAddress!, count) == 0 }
         }.flatMap { $0 } ?? (a == b)
