@@ -76,27 +76,21 @@ struct ObjectPath: Sendable {
         let length = prefix.utf8CodeUnitCount + digits.count + folderCount + 1
         return String(unsafeUninitializedCapacity: length) { out in
             var i = 0
-            for b in UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount) {
-                out[i] = b
-                i += 1
-            }
-            let fileStart = folderCount * Self.folderDigits
-            for (n, digit) in digits.enumerated() {
-                if n > 0 && n % Self.folderDigits == 0 && n <= fileStart {
-                    out[i] = UInt8(ascii: "/")
+            func put(_ bytes: some Sequence<UInt8>) {
+                for b in bytes {
+                    out[i] = b
                     i += 1
                 }
-                if n == fileStart {
-                    out[i] = UInt8(ascii: "_")
-                    i += 1
-                }
-                out[i] = digit
-                i += 1
             }
-            if digits.isEmpty {
-                out[i] = UInt8(ascii: "_")
-                i += 1
+            put(UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+            var start = 0
+            for _ in 0..<folderCount {
+                put(digits[start..<start + Self.folderDigits])
+                put(CollectionOfOne(UInt8(ascii: "/")))
+                start += Self.folderDigits
             }
+            put(CollectionOfOne(UInt8(ascii: "_")))
+            put(digits[start...])
             return i
         }
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PlugboardAPI
 /// The protocol versions the server speaks.
 public enum HTTPVersion: Sendable, Equatable, CustomStringConvertible {
     case http10, http11
@@ -51,17 +52,11 @@ public struct HTTPHeaders: Sendable {
         return n
     }
 
-    /// Names are lower-case ASCII tokens: equal bytes, and most differ in length already.
-    /// (`String ==` compares by Unicode rules, which showed in the request's profile.)
+    /// Names compare by their bytes, as object keys do (``ObjectKey/isSame(_:as:)``): most
+    /// differ in length already. (`String ==` compares by Unicode rules, which showed in
+    /// the request's profile.)
     @inline(__always)
-    static func same(_ a: String, _ b: String) -> Bool {
-        let count = a.utf8.count
-        guard count == b.utf8.count else { return false }
-        guard count > 0 else { return true }
-        return a.utf8.withContiguousStorageIfAvailable { x in
-            b.utf8.withContiguousStorageIfAvailable { y in memcmp(x.baseAddress!, y.baseAddress!, count) == 0 }
-        }.flatMap { $0 } ?? (a == b)
-    }
+    static func same(_ a: String, _ b: String) -> Bool { ObjectKey.isSame(a, as: b) }
 
     public var count: Int { fields.count }
 }

@@ -98,7 +98,7 @@ public final class APIRouter: HTTPHandler {
     }
 
     public func completed(_ exchange: Exchange) {
-        let route = exchange.target == "-" ? Route.noneIndex : Route(path: Self.path(of: exchange.target)).index
+        let route = exchange.target == "-" ? Route.noneIndex : Route(path: RequestHead.path(of: exchange.target)).index
         metrics.record(route: route, method: exchange.method, status: exchange.status, seconds: exchange.durationSeconds)
         logger.info("\(exchange.method) \(exchange.target.prefix(1024)) \(exchange.status) \(exchange.bytes)B \(Self.milliseconds(exchange.durationSeconds))ms",
                     metadata: ["peer": .string(exchange.peer)])
@@ -187,8 +187,6 @@ public final class APIRouter: HTTPHandler {
     static func json(_ status: Int, _ text: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
     }
-
-    static func path(of target: String) -> Substring { RequestHead.path(of: target) }
 
     static func milliseconds(_ seconds: Double) -> String {
         let tenths = Int((seconds * 10_000).rounded())
