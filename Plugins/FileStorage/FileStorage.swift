@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardConcurrency
 import PlugboardCrypto
 
 /// An ``ObjectStorage`` that keeps each object as one file under a root folder.
@@ -129,25 +130,48 @@ final class FileStorage: ObjectStorage, ManagedService {
         let files = self.files
         // The open and, for a body of one chunk, its read are one job: a small cached
         // object costs no thread hop, a cold one a single hop to a blocking thread.
-        let (file, span, bytes) = try await BlockingIO.runCachedFirst { cachedOnly throws(PlugboardError) -> (ObjectFile, Range<Int>, [UInt8]?) in
-            guard let file = try files.open(key, cachedOnly: cachedOnly) else { throw PlugboardError.objectNotFound(key: key) }
-            let size = file.header.size
-            var span = 0..<size
-            if let range {
-                guard let offsets = range.resolve(size: size) else {
-                    throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: size)
-                }
-                span = offsets
-            }
-            guard span.count <= ObjectFileBody.chunkByteCount else { return (file, span, nil) }
-            return (file, span, try file.read(count: span.count, at: span.lowerBound,
-                                              action: ObjectFiles.readAction(key), cachedOnly: cachedOnly))
+        let (file, span, bytes) = try await BlockingIO.runCachedFirst { cachedOnly throws(PlugboardError) in
+            try Self.open(key, range: range, in: files, cachedOnly: cachedOnly)
         }
         let info = file.header.info
         let offsets = range == nil ? nil : span
         if let bytes { return ObjectStream(info: info, range: offsets, body: ObjectBody(bytes)) }
         let reader = ObjectFileBody(file, span: span, key: key)
         return ObjectStream(info: info, range: offsets, body: ObjectBody(length: span.count) { try await reader.next() })
+    }
+
+    /// A cached object of up to one chunk (``ObjectFileBody/chunkByteCount``), read on the
+    /// caller's thread; `nil` for anything the kernel's cache does not hold (nothing here
+    /// waits for the disk) and for larger objects, which stream.
+    func getWithoutWaiting(_ key: String, range: ByteRange?) throws(PlugboardError) -> ReadyObject? {
+        try ObjectKey.validate(key)
+        try range?.validate()
+        guard FileSystem.cachedReads.withLock({ $0 }) else { return nil }
+        do throws(PlugboardError) {
+            let (file, span, bytes) = try Self.open(key, range: range, in: files, cachedOnly: true)
+            guard let bytes else { return nil }
+            return ReadyObject(info: file.header.info, range: range == nil ? nil : span, bytes: bytes)
+        } catch where (error.underlying as? FileSystemError)?.isWouldBlock == true {
+            return nil
+        }
+    }
+
+    /// Opens the object's file and resolves `range` against its size; reads the bytes too
+    /// when they fit in one chunk (nil when they stream).
+    private static func open(_ key: String, range: ByteRange?, in files: ObjectFiles,
+                             cachedOnly: Bool) throws(PlugboardError) -> (ObjectFile, Range<Int>, [UInt8]?) {
+        guard let file = try files.open(key, cachedOnly: cachedOnly) else { throw PlugboardError.objectNotFound(key: key) }
+        let size = file.header.size
+        var span = 0..<size
+        if let range {
+            guard let offsets = range.resolve(size: size) else {
+                throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: size)
+            }
+            span = offsets
+        }
+        guard span.count <= ObjectFileBody.chunkByteCount else { return (file, span, nil) }
+        return (file, span, try file.read(count: span.count, at: span.lowerBound,
+                                          action: ObjectFiles.readAction(key), cachedOnly: cachedOnly))
     }
 
     /// Returns the object under `key`, header and data read from one file.

@@ -84,6 +84,18 @@ public final class InMemoryObjectStorage: ObjectStorage {
         return try ObjectStream(try await get(key), key: key, range: range)
     }
 
+    /// Answers every read at once: the objects are in memory, behind a lock held only to
+    /// look one up.
+    public func getWithoutWaiting(_ key: String, range: ByteRange?) throws(PlugboardError) -> ReadyObject? {
+        try ObjectKey.validate(key)
+        try range?.validate()
+        let bytes = Array(key.utf8)
+        guard let object = state.withLock({ $0.objects[bytes] }) else {
+            throw PlugboardError.objectNotFound(key: key)
+        }
+        return try ReadyObject(object, key: key, range: range)
+    }
+
     /// Hashes `data` and stores it when `condition` holds, checked under the lock that the
     /// store takes: atomic against every other put and delete.
     private func store(_ key: String, data: [UInt8], contentType: String, metadata: [String: String],

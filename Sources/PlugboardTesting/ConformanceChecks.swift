@@ -13,6 +13,8 @@ enum ConformanceChecks {
         }
     }
 
-    /// All rules in run order: objects, keys, metadata, listing, streaming (bodies, ranges, conditions), then scale.
-    static let all: [Definition] = objectRules + keyRules + metadataRules + listingRules + streamingRules + scaleRules
+    /// All rules in run order: objects, keys, metadata, listing, streaming (bodies, ranges,
+    /// conditions), reads answered at once, then scale.
+    static let all: [Definition] = objectRules + keyRules + metadataRules + listingRules + streamingRules
+        + readsWithoutWaitingRules + scaleRules
 }

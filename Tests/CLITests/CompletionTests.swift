@@ -65,7 +65,7 @@ import Testing
         // bash splits --log-format=j at the "=" (COMP_WORDBREAKS).
         #expect(try await offered("--log-format", "=", "j") == ["json"])
         #expect(try await offered("serve", "--log-level", "e") == ["error"])
-        #expect(try await offered("serve", "--handler-start", "") == ["immediate", "pool"])
+        #expect(try await offered("serve", "--handler-start", "") == ["at-once", "immediate", "pool"])
         #expect(try await offered("graph", "--format", "") == ["dot", "json"])
         #expect(try await offered("--env", "pro") == ["production"])
         // A value is skipped: "json" after --log-format is not taken for a command.

@@ -27,6 +27,9 @@ struct BrokenStorage: ObjectStorage {
         case listedDefaultsAsKnown
         /// Not a flaw: listings say they do not know content type and metadata.
         case listedTypesUnknown
+        /// `getWithoutWaiting` answers every read with the whole object, whatever range
+        /// was asked (an unsatisfiable one included).
+        case readyIgnoresRange
     }
 
     let flaw: Flaw
@@ -75,6 +78,12 @@ struct BrokenStorage: ObjectStorage {
         var stream = try await base.get(mapKey(key), range: range)
         stream.info = mapInfo(stream.info)
         return stream
+    }
+
+    func getWithoutWaiting(_ key: String, range: ByteRange?) throws(PlugboardError) -> ReadyObject? {
+        guard flaw == .readyIgnoresRange else { return nil }
+        guard let ready = try base.getWithoutWaiting(mapKey(key), range: nil) else { return nil }
+        return ReadyObject(info: ready.info, range: range == nil ? nil : 0..<ready.bytes.count, bytes: ready.bytes)
     }
 
     func get(_ key: String) async throws -> StoredObject {

@@ -26,6 +26,18 @@ struct BrokenStorageTests {
         #expect(report.result(named: "put_overwrites")?.outcome == .passed)
     }
 
+    @Test func readAtOnceIgnoringTheRange_failsGetWithoutWaitingMatchesGet() async throws {
+        let report = await report(.readyIgnoresRange)
+        #expect(report.failedRuleNames == ["get_without_waiting_matches_get"])
+        guard case .failed(let reason) = report.result(named: "get_without_waiting_matches_get")?.outcome else {
+            Issue.record("get_without_waiting_matches_get did not fail: \(report)")
+            return
+        }
+        #expect(reason.contains(#"getWithoutWaiting of key "<prefix>/ready" with range"#), "\(reason)")
+        #expect(reason.contains("compared with get(_:range:)") || reason.contains("but get(_:range:) of the same failed"), "\(reason)")
+        #expect(report.result(named: "get_without_waiting_sees_whole_versions")?.outcome == .passed)
+    }
+
     @Test func listingInStringOrder_failsListUTF8ByteOrder() async throws {
         let report = await report(.listsInStringOrder)
         #expect(report.failedRuleNames == ["list_utf8_byte_order"])

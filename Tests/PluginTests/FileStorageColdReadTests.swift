@@ -86,4 +86,35 @@ import Glibc
         #expect(try await storage.get("large", range: nil).body.collect(upTo: 2 << 20) == large)
         #expect(try await storage.get("small", range: .suffix(24)).body.collect(upTo: 100) == Array(small[1000...]))
     }
+
+    /// The read at once (`getWithoutWaiting`, what the server answers on its event loop):
+    /// a cached object of up to one chunk; nothing the cache does not hold, and nothing
+    /// larger, which streams.
+    @Test func readsAtOnce_onlyCachedObjectsOfOneChunk() async throws {
+        let fixture = FileStorageFixture("filestorage-read-at-once")
+        defer { fixture.remove() }
+        let storage = try await fixture.storage()
+        let small = (0..<1024).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let large = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        try await storage.put("small", data: small)
+        try await storage.put("large", data: large)
+        let ready = try #require(try storage.getWithoutWaiting("small", range: nil), "a just-written 1 KiB object was not read at once")
+        #expect(ready.bytes == small)
+        #expect(ready.range == nil)
+        #expect(ready.info == (try await storage.head("small")))
+        #expect(try storage.getWithoutWaiting("small", range: .closed(first: 10, last: 19))?.bytes == Array(small[10...19]))
+        #expect(try storage.getWithoutWaiting("large", range: nil) == nil)
+        #expect(try storage.getWithoutWaiting("large", range: .closed(first: 0, last: 99))?.bytes == Array(large[0...99]))
+        #expect(throws: PlugboardError.self) { try storage.getWithoutWaiting("small", range: .from(5000)) }
+        #expect(throws: PlugboardError.self) { try storage.getWithoutWaiting("", range: nil) }
+        let objectFiles = files(in: fixture.objectsFolder)
+        // Cold (where the file system drops clean pages; tmpfs keeps them): these reads
+        // would wait for the disk, so they are not answered at once.
+        if objectFiles.allSatisfy(dropsPages) {
+            for path in objectFiles { _ = try dropPages(path) }
+            #expect(try storage.getWithoutWaiting("small", range: nil) == nil)
+            #expect(try storage.getWithoutWaiting("large", range: .suffix(10)) == nil)
+            #expect(try await storage.get("small").data == small)
+        }
+    }
 }

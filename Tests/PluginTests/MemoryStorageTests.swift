@@ -24,6 +24,23 @@ import Testing
         #expect(try await storage.list(prefix: "", limit: 10, continuationToken: nil).objects.count == 1)
     }
 
+    @Test func readsAreAnsweredAtOnce_exceptWithFaultsOn() async throws {
+        let plain = try await PluginFixtures.loadStorage("MemoryStorage")
+        _ = try await plain.put("k", data: [1, 2, 3], contentType: nil, metadata: [:])
+        let ready = try #require(try plain.getWithoutWaiting("k", range: .suffix(2)))
+        #expect(ready.bytes == [2, 3])
+        #expect(ready.range == 1..<3)
+        #expect(ready.info.size == 3)
+        #expect(throws: PlugboardError.self) { try plain.getWithoutWaiting("missing", range: nil) }
+        // Injected latency and failures live on the async way: a read at once would skip them.
+        for config: [String: ConfigValue] in [["latencyMilliseconds": .integer(1)], ["failOperations": .array([.string("get")])],
+                                              ["failureRate": .number(0.5)]] {
+            // Not even the base's not_found comes back: the read goes to the async get.
+            let faulty = try await PluginFixtures.loadStorage("MemoryStorage", config: config)
+            #expect(try faulty.getWithoutWaiting("k", range: nil) == nil, "\(config)")
+        }
+    }
+
     @Test func latency_delaysEveryOperation() async throws {
         let storage = try await PluginFixtures.loadStorage("MemoryStorage", config: ["latencyMilliseconds": .integer(60)])
         let clock = ContinuousClock()

@@ -89,7 +89,7 @@ enum CLISpec {
                             .value("max-connections-per-client", "N", help: "Open connections from one client address at most (503 beyond).", default: String(serverDefaults.maxConnectionsPerClient)),
                             .value("event-loops", "N", help: "Event-loop threads serving the connections.", default: "the number of cores"),
                             .value("max-buffered-bytes", "BYTES", help: "Body bytes held in memory at once, all connections together; beyond, new bodies get 503 with Retry-After and bodies in progress wait.", default: String(serverDefaults.maxBufferedBytes)),
-                            .value("handler-start", "immediate|pool", help: "Where a request's task starts: on its event loop's thread until it first suspends (immediate), or on Swift's cooperative pool.", default: "immediate",
+                            .value("handler-start", "at-once|immediate|pool", help: "How a request is handled: a read the storage has at once is answered on its event loop without a task, others as a task started there (at-once); every request as a task started on its event loop's thread (immediate), or on Swift's cooperative pool (pool).", default: "at-once",
                                    completion: .choices(ServeCommand.handlerStarts)),
                             .value("first-byte-timeout", "SECONDS", help: "How long a new connection may wait before its first byte.", default: seconds(serverDefaults.firstByteTimeoutSeconds)),
                             .value("idle-timeout", "SECONDS", help: "How long a kept-alive connection may wait for its next request.", default: seconds(serverDefaults.idleTimeoutSeconds)),

@@ -12,7 +12,7 @@ enum ServeCommand {
     /// `--shutdown-timeout`'s default.
     static let defaultShutdownTimeoutSeconds = 10.0
     /// `--handler-start`'s values (the switch in ``options(_:)`` takes each).
-    static let handlerStarts = ["immediate", "pool"]
+    static let handlerStarts = ["at-once", "immediate", "pool"]
 
     static func run(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         // Read once, here: --s3-listen takes the manifest's key pairs from it (at start; a
@@ -64,11 +64,12 @@ enum ServeCommand {
         server.firstByteTimeoutSeconds = try seconds(ctx, "first-byte-timeout", default: server.firstByteTimeoutSeconds)
         server.idleTimeoutSeconds = try seconds(ctx, "idle-timeout", default: server.idleTimeoutSeconds)
         switch ctx.parsed.value("handler-start") {
-        case nil, "immediate": server.immediateHandlers = true
-        case "pool": server.immediateHandlers = false
+        case nil, "at-once": (server.answersWithoutWaiting, server.immediateHandlers) = (true, true)
+        case "immediate": (server.answersWithoutWaiting, server.immediateHandlers) = (false, true)
+        case "pool": (server.answersWithoutWaiting, server.immediateHandlers) = (false, false)
         case let other?:
-            throw UsageError.make("invalid --handler-start \"\(other)\"", detail: "Expected immediate or pool.",
-                                  hint: "Leave it out for immediate (docs/BENCHMARKS.md compares the two).")
+            throw UsageError.make("invalid --handler-start \"\(other)\"", detail: "Expected at-once, immediate or pool.",
+                                  hint: "Leave it out for at-once (docs/BENCHMARKS.md compares the three).")
         }
         server.headerTimeoutSeconds = try seconds(ctx, "request-timeout", default: server.headerTimeoutSeconds)
         server.bodyTimeoutSeconds = server.headerTimeoutSeconds

@@ -43,13 +43,18 @@ public struct ServerConfiguration: Sendable {
     /// there until it first suspends, instead of starting on the cooperative pool: an
     /// answer that is ready at once then costs no thread hop. docs/BENCHMARKS.md has both.
     public var immediateHandlers: Bool
+    /// Whether a request without a body is first offered to
+    /// ``HTTPHandler/respondWithoutWaiting(to:)`` on its loop's thread, so that an answer
+    /// ready at once costs no task. docs/BENCHMARKS.md has both.
+    public var answersWithoutWaiting: Bool
 
     public init(host: String = "127.0.0.1", port: Int = 8080, limits: HTTPLimits = HTTPLimits(),
                 eventLoops: Int = ServerConfiguration.defaultEventLoops,
                 maxConnections: Int = 16_384, maxConnectionsPerClient: Int = 2048,
                 firstByteTimeoutSeconds: Double = 5, idleTimeoutSeconds: Double = 60, headerTimeoutSeconds: Double = 10,
                 bodyTimeoutSeconds: Double = 10, minBodyBytesPerSecond: Int = 1024, writeTimeoutSeconds: Double = 30,
-                maxBufferedBytes: Int = 256 << 20, immediateHandlers: Bool = true) {
+                maxBufferedBytes: Int = 256 << 20, immediateHandlers: Bool = true,
+                answersWithoutWaiting: Bool = true) {
         self.host = host
         self.port = port
         self.limits = limits
@@ -64,6 +69,7 @@ public struct ServerConfiguration: Sendable {
         self.writeTimeoutSeconds = writeTimeoutSeconds
         self.maxBufferedBytes = maxBufferedBytes
         self.immediateHandlers = immediateHandlers
+        self.answersWithoutWaiting = answersWithoutWaiting
     }
 
     /// One loop per core.
@@ -79,11 +85,20 @@ public protocol HTTPHandler: Sendable {
     /// Answers a request whose head has arrived; its body arrives as the handler reads it
     /// (`request.body`). Runs as a Swift task; it must not block its thread.
     func respond(to request: HTTPRequest) async -> HTTPResponse
+    /// Answers a request without a body at once, on the event loop's thread, when nothing
+    /// has to wait (a small object read from memory or the kernel's cache); nil sends it
+    /// to ``respond(to:)`` as a task. It must not block: it delays every other connection
+    /// of its loop. The default answers nothing at once.
+    func respondWithoutWaiting(to request: HTTPRequest) -> HTTPResponse?
     /// Answers a request the server refused before it was complete (`head` is nil when
     /// even the head could not be read) or a connection over the limit.
     func refusal(_ error: HTTPError, head: RequestHead?) -> HTTPResponse
     /// Called after each response is written, for access logs and metrics.
     func completed(_ exchange: Exchange)
+}
+
+extension HTTPHandler {
+    public func respondWithoutWaiting(to request: HTTPRequest) -> HTTPResponse? { nil }
 }
 
 /// One request and its answer, as the access log and the metrics see it.

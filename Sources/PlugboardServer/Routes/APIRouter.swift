@@ -93,6 +93,33 @@ public final class APIRouter: HTTPHandler {
         }
     }
 
+    /// Health, readiness, and a GET of an object the bound storage has at once: answered
+    /// on the event loop without a task (``ObjectStorage/getWithoutWaiting(_:range:)``),
+    /// with the same lease, generation stamp and answers as ``respond(to:)``. Nil for
+    /// everything else, and for a read the storage would have to wait for.
+    public func respondWithoutWaiting(to request: HTTPRequest) -> HTTPResponse? {
+        if !request.screened, let refusal = screen(request.head) { return refusal }
+        let route = Route(path: request.head.path)
+        switch route {
+        case .object(let encoded) where request.head.method == "GET":
+            return ErrorResponses.$context.withValue(.init(logger: logger, provider: provider)) { () -> HTTPResponse? in
+                if let refusal = notReady() { return refusal }
+                let lease = provider.container.lease()
+                defer { lease.release() }
+                guard let answer = ObjectRoutes.getWithoutWaiting(encodedKey: encoded, request.headers,
+                                                                  storage: storage(lease)) else { return nil }
+                logger.debug("started \(request.head.method) \(request.head.target.prefix(1024))")
+                return Self.stamped(answer, lease)
+            }
+        case .healthz:
+            return Self.json(200, "{\"status\":\"ok\"}\n")
+        case .readyz:
+            return readiness()
+        default:
+            return nil
+        }
+    }
+
     public func refusal(_ error: HTTPError, head: RequestHead?) -> HTTPResponse {
         ErrorResponses.response(error)
     }

@@ -76,9 +76,7 @@ enum ObjectRoutes {
     /// object, as S3 answers. Large bodies stream from the storage as the client reads.
     static func get(_ key: String, _ headers: HTTPHeaders, _ backend: any ObjectStorage) async throws -> HTTPResponse {
         let preconditions = Preconditions(headers)
-        var range: ByteRange?
-        let ranges = headers.values("range")
-        if ranges.count == 1, case .single(let one) = ByteRange.parse(header: ranges[0]) { range = one }
+        let range = requestedRange(headers)
         let stream: ObjectStream
         do {
             stream = try await backend.get(key, range: range)
@@ -89,18 +87,59 @@ enum ObjectRoutes {
         }
         // A refused read drops the stream unread; the storage's open file goes with it.
         if let refusal = preconditions.refusal(for: stream.info, reading: true) { return refusal }
-        var status = 200
-        var headers = objectHeaders(stream.info)
-        if let offsets = stream.range, !offsets.isEmpty {
-            status = 206
-            headers.append(("Content-Range", "bytes \(offsets.lowerBound)-\(offsets.upperBound - 1)/\(stream.info.size)"))
-        }
+        let (status, headers) = readHead(stream.info, stream.range)
         let length = stream.body.length ?? stream.range?.count ?? stream.info.size
         if length <= wholeAnswerBytes {
             return HTTPResponse(status: status, headers: headers, body: try await stream.body.collect(upTo: length))
         }
         let chunks = ChunkReader(stream.body)
         return HTTPResponse(status: status, headers: headers, stream: ResponseStream(length: length) { try await chunks.next() })
+    }
+
+    /// GET answered on the caller's thread, when the storage has the bytes at once
+    /// (``ObjectStorage/getWithoutWaiting(_:range:)``): the same answers as ``get(_:_:_:)``.
+    /// Nil when the storage would wait, and for an unsatisfiable range, whose 416 names
+    /// the object's size and so needs a `head` that may wait.
+    static func getWithoutWaiting(encodedKey: Substring, _ headers: HTTPHeaders,
+                                  storage: Result<any ObjectStorage, PlugboardError>) -> HTTPResponse? {
+        let key: String
+        do throws(HTTPError) {
+            key = try decodeKey(encodedKey)
+        } catch {
+            return ErrorResponses.response(error)
+        }
+        let backend: any ObjectStorage
+        switch storage {
+        case .success(let s): backend = s
+        case .failure(let e): return ErrorResponses.response(e)
+        }
+        let ready: ReadyObject
+        do throws(PlugboardError) {
+            guard let found = try backend.getWithoutWaiting(key, range: requestedRange(headers)) else { return nil }
+            ready = found
+        } catch {
+            if error.code == .storageRangeNotSatisfiable { return nil }
+            return ErrorResponses.response(error)
+        }
+        if let refusal = Preconditions(headers).refusal(for: ready.info, reading: true) { return refusal }
+        let (status, headers) = readHead(ready.info, ready.range)
+        return HTTPResponse(status: status, headers: headers, body: ready.bytes)
+    }
+
+    /// The one range a GET asks for; several ranges, or an invalid `Range`, ask for the
+    /// whole object, as S3 answers.
+    private static func requestedRange(_ headers: HTTPHeaders) -> ByteRange? {
+        guard headers.count(of: "range") == 1, let text = headers["range"],
+              case .single(let one) = ByteRange.parse(header: text) else { return nil }
+        return one
+    }
+
+    /// A read's status and headers: 206 with `Content-Range` for a part of the object.
+    private static func readHead(_ info: ObjectInfo, _ offsets: Range<Int>?) -> (Int, [(String, String)]) {
+        var headers = objectHeaders(info)
+        guard let offsets, !offsets.isEmpty else { return (200, headers) }
+        headers.append(("Content-Range", "bytes \(offsets.lowerBound)-\(offsets.upperBound - 1)/\(info.size)"))
+        return (206, headers)
     }
 
     /// The key: percent-decoded bytes, then the storage's key rules.

@@ -33,3 +33,12 @@ extension ObjectStorage {
         return try ObjectStream(object, key: key, range: range)
     }
 }
+
+/// The default read without waiting: a backend built against PlugboardAPI 1.3 or earlier,
+/// or one that does not implement it, is always read through ``ObjectStorage/get(_:range:)``.
+extension ObjectStorage {
+    /// Returns `nil`: answering would wait.
+    public func getWithoutWaiting(_ key: String, range: ByteRange?) throws(PlugboardError) -> ReadyObject? {
+        nil
+    }
+}

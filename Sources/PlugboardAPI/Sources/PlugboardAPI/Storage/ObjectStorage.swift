@@ -12,7 +12,9 @@
 /// (`ObjectStorage+Streaming.swift`), so that a plugin built against 1.1 still loads and
 /// works: its objects are simply collected in memory, and it refuses conditional writes
 /// with `storage.unsupported`. A backend that can stream or check conditions atomically
-/// implements both.
+/// implements both. PlugboardAPI 1.4 added ``getWithoutWaiting(_:range:)``, a read
+/// answered on the caller's thread when nothing has to wait; its default says it never
+/// can.
 ///
 /// ```swift
 /// let storage: any ObjectStorage = try container.resolve()
@@ -76,6 +78,22 @@
 ///   and a body of exactly those bytes; `range: nil` returns the whole object with
 ///   `stream.range == nil`. The info and the bytes come from one version of the object,
 ///   even while another `put` replaces it.
+///
+/// **Reads answered at once** (``getWithoutWaiting(_:range:)``, PlugboardAPI 1.4).
+/// - It returns `nil` whenever answering would wait: for the disk, the network, a lock
+///   held across I/O, or an object larger than the backend hands out in one piece. The
+///   caller then calls ``get(_:range:)``. Returning `nil` is always correct, and is the
+///   default.
+/// - Otherwise it returns exactly what ``get(_:range:)`` would return now (the whole
+///   object's info, the resolved offsets, those bytes) or throws the error it would
+///   throw, with the same code, in the same order of checks.
+/// - It runs on the caller's thread, which may be an event loop that serves thousands
+///   of connections: it never blocks, sleeps or waits for another thread's work, and
+///   costs about a copy of the bytes it returns. No task runs it, so there is no
+///   cancellation to check.
+/// - A storage that wraps another (fault injection, metrics, caching) either gives it
+///   the same behaviour as its `get` or returns `nil`; forwarding to the wrapped storage
+///   when its own `get` adds latency or failures would skip them.
 ///
 /// **Conditional writes** (``WriteCondition``).
 /// - `.absent` stores only when no object is under the key; `.matches(etag:)` only when
@@ -208,4 +226,22 @@ public protocol ObjectStorage: Sendable {
     /// - Throws: `storage.not_found`, `storage.invalid_key`, `storage.invalid_argument` (a
     ///   malformed range), `storage.range_not_satisfiable`, or a backend failure.
     func get(_ key: String, range: ByteRange?) async throws -> ObjectStream
+
+    /// Returns what ``get(_:range:)`` would, the bytes in hand, when the backend can answer
+    /// without waiting; `nil` when it cannot, and the caller then calls ``get(_:range:)``.
+    ///
+    /// Added in PlugboardAPI 1.4 with a default implementation that returns `nil`, so a
+    /// plugin built against an earlier API keeps loading and is read through
+    /// ``get(_:range:)`` as before. A backend that holds objects in memory, or can read
+    /// from a cache without blocking (FileStorage's cached files), implements it: the
+    /// HTTP server then answers such a read on its event loop, without starting a task.
+    ///
+    /// - Parameters:
+    ///   - key: The object's key.
+    ///   - range: The bytes to read, or `nil` for the whole object.
+    /// - Returns: The object's info and bytes, or `nil` when answering would wait.
+    /// - Throws: What ``get(_:range:)`` would throw: `storage.not_found`,
+    ///   `storage.invalid_key`, `storage.invalid_argument` (a malformed range),
+    ///   `storage.range_not_satisfiable`, or a backend failure.
+    func getWithoutWaiting(_ key: String, range: ByteRange?) throws(PlugboardError) -> ReadyObject?
 }

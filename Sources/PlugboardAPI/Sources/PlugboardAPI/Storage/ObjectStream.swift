@@ -29,14 +29,6 @@ extension ObjectStream {
     ///
     /// - Throws: `storage.range_not_satisfiable` when `range` selects no byte.
     public init(_ object: StoredObject, key: String, range: ByteRange?) throws(PlugboardError) {
-        guard let range else {
-            self.init(info: object.info, range: nil, body: ObjectBody(object.data))
-            return
-        }
-        guard let offsets = range.resolve(size: object.data.count) else {
-            throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: object.data.count)
-        }
-        let bytes = offsets.count == object.data.count ? object.data : Array(object.data[offsets])
-        self.init(info: object.info, range: offsets, body: ObjectBody(bytes))
+        self.init(try ReadyObject(object, key: key, range: range))
     }
 }

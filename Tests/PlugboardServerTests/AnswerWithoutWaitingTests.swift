@@ -1,0 +1,158 @@
+import InMemoryStorage
+import PlugboardAPI
+@testable import PlugboardHTTP
+import PlugboardHost
+@testable import PlugboardServer
+import Testing
+
+/// A GET the bound storage can read at once is answered on the event loop without a task
+/// (`APIRouter.respondWithoutWaiting`): the answer must be the one the task would give,
+/// byte for byte, and everything the storage would wait for goes to the task.
+@Suite struct AnswerWithoutWaitingTests {
+    typealias Provider = RouterOverProviderTests.ContainerProvider
+
+    static func router(_ storage: any ObjectStorage, token: String? = nil) async throws -> (APIRouter, Provider) {
+        let provider = Provider()
+        try await provider.container.transaction(owner: "test") { tx in
+            try tx.register((any ObjectStorage).self, instance: storage)
+        }
+        return (APIRouter(provider: provider, apiToken: token, logger: .disabled), provider)
+    }
+
+    static func request(_ method: String, _ target: String, _ headers: [(String, String)] = []) -> HTTPRequest {
+        RouterOverProviderTests.request(method, target, headers: headers)
+    }
+
+    @Test func everyReadAnsweredAtOnce_isTheAnswerTheTaskGives() async throws {
+        let storage = InMemoryObjectStorage()
+        let info = try await storage.put("a/b", data: Array("hello, world".utf8), contentType: "text/plain",
+                                         metadata: ["origin": "test", "b": "2"])
+        let (router, _) = try await Self.router(storage)
+        let etag = "\"\(info.etag)\""
+        let cases: [(String, [(String, String)], Int)] = [
+            ("/v1/objects/a%2Fb", [], 200),
+            ("/v1/objects/a%2Fb", [("range", "bytes=0-4")], 206),
+            ("/v1/objects/a%2Fb", [("range", "bytes=-3")], 206),
+            ("/v1/objects/a%2Fb", [("range", "bytes=7-")], 206),
+            ("/v1/objects/a%2Fb", [("range", "bytes=0-1,3-4")], 200),
+            ("/v1/objects/a%2Fb", [("range", "bytes=0-1"), ("range", "bytes=3-4")], 200),
+            ("/v1/objects/a%2Fb", [("range", "lines=1-2")], 200),
+            ("/v1/objects/a%2Fb", [("if-none-match", etag)], 304),
+            ("/v1/objects/a%2Fb", [("if-match", "\"0123\"")], 412),
+            ("/v1/objects/a%2Fb", [("if-modified-since", info.lastModified.httpDate)], 304),
+            ("/v1/objects/missing", [], 404),
+            ("/v1/objects/a%00b", [], 400),
+            ("/v1/objects/%ZZ", [], 400),
+            ("/healthz", [], 200),
+            ("/readyz", [], 200),
+        ]
+        for (target, headers, status) in cases {
+            let request = Self.request("GET", target, headers)
+            let atOnce = try #require(router.respondWithoutWaiting(to: request), "GET \(target) \(headers) was not answered at once")
+            let task = await router.respond(to: request)
+            #expect(atOnce.status == status, "GET \(target) \(headers): \(atOnce.status)")
+            #expect(atOnce.status == task.status, "GET \(target) \(headers)")
+            #expect(atOnce.headers.map { "\($0.0): \($0.1)" } == task.headers.map { "\($0.0): \($0.1)" }, "GET \(target) \(headers)")
+            #expect(atOnce.stream == nil)
+            #expect(atOnce.body == (try await RouterOverProviderTests.body(of: task)), "GET \(target) \(headers)")
+        }
+    }
+
+    @Test func whatWouldWait_orIsNotARead_goesToTheTask() async throws {
+        let storage = InMemoryObjectStorage()
+        _ = try await storage.put("k", data: Array("hello".utf8), contentType: nil, metadata: [:])
+        let (router, _) = try await Self.router(storage)
+        // A 416 names the object's size, which takes a head the storage may wait for.
+        #expect(router.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k", [("range", "bytes=100-")])) == nil)
+        #expect(await router.respond(to: Self.request("GET", "/v1/objects/k", [("range", "bytes=100-")])).status == 416)
+        for (method, target) in [("HEAD", "/v1/objects/k"), ("DELETE", "/v1/objects/k"), ("GET", "/v1/objects"),
+                                 ("GET", "/v1/objects?prefix=k")] {
+            #expect(router.respondWithoutWaiting(to: Self.request(method, target)) == nil, "\(method) \(target)")
+        }
+        // A storage that does not implement the read at once (the API's default) is read by the task.
+        let (plain, _) = try await Self.router(TaskOnlyStorage(base: storage))
+        #expect(plain.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k")) == nil)
+        #expect(await plain.respond(to: Self.request("GET", "/v1/objects/k")).status == 200)
+    }
+
+    @Test func refusals_areTheSameAtOnce() async throws {
+        let storage = InMemoryObjectStorage()
+        _ = try await storage.put("k", data: [1], contentType: nil, metadata: [:])
+        let (router, _) = try await Self.router(storage, token: "token-1")
+        // Unscreened requests (a router used without the server) are screened here too.
+        let unauthorized = try #require(router.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k")))
+        #expect(unauthorized.status == 401)
+        let authorized = try #require(router.respondWithoutWaiting(
+            to: Self.request("GET", "/v1/objects/k", [("authorization", "Bearer token-1")])))
+        #expect(authorized.status == 200)
+        #expect(authorized.body == [1])
+
+        let refusing = Provider(refusal: PlugboardError(.noStorage, "required plugin FileStorage is not active"))
+        try await refusing.container.transaction(owner: "test") { tx in
+            try tx.register((any ObjectStorage).self, instance: storage)
+        }
+        let notReady = APIRouter(provider: refusing, apiToken: nil, logger: .disabled)
+        let refused = try #require(notReady.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k")))
+        #expect(refused.status == 503)
+        #expect(refused.status == (await notReady.respond(to: Self.request("GET", "/v1/objects/k"))).status)
+        #expect(try #require(notReady.respondWithoutWaiting(to: Self.request("GET", "/readyz"))).status == 503)
+    }
+
+    @Test func theAnswerCarriesItsGeneration_andLeavesNoLease() async throws {
+        let host = try await LeasePerRequestTests.emptyHost()
+        let events = Events()
+        let storage = StoppingStorage(events)
+        try await host.container.transaction(owner: "p") { tx in
+            try tx.register((any ObjectStorage).self, managed: true) { _ in storage }
+        }
+        let router = APIRouter(host: host, apiToken: nil, adminToken: nil, metrics: ServerMetrics(),
+                               logger: .disabled, openConnections: { 0 })
+        let answer = try #require(router.respondWithoutWaiting(to: LeasePerRequestTests.get("/v1/objects/k")))
+        #expect(answer.status == 200)
+        #expect(answer.headers.contains { $0.0 == "X-Plugboard-Generation" && $0.1 == String(host.container.generation) })
+        _ = host.container.unregisterAll(owner: "p")
+        await host.container.awaitPendingStops()
+        #expect(events.entries.contains("stop"), "a lease was left behind: \(events.entries)")
+        await host.shutdown()
+    }
+}
+
+/// Forwards the async methods only: reads through it always go to a task.
+private struct TaskOnlyStorage: ObjectStorage {
+    let base: any ObjectStorage
+    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+        try await base.put(key, data: data, contentType: contentType, metadata: metadata)
+    }
+    func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
+    func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
+    func delete(_ key: String) async throws { try await base.delete(key) }
+    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
+        try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
+    }
+}
+
+/// A managed in-memory storage holding one object under `k`, which says when it stops.
+private final class StoppingStorage: ObjectStorage, ManagedService {
+    private let base = InMemoryObjectStorage()
+    private let events: Events
+
+    init(_ events: Events) { self.events = events }
+
+    func start() async throws {
+        _ = try await base.put("k", data: [7], contentType: nil, metadata: [:])
+    }
+    func stop() async { events.append("stop") }
+
+    func getWithoutWaiting(_ key: String, range: ByteRange?) throws(PlugboardError) -> ReadyObject? {
+        try base.getWithoutWaiting(key, range: range)
+    }
+    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+        try await base.put(key, data: data, contentType: contentType, metadata: metadata)
+    }
+    func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
+    func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
+    func delete(_ key: String) async throws { try await base.delete(key) }
+    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
+        try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
+    }
+}
