@@ -153,3 +153,11 @@ for target in package.targets {
 for target in package.targets where ["PlugboardHTTP", "PlugboardServer", "PlugboardS3Server"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
 }
+
+// Release builds of the request path check exclusive access statically only: the runtime
+// check of every access to a class's stored property (the connection's buffers, the loop's
+// queue) was about 4,000 instructions a GET, 7% of a small one, in
+// Benchmarks/instructions-per-request.sh. Debug builds, which the tests run, keep it.
+for target in package.targets where ["PlugboardHTTP", "PlugboardHTTPCodec", "PlugboardServer"].contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+}

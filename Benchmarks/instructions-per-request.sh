@@ -16,7 +16,8 @@
 # reads on a blocking thread instead of the loop's: its figure includes that hand-over,
 # which a real run of a cached object does not make.
 #
-# Usage: Benchmarks/instructions-per-request.sh [N] [WARMUP]      (default 2000 300)
+# Usage: Benchmarks/instructions-per-request.sh [N] [WARMUP]      (default 2000 300;
+#        KEEP=1 keeps the callgrind files for callgrind_annotate)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 n=${1:-2000}
@@ -34,7 +35,8 @@ work=$(mktemp -d /tmp/plugboard-instructions-XXXXXX)
 server=""
 cleanup() {
     [ -z "$server" ] || { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; }
-    rm -rf "$work"
+    # KEEP=1 keeps the callgrind files for callgrind_annotate (the folder is printed).
+    if [ -n "${KEEP:-}" ]; then echo "profiles kept in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 143' TERM INT

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlugboardHTTPCodec
 /// Percent-decoding of request targets (RFC 3986 section 2.1), as the HTTP API defines
 /// it: every `%XX` (either case) is a byte, `+` stays a plus, `/` stays a slash.
@@ -5,9 +8,11 @@ public enum PercentDecoding {
     /// The bytes `text` stands for; throws 400 `http.bad_request` for a `%` not followed
     /// by two hexadecimal digits.
     public static func decode(_ text: Substring) throws(HTTPError) -> [UInt8] {
-        // A path without escapes (the usual key) is its own bytes: one copy, no walk.
-        if !text.utf8.contains(UInt8(ascii: "%")) { return Array(text.utf8) }
-        let utf8 = Array(text.utf8)
+        // A path without escapes (the usual key) is its own bytes: one copy, and a memchr
+        // over the contiguous bytes rather than a walk of the view.
+        var text = text
+        let utf8 = text.withUTF8 { Array($0) }
+        if utf8.withUnsafeBufferPointer({ $0.isEmpty || memchr($0.baseAddress!, 0x25, $0.count) == nil }) { return utf8 }
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count)
         var i = 0

@@ -54,9 +54,12 @@ enum RequestHeadParser {
         }
         let versionBytes = b[(sp2 + 1)..<r.upperBound]
         let version: HTTPVersion
-        if versionBytes.elementsEqual("HTTP/1.1".utf8) {
+        // Compared as one 8-byte word: elementsEqual over a String's view walked both.
+        let word: UInt64? = versionBytes.count == 8
+            ? b.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: sp2 + 1, as: UInt64.self) } : nil
+        if word == Self.http11 {
             version = .http11
-        } else if versionBytes.elementsEqual("HTTP/1.0".utf8) {
+        } else if word == Self.http10 {
             version = .http10
         } else {
             throw HTTPError.badRequest("unsupported HTTP version \"\(String(decoding: versionBytes.prefix(16), as: UTF8.self))\"",
@@ -65,6 +68,9 @@ enum RequestHeadParser {
         return (String(decoding: b[r.lowerBound..<sp1], as: UTF8.self), String(decoding: targetBytes, as: UTF8.self),
                 version)
     }
+
+    private static let http11 = Array("HTTP/1.1".utf8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+    private static let http10 = Array("HTTP/1.0".utf8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
 
     /// One `name: value` line (without its CRLF).
     static func field(_ b: [UInt8], _ r: Range<Int>, into headers: inout HTTPHeaders) throws(HTTPError) {

@@ -16,8 +16,9 @@ struct Preconditions {
     private let ifUnmodifiedSince: Timestamp?
 
     init(_ headers: HTTPHeaders) {
-        ifMatch = Self.tags(headers.values("if-match"))
-        ifNoneMatch = Self.tags(headers.values("if-none-match"))
+        // Most requests carry no condition: counted first, no array made for an absent one.
+        ifMatch = headers.count(of: "if-match") == 0 ? nil : Self.tags(headers.values("if-match"))
+        ifNoneMatch = headers.count(of: "if-none-match") == 0 ? nil : Self.tags(headers.values("if-none-match"))
         ifModifiedSince = headers["if-modified-since"].flatMap { Timestamp(httpDate: $0) }
         ifUnmodifiedSince = headers["if-unmodified-since"].flatMap { Timestamp(httpDate: $0) }
     }
