@@ -4,3 +4,10 @@ struct ConformanceCheckFailure: Error {
 
     init(_ reason: String) { self.reason = reason }
 }
+
+/// Thrown by a check that has nothing to decide for this storage: the rule is reported as
+/// skipped, with the reason, rather than passed.
+struct ConformanceSkip: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}

@@ -114,6 +114,8 @@ public struct ObjectStorageConformance: Sendable {
                 outcome = .passed
             } catch let failure as ConformanceCheckFailure {
                 outcome = .failed(reason: failure.reason)
+            } catch let skip as ConformanceSkip {
+                outcome = .skipped(reason: skip.reason)
             } catch {
                 outcome = .failed(reason: "unexpected error \(ConformanceText.describe(error))")
             }

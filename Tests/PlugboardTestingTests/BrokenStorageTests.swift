@@ -38,6 +38,20 @@ struct BrokenStorageTests {
         #expect(report.result(named: "get_without_waiting_sees_whole_versions")?.outcome == .passed)
     }
 
+    @Test func aStorageThatReadsNothingAtOnce_hasTheTwoRulesSkipped_sayingWhy() async throws {
+        let options = ObjectStorageConformance.Options(
+            includeLargeObjects: false, only: ["get_without_waiting_matches_get", "get_without_waiting_sees_whole_versions"])
+        let report = await report(.listedTypesUnknown, options: options)
+        #expect(report.failedRuleNames.isEmpty, "\(report)")
+        for name in ["get_without_waiting_matches_get", "get_without_waiting_sees_whole_versions"] {
+            guard case .skipped(let reason) = report.result(named: name)?.outcome else {
+                Issue.record("\(name) was not skipped: \(report)")
+                continue
+            }
+            #expect(reason.contains("the storage reads nothing at once"), "\(reason)")
+        }
+    }
+
     @Test func listingInStringOrder_failsListUTF8ByteOrder() async throws {
         let report = await report(.listsInStringOrder)
         #expect(report.failedRuleNames == ["list_utf8_byte_order"])
