@@ -17,14 +17,20 @@ enum BlockingIO {
     /// hop at all, two fewer context switches than the lane.
     static func runCachedFirst<T: Sendable>(_ body: @escaping @Sendable (_ cachedOnly: Bool) throws(PlugboardError) -> T)
         async throws(PlugboardError) -> T {
-        if FileSystem.cachedReads.withLock({ $0 }) {
-            do throws(PlugboardError) {
-                return try body(true)
-            } catch where (error.underlying as? FileSystemError)?.isWouldBlock == true {
-                // Cold: the same work on a blocking lane, from the start.
-            }
-        }
+        if let done = try runCachedOnly({ () throws(PlugboardError) in try body(true) }) { return done }
+        // Cold: the same work on a blocking lane, from the start.
         return try await run { () throws(PlugboardError) -> T in try body(false) }
+    }
+
+    /// Runs `body` on the calling thread with nothing allowed to wait for the disk; nil
+    /// where it would have waited, or where this kernel cannot tell (``FileSystem/cachedReads``).
+    static func runCachedOnly<T>(_ body: () throws(PlugboardError) -> T) throws(PlugboardError) -> T? {
+        guard FileSystem.cachedReads.withLock({ $0 }) else { return nil }
+        do throws(PlugboardError) {
+            return try body()
+        } catch where (error.underlying as? FileSystemError)?.isWouldBlock == true {
+            return nil
+        }
     }
 
     /// Removes an upload's temporary file on a blocking lane; for the error path of a

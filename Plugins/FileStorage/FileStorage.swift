@@ -1,5 +1,4 @@
 import PlugboardAPI
-import PlugboardConcurrency
 import PlugboardCrypto
 
 /// An ``ObjectStorage`` that keeps each object as one file under a root folder.
@@ -146,14 +145,11 @@ final class FileStorage: ObjectStorage, ManagedService {
     func getWithoutWaiting(_ key: String, range: ByteRange?) throws(PlugboardError) -> ReadyObject? {
         try ObjectKey.validate(key)
         try range?.validate()
-        guard FileSystem.cachedReads.withLock({ $0 }) else { return nil }
-        do throws(PlugboardError) {
-            let (file, span, bytes) = try Self.open(key, range: range, in: files, cachedOnly: true)
-            guard let bytes else { return nil }
-            return ReadyObject(info: file.header.info, range: range == nil ? nil : span, bytes: bytes)
-        } catch where (error.underlying as? FileSystemError)?.isWouldBlock == true {
-            return nil
-        }
+        let files = self.files
+        guard let (file, span, bytes) = try BlockingIO.runCachedOnly({ () throws(PlugboardError) in
+            try Self.open(key, range: range, in: files, cachedOnly: true)
+        }), let bytes else { return nil }
+        return ReadyObject(info: file.header.info, range: range == nil ? nil : span, bytes: bytes)
     }
 
     /// Opens the object's file and resolves `range` against its size; reads the bytes too

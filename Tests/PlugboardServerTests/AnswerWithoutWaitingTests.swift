@@ -70,7 +70,7 @@ import Testing
             #expect(router.respondWithoutWaiting(to: Self.request(method, target)) == nil, "\(method) \(target)")
         }
         // A storage that does not implement the read at once (the API's default) is read by the task.
-        let (plain, _) = try await Self.router(TaskOnlyStorage(base: storage))
+        let (plain, _) = try await Self.router(ForwardingStorage(storage, readsAtOnce: false))
         #expect(plain.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k")) == nil)
         #expect(await plain.respond(to: Self.request("GET", "/v1/objects/k")).status == 200)
     }
@@ -101,7 +101,8 @@ import Testing
     @Test func theAnswerCarriesItsGeneration_andLeavesNoLease() async throws {
         let host = try await LeasePerRequestTests.emptyHost()
         let events = Events()
-        let storage = StoppingStorage(events)
+        let storage = ForwardingStorage(readsAtOnce: true, events: events)
+        _ = try await storage.put("k", data: [7], contentType: nil, metadata: [:])
         try await host.container.transaction(owner: "p") { tx in
             try tx.register((any ObjectStorage).self, managed: true) { _ in storage }
         }
@@ -117,34 +118,24 @@ import Testing
     }
 }
 
-/// Forwards the async methods only: reads through it always go to a task.
-private struct TaskOnlyStorage: ObjectStorage {
-    let base: any ObjectStorage
-    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
-        try await base.put(key, data: data, contentType: contentType, metadata: metadata)
-    }
-    func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
-    func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
-    func delete(_ key: String) async throws { try await base.delete(key) }
-    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
-        try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
-    }
-}
+/// An in-memory storage that reads at once or not (`readsAtOnce`), and says when it stops
+/// (a managed service when registered as one).
+private final class ForwardingStorage: ObjectStorage, ManagedService {
+    let base: InMemoryObjectStorage
+    private let readsAtOnce: Bool
+    private let events: Events?
 
-/// A managed in-memory storage holding one object under `k`, which says when it stops.
-private final class StoppingStorage: ObjectStorage, ManagedService {
-    private let base = InMemoryObjectStorage()
-    private let events: Events
-
-    init(_ events: Events) { self.events = events }
-
-    func start() async throws {
-        _ = try await base.put("k", data: [7], contentType: nil, metadata: [:])
+    init(_ base: InMemoryObjectStorage = InMemoryObjectStorage(), readsAtOnce: Bool, events: Events? = nil) {
+        self.base = base
+        self.readsAtOnce = readsAtOnce
+        self.events = events
     }
-    func stop() async { events.append("stop") }
+
+    func start() async throws {}
+    func stop() async { events?.append("stop") }
 
     func getWithoutWaiting(_ key: String, range: ByteRange?) throws(PlugboardError) -> ReadyObject? {
-        try base.getWithoutWaiting(key, range: range)
+        readsAtOnce ? try base.getWithoutWaiting(key, range: range) : nil
     }
     func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
         try await base.put(key, data: data, contentType: contentType, metadata: metadata)

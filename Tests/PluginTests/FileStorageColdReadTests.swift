@@ -59,14 +59,20 @@ import Glibc
         return ["ext4", "xfs", "btrfs"].contains(best?.type ?? "")
     }
 
-    @Test func readsAfterThePageCacheIsDropped_returnTheStoredBytes_andSoDoCachedReads() async throws {
-        let fixture = FileStorageFixture("filestorage-cold-read")
-        defer { fixture.remove() }
+    /// A storage in `fixture` holding `small` (1 KiB) and `large` (1 MiB), both just written.
+    private static func smallAndLarge(in fixture: FileStorageFixture) async throws -> (any ObjectStorage, [UInt8], [UInt8]) {
         let storage = try await fixture.storage()
         let small = (0..<1024).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let large = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13) }
         try await storage.put("small", data: small)
         try await storage.put("large", data: large)
+        return (storage, small, large)
+    }
+
+    @Test func readsAfterThePageCacheIsDropped_returnTheStoredBytes_andSoDoCachedReads() async throws {
+        let fixture = FileStorageFixture("filestorage-cold-read")
+        defer { fixture.remove() }
+        let (storage, small, large) = try await Self.smallAndLarge(in: fixture)
 
         let objectFiles = files(in: fixture.objectsFolder)
         #expect(objectFiles.count == 2)
@@ -93,11 +99,7 @@ import Glibc
     @Test func readsAtOnce_onlyCachedObjectsOfOneChunk() async throws {
         let fixture = FileStorageFixture("filestorage-read-at-once")
         defer { fixture.remove() }
-        let storage = try await fixture.storage()
-        let small = (0..<1024).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        let large = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13) }
-        try await storage.put("small", data: small)
-        try await storage.put("large", data: large)
+        let (storage, small, large) = try await Self.smallAndLarge(in: fixture)
         let ready = try #require(try storage.getWithoutWaiting("small", range: nil), "a just-written 1 KiB object was not read at once")
         #expect(ready.bytes == small)
         #expect(ready.range == nil)

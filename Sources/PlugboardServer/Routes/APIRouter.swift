@@ -85,7 +85,7 @@ public final class APIRouter: HTTPHandler {
                 Self.stamped(await ObjectRoutes.listing(query: request.head.query, storage: storage(lease)), lease)
             }
         case .healthz:
-            return Self.json(200, "{\"status\":\"ok\"}\n")
+            return Self.healthy()
         case .readyz:
             return readiness()
         case .metrics, .adminPlugins, .adminReload, .adminEvents, .adminServices, .unknown:
@@ -112,7 +112,7 @@ public final class APIRouter: HTTPHandler {
                 return Self.stamped(answer, lease)
             }
         case .healthz:
-            return Self.json(200, "{\"status\":\"ok\"}\n")
+            return Self.healthy()
         case .readyz:
             return readiness()
         default:
@@ -210,6 +210,9 @@ public final class APIRouter: HTTPHandler {
         let body = JSONOutput.object([("status", "unavailable"), ("reasons", .array(reasons.map { .string($0) }))])
         return Self.json(503, body.render(pretty: false) + "\n")
     }
+
+    /// `/healthz`: the process answers.
+    static func healthy() -> HTTPResponse { json(200, "{\"status\":\"ok\"}\n") }
 
     static func json(_ status: Int, _ text: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))

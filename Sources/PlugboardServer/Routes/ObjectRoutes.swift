@@ -12,18 +12,32 @@ enum ObjectRoutes {
     /// costs a hand-over per chunk, which only pays off for large bodies.
     static let wholeAnswerBytes = 256 << 10
 
+    /// An object request's key and the storage to ask, or the answer refusing it.
+    enum Target {
+        case object(key: String, backend: any ObjectStorage)
+        case refused(HTTPResponse)
+
+        init(encodedKey: Substring, storage: Result<any ObjectStorage, PlugboardError>) {
+            let key: String
+            do throws(HTTPError) {
+                key = try ObjectRoutes.decodeKey(encodedKey)
+            } catch {
+                self = .refused(ErrorResponses.response(error))
+                return
+            }
+            switch storage {
+            case .success(let backend): self = .object(key: key, backend: backend)
+            case .failure(let error): self = .refused(ErrorResponses.response(error))
+            }
+        }
+    }
+
     static func object(encodedKey: Substring, request: HTTPRequest,
                        storage: Result<any ObjectStorage, PlugboardError>) async -> HTTPResponse {
-        let key: String
-        let backend: any ObjectStorage
-        do throws(HTTPError) {
-            key = try decodeKey(encodedKey)
-        } catch {
-            return ErrorResponses.response(error)
-        }
-        switch storage {
-        case .success(let s): backend = s
-        case .failure(let e): return ErrorResponses.response(e)
+        let (key, backend): (String, any ObjectStorage)
+        switch Target(encodedKey: encodedKey, storage: storage) {
+        case .object(let k, let b): (key, backend) = (k, b)
+        case .refused(let refusal): return refusal
         }
         do {
             switch request.method {
@@ -102,16 +116,10 @@ enum ObjectRoutes {
     /// the object's size and so needs a `head` that may wait.
     static func getWithoutWaiting(encodedKey: Substring, _ headers: HTTPHeaders,
                                   storage: Result<any ObjectStorage, PlugboardError>) -> HTTPResponse? {
-        let key: String
-        do throws(HTTPError) {
-            key = try decodeKey(encodedKey)
-        } catch {
-            return ErrorResponses.response(error)
-        }
-        let backend: any ObjectStorage
-        switch storage {
-        case .success(let s): backend = s
-        case .failure(let e): return ErrorResponses.response(e)
+        let (key, backend): (String, any ObjectStorage)
+        switch Target(encodedKey: encodedKey, storage: storage) {
+        case .object(let k, let b): (key, backend) = (k, b)
+        case .refused(let refusal): return refusal
         }
         let ready: ReadyObject
         do throws(PlugboardError) {
