@@ -158,6 +158,6 @@ for target in package.targets where ["PlugboardHTTP", "PlugboardServer", "Plugbo
 // check of every access to a class's stored property (the connection's buffers, the loop's
 // queue) was about 4,000 instructions a GET, 7% of a small one, in
 // Benchmarks/instructions-per-request.sh. Debug builds, which the tests run, keep it.
-for target in package.targets where ["PlugboardHTTP", "PlugboardHTTPCodec", "PlugboardServer"].contains(target.name) {
+for target in package.targets where ["PlugboardHTTP", "PlugboardHTTPCodec", "PlugboardServer", "PlugboardConcurrency"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 }

@@ -76,7 +76,7 @@ struct ObjectFileHeader: Sendable {
               let seconds = reader.uint64(), let nanoseconds = reader.uint32(),
               Int32(bitPattern: nanoseconds) >= 0, Int32(bitPattern: nanoseconds) < 1_000_000_000,
               let etagBytes = reader.bytes(32), etagBytes.allSatisfy(isLowerHexDigit),
-              let keyBytes = reader.field(), let key = try? ObjectKey.validate(bytes: keyBytes),
+              let keyBytes = reader.field(), let key = Self.key(keyBytes),
               let typeBytes = reader.field(),
               let count = reader.uint32(), count <= 4096 else { return nil }
         let contentType = String(decoding: typeBytes, as: UTF8.self)
@@ -90,6 +90,14 @@ struct ObjectFileHeader: Sendable {
             key: key, size: Int(size), etag: String(decoding: etagBytes, as: UTF8.self), contentType: contentType,
             lastModified: Timestamp(secondsSince1970: Int64(bitPattern: seconds), nanoseconds: Int32(bitPattern: nanoseconds)),
             metadata: metadata)
+    }
+
+    /// The stored key, if it is one. Made from valid UTF-8 here and then checked as a
+    /// string: `ObjectKey.validate(bytes:)` is generic code across the API library, and
+    /// this runs for every read.
+    private static func key(_ bytes: ArraySlice<UInt8>) -> String? {
+        guard let key = String(validating: bytes, as: UTF8.self), (try? ObjectKey.validate(key)) != nil else { return nil }
+        return key
     }
 
     // MARK: - Encoding helpers

@@ -5,27 +5,42 @@
 /// paths by encoding each segment apart.
 public enum PercentEncoding {
     public static func encode(_ text: String, encodingDots: Bool = false) -> String {
-        encode(text.utf8, encodingDots: encodingDots)
+        // Over the contiguous bytes: the generic walk of a `UTF8View` goes index by index.
+        var text = text
+        return text.withUTF8 { encode($0, encodingDots: encodingDots) }
     }
 
     public static func encode(_ bytes: some Collection<UInt8>, encodingDots: Bool = false) -> String {
-        // Written straight into the string's storage: the server encodes a key for every
-        // object answer.
-        String(unsafeUninitializedCapacity: bytes.count * 3) { buffer in
+        // Written straight into the string's storage, sized exactly: the server encodes a
+        // key for every object answer, and a short result then stays a small string
+        // (no allocation) instead of filling a buffer sized for the worst case.
+        var escaped = 0
+        for byte in bytes where !keeps(byte, encodingDots) { escaped += 1 }
+        return String(unsafeUninitializedCapacity: bytes.count + 2 * escaped) { buffer in
             var n = 0
             for byte in bytes {
-                if isUnreserved(byte) && !(encodingDots && byte == UInt8(ascii: ".")) {
+                if keeps(byte, encodingDots) {
                     buffer[n] = byte
                     n += 1
                 } else {
                     buffer[n] = UInt8(ascii: "%")
-                    buffer[n + 1] = hex[Int(byte >> 4)]
-                    buffer[n + 2] = hex[Int(byte & 0x0F)]
+                    buffer[n + 1] = hexDigit(byte >> 4)
+                    buffer[n + 2] = hexDigit(byte & 0x0F)
                     n += 3
                 }
             }
             return n
         }
+    }
+
+    @inline(__always)
+    private static func keeps(_ byte: UInt8, _ encodingDots: Bool) -> Bool {
+        isUnreserved(byte) && !(encodingDots && byte == UInt8(ascii: "."))
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") - 10 + nibble
     }
 
     /// RFC 3986's unreserved characters.
@@ -38,6 +53,4 @@ public enum PercentEncoding {
             return false
         }
     }
-
-    private static let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
 }

@@ -7,7 +7,11 @@ public enum HTTPByte {
     public static let tab: UInt8 = 9
 
     /// `tchar`: the characters of a token (method, header name, coding).
-    @inlinable public static func isToken(_ b: UInt8) -> Bool { tokenTable[Int(b)] }
+    /// Two 64-bit masks, not a table: a static array is reached through a lazy
+    /// initializer's check at every byte of every method and header name.
+    @inlinable public static func isToken(_ b: UInt8) -> Bool {
+        b < 64 ? (tokenBelow64 >> UInt64(b)) & 1 != 0 : b < 128 && (tokenFrom64 >> UInt64(b - 64)) & 1 != 0
+    }
 
     /// A byte allowed in a field value: VCHAR, SP, HTAB or obs-text; never CR, LF, NUL or
     /// another control.
@@ -22,12 +26,10 @@ public enum HTTPByte {
     /// fragment, which a request never carries).
     @inlinable public static func isTarget(_ b: UInt8) -> Bool { b > 0x20 && b < 0x7F && b != UInt8(ascii: "#") }
 
-    @usableFromInline static let tokenTable: [Bool] = (0...255).map { (b: Int) -> Bool in
-        switch b {
-        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
-        default: return "!#$%&'*+-.^_`|~".utf8.contains(UInt8(b))
-        }
-    }
+    /// Bit n set when byte n (n < 64), or byte 64 + n, is a `tchar`: DIGIT, ALPHA and
+    /// ``!#$%&'*+-.^_`|~`` (RFC 9110 section 5.6.2).
+    @usableFromInline static let tokenBelow64: UInt64 = 0x03FF_6CFA_0000_0000
+    @usableFromInline static let tokenFrom64: UInt64 = 0x57FF_FFFF_C7FF_FFFE
 
     /// The value of a hexadecimal digit, or nil.
     @inlinable public static func hexValue(_ b: UInt8) -> Int? {

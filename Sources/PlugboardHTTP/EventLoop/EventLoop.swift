@@ -34,6 +34,12 @@ final class EventLoop: @unchecked Sendable {
     /// asks ``inLoop``.
     private let thread = Atomic<UInt>(0)
     private var running = true
+    /// The monotonic time when the loop last woke (loop thread only): deadlines and
+    /// transfer rates read it instead of the clock, which they asked six times a request.
+    private(set) var now = Clock.now()
+    /// Work queued from the loop's own thread: no lock, no doorbell (loop thread only).
+    private var local: [@Sendable () -> Void] = []
+    private var localBatch: [@Sendable () -> Void] = []
     /// A scratch buffer for `recv`: a connection copies out only what it keeps, so an
     /// idle connection owns no buffer at all.
     var scratch = [UInt8](repeating: 0, count: 64 << 10)
@@ -79,11 +85,15 @@ final class EventLoop: @unchecked Sendable {
     /// waits on it (a task finishing late must not leave a continuation hanging, nor ring
     /// a doorbell whose number another descriptor may have taken).
     func execute(_ work: @escaping @Sendable () -> Void) {
-        let here = inLoop
+        // Every small answer is queued from the loop itself: that path takes no lock.
+        if inLoop {
+            local.append(work)
+            return
+        }
         let runNow = queue.withLock { q -> Bool in
             if q.ended { return true }
             q.work.append(work)
-            if !here && !q.rung {
+            if !q.rung {
                 q.rung = true
                 // Under the lock: the loop closes the doorbell under it too.
                 var one: UInt64 = 1
@@ -134,14 +144,16 @@ final class EventLoop: @unchecked Sendable {
         pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         var data = [UInt64](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
-        var nextTick = Clock.now() + Self.tickSeconds
+        now = Clock.now()
+        var nextTick = now + Self.tickSeconds
         while running {
-            let timeout = max(0, Int32(((nextTick - Clock.now()) * 1000).rounded(.up)))
+            let timeout = max(0, Int32(((nextTick - now) * 1000).rounded(.up)))
             let n = data.withUnsafeMutableBufferPointer { d in
                 events.withUnsafeMutableBufferPointer { e in
                     plugboard_epoll_wait(epoll, d.baseAddress, e.baseAddress, 256, timeout)
                 }
             }
+            now = Clock.now()
             if n > 0 {
                 for i in 0..<Int(n) {
                     if data[i] == Self.doorbellID {
@@ -154,7 +166,7 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             runQueued()
-            let now = Clock.now()
+            now = Clock.now()
             if now >= nextTick {
                 nextTick = now + Self.tickSeconds
                 for source in Array(sources.values) { source.tick(now, loop: self) }
@@ -166,7 +178,11 @@ final class EventLoop: @unchecked Sendable {
             defer { q.work = [] }
             return q.work
         }
-        for item in left { item() }
+        // From here on, work queued from this thread runs at once too (see execute(_:)).
+        thread.store(0, ordering: .releasing)
+        let mine = local
+        local = []
+        for item in mine + left { item() }
         close(epoll)
     }
 
@@ -178,6 +194,15 @@ final class EventLoop: @unchecked Sendable {
         // Work the loop queues for itself while this runs did not ring the doorbell, so it
         // runs now, not after the next wait.
         while true {
+            if !local.isEmpty {
+                var mine = localBatch
+                localBatch = []
+                swap(&local, &mine)
+                for item in mine { item() }
+                mine.removeAll(keepingCapacity: mine.count <= 1024)
+                localBatch = mine
+                continue
+            }
             var taken = batch
             batch = []
             queue.withLock { q in

@@ -17,7 +17,7 @@ public struct HTTPError: Error, Sendable {
 
     /// Whether the connection must be closed after the answer: the request's framing is
     /// unknown or untrusted, so the bytes that follow cannot be read as a next request.
-    public var closesConnection: Bool { Self.closingStatuses.contains(status) }
+    public var closesConnection: Bool { Self.isClosing(status) }
 
     static func make(_ status: Int, _ code: PlugboardError.Code, _ message: String,
                      detail: String? = nil, hint: String? = nil) -> HTTPError {
@@ -88,4 +88,13 @@ extension PlugboardError.Code {
 extension HTTPError {
     /// After these the server closes the connection (the HTTP API's rule).
     public static let closingStatuses: Set<Int> = [400, 408, 411, 413, 414, 431, 501]
+
+    /// Whether an answer of `status` ends its connection (``closingStatuses``), asked of
+    /// every answer without hashing.
+    public static func isClosing(_ status: Int) -> Bool {
+        switch status {
+        case 400, 408, 411, 413, 414, 431, 501: return true
+        default: return false
+        }
+    }
 }

@@ -20,17 +20,27 @@ public enum BodyFraming: Sendable, Equatable {
 /// Header fields in arrival order, names lower-cased.
 public struct HTTPHeaders: Sendable {
     public private(set) var fields: [(name: String, value: String)] = []
+    /// One bit per name present (``bit(_:)``): a request's head is asked for a dozen
+    /// names that are mostly not there (conditions, ranges, codings), and each lookup
+    /// walked every field comparing names. A clear bit answers "absent" at once; a set
+    /// one may be another name's, so the walk still decides.
+    private var present: UInt64 = 0
 
     public init(_ fields: [(name: String, value: String)] = []) {
         self.fields = fields.map { (name: $0.name.lowercased(), value: $0.value) }
+        present = Self.mask(of: self.fields)
     }
 
-    mutating func append(name: String, value: String) { fields.append((name: name, value: value)) }
+    mutating func append(name: String, value: String) {
+        fields.append((name: name, value: value))
+        present |= Self.bit(name)
+    }
 
     mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
 
     /// The first value of `name` (lower case).
     public subscript(_ name: String) -> String? {
+        guard present & Self.bit(name) != 0 else { return nil }
         for field in fields where Self.same(field.name, name) { return field.value }
         return nil
     }
@@ -39,6 +49,7 @@ public struct HTTPHeaders: Sendable {
     public func values(_ name: String) -> [String] {
         // Looked up several times for every request, mostly for a name that is not there:
         // no array is made for none.
+        guard present & Self.bit(name) != 0 else { return [] }
         var found: [String] = []
         for field in fields where Self.same(field.name, name) { found.append(field.value) }
         return found
@@ -46,9 +57,23 @@ public struct HTTPHeaders: Sendable {
 
     /// How many fields have the name `name` (lower case).
     public func count(of name: String) -> Int {
+        guard present & Self.bit(name) != 0 else { return 0 }
         var n = 0
         for field in fields where Self.same(field.name, name) { n += 1 }
         return n
+    }
+
+    /// A name's bit, from its length alone: reading even its first byte through the
+    /// string's view cost more than the walk it spares.
+    @inline(__always)
+    static func bit(_ name: String) -> UInt64 {
+        1 << UInt64(truncatingIfNeeded: name.utf8.count & 63)
+    }
+
+    private static func mask(of fields: [(name: String, value: String)]) -> UInt64 {
+        var mask: UInt64 = 0
+        for field in fields { mask |= bit(field.name) }
+        return mask
     }
 
     /// Names compare by their bytes, as object keys do, and most differ in length already.

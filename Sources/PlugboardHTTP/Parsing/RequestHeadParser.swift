@@ -120,7 +120,10 @@ enum RequestHeadParser {
         } else if method == "PUT" {
             throw HTTPError.lengthRequired(method)
         }
-        let keepAlive = HTTPPersistence.keepAlive(minorVersion: version == .http11 ? 1 : 0, connection: headers.values("connection"))
+        // Most requests carry no Connection field: the version alone decides.
+        let connection = headers.values("connection")
+        let keepAlive = connection.isEmpty ? version == .http11
+            : HTTPPersistence.keepAlive(minorVersion: version == .http11 ? 1 : 0, connection: connection)
         let expect = headers["expect"]?.lowercased()
         let expectsContinue = version == .http11 && expect == "100-continue" && framing != .none && framing != .length(0)
         return RequestHead(method: method, target: target, version: version, headers: headers, framing: framing,

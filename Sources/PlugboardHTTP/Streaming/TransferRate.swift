@@ -30,8 +30,12 @@ struct TransferRate {
     }
 
     /// Starts measuring afresh (after a pause that was not the peer's doing).
+    /// In place: every answer restarts its connection's write window, and making a new
+    /// one allocated its buckets each time.
     mutating func restart(now: Double) {
-        self = TransferRate(now: now, windowSeconds: Double(window))
+        for i in buckets.indices { buckets[i] = 0 }
+        since = now
+        second = Int(now)
     }
 
     /// Whether fewer than `minimum` bytes per second moved over the last full window:

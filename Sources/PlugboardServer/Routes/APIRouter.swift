@@ -53,7 +53,7 @@ public final class APIRouter: HTTPHandler {
             return ErrorResponses.response(PlugboardError(.httpNotFound, "no route for \(head.path.prefix(200))",
                 hint: "The API serves /v1/objects, /v1/objects/{key}, /healthz, /readyz, /metrics and /v1/admin/*; see docs/openapi.yaml."))
         }
-        guard route.allowedMethods.contains(head.method) else {
+        guard route.allows(head.method) else {
             return ErrorResponses.response(route.methodRefusal(head.method))
         }
         return authorize(route, head)
@@ -78,11 +78,15 @@ public final class APIRouter: HTTPHandler {
             // slab allocation) fewer on the busiest route; released on every way out.
             let lease = provider.container.lease()
             defer { lease.release() }
-            return Self.stamped(await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease)), lease)
+            var response = await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease))
+            Self.stamp(&response, lease, route)
+            return response
         case .listing:
             if let refusal = notReady() { return refusal }
             return await provider.container.withLease { lease in
-                Self.stamped(await ObjectRoutes.listing(query: request.head.query, storage: storage(lease)), lease)
+                var response = await ObjectRoutes.listing(query: request.head.query, storage: storage(lease))
+                Self.stamp(&response, lease, route)
+                return response
             }
         case .healthz:
             return Self.healthy()
@@ -106,10 +110,11 @@ public final class APIRouter: HTTPHandler {
                 if let refusal = notReady() { return refusal }
                 let lease = provider.container.lease()
                 defer { lease.release() }
-                guard let answer = ObjectRoutes.getWithoutWaiting(encodedKey: encoded, request.headers,
+                guard var answer = ObjectRoutes.getWithoutWaiting(encodedKey: encoded, request.headers,
                                                                   storage: storage(lease)) else { return nil }
                 logger.debug("started \(request.head.method) \(request.head.target.prefix(1024))")
-                return Self.stamped(answer, lease)
+                Self.stamp(&answer, lease, route)
+                return answer
             }
         case .healthz:
             return Self.healthy()
@@ -125,7 +130,10 @@ public final class APIRouter: HTTPHandler {
     }
 
     public func completed(_ exchange: Exchange) {
-        let route = exchange.target == "-" ? Route.noneIndex : Route(path: RequestHead.path(of: exchange.target)).index
+        // Object and listing answers carry their route's label (stamp); anything else is
+        // matched again from its target.
+        let route = exchange.target == "-" ? Route.noneIndex
+            : exchange.label.flatMap { Route.labelIndex($0) } ?? Route(path: RequestHead.path(of: exchange.target)).index
         metrics.record(route: route, method: exchange.method, status: exchange.status, seconds: exchange.durationSeconds)
         logger.info("\(exchange.method) \(exchange.target.prefix(1024)) \(exchange.status) \(exchange.bytes)B \(Self.milliseconds(exchange.durationSeconds))ms",
                     metadata: ["peer": .string(exchange.peer)])
@@ -185,11 +193,12 @@ public final class APIRouter: HTTPHandler {
             hint: "Send the token the server was started with in \(variable)."))
     }
 
-    /// The generation whose services answered: the one the request's lease pinned.
-    static func stamped(_ response: HTTPResponse, _ lease: Lease) -> HTTPResponse {
-        var r = response
-        r.headers.append(("X-Plugboard-Generation", String(lease.generation)))
-        return r
+    /// The generation whose services answered: the one the request's lease pinned; and
+    /// the route's label, for the metrics. In place: a copy of the answer and then an
+    /// append to its shared headers copied them, once an answer.
+    static func stamp(_ response: inout HTTPResponse, _ lease: Lease, _ route: Route) {
+        response.headers.append(("X-Plugboard-Generation", String(lease.generation)))
+        response.label = Route.labels[route.index]
     }
 
     /// 503 for object routes while a required plugin is not active (with hot swap on,

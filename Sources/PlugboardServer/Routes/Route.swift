@@ -53,6 +53,9 @@ enum Route: Equatable {
     /// Metrics labels, indexed by ``index``: bounded, never the key.
     static let labels = ["object", "listing", "healthz", "readyz", "metrics", "admin_plugins", "admin_services",
                          "admin_reload", "admin_events", "unknown", "none"]
+    /// The index of `label`, one of ``labels``.
+    static func labelIndex(_ label: String) -> Int? { labels.firstIndex(of: label) }
+
     /// The label index of a request that never had a head.
     static let noneIndex = 10
 
@@ -68,6 +71,17 @@ enum Route: Equatable {
         case .adminReload: return 7
         case .adminEvents: return 8
         case .unknown: return 9
+        }
+    }
+
+    /// Whether the route takes `method`: asked for every request, so without making the
+    /// ``allowedMethods`` array.
+    func allows(_ method: String) -> Bool {
+        switch self {
+        case .object: return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE"
+        case .adminReload: return method == "POST"
+        case .unknown: return false
+        default: return method == "GET" || method == "HEAD"
         }
     }
 
