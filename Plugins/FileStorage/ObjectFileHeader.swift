@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 
 /// The header at the start of every object file: everything `head` returns, so that data
 /// and metadata live in one file and are replaced together by one `rename`.
@@ -92,12 +93,14 @@ struct ObjectFileHeader: Sendable {
             metadata: metadata)
     }
 
-    /// The stored key, if it is one. Made from valid UTF-8 here and then checked as a
+    /// The stored key, if it is one. An ASCII key is made here and then checked as a
     /// string: `ObjectKey.validate(bytes:)` is generic code across the API library, and
-    /// this runs for every read.
+    /// this runs for every read; it still checks every other key.
     private static func key(_ bytes: ArraySlice<UInt8>) -> String? {
-        guard let key = String(validating: bytes, as: UTF8.self), (try? ObjectKey.validate(key)) != nil else { return nil }
-        return key
+        if let key = bytes.withUnsafeBufferPointer(ASCIIText.string) {
+            return (try? ObjectKey.validate(key)) != nil ? key : nil
+        }
+        return try? ObjectKey.validate(bytes: bytes)
     }
 
     // MARK: - Encoding helpers
