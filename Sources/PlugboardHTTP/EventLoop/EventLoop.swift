@@ -14,8 +14,8 @@ import Synchronization
 /// an event read in the same batch as a close must not reach the connection that was
 /// accepted on the same number a moment later.
 final class EventLoop: @unchecked Sendable {
-    // @unchecked Sendable: `sources`, `nextID`, `running` and `scratch` are touched only
-    // on the loop's thread; `queue` is locked, `thread` atomic.
+    // @unchecked Sendable: `slots`, `freeSlots`, `nextID`, `running`, `now`, `local` and
+    // `scratch` are touched only on the loop's thread; `queue` is locked, `thread` atomic.
 
     let index: Int
     static let tickSeconds = 0.25
@@ -28,7 +28,12 @@ final class EventLoop: @unchecked Sendable {
         /// The loop's thread has ended and its doorbell is closed: work runs on the caller.
         var ended = false
     }
-    private var sources: [UInt64: any EventSource] = [:]
+    /// Registered sources by slot; an id is its slot in the low 32 bits and a count that
+    /// never repeats above them, so a slot reused by a new descriptor does not answer to
+    /// the old id. An array, not a dictionary: looked up for every event, and hashing the
+    /// id showed in a small GET's profile.
+    private var slots: [(id: UInt64, source: (any EventSource)?)] = []
+    private var freeSlots: [Int] = []
     private var nextID: UInt64 = 16
     /// The loop's thread once it runs, else 0: atomic, not locked, because every answer
     /// asks ``inLoop``.
@@ -106,11 +111,22 @@ final class EventLoop: @unchecked Sendable {
 
     /// Registers `fd` for `events`; returns its id for ``modify`` and ``remove``.
     func register(_ fd: Int32, events: UInt32, source: any EventSource) -> UInt64? {
-        let id = nextID
+        let slot = freeSlots.popLast() ?? slots.count
+        let id = nextID << 32 | UInt64(slot)
         nextID += 1
-        guard plugboard_epoll_add(epoll, fd, events, id) == 0 else { return nil }
-        sources[id] = source
+        guard plugboard_epoll_add(epoll, fd, events, id) == 0 else {
+            if slot < slots.count { freeSlots.append(slot) }
+            return nil
+        }
+        if slot == slots.count { slots.append((id, source)) } else { slots[slot] = (id, source) }
         return id
+    }
+
+    /// The source registered under `id`, if it still is.
+    private func source(_ id: UInt64) -> (any EventSource)? {
+        let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
+        guard slot < slots.count, slots[slot].id == id else { return nil }
+        return slots[slot].source
     }
 
     func modify(_ fd: Int32, id: UInt64, events: UInt32) {
@@ -121,11 +137,14 @@ final class EventLoop: @unchecked Sendable {
     /// while the loop still knows it.
     func remove(_ fd: Int32, id: UInt64) {
         _ = plugboard_epoll_delete(epoll, fd)
-        sources.removeValue(forKey: id)
+        let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
+        guard slot < slots.count, slots[slot].id == id else { return }
+        slots[slot] = (0, nil)
+        freeSlots.append(slot)
     }
 
     /// What is registered now (loop thread only).
-    func registeredSources() -> [any EventSource] { Array(sources.values) }
+    func registeredSources() -> [any EventSource] { slots.compactMap(\.source) }
 
     /// Ends the loop after the work queued so far.
     func shutdown() {
@@ -162,14 +181,14 @@ final class EventLoop: @unchecked Sendable {
                         continue
                     }
                     // A source removed earlier in this batch is skipped.
-                    sources[data[i]]?.ready(events[i], loop: self)
+                    source(data[i])?.ready(events[i], loop: self)
                 }
             }
             runQueued()
             now = Clock.now()
             if now >= nextTick {
                 nextTick = now + Self.tickSeconds
-                for source in Array(sources.values) { source.tick(now, loop: self) }
+                for source in registeredSources() { source.tick(now, loop: self) }
             }
         }
         let left = queue.withLock { q -> [@Sendable () -> Void] in

@@ -155,9 +155,17 @@ public struct RequestDecoder: Sendable {
             if scan < stop {
                 let base = start, from = scan
                 scan = buffer.withUnsafeBufferPointer { raw in
+                    let p = raw.baseAddress! + base
                     var i = from
+                    // Eight bytes at a time while a word holds neither CR nor LF (exact:
+                    // the test has no false negatives), then byte by byte.
+                    while i + 8 <= stop {
+                        let word = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                        if Self.holds(word, HTTPByte.cr) || Self.holds(word, HTTPByte.lf) { break }
+                        i += 8
+                    }
                     while i < stop {
-                        let c = raw[base + i]
+                        let c = p[i]
                         if c == HTTPByte.cr || c == HTTPByte.lf { break }
                         i += 1
                     }
@@ -231,6 +239,14 @@ public struct RequestDecoder: Sendable {
         }
         state = save(scan)
         return nil
+    }
+
+    /// Whether one of the word's eight bytes is `byte` (the zero-byte test on `word ^ byte...`).
+    @inline(__always)
+    private static func holds(_ word: UInt64, _ byte: UInt8) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let x = word ^ (UInt64(byte) &* ones)
+        return (x &- ones) & ~x & (ones << 7) != 0
     }
 
     /// `a + b + c`, at most `Int.max`.

@@ -53,10 +53,21 @@ final class Connection: EventSource, @unchecked Sendable {
         var requestEnded = false
         var streaming = false
 
+        /// What writing the answer asks of the head, read once: copying the head out of
+        /// the optional for each question retained and released all its strings.
+        let isHead: Bool
+        let hasBody: Bool
+        let version: HTTPVersion
+        let keepAliveAsked: Bool
+
         init(serial: UInt64, head: RequestHead?, started: Double) {
             self.serial = serial
             self.head = head
             self.started = started
+            isHead = head?.method == "HEAD"
+            hasBody = head.map { $0.framing != .none && $0.framing != .length(0) } ?? false
+            version = head?.version ?? .http11
+            keepAliveAsked = head?.keepAlive ?? false
         }
     }
 
@@ -379,13 +390,12 @@ final class Connection: EventSource, @unchecked Sendable {
     /// Queues the head of `response` and its whole body, or its head alone when it streams.
     fileprivate func writeResponse(_ response: HTTPResponse, keepAlive wanted: Bool) {
         guard let exchange, !exchange.responseQueued, exchange.responseStarted == nil else { return }
-        let head = exchange.head
-        let isHead = head?.method == "HEAD"
+        let isHead = exchange.isHead
         let closes = HTTPError.isClosing(response.status)
         // An answer given while the body is still arriving (the handler did not read it)
         // ends the connection, as a refusal by `screen` does: nobody will read the rest,
         // and waiting for it would hold the connection forever.
-        let bodyPending = !exchange.requestEnded && head.map { $0.framing != .none && $0.framing != .length(0) } ?? false
+        let bodyPending = !exchange.requestEnded && exchange.hasBody
         // After a half close, only a request whose successor is already here keeps it open.
         let inputLeft = !peerClosed || (answeringToTheEnd && inbound.count > inStart)
         let keepAlive = wanted && !closes && !stopping && inputLeft && !bodyPending
@@ -397,7 +407,7 @@ final class Connection: EventSource, @unchecked Sendable {
         let length = isHead ? 0 : response.contentLength
         exchange.deadline = now + server.configuration.writeTimeoutSeconds
             + Double(length) / Double(max(1, server.configuration.minBodyBytesPerSecond))
-        var bytes = response.serializedHead(head: isHead, keepAlive: keepAlive, version: head?.version ?? .http11,
+        var bytes = response.serializedHead(head: isHead, keepAlive: keepAlive, version: exchange.version,
                                             date: server.dates.current())
         exchange.bytes = isHead ? 0 : response.body.count
         if response.stream == nil || isHead || response.forbidsContent {
@@ -717,7 +727,7 @@ struct ConnectionHandle: Sendable {
 extension Connection {
     /// The task's answer, kept alive as the request asked.
     fileprivate func writeResponseFromTask(_ response: HTTPResponse, serial: UInt64) {
-        guard let exchange, exchange.serial == serial, let head = exchange.head else { return }
-        writeResponse(response, keepAlive: head.keepAlive)
+        guard let exchange, exchange.serial == serial, exchange.head != nil else { return }
+        writeResponse(response, keepAlive: exchange.keepAliveAsked)
     }
 }

@@ -193,12 +193,25 @@ enum ObjectRoutes {
 
     static func appendValidators(_ info: ObjectInfo, to headers: inout [(String, String)]) {
         let (http, iso) = lastFormatted.text(of: info.lastModified)
-        headers.append(("ETag", "\"\(info.etag)\""))
+        headers.append(("ETag", quoted(info.etag)))
         headers.append(("Last-Modified", http))
         headers.append(("X-Plugboard-Last-Modified", iso))
     }
 
     static let lastFormatted = TimestampTexts()
+
+    /// `"etag"`, written into a string of its size (interpolation grew one piece by piece).
+    static func quoted(_ etag: String) -> String {
+        var etag = etag
+        return etag.withUTF8 { raw in
+            String(unsafeUninitializedCapacity: raw.count + 2) { out in
+                out[0] = UInt8(ascii: "\"")
+                _ = UnsafeMutableBufferPointer(rebasing: out[1...]).initialize(from: raw)
+                out[raw.count + 1] = UInt8(ascii: "\"")
+                return raw.count + 2
+            }
+        }
+    }
 
     /// What GET and HEAD of an object answer with, besides the length. `X-Plugboard-Key`
     /// names the object answered, so a client can tell when a proxy rewrote the path
