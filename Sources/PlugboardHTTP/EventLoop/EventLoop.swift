@@ -45,6 +45,11 @@ final class EventLoop: @unchecked Sendable {
     /// Work queued from the loop's own thread: no lock, no doorbell (loop thread only).
     private var local: [@Sendable () -> Void] = []
     private var localBatch: [@Sendable () -> Void] = []
+    /// Connections holding an answer made at once, to write after the batch (loop thread
+    /// only): a list of connections rather than a closure each, whose context was an
+    /// allocation an answer.
+    private var answersReady: [Connection] = []
+    private var answersBatch: [Connection] = []
     /// A scratch buffer for `recv`: a connection copies out only what it keeps, so an
     /// idle connection owns no buffer at all.
     var scratch = [UInt8](repeating: 0, count: 64 << 10)
@@ -107,6 +112,12 @@ final class EventLoop: @unchecked Sendable {
             return false
         }
         if runNow { work() }
+    }
+
+    /// Has `connection` write its ready answer after the current batch (loop thread only),
+    /// as ``execute(_:)`` would run it.
+    func answerLater(_ connection: Connection) {
+        answersReady.append(connection)
     }
 
     /// Registers `fd` for `events`; returns its id for ``modify`` and ``remove``.
@@ -202,6 +213,8 @@ final class EventLoop: @unchecked Sendable {
         let mine = local
         local = []
         for item in mine + left { item() }
+        for connection in answersReady { connection.writeReadyAnswer() }
+        answersReady = []
         close(epoll)
     }
 
@@ -213,6 +226,15 @@ final class EventLoop: @unchecked Sendable {
         // Work the loop queues for itself while this runs did not ring the doorbell, so it
         // runs now, not after the next wait.
         while true {
+            if !answersReady.isEmpty {
+                var mine = answersBatch
+                answersBatch = []
+                swap(&answersReady, &mine)
+                for connection in mine { connection.writeReadyAnswer() }
+                mine.removeAll(keepingCapacity: mine.count <= 1024)
+                answersBatch = mine
+                continue
+            }
             if !local.isEmpty {
                 var mine = localBatch
                 localBatch = []

@@ -52,6 +52,8 @@ final class Connection: EventSource, @unchecked Sendable {
         /// The decoder has passed the request's last byte.
         var requestEnded = false
         var streaming = false
+        /// An answer made at once, waiting for the loop to write it (``writeReadyAnswer()``).
+        var readyAnswer: HTTPResponse?
 
         /// What writing the answer asks of the head, read once: copying the head out of
         /// the optional for each question retained and released all its strings.
@@ -364,8 +366,8 @@ final class Connection: EventSource, @unchecked Sendable {
             // No task at all: its start, frames and executor checks were a sixth of a
             // small GET's instructions. Queued like a task's answer (see answer(_:)).
             if answer.stream == nil {
-                let serial = self.serial
-                loop.execute { [self] in writeResponseFromTask(answer, serial: serial) }
+                exchange?.readyAnswer = answer
+                loop.answerLater(self)
             } else {
                 exchange?.task = Task.immediate { await handle.answer(answer) }
             }
@@ -725,6 +727,13 @@ struct ConnectionHandle: Sendable {
 }
 
 extension Connection {
+    /// The answer ``begin(_:)`` made at once, if its exchange is still the current one.
+    func writeReadyAnswer() {
+        guard let exchange, let answer = exchange.readyAnswer else { return }
+        exchange.readyAnswer = nil
+        writeResponse(answer, keepAlive: exchange.keepAliveAsked)
+    }
+
     /// The task's answer, kept alive as the request asked.
     fileprivate func writeResponseFromTask(_ response: HTTPResponse, serial: UInt64) {
         guard let exchange, exchange.serial == serial, exchange.head != nil else { return }
