@@ -46,6 +46,13 @@ import Testing
     }
 }
 
+@Suite struct HTTPByteTests {
+    @Test func tokenBytesAreRFC9110sTchars() {
+        let tchar = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        for b in 0...255 { #expect(HTTPByte.isToken(UInt8(b)) == tchar.contains(UInt8(b)), "byte \(b)") }
+    }
+}
+
 @Suite struct HTTPNumberTests {
     @Test func aContentLengthIsDigitsOnly() throws {
         #expect(try HTTPNumber.contentLength("0".utf8) == 0)

@@ -1,3 +1,4 @@
+import PlugboardBytes
 import PlugboardHTTP
 import Testing
 
@@ -30,6 +31,35 @@ import Testing
         #expect(headers[""] == "empty" && headers.count(of: "") == 1)
         // Bytes, not Unicode equivalence: a decomposed e-acute is another name.
         #expect(headers["caf\u{E9}"] == "e" && headers["cafe\u{301}"] == nil)
+    }
+
+    @Test func headerLookups_tellNamesOfTheSameLengthApart() {
+        // The presence mask keeps lengths: "user-agent" and "connection" share one, and
+        // the walk over the fields tells them apart.
+        let headers = HTTPHeaders([("User-Agent", "curl")])
+        #expect(headers["connection"] == nil && headers.count(of: "connection") == 0 && headers.values("connection").isEmpty)
+        #expect(headers["user-agent"] == "curl" && headers.count(of: "user-agent") == 1)
+        // Lengths from 64 on share the bits of the short ones.
+        let many = HTTPHeaders((1...70).map { (String(repeating: "a", count: $0), "\($0)") })
+        for n in 1...70 { #expect(many[String(repeating: "a", count: n)] == "\(n)") }
+        #expect(many.count(of: String(repeating: "b", count: 64)) == 0 && many["b"] == nil)
+    }
+
+    @Test func percentEncoding_keepsOnlyUnreservedBytes_andDotsUnlessAsked() {
+        #expect(PercentEncoding.encode("object.bin", encodingDots: true) == "object%2Ebin")
+        #expect(PercentEncoding.encode("object.bin") == "object.bin")
+        #expect(PercentEncoding.encode("a b/\u{FC}~_-") == "a%20b%2F%C3%BC~_-")
+        #expect(PercentEncoding.encode("") == "")
+        // A result longer than a small string.
+        #expect(PercentEncoding.encode(String(repeating: "/", count: 100)) == String(repeating: "%2F", count: 100))
+        #expect(PercentEncoding.encode([0x00, 0xFF, 0x41]) == "%00%FFA")
+    }
+
+    @Test func asciiText_isMadeOnlyFromASCIIBytes() {
+        #expect(Array("key/1.bin".utf8).withUnsafeBufferPointer(ASCIIText.string) == "key/1.bin")
+        #expect(Array("\u{FC}".utf8).withUnsafeBufferPointer(ASCIIText.string) == nil)
+        #expect([UInt8]([0x41, 0x80]).withUnsafeBufferPointer(ASCIIText.string) == nil)
+        #expect([UInt8]().withUnsafeBufferPointer(ASCIIText.string) == "")
     }
 
     @Test func targetPath_endsAtTheFirstQuestionMark() {

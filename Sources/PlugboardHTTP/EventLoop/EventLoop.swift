@@ -133,8 +133,8 @@ final class EventLoop: @unchecked Sendable {
         return id
     }
 
-    /// The source registered under `id`, if it still is.
-    private func source(_ id: UInt64) -> (any EventSource)? {
+    /// The source registered under `id`, if it still is (loop thread only).
+    func source(_ id: UInt64) -> (any EventSource)? {
         let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
         guard slot < slots.count, slots[slot].id == id else { return nil }
         return slots[slot].source

@@ -131,6 +131,8 @@ import Testing
         _ = try c.request("GET", "/v1/objects/m")
         _ = try c.request("GET", "/v1/objects/missing")
         _ = try c.request("GET", "/nope")
+        // A status outside the common ones the counters keep in their flat array.
+        #expect(try c.request("DELETE", "/healthz").status == 405)
         let metrics = try c.request("GET", "/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.header("content-type")?.hasPrefix("text/plain; version=0.0.4") == true)
@@ -138,6 +140,7 @@ import Testing
                      "plugboard_http_requests_total{route=\"object\",method=\"GET\",status=\"200\"} 1",
                      "plugboard_http_requests_total{route=\"object\",method=\"GET\",status=\"404\"} 1",
                      "plugboard_http_requests_total{route=\"unknown\",method=\"GET\",status=\"404\"} 1",
+                     "plugboard_http_requests_total{route=\"healthz\",method=\"DELETE\",status=\"405\"} 1",
                      "plugboard_http_request_duration_seconds_count{route=\"object\"} 3",
                      "plugboard_plugin_state{plugin=\"Mem\",state=\"active\"} 1",
                      "plugboard_plugin_loads_total 1",
