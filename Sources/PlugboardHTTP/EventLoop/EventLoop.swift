@@ -222,28 +222,26 @@ final class EventLoop: @unchecked Sendable {
     /// neither is allocated again for every batch.
     private var batch: [@Sendable () -> Void] = []
 
+    /// Runs what `queue` holds, through `spare` so that neither array is allocated again
+    /// for every batch (what the run queues lands in `queue`, for the next call); false
+    /// when it held nothing.
+    private static func drain<Item>(_ queue: inout [Item], spare: inout [Item], _ run: (Item) -> Void) -> Bool {
+        guard !queue.isEmpty else { return false }
+        var mine: [Item] = []
+        swap(&spare, &mine)
+        swap(&queue, &mine)
+        for item in mine { run(item) }
+        mine.removeAll(keepingCapacity: mine.count <= 1024)
+        spare = mine
+        return true
+    }
+
     private func runQueued() {
         // Work the loop queues for itself while this runs did not ring the doorbell, so it
         // runs now, not after the next wait.
         while true {
-            if !answersReady.isEmpty {
-                var mine = answersBatch
-                answersBatch = []
-                swap(&answersReady, &mine)
-                for connection in mine { connection.writeReadyAnswer() }
-                mine.removeAll(keepingCapacity: mine.count <= 1024)
-                answersBatch = mine
-                continue
-            }
-            if !local.isEmpty {
-                var mine = localBatch
-                localBatch = []
-                swap(&local, &mine)
-                for item in mine { item() }
-                mine.removeAll(keepingCapacity: mine.count <= 1024)
-                localBatch = mine
-                continue
-            }
+            if Self.drain(&answersReady, spare: &answersBatch, { $0.writeReadyAnswer() }) { continue }
+            if Self.drain(&local, spare: &localBatch, { $0() }) { continue }
             var taken = batch
             batch = []
             queue.withLock { q in

@@ -86,11 +86,8 @@ extension PlugboardError.Code {
 }
 
 extension HTTPError {
-    /// After these the server closes the connection (the HTTP API's rule).
-    public static let closingStatuses: Set<Int> = [400, 408, 411, 413, 414, 431, 501]
-
-    /// Whether an answer of `status` ends its connection (``closingStatuses``), asked of
-    /// every answer without hashing.
+    /// Whether the server closes the connection after an answer of `status` (the HTTP
+    /// API's rule). A switch, not a set: it is asked of every answer.
     public static func isClosing(_ status: Int) -> Bool {
         switch status {
         case 400, 408, 411, 413, 414, 431, 501: return true

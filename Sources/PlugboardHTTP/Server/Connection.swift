@@ -323,9 +323,10 @@ final class Connection: EventSource, @unchecked Sendable {
         let now = loop.now
         let started: Double
         if case .head(let s) = phase { started = s } else { started = now }
-        let hasBody = head.framing != .none && head.framing != .length(0)
         serial += 1
-        exchange = Current(serial: serial, head: head, started: started)
+        let current = Current(serial: serial, head: head, started: started)
+        exchange = current
+        let hasBody = current.hasBody
         phase = .body
         if let early = handler.screen(head) {
             // The body, if any, stays unread, so the connection cannot go on after it.

@@ -74,25 +74,22 @@ enum Route: Equatable {
         }
     }
 
-    /// Whether the route takes `method`: asked for every request, so without making the
-    /// ``allowedMethods`` array.
-    func allows(_ method: String) -> Bool {
+    /// Whether the route takes `method`.
+    func allows(_ method: String) -> Bool { allowedMethods.contains(method) }
+
+    /// Arrays made once: the methods are asked of every request.
+    var allowedMethods: [String] {
         switch self {
-        case .object: return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE"
-        case .adminReload: return method == "POST"
-        case .unknown: return false
-        default: return method == "GET" || method == "HEAD"
+        case .object: return Self.objectMethods
+        case .adminReload: return Self.reloadMethods
+        case .unknown: return []
+        default: return Self.readMethods
         }
     }
 
-    var allowedMethods: [String] {
-        switch self {
-        case .object: return ["GET", "HEAD", "PUT", "DELETE"]
-        case .adminReload: return ["POST"]
-        case .unknown: return []
-        default: return ["GET", "HEAD"]
-        }
-    }
+    private static let objectMethods = ["GET", "HEAD", "PUT", "DELETE"]
+    private static let reloadMethods = ["POST"]
+    private static let readMethods = ["GET", "HEAD"]
 
     /// The token a route requires: the API token for objects, the admin token for admin.
     enum Guard { case none, api, admin }

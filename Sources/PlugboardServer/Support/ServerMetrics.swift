@@ -39,17 +39,7 @@ public final class ServerMetrics: Sendable {
 
     private static let commonStatuses = [200, 204, 206, 304, 404, 412]
 
-    private static func commonSlot(_ status: Int) -> Int? {
-        switch status {
-        case 200: return 0
-        case 204: return 1
-        case 206: return 2
-        case 304: return 3
-        case 404: return 4
-        case 412: return 5
-        default: return nil
-        }
-    }
+    private static func commonSlot(_ status: Int) -> Int? { commonStatuses.firstIndex(of: status) }
 
     /// Every count, under the packed key ``record(route:method:status:seconds:)`` makes.
     private static func allRequests(_ s: State) -> [Int: Int] {
