@@ -19,18 +19,25 @@ import Testing
         return try sandbox.write("completion.\(shell)", result.stdout)
     }
 
-    @Test(arguments: ["bash", "zsh", "fish"])
-    func script_passesTheShellsSyntaxCheck(_ name: String) async throws {
+    /// Each shell's syntax check is its own test, so a shell that is missing skips only
+    /// its own check, saying why, and the README's `swift test` passes without it.
+    static func syntaxCheck(_ name: String) async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         let path = try await Self.script(name, in: sandbox)
-        guard let shell = Self.shell(name) else {
-            Issue.record("\(name) is not installed; .ci/run installs it (apt-get install \(name))")
-            return
-        }
+        let shell = try #require(Self.shell(name))
         let check = await CommandRunner.spawn(shell, ["-n", path], in: sandbox.root, environment: [:])
         #expect(check.status == 0 && check.stderr.isEmpty, "\(name) -n: \(check.stderr)")
     }
+
+    @Test(.enabled(if: CompletionTests.shell("bash") != nil, "bash is not installed; .ci/run installs it"))
+    func bash_scriptPassesTheShellsSyntaxCheck() async throws { try await Self.syntaxCheck("bash") }
+
+    @Test(.enabled(if: CompletionTests.shell("zsh") != nil, "zsh is not installed; .ci/run installs it (apt-get install zsh)"))
+    func zsh_scriptPassesTheShellsSyntaxCheck() async throws { try await Self.syntaxCheck("zsh") }
+
+    @Test(.enabled(if: CompletionTests.shell("fish") != nil, "fish is not installed; .ci/run installs it (apt-get install fish)"))
+    func fish_scriptPassesTheShellsSyntaxCheck() async throws { try await Self.syntaxCheck("fish") }
 
     @Test func unknownShell_isAUsageError() async throws {
         let sandbox = try Sandbox()
