@@ -124,7 +124,7 @@ import Testing
         #expect(error?.status == 404)
     }
 
-    @Test func deleteBucket_refusesWhileObjectsOrUploadsRemain() async throws {
+    @Test func deleteBucket_refusesWhileObjectsRemain_andAbortsItsUploads() async throws {
         let s3 = S3Fixture()
         try await s3.makeBucket("photos")
         try await s3.put("photos", "a.jpg", "jpeg")
@@ -133,22 +133,30 @@ import Testing
         #expect(full?.status == 409)
         #expect(full?.message.contains("a.jpg") == true)
 
+        // An upload in progress does not keep the bucket: it is aborted, as S3 does.
         _ = try await ObjectOperations.deleteObject(s3.context, s3.request("DELETE", bucket: "photos", key: "a.jpg"))
-        try await s3.storage.put("_plugboard-s3/uploads/photos/UPLOAD1/meta", data: [])
-        let uploading = await s3Error { try await BucketOperations.deleteBucket(s3.context, s3.request("DELETE", bucket: "photos")) }
-        #expect(uploading?.code == "BucketNotEmpty")
-        #expect(uploading?.message.contains("upload") == true)
+        let created = try await MultipartOperations.createMultipartUpload(s3.context, s3.request("POST", bucket: "photos", key: "big.bin", query: [("uploads", "")]))
+        let id = try #require(try created.document().text("UploadId"))
+        _ = try await MultipartOperations.uploadPart(s3.context, s3.request("PUT", bucket: "photos", key: "big.bin", query: [("partNumber", "1"), ("uploadId", id)], body: [1, 2]))
+        #expect(try await !s3.storage.list(prefix: "_plugboard-s3/uploads/photos/").isEmpty)
 
-        // Another bucket's upload, and a bucket whose name starts with this one's, do not count.
-        try await s3.storage.delete("_plugboard-s3/uploads/photos/UPLOAD1/meta")
-        try await s3.storage.put("_plugboard-s3/uploads/photos2/UPLOAD2/meta", data: [])
+        // Another bucket's upload, and a bucket whose name starts with this one's, are left.
+        try await s3.storage.put("_plugboard-s3/uploads/photos2/UPLOAD2/upload", data: [])
         try await s3.makeBucket("photos2")
         try await s3.put("photos2", "b", "b")
         let deleted = try await BucketOperations.deleteBucket(s3.context, s3.request("DELETE", bucket: "photos"))
         #expect(deleted.status == 204)
         #expect(try await s3.storage.exists("_plugboard-s3/buckets/photos") == false)
+        #expect(try await s3.storage.list(prefix: "_plugboard-s3/uploads/photos/").isEmpty)
+        #expect(try await s3.storage.exists("_plugboard-s3/uploads/photos2/UPLOAD2/upload"))
+        #expect(try await s3.storage.exists("photos2/b"))
         let again = await s3Error { try await BucketOperations.deleteBucket(s3.context, s3.request("DELETE", bucket: "photos")) }
         #expect(again?.code == "NoSuchBucket")
+
+        // A bucket made again under the name finds none of the old upload.
+        try await s3.makeBucket("photos")
+        let part = await s3Error { try await MultipartOperations.uploadPart(s3.context, s3.request("PUT", bucket: "photos", key: "big.bin", query: [("partNumber", "2"), ("uploadId", id)], body: [3])) }
+        #expect(part?.code == "NoSuchUpload")
     }
 
     @Test func getBucketLocation_writesTheRegion_emptyForUSEast1() async throws {
@@ -159,7 +167,7 @@ import Testing
         #expect(root.name == "LocationConstraint")
         #expect(root.text == "us-west-2")
 
-        let east = S3Context(storage: s3.storage, logger: .disabled, region: "us-east-1")
+        let east = S3Context(storage: s3.storage, logger: .disabled, region: "us-east-1", buckets: S3BucketGate())
         let eastRoot = try await BucketOperations.getBucketLocation(east, s3.request("GET", bucket: "photos")).document()
         #expect(eastRoot.name == "LocationConstraint")
         #expect(eastRoot.text == "")

@@ -193,7 +193,7 @@ final class ChunkedStorage: ObjectStorage {
 @Suite struct CopyStreamingTests {
     @Test func copy_passesTheSourcesChunksToTheDestination() async throws {
         let storage = ChunkedStorage()
-        let context = S3Context(storage: storage, logger: .disabled, region: "us-west-2")
+        let context = S3Context(storage: storage, logger: .disabled, region: "us-west-2", buckets: S3BucketGate())
         let s3 = S3Fixture()
         _ = try await BucketOperations.createBucket(context, s3.request("PUT", bucket: "src"))
         _ = try await BucketOperations.createBucket(context, s3.request("PUT", bucket: "dst"))

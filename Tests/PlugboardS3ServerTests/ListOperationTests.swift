@@ -280,7 +280,7 @@ final class OwnTokenStorage: ObjectStorage {
 @Suite struct ListOverOwnTokensTests {
     @Test func startAfter_fallsBackToWalking_andMultipartETagsAreHeaded() async throws {
         let storage = OwnTokenStorage()
-        let context = S3Context(storage: storage, logger: .disabled, region: "us-west-2")
+        let context = S3Context(storage: storage, logger: .disabled, region: "us-west-2", buckets: S3BucketGate())
         let s3 = S3Fixture()
         _ = try await BucketOperations.createBucket(context, s3.request("PUT", bucket: "bkt"))
         for key in ["a", "b", "c", "d", "e", "f", "g"] { _ = try await storage.put("bkt/" + key, data: Array(key.utf8), contentType: nil, metadata: [:]) }
@@ -320,7 +320,7 @@ final class CountingStorage: ObjectStorage {
 @Suite struct BoundedListingTests {
     @Test func theWalkStopsAtMaxKeys_andStartAfterJumpsThroughTheStoragesTokens() async throws {
         let storage = CountingStorage()
-        let context = S3Context(storage: storage, logger: .disabled, region: "us-west-2")
+        let context = S3Context(storage: storage, logger: .disabled, region: "us-west-2", buckets: S3BucketGate())
         let s3 = S3Fixture()
         _ = try await BucketOperations.createBucket(context, s3.request("PUT", bucket: "bkt"))
         for i in 0..<2100 { _ = try await storage.put("bkt/k" + String(100_000 + i), data: [], contentType: nil, metadata: [:]) }

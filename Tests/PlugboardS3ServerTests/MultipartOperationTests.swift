@@ -72,9 +72,10 @@ import Testing
             #expect(beyond.status == 416)
             #expect(beyond.message.contains("expected 1 to 3"), "\(beyond.message)")
 
-            // After completion the upload is gone.
-            let again = try #require(await MultipartHarness.s3Error { try await s.complete(id, [(1, e1b), (2, e2), (3, e3)]) })
-            #expect(again.code == "NoSuchUpload")
+            // After completion the upload takes no more parts; the same Complete again is
+            // answered as the first was (a client that lost the answer retries it).
+            let again = try await s.complete(id, [(1, e1b), (2, e2), (3, e3)])
+            #expect(try S3XMLReader.parse(again.body).text("ETag") == "\"" + expectedETag + "\"")
             let late = try #require(await MultipartHarness.s3Error { try await s.part(id, 4, [1, 2, 3]) })
             #expect(late.code == "NoSuchUpload")
         }
@@ -157,12 +158,13 @@ import Testing
 
     @Test func theHelpersForTheOtherOperations_seeUploadsAndForgetManifests() async throws {
         let s = try await MultipartHarness()
-        #expect(try await !MultipartOperations.hasUploadsInProgress(s.context, bucket: "b"))
+        let uploads = MultipartLayout.uploadsPrefix(bucket: "b")
+        #expect(try await s.storage.list(prefix: uploads).isEmpty)
         let id = try await s.create("k")
-        #expect(try await MultipartOperations.hasUploadsInProgress(s.context, bucket: "b"))
+        #expect(try await !s.storage.list(prefix: uploads).isEmpty)
         let e1 = try await s.part(id, 1, [1])
         _ = try await s.complete(id, [(1, e1)])
-        #expect(try await !MultipartOperations.hasUploadsInProgress(s.context, bucket: "b"))
+        #expect(try await s.storage.list(prefix: uploads).isEmpty)
         #expect(try await s.storage.exists(MultipartLayout.manifestKey(bucket: "b", key: "k")))
         try await MultipartOperations.forgetParts(s.context, bucket: "b", key: "k")
         #expect(try await !s.storage.exists(MultipartLayout.manifestKey(bucket: "b", key: "k")))
@@ -261,6 +263,106 @@ import Testing
         }
     }
 
+    // MARK: Completion's conditions, and a Complete repeated
+
+    @Test func complete_withIfNoneMatchOnAnExistingKey_isRefused_andLeavesTheObjectAndTheUpload() async throws {
+        let s = try await MultipartHarness()
+        let old = try await s.storage.put("b/k", data: Array("old".utf8))
+        let id = try await s.create("k")
+        let e1 = try await s.part(id, 1, [1, 2, 3])
+
+        let refused = await MultipartHarness.s3Error { try await s.complete(id, [(1, e1)], headers: [("if-none-match", "*")]) }
+        #expect(refused?.code == "PreconditionFailed")
+        #expect(refused?.status == 412)
+        #expect(refused?.message.contains("If-None-Match") == true)
+        #expect(try await s.storage.get("b/k").data == Array("old".utf8))
+        // The upload is still there: the client may complete it otherwise or abort it.
+        #expect(try await s.storage.exists(MultipartLayout.recordKey(bucket: "b", uploadID: id)))
+
+        let wrong = await MultipartHarness.s3Error { try await s.complete(id, [(1, e1)], headers: [("if-match", "\"0123456789abcdef0123456789abcdef\"")]) }
+        #expect(wrong?.code == "PreconditionFailed")
+        #expect(try await s.storage.get("b/k").data == Array("old".utf8))
+
+        let replaced = try await s.complete(id, [(1, e1)], headers: [("if-match", "\"" + old.etag + "\"")])
+        #expect(replaced.status == 200)
+        #expect(try await s.storage.get("b/k").data == [1, 2, 3])
+    }
+
+    @Test func complete_withIfNoneMatchOnANewKey_storesTheObject() async throws {
+        let s = try await MultipartHarness()
+        let id = try await s.create("new")
+        let e1 = try await s.part(id, 1, [7])
+        #expect(try await s.complete(id, [(1, e1)], headers: [("if-none-match", "*")]).status == 200)
+        #expect(try await s.storage.get("b/new").data == [7])
+        // If-Match on a key that holds nothing: NoSuchKey, as PutObject answers.
+        let other = try await s.create("absent")
+        let e2 = try await s.part(other, 1, [8])
+        let missing = await MultipartHarness.s3Error { try await s.complete(other, [(1, e2)], headers: [("if-match", "\"" + String(repeating: "0", count: 32) + "\"")]) }
+        #expect(missing?.code == "NoSuchKey")
+        #expect(try await !s.storage.exists("b/absent"))
+    }
+
+    @Test func complete_repeated_answersTheSameETag_untilTheObjectIsReplaced() async throws {
+        let s = try await MultipartHarness()
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create("k")
+            let e1 = try await s.part(id, 1, [1, 1])
+            let e2 = try await s.part(id, 2, [2])
+            let first = try S3XMLReader.parse(try await s.complete(id, [(1, e1), (2, e2)]).body)
+            let stored = try await s.storage.head("b/k")
+
+            // A retry after a lost answer, with If-None-Match too: the same answer, nothing rewritten.
+            for headers in [[], [("if-none-match", "*")]] {
+                let again = try await s.complete(id, [(1, e1), (2, e2)], headers: headers)
+                #expect(again.status == 200)
+                let doc = try S3XMLReader.parse(again.body)
+                #expect(doc.text("ETag") == first.text("ETag"))
+                #expect(doc.text("Key") == "k")
+                #expect(try await s.storage.head("b/k").lastModified == stored.lastModified)
+            }
+            // Another list for the same upload is not the Complete that was answered.
+            let otherList = await MultipartHarness.s3Error { try await s.complete(id, [(1, e1)]) }
+            #expect(otherList?.code == "InvalidPart")
+            #expect(otherList?.message.contains("completed already") == true)
+
+            // Once the object is replaced, the upload is gone as S3 says it.
+            _ = try await s.storage.put("b/k", data: [9])
+            let gone = await MultipartHarness.s3Error { try await s.complete(id, [(1, e1), (2, e2)]) }
+            #expect(gone?.code == "NoSuchUpload")
+        }
+    }
+
+    /// The server killed after the object was stored and before the upload's record and
+    /// parts were removed: a retried Complete answers as the first would have, and a
+    /// listing no longer shows the upload; both finish the clean-up.
+    @Test func complete_cutShortBeforeItsCleanUp_isAnsweredOnRetry_andHiddenFromListings() async throws {
+        let s = try await MultipartHarness()
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create("k")
+            let e1 = try await s.part(id, 1, [1, 1])
+            let e2 = try await s.part(id, 2, [2])
+            let leftovers = [MultipartLayout.recordKey(bucket: "b", uploadID: id),
+                             MultipartLayout.partKey(bucket: "b", uploadID: id, partNumber: 2)]
+            var saved: [(String, [UInt8])] = []
+            for key in leftovers { saved.append((key, try await s.storage.get(key).data)) }
+            let first = try S3XMLReader.parse(try await s.complete(id, [(1, e1), (2, e2)]).body)
+            func restoreWhatTheCrashLeft() async throws {
+                for (key, data) in saved { _ = try await s.storage.put(key, data: data) }
+            }
+
+            try await restoreWhatTheCrashLeft()
+            let retried = try await s.complete(id, [(1, e1), (2, e2)])
+            #expect(try S3XMLReader.parse(retried.body).text("ETag") == first.text("ETag"))
+            #expect(try await s.storage.list(prefix: MultipartLayout.uploadsPrefix(bucket: "b")).isEmpty)
+
+            try await restoreWhatTheCrashLeft()
+            let listing = try S3XMLReader.parse(try await MultipartOperations.listMultipartUploads(s.context, s.bucketRequest([("uploads", "")])).body)
+            #expect(listing.children("Upload").isEmpty)
+            #expect(try await s.storage.list(prefix: MultipartLayout.uploadsPrefix(bucket: "b")).isEmpty)
+            #expect(try await s.storage.get("b/k").data == [1, 1, 2])
+        }
+    }
+
     // MARK: Abort, unknown uploads, swaps
 
     @Test func abort_removesPartsAndRecord_andTheUploadIsThenNoSuchUpload() async throws {
@@ -299,7 +401,7 @@ import Testing
         // The storage swapped for another that has the bucket but not the upload.
         let swapped = InMemoryObjectStorage()
         try await swapped.put(S3Namespace.markerKey(bucket: "b"), data: [])
-        let context = S3Context(storage: swapped, logger: .disabled, region: "us-east-1")
+        let context = S3Context(storage: swapped, logger: .disabled, region: "us-east-1", buckets: S3BucketGate())
         let afterSwap = try #require(await MultipartHarness.s3Error {
             try await MultipartOperations.uploadPart(context, s.request("PUT", key: "k", query: [("partNumber", "1"), ("uploadId", id)], body: [1]))
         })
@@ -484,7 +586,8 @@ fileprivate struct MultipartHarness {
     var storage = InMemoryObjectStorage()
     /// What the operations see; `storage` unless a test puts a wrapper in front of it.
     var bound: (any ObjectStorage)?
-    var context: S3Context { S3Context(storage: bound ?? storage, logger: .disabled, region: "us-east-1") }
+    let buckets = S3BucketGate()
+    var context: S3Context { S3Context(storage: bound ?? storage, logger: .disabled, region: "us-east-1", buckets: buckets) }
 
     init() async throws {
         try await storage.put(S3Namespace.markerKey(bucket: "b"), data: [])
@@ -524,13 +627,14 @@ fileprivate struct MultipartHarness {
         return try #require(Self.header(answer, "ETag"))
     }
 
-    func complete(_ id: String, _ parts: [(Int, String)]) async throws -> HTTPResponse {
+    func complete(_ id: String, _ parts: [(Int, String)], headers: [(String, String)] = []) async throws -> HTTPResponse {
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
         for (number, etag) in parts {
             xml += "<Part><PartNumber>\(number)</PartNumber><ETag>\(etag.replacingQuotes())</ETag></Part>"
         }
         xml += "</CompleteMultipartUpload>"
-        return try await MultipartOperations.completeMultipartUpload(context, request("POST", key: keys.value[id] ?? "k", query: [("uploadId", id)], body: Array(xml.utf8)))
+        return try await MultipartOperations.completeMultipartUpload(context, request("POST", key: keys.value[id] ?? "k", query: [("uploadId", id)],
+                                                                                      headers: headers, body: Array(xml.utf8)))
     }
 
     let keys = MultipartKeyBook()

@@ -18,13 +18,15 @@ struct S3Fixture {
     let clock = TestClock()
     let storage: InMemoryObjectStorage
     let region = "us-west-2"
+    /// One gate for the fixture, as the router keeps one for its endpoint.
+    let buckets = S3BucketGate()
 
     init() {
         let clock = self.clock
         storage = InMemoryObjectStorage(now: { clock.now })
     }
 
-    var context: S3Context { S3Context(storage: storage, logger: .disabled, region: region) }
+    var context: S3Context { S3Context(storage: storage, logger: .disabled, region: region, buckets: buckets) }
 
     func request(_ method: String, bucket: String?, key: String? = nil, query: [(String, String)] = [],
                  headers: [(String, String)] = [], body: [UInt8] = []) -> S3Request {

@@ -90,36 +90,48 @@ enum BucketOperations {
         return HTTPResponse(status: 200, headers: [("x-amz-bucket-region", context.region)])
     }
 
-    /// `DELETE /bucket`: refused with `BucketNotEmpty` while it holds an object or an
-    /// upload in progress; 204.
+    /// `DELETE /bucket`: refused with `BucketNotEmpty` while it holds an object (or a write
+    /// into it is in flight, ``S3BucketGate``); its incomplete multipart uploads are
+    /// aborted, as S3 does; 204.
     static func deleteBucket(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let bucket = try requireName(request)
-        try await S3Objects.requireBucket(context, bucket)
-        let objects = try await context.storage.list(prefix: S3Namespace.bucketPrefix(bucket), limit: 1, continuationToken: nil)
-        if !objects.objects.isEmpty || objects.isTruncated {
-            var error = S3Error.bucketNotEmpty(bucket)
-            let found = objects.objects.first.map { "\"" + String($0.key.dropFirst(bucket.count + 1).prefix(256)) + "\"" } ?? "one on a later page"
-            error.message += " Expected no objects, found \(found)."
-            throw error
-        }
-        let uploads = try await context.storage.list(prefix: S3Namespace.uploadsPrefix + bucket + "/", limit: 1, continuationToken: nil)
-        if !uploads.objects.isEmpty || uploads.isTruncated {
-            var error = S3Error.bucketNotEmpty(bucket)
-            error.message += " Expected no objects and no multipart uploads in progress, found an upload in progress: complete or abort it (ListMultipartUploads names it)."
-            throw error
-        }
-        try await context.storage.delete(S3Namespace.markerKey(bucket: bucket))
-        // Part manifests left by objects deleted through the native API: a bucket made
-        // again under this name must not find them.
-        for prefix in MultipartLayout.manifestPrefixes(bucket: bucket) {
-            var token: String?
-            repeat {
-                let page = try await context.storage.list(prefix: prefix, limit: 1000, continuationToken: token)
-                for object in page.objects { try await context.storage.delete(object.key) }
-                token = page.nextContinuationToken
-            } while token != nil
+        try await context.buckets.deletion(of: bucket) {
+            try await S3Objects.requireBucket(context, bucket)
+            let objects = try await context.storage.list(prefix: S3Namespace.bucketPrefix(bucket), limit: 1, continuationToken: nil)
+            if !objects.objects.isEmpty || objects.isTruncated {
+                var error = S3Error.bucketNotEmpty(bucket)
+                let found = objects.objects.first.map { "\"" + String($0.key.dropFirst(bucket.count + 1).prefix(256)) + "\"" } ?? "one on a later page"
+                error.message += " Expected no objects, found \(found)."
+                throw error
+            }
+            // Uploads first and the marker after them: a deletion cut short leaves a bucket
+            // that is still there to delete again, never uploads without a bucket.
+            let aborted = try await removeAll(context, under: MultipartLayout.uploadsPrefix(bucket: bucket), counting: MultipartLayout.recordName)
+            if aborted > 0 { context.logger.info("DeleteBucket \(bucket): aborted \(aborted) incomplete multipart upload\(aborted == 1 ? "" : "s")") }
+            try await context.storage.delete(S3Namespace.markerKey(bucket: bucket))
+            // Part manifests left by objects deleted through the native API: a bucket made
+            // again under this name must not find them.
+            for prefix in MultipartLayout.manifestPrefixes(bucket: bucket) {
+                _ = try await removeAll(context, under: prefix, counting: nil)
+            }
         }
         return HTTPResponse(status: 204)
+    }
+
+    /// Deletes every storage object under `prefix`, page by page; returns how many of
+    /// them had the last path component `name`.
+    private static func removeAll(_ context: S3Context, under prefix: String, counting name: String?) async throws -> Int {
+        var counted = 0
+        var token: String?
+        repeat {
+            let page = try await context.storage.list(prefix: prefix, limit: 1000, continuationToken: token)
+            for object in page.objects {
+                try await context.storage.delete(object.key)
+                if let name, object.key.hasSuffix("/" + name) { counted += 1 }
+            }
+            token = page.nextContinuationToken
+        } while token != nil
+        return counted
     }
 
     /// `GET /bucket?location`: the region, an empty element for us-east-1 as S3 writes it.

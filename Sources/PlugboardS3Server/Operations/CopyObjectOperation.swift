@@ -26,30 +26,31 @@ enum CopyObjectOperation {
         // Checked before anything is read, so a refused copy costs no get.
         let replacedType = request.header("content-type").flatMap { $0.isEmpty ? nil : $0 }
         let replacedMetadata = replace ? try S3Objects.metadata(fromHeaders: request.head.headers.fields) : [:]
-        try await S3Objects.requireBucket(context, source.bucket)
-        if source.bucket != bucket { try await S3Objects.requireBucket(context, bucket) }
+        if source.bucket != bucket { try await S3Objects.requireBucket(context, source.bucket) }
+        let info = try await S3Objects.writing(into: bucket, context) {
+            let stream: ObjectStream
+            do {
+                stream = try await context.storage.get(sourceKey, range: nil)
+            } catch let error as PlugboardError where error.code == .storageNotFound {
+                throw S3Error.noSuchKey(source.key)
+            }
+            try S3Conditions.copySource(request.head.headers).requireCopySource(stream.info)
 
-        let stream: ObjectStream
-        do {
-            stream = try await context.storage.get(sourceKey, range: nil)
-        } catch let error as PlugboardError where error.code == .storageNotFound {
-            throw S3Error.noSuchKey(source.key)
-        }
-        try S3Conditions.copySource(request.head.headers).requireCopySource(stream.info)
-
-        let contentType: String?
-        var metadata: [String: String]
-        if replace {
-            contentType = replacedType
-            metadata = replacedMetadata
-        } else {
-            contentType = stream.info.contentType
-            metadata = stream.info.metadata
-            // The copy is one new object: its ETag is its content's MD5, not the parts'.
-            metadata[S3Namespace.multipartETagKey] = nil
-        }
-        let info = try await context.storage.put(destinationKey, body: stream.body, contentType: contentType, metadata: metadata,
+            let contentType: String?
+            var metadata: [String: String]
+            if replace {
+                contentType = replacedType
+                metadata = replacedMetadata
+            } else {
+                contentType = stream.info.contentType
+                metadata = stream.info.metadata
+                // The copy is one new object: its ETag is its content's MD5, not the parts'.
+                metadata[S3Namespace.multipartETagKey] = nil
+                metadata[S3Namespace.uploadIDKey] = nil
+            }
+            return try await context.storage.put(destinationKey, body: stream.body, contentType: contentType, metadata: metadata,
                                                  condition: .none)
+        }
         var xml = S3XMLWriter(root: "CopyObjectResult")
         xml.element("LastModified", S3Objects.listingTime(info.lastModified))
         xml.element("ETag", S3Objects.etag(info))

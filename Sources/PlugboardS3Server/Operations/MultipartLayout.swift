@@ -12,7 +12,7 @@ import PlugboardCrypto
 ///   (``MultipartManifest``): its part sizes, for GetObject with `?partNumber=`. A key too
 ///   long for that prefix has its manifest at `_plugboard-s3/parts-hashed/<bucket>/<md5 of the key>`.
 ///
-/// `<bucket>` is in every path, so that DeleteBucket can refuse a bucket with uploads in
+/// `<bucket>` is in every path, so that DeleteBucket can abort the bucket's uploads in
 /// progress by listing ``uploadsPrefix(bucket:)``, and remove its manifests with
 /// ``manifestPrefixes(bucket:)``.
 public enum MultipartLayout {

@@ -23,16 +23,18 @@ public enum MultipartOperations {
     public static func createMultipartUpload(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let (bucket, key) = try names(request)
         _ = try S3Objects.storageKey(bucket: bucket, key: key)
-        try await S3Objects.requireBucket(context, bucket)
         let metadata = try S3Objects.metadata(fromHeaders: request.head.headers.fields)
-        // The completed object adds its multipart ETag ("<32 hex>-10000" at most) to this
-        // metadata: refuse now what would not fit then.
-        var withETag = metadata
-        withETag[S3Namespace.multipartETagKey] = String(repeating: "0", count: 32) + "-10000"
+        // The completed object adds its multipart ETag ("<32 hex>-10000" at most) and its
+        // upload ID to this metadata: refuse now what would not fit then.
+        var completed = metadata
+        completed[S3Namespace.multipartETagKey] = String(repeating: "0", count: 32) + "-10000"
+        completed[S3Namespace.uploadIDKey] = String(repeating: "0", count: 32)
         do throws(PlugboardError) {
-            try ObjectMetadata.validate(withETag)
+            try ObjectMetadata.validate(completed)
         } catch {
-            throw S3Error.invalidArgument("The metadata leaves no room for the multipart ETag the completed object keeps: expected at most \(ObjectMetadata.maxTotalByteCount - 55) bytes of keys and values in all. \(error.detail ?? "")",
+            let reserved = completed.filter { $0.key.hasPrefix(S3Namespace.reservedMetadataPrefix) && metadata[$0.key] == nil }
+                .reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+            throw S3Error.invalidArgument("The metadata leaves no room for the multipart ETag and upload ID the completed object keeps: expected at most \(ObjectMetadata.maxTotalByteCount - reserved) bytes of keys and values in all. \(error.detail ?? "")",
                                           name: "x-amz-meta-*")
         }
         let contentType = request.header("content-type")
@@ -44,8 +46,10 @@ public enum MultipartOperations {
         let uploadID = MultipartLayout.newUploadID()
         let record = MultipartRecord(key: key, contentType: contentType, initiated: Timestamp.now(),
                                      initiator: request.accessKeyID, metadata: metadata)
-        _ = try await context.storage.put(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID), data: record.encoded(),
-                                      contentType: "text/plain", metadata: [:])
+        try await S3Objects.writing(into: bucket, context) {
+            _ = try await context.storage.put(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID), data: record.encoded(),
+                                              contentType: "text/plain", metadata: [:])
+        }
         var xml = S3XMLWriter(root: "InitiateMultipartUploadResult")
         xml.element("Bucket", bucket)
         xml.element("Key", key)
@@ -59,14 +63,16 @@ public enum MultipartOperations {
         let (bucket, key) = try names(request)
         let partNumber = try self.partNumber(request)
         let uploadID = try self.uploadID(request)
-        try await S3Objects.requireBucket(context, bucket)
-        _ = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
-        if let length = request.body.length, length > MultipartLayout.maxPartSize {
-            throw S3Error.entityTooLarge("Your proposed upload exceeds the maximum allowed object size: expected a part of at most \(MultipartLayout.maxPartSize) bytes, found \(length).")
-        }
         let partKey = MultipartLayout.partKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber)
-        let info = try await context.storage.put(partKey, body: request.body, contentType: nil, metadata: [:], condition: .none)
-        try await confirmStillOpen(context, bucket: bucket, uploadID: uploadID, partKey: partKey)
+        let info = try await S3Objects.writing(into: bucket, context) {
+            _ = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
+            if let length = request.body.length, length > MultipartLayout.maxPartSize {
+                throw S3Error.entityTooLarge("Your proposed upload exceeds the maximum allowed object size: expected a part of at most \(MultipartLayout.maxPartSize) bytes, found \(length).")
+            }
+            let info = try await context.storage.put(partKey, body: request.body, contentType: nil, metadata: [:], condition: .none)
+            try await confirmStillOpen(context, bucket: bucket, uploadID: uploadID, partKey: partKey)
+            return info
+        }
         // The part's checked checksums, as S3 answers them. They are not kept: a
         // CompleteMultipartUpload that lists per-part checksums is not checked against them
         // (docs/S3_API.md, differences).
@@ -83,36 +89,38 @@ public enum MultipartOperations {
             throw S3Error.invalidArgument("UploadPartCopy needs x-amz-copy-source: expected \"bucket/key\", found none.", name: "x-amz-copy-source")
         }
         let source = try parseCopySource(sourceHeader)
-        try await S3Objects.requireBucket(context, bucket)
-        _ = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
-        try await S3Objects.requireBucket(context, source.bucket)
-        let sourceKey = try S3Objects.storageKey(bucket: source.bucket, key: source.key)
-        var range: (first: Int, last: Int)?
-        if let rangeHeader = request.header("x-amz-copy-source-range") {
-            range = try parseCopySourceRange(rangeHeader)
+        let info = try await S3Objects.writing(into: bucket, context) {
+            _ = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
+            try await S3Objects.requireBucket(context, source.bucket)
+            let sourceKey = try S3Objects.storageKey(bucket: source.bucket, key: source.key)
+            var range: (first: Int, last: Int)?
+            if let rangeHeader = request.header("x-amz-copy-source-range") {
+                range = try parseCopySourceRange(rangeHeader)
+            }
+            let stream: ObjectStream
+            do {
+                stream = try await context.storage.get(sourceKey, range: range.map { ByteRange.closed(first: $0.first, last: $0.last) })
+            } catch let error as PlugboardError where error.code == .storageNotFound {
+                throw S3Error.noSuchKey(source.key)
+            } catch let error as PlugboardError where error.code == .storageRangeNotSatisfiable {
+                let info = try await context.storage.head(sourceKey)
+                throw S3Error.invalidArgument("Range specified is not valid for source object of size: \(info.size): found \(range.map { "bytes=\($0.first)-\($0.last)" } ?? "").",
+                                              name: "x-amz-copy-source-range")
+            }
+            if let range, range.last >= stream.info.size {
+                throw S3Error.invalidArgument("Range specified is not valid for source object of size: \(stream.info.size): expected a last byte below \(stream.info.size), found \(range.last).",
+                                              name: "x-amz-copy-source-range", value: "bytes=\(range.first)-\(range.last)")
+            }
+            try checkCopySourceConditions(request, stream.info)
+            let length = stream.range?.count ?? stream.info.size
+            if length > MultipartLayout.maxPartSize {
+                throw S3Error.entityTooLarge("Your proposed upload exceeds the maximum allowed object size: expected a part of at most \(MultipartLayout.maxPartSize) bytes, found \(length); copy it in ranges.")
+            }
+            let partKey = MultipartLayout.partKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber)
+            let info = try await context.storage.put(partKey, body: stream.body, contentType: nil, metadata: [:], condition: .none)
+            try await confirmStillOpen(context, bucket: bucket, uploadID: uploadID, partKey: partKey)
+            return info
         }
-        let stream: ObjectStream
-        do {
-            stream = try await context.storage.get(sourceKey, range: range.map { ByteRange.closed(first: $0.first, last: $0.last) })
-        } catch let error as PlugboardError where error.code == .storageNotFound {
-            throw S3Error.noSuchKey(source.key)
-        } catch let error as PlugboardError where error.code == .storageRangeNotSatisfiable {
-            let info = try await context.storage.head(sourceKey)
-            throw S3Error.invalidArgument("Range specified is not valid for source object of size: \(info.size): found \(range.map { "bytes=\($0.first)-\($0.last)" } ?? "").",
-                                          name: "x-amz-copy-source-range")
-        }
-        if let range, range.last >= stream.info.size {
-            throw S3Error.invalidArgument("Range specified is not valid for source object of size: \(stream.info.size): expected a last byte below \(stream.info.size), found \(range.last).",
-                                          name: "x-amz-copy-source-range", value: "bytes=\(range.first)-\(range.last)")
-        }
-        try checkCopySourceConditions(request, stream.info)
-        let length = stream.range?.count ?? stream.info.size
-        if length > MultipartLayout.maxPartSize {
-            throw S3Error.entityTooLarge("Your proposed upload exceeds the maximum allowed object size: expected a part of at most \(MultipartLayout.maxPartSize) bytes, found \(length); copy it in ranges.")
-        }
-        let partKey = MultipartLayout.partKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber)
-        let info = try await context.storage.put(partKey, body: stream.body, contentType: nil, metadata: [:], condition: .none)
-        try await confirmStillOpen(context, bucket: bucket, uploadID: uploadID, partKey: partKey)
         var xml = S3XMLWriter(root: "CopyPartResult")
         xml.element("LastModified", S3Objects.listingTime(info.lastModified))
         xml.element("ETag", "\"" + info.etag + "\"")
@@ -128,14 +136,89 @@ public enum MultipartOperations {
         // A list of 10,000 parts with long ETags is about 1 MiB of XML.
         let document = try await request.body.collect(upTo: 4 * 1024 * 1024)
         let requested = try parseCompletion(document)
-        try await S3Objects.requireBucket(context, bucket)
-        let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
-        let stored = try await listParts(context, bucket: bucket, uploadID: uploadID, after: 0, limit: MultipartLayout.maxPartNumber)
-        var uploaded: [Int: ObjectInfo] = [:]
-        for (number, info) in stored.parts { uploaded[number] = info }
+        // The part ETags the client lists are the parts' MD5s: the multipart ETag follows
+        // from the list alone, so a repeated Complete is known by it.
+        let listedETag = try? multipartETag(of: requested)
+        let result = { (multipartETag: String) -> HTTPResponse in
+            var xml = S3XMLWriter(root: "CompleteMultipartUploadResult")
+            xml.element("Location", "/" + bucket + "/" + MultipartText.encode(key))
+            xml.element("Bucket", bucket)
+            xml.element("Key", key)
+            xml.element("ETag", "\"" + multipartETag + "\"")
+            return xmlResponse(xml)
+        }
+        return try await S3Objects.writing(into: bucket, context) {
+            // Completed already (the client lost the answer, or the server stopped before
+            // the upload's clean-up): the same answer, and the clean-up finished.
+            if let listedETag,
+               try await completedAlready(context, objectKey: objectKey, bucket: bucket, uploadID: uploadID, multipartETag: listedETag) {
+                return result(listedETag)
+            }
+            let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
+            let stored = try await listParts(context, bucket: bucket, uploadID: uploadID, after: 0, limit: MultipartLayout.maxPartNumber)
+            let parts = try concatenated(requested, from: stored.parts, uploadID: uploadID)
+            // The listed ETags are the stored parts' now.
+            guard let multipartETag = listedETag else {
+                throw S3Error.internalError("The storage's ETags of the parts are not MD5s: expected 32 hex digits each, found \(parts.map { "\"\($0.etag.prefix(80))\"" }.joined(separator: ", ").prefix(400)).")
+            }
 
-        var parts: [PartConcatenation.Part] = []
+            var metadata = record.metadata
+            metadata[S3Namespace.multipartETagKey] = multipartETag
+            metadata[S3Namespace.uploadIDKey] = uploadID
+            let condition = try await ObjectOperations.writeCondition(context, request, storageKey: objectKey, key: key)
+            let concatenation = PartConcatenation(storage: context.storage, parts: parts)
+            let info: ObjectInfo
+            do {
+                info = try await ObjectOperations.conditionally(request) {
+                    do {
+                        return try await context.storage.put(objectKey, body: concatenation.body, contentType: record.contentType,
+                                                             metadata: metadata, condition: condition)
+                    } catch let error as PlugboardError where error.code != .storagePreconditionFailed {
+                        throw S3Error(storage: error, bucket: bucket, key: key)
+                    }
+                }
+            } catch let refusal as S3Error where refusal.code == "PreconditionFailed" {
+                // Two Completes of one upload at once, both with If-None-Match: the one
+                // that lost finds the other's object, which is its own.
+                if try await completedAlready(context, objectKey: objectKey, bucket: bucket, uploadID: uploadID, multipartETag: multipartETag) {
+                    return result(multipartETag)
+                }
+                throw refusal
+            }
+            // The manifest before the clean-up: should it fail, the object already names
+            // its upload, and a repeated Complete finishes the job.
+            let manifest = MultipartManifest(key: key, etag: info.etag, multipartETag: multipartETag, sizes: parts.map(\.size))
+            _ = try await context.storage.put(MultipartLayout.manifestKey(bucket: bucket, key: key), data: manifest.encoded(),
+                                              contentType: "text/plain", metadata: [:])
+            await removeUpload(context, bucket: bucket, uploadID: uploadID, parts: stored.parts.map(\.info.key))
+            return result(multipartETag)
+        }
+    }
+
+    /// `"<md5 of the parts' md5s>-N"` without quotes, from a Complete's part list.
+    static func multipartETag(of requested: [(number: Int, etag: String)]) throws(S3Error) -> String {
         var digests: [UInt8] = []
+        digests.reserveCapacity(16 * requested.count)
+        for part in requested {
+            guard let digest = MultipartText.hexBytes(part.etag), digest.count == 16 else {
+                throw S3Error.invalidPart("One or more of the specified parts could not be found or the specified entity tag might not have matched the part's entity tag: expected part \(part.number)'s ETag to be an MD5 (32 hex digits, as UploadPart answers it), found \"\(part.etag.prefix(80))\".")
+            }
+            digests += digest
+        }
+        do {
+            return Hex.encode(try MD5Hasher.hash(digests)) + "-\(requested.count)"
+        } catch {
+            throw S3Error.internalError("Could not compute the multipart ETag: \(error).")
+        }
+    }
+
+    /// The stored parts a Complete's list names, in its order, each checked: present, its
+    /// ETag the one listed, and at least the minimum size unless it is the last.
+    static func concatenated(_ requested: [(number: Int, etag: String)], from stored: [(number: Int, info: ObjectInfo)],
+                             uploadID: String) throws(S3Error) -> [PartConcatenation.Part] {
+        var uploaded: [Int: ObjectInfo] = [:]
+        for (number, info) in stored { uploaded[number] = info }
+        var parts: [PartConcatenation.Part] = []
         for (index, part) in requested.enumerated() {
             guard let info = uploaded[part.number] else {
                 throw S3Error.invalidPart("One or more of the specified parts could not be found: expected part \(part.number) with ETag \"\(part.etag)\", found no such part in upload \(uploadID).")
@@ -148,42 +231,31 @@ public enum MultipartOperations {
                               "Your proposed upload is smaller than the minimum allowed size: expected part \(part.number) (not the last) to have at least \(minimumPartSize) bytes, found \(info.size).",
                               fields: [("PartNumber", String(part.number)), ("ProposedSize", String(info.size)), ("MinSizeAllowed", String(minimumPartSize))])
             }
-            guard let digest = MultipartText.hexBytes(info.etag), digest.count == 16 else {
-                throw S3Error.internalError("The storage's ETag of part \(part.number) is not an MD5: expected 32 hex digits, found \"\(info.etag)\".")
-            }
-            digests += digest
             parts.append(PartConcatenation.Part(number: part.number, storageKey: info.key, etag: info.etag, size: info.size))
         }
-        let multipartETag: String
-        do {
-            multipartETag = Hex.encode(try MD5Hasher.hash(digests)) + "-\(parts.count)"
-        } catch {
-            throw S3Error.internalError("Could not compute the multipart ETag: \(error).")
-        }
+        return parts
+    }
 
-        var metadata = record.metadata
-        metadata[S3Namespace.multipartETagKey] = multipartETag
-        let concatenation = PartConcatenation(storage: context.storage, parts: parts)
+    /// Whether the object under `objectKey` is upload `uploadID` completed from the same
+    /// part list (its multipart ETag): then whatever is left of the upload is removed.
+    /// An object completed from the upload with another list, or replaced since, is not.
+    /// What answers a repeated Complete is the object itself, for as long as it stands.
+    static func completedAlready(_ context: S3Context, objectKey: String, bucket: String, uploadID: String,
+                                 multipartETag: String) async throws -> Bool {
         let info: ObjectInfo
         do {
-            info = try await context.storage.put(objectKey, body: concatenation.body, contentType: record.contentType,
-                                                 metadata: metadata, condition: .none)
-        } catch let error as PlugboardError {
-            throw S3Error(storage: error, bucket: bucket, key: key)
+            info = try await context.storage.head(objectKey)
+        } catch let error as PlugboardError where error.code == .storageNotFound {
+            return false
         }
-        // The manifest before the clean-up: should it fail, the upload is still whole and
-        // a second CompleteMultipartUpload finishes the job.
-        let manifest = MultipartManifest(key: key, etag: info.etag, multipartETag: multipartETag, sizes: parts.map(\.size))
-        _ = try await context.storage.put(MultipartLayout.manifestKey(bucket: bucket, key: key), data: manifest.encoded(),
-                                      contentType: "text/plain", metadata: [:])
-        await removeUpload(context, bucket: bucket, uploadID: uploadID, parts: stored.parts.map(\.info.key))
-
-        var xml = S3XMLWriter(root: "CompleteMultipartUploadResult")
-        xml.element("Location", "/" + bucket + "/" + MultipartText.encode(key))
-        xml.element("Bucket", bucket)
-        xml.element("Key", key)
-        xml.element("ETag", "\"" + multipartETag + "\"")
-        return xmlResponse(xml)
+        guard info.metadata[S3Namespace.uploadIDKey] == uploadID else { return false }
+        guard info.metadata[S3Namespace.multipartETagKey] == multipartETag else {
+            throw S3Error.invalidPart("Upload \(uploadID) was completed already, from another list of parts: expected the list that made ETag \"\(info.metadata[S3Namespace.multipartETagKey] ?? "")\", found one that makes \"\(multipartETag)\".")
+        }
+        let leftover = try await context.storage.list(prefix: MultipartLayout.folder(bucket: bucket, uploadID: uploadID),
+                                                      limit: 1, continuationToken: nil)
+        if !leftover.objects.isEmpty { try await finishCleanUp(context, bucket: bucket, uploadID: uploadID) }
+        return true
     }
 
     // MARK: AbortMultipartUpload (DELETE /bucket/key?uploadId=X)
@@ -383,12 +455,6 @@ public enum MultipartOperations {
 
     // MARK: For the other operations
 
-    /// Whether the bucket has uploads in progress: DeleteBucket refuses it then
-    /// (`BucketNotEmpty`), as S3 does.
-    public static func hasUploadsInProgress(_ context: S3Context, bucket: String) async throws -> Bool {
-        !(try await context.storage.list(prefix: MultipartLayout.uploadsPrefix(bucket: bucket), limit: 1, continuationToken: nil).objects.isEmpty)
-    }
-
     /// Removes the part manifest of `key`, for PutObject, CopyObject and DeleteObject to
     /// call once they have replaced or removed the object: a manifest that no longer
     /// describes its object is ignored anyway, and this keeps none behind.
@@ -514,11 +580,36 @@ public enum MultipartOperations {
                     context.logger.error("multipart upload record \(object.key) cannot be read; left out of ListMultipartUploads")
                     continue
                 }
-                uploads.append((String(pieces[0]), record))
+                let id = String(pieces[0])
+                if try await completedBeforeItsCleanUp(context, bucket: bucket, uploadID: id, record: record) { continue }
+                uploads.append((id, record))
             }
             token = page.nextContinuationToken
         } while token != nil
         return uploads
+    }
+
+    /// Whether the upload's object stands completed from it although the upload is still
+    /// here (the server stopped between the two): then the clean-up is finished now, and
+    /// the upload is no longer in progress.
+    static func completedBeforeItsCleanUp(_ context: S3Context, bucket: String, uploadID: String,
+                                          record: MultipartRecord) async throws -> Bool {
+        let info: ObjectInfo
+        do {
+            info = try await context.storage.head(try S3Objects.storageKey(bucket: bucket, key: record.key))
+        } catch let error as PlugboardError where error.code == .storageNotFound {
+            return false
+        }
+        guard info.metadata[S3Namespace.uploadIDKey] == uploadID else { return false }
+        try await finishCleanUp(context, bucket: bucket, uploadID: uploadID)
+        return true
+    }
+
+    /// Removes what is left of an upload whose object was completed before its clean-up ended.
+    static func finishCleanUp(_ context: S3Context, bucket: String, uploadID: String) async throws {
+        context.logger.info("upload \(uploadID) was completed before its clean-up ended; finishing it")
+        let parts = try await listParts(context, bucket: bucket, uploadID: uploadID, after: 0, limit: MultipartLayout.maxPartNumber)
+        await removeUpload(context, bucket: bucket, uploadID: uploadID, parts: parts.parts.map(\.info.key))
     }
 
     /// The part sizes of `info` when it was completed from parts and its manifest still

@@ -20,16 +20,27 @@ enum ObjectOperations {
     static func putObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
-        try await S3Objects.requireBucket(context, bucket)
         let contentType = request.header("content-type").flatMap { $0.isEmpty ? nil : $0 }
         let metadata = try S3Objects.metadata(fromHeaders: request.head.headers.fields)
-        let condition = try await writeCondition(context, request, storageKey: storageKey, key: key)
-        let info: ObjectInfo
+        let info = try await S3Objects.writing(into: bucket, context) {
+            let condition = try await writeCondition(context, request, storageKey: storageKey, key: key)
+            return try await conditionally(request) {
+                try await context.storage.put(storageKey, body: request.body, contentType: contentType, metadata: metadata,
+                                              condition: condition)
+            }
+        }
+        // The checksums the body was checked against, from a header or the trailer, as S3
+        // answers them (a client that sent one may check the answer's).
+        return HTTPResponse(status: 200, headers: [("ETag", S3Objects.etag(info))] + request.verifiedChecksums.answerHeaders)
+    }
+
+    /// Runs `write`, a put made with ``writeCondition(_:_:storageKey:key:)``'s condition,
+    /// and answers the storage's refusal of that condition as S3's 412, naming the
+    /// request's header (the storage's own text names its key).
+    static func conditionally<R>(_ request: S3Request, _ write: () async throws -> R) async throws -> R {
         do {
-            info = try await context.storage.put(storageKey, body: request.body, contentType: contentType, metadata: metadata,
-                                                 condition: condition)
+            return try await write()
         } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
-            // The storage's own text names its key; the answer names the request's header.
             let header = request.header("if-match") != nil ? "If-Match" : "If-None-Match"
             var refusal = S3Error.preconditionFailed(header)
             refusal.message += header == "If-Match"
@@ -37,9 +48,6 @@ enum ObjectOperations {
                 : " Expected no object under the key (If-None-Match: *), found one."
             throw refusal
         }
-        // The checksums the body was checked against, from a header or the trailer, as S3
-        // answers them (a client that sent one may check the answer's).
-        return HTTPResponse(status: 200, headers: [("ETag", S3Objects.etag(info))] + request.verifiedChecksums.answerHeaders)
     }
 
     /// The storage's condition for a PUT: `If-None-Match: *` is `.absent`; `If-Match` is

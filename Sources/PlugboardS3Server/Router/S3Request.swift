@@ -56,10 +56,13 @@ public struct S3Context: Sendable {
     public var logger: Logger
     /// The region answered by GetBucketLocation and expected in signatures' scope.
     public var region: String
+    /// The endpoint's one gate: orders DeleteBucket against the writes into the bucket.
+    public var buckets: S3BucketGate
 
-    public init(storage: any ObjectStorage, logger: Logger, region: String) {
+    public init(storage: any ObjectStorage, logger: Logger, region: String, buckets: S3BucketGate) {
         self.storage = storage
         self.logger = logger
         self.region = region
+        self.buckets = buckets
     }
 }

@@ -30,6 +30,7 @@ public final class S3Router: HTTPHandler {
     let logger: Logger
     public let metrics = S3Metrics()
     private let ids = S3RequestIDs()
+    private let buckets = S3BucketGate()
 
     public init(provider: any StorageProvider, options: Options, logger: Logger) {
         self.provider = provider
@@ -143,7 +144,7 @@ public final class S3Router: HTTPHandler {
         }
         let s3 = S3Request(head: head, bucket: addressed.bucket, key: addressed.key, query: query, body: body,
                            requestID: id, accessKeyID: authentication.accessKeyID, verifiedChecksums: checksums)
-        let context = S3Context(storage: storage, logger: logger, region: options.region)
+        let context = S3Context(storage: storage, logger: logger, region: options.region, buckets: buckets)
         return try await Self.dispatch(operation, context, s3)
     }
 

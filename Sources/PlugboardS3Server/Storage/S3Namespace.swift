@@ -21,6 +21,10 @@ public enum S3Namespace {
     /// The multipart ETag (`"<md5 of the parts' md5s>-N"` without quotes) of an object
     /// completed from parts; S3 answers it instead of the storage's ETag.
     public static let multipartETagKey = "plugboard-s3-etag"
+    /// The upload an object was completed from: a CompleteMultipartUpload repeated (a
+    /// client that lost the answer, or a crash before the upload's clean-up) finds its
+    /// own object by it and answers as the first did.
+    public static let uploadIDKey = "plugboard-s3-upload"
 
     public static func objectKey(bucket: String, key: String) -> String { bucket + "/" + key }
     public static func bucketPrefix(_ bucket: String) -> String { bucket + "/" }

@@ -94,6 +94,16 @@ public enum S3Objects {
         }
     }
 
+    /// Runs `body`, a write into `bucket`, through the endpoint's ``S3BucketGate``, with the
+    /// bucket's marker checked inside it (`NoSuchBucket`), so that a DeleteBucket either
+    /// sees what `body` stores or makes it fail.
+    public static func writing<R>(into bucket: String, _ context: S3Context, _ body: () async throws -> R) async throws -> R {
+        try await context.buckets.write(into: bucket) {
+            try await requireBucket(context, bucket)
+            return try await body()
+        }
+    }
+
     /// The storage key of `key` in `bucket`; `KeyTooLongError` when the two together are
     /// over the storage's 1,024 bytes.
     public static func storageKey(bucket: String, key: String) throws(S3Error) -> String {

@@ -1,0 +1,102 @@
+import PlugboardConcurrency
+
+/// Orders a bucket's deletion against the writes into it, so that one of the two fails:
+/// either the write answers `NoSuchBucket` and stores nothing, or DeleteBucket answers
+/// `BucketNotEmpty`. Without it, a PutObject that found the bucket's marker could store
+/// its object after DeleteBucket had listed the bucket as empty and removed the marker: an
+/// acknowledged object that no listing shows, which a bucket made again under the name
+/// would bring back.
+///
+/// A write (PutObject, CopyObject, CreateMultipartUpload, UploadPart, UploadPartCopy,
+/// CompleteMultipartUpload) checks the marker inside ``write(into:_:)``, after any
+/// deletion of the bucket in progress has ended; a deletion runs inside
+/// ``deletion(of:_:)``, which refuses at once while a write into the bucket is in flight
+/// (that write will most likely leave an object, and a long upload must not hold the
+/// deleter, or writers queued behind it, for its whole length).
+///
+/// The gate is one process's: it orders the requests one S3 endpoint serves. Two
+/// processes serving S3 over one shared backend are not ordered against each other
+/// (docs/S3_API.md, "Differences").
+public final class S3BucketGate: Sendable {
+    private struct Bucket {
+        var writers = 0
+        var deleting = false
+        /// Writers and deleters that arrived during a deletion; resumed with nil when it
+        /// ends, to look again.
+        var waiting: [CheckedContinuation<Int?, Never>] = []
+    }
+
+    private let buckets = LockedValueBox<[String: Bucket]>([:])
+
+    public init() {}
+
+    /// Runs `body`, a write into `bucket`, once no deletion of the bucket is in progress;
+    /// the bucket's deletion is refused until `body` returns.
+    public func write<R>(into bucket: String, _ body: () async throws -> R) async throws -> R {
+        _ = await enter(bucket) { state in
+            state.writers += 1
+            return state.writers
+        }
+        defer { leave(bucket) { $0.writers -= 1 } }
+        return try await body()
+    }
+
+    /// Runs `body`, the deletion of `bucket`, alone: after any other deletion of it has
+    /// ended, with writes into it held back until `body` returns. Throws `BucketNotEmpty`
+    /// without running `body` while a write into the bucket is in flight.
+    public func deletion<R>(of bucket: String, _ body: () async throws -> R) async throws -> R {
+        let writing = await enter(bucket) { state in
+            if state.writers == 0 { state.deleting = true }
+            return state.writers
+        }
+        guard writing == 0 else {
+            var error = S3Error.bucketNotEmpty(bucket)
+            error.message += " Expected no objects and no writes in progress, found \(writing) write\(writing == 1 ? "" : "s") into it in progress; retry once they have ended."
+            throw error
+        }
+        defer { leave(bucket) { $0.deleting = false } }
+        return try await body()
+    }
+
+    /// How many requests wait for a deletion of `bucket` to end (for tests to wait on).
+    func waitingCount(_ bucket: String) -> Int {
+        buckets.withLock { $0[bucket]?.waiting.count ?? 0 }
+    }
+
+    /// Waits while a deletion of `bucket` is in progress, then returns what `admit` makes
+    /// of the bucket's state, under the lock.
+    private func enter(_ bucket: String, _ admit: (inout Bucket) -> Int) async -> Int {
+        while true {
+            let admitted: Int? = await withCheckedContinuation { (resume: CheckedContinuation<Int?, Never>) in
+                let result: Int? = buckets.withLock { all in
+                    var state = all[bucket] ?? Bucket()
+                    defer { all[bucket] = state.writers == 0 && !state.deleting && state.waiting.isEmpty ? nil : state }
+                    if state.deleting {
+                        state.waiting.append(resume)
+                        return nil
+                    }
+                    return admit(&state)
+                }
+                if let result { resume.resume(returning: result) }
+            }
+            if let admitted { return admitted }
+        }
+    }
+
+    /// Applies `release` under the lock, wakes the waiters once no deletion is in progress,
+    /// and forgets the bucket once nothing is left of its state.
+    private func leave(_ bucket: String, _ release: (inout Bucket) -> Void) {
+        let woken: [CheckedContinuation<Int?, Never>] = buckets.withLock { all in
+            guard var state = all[bucket] else { return [] }
+            release(&state)
+            var woken: [CheckedContinuation<Int?, Never>] = []
+            if !state.deleting {
+                woken = state.waiting
+                state.waiting = []
+            }
+            all[bucket] = state.writers == 0 && !state.deleting && state.waiting.isEmpty ? nil : state
+            return woken
+        }
+        for waiter in woken { waiter.resume(returning: nil) }
+    }
+}
