@@ -36,6 +36,9 @@ extension ConformanceChecks {
         Definition("put_matches_etag",
                    "A put with condition matches(etag) replaces the object whose ETag it names, and fails with storage.precondition_failed on another ETag or a missing key, storing nothing.",
                    matchesETag),
+        Definition("put_conditional_body_read_from_storage",
+                   "A put with condition absent or matches(etag) whose body streams from other objects of the same storage (as an S3 CompleteMultipartUpload assembles its parts) honours the condition: refused with storage.precondition_failed leaving the object and the sources unchanged, granted storing the sources' bytes in order.",
+                   conditionalBodyFromStorage),
     ]
 
     /// A streamed put that fails the rule when the storage throws.
@@ -300,6 +303,45 @@ extension ConformanceChecks {
         try await c.expectStored(key, versions[won[0]])
     }
 
+    /// A body that reads `sources` of the storage one after the other, each opened when
+    /// the previous one has ended, as S3's CompleteMultipartUpload concatenates its parts.
+    private static func body(concatenating sources: [String], length: Int, of c: ConformanceContext) -> ObjectBody {
+        let reader = ConcatenatedReads(storage: c.storage, keys: sources)
+        return ObjectBody(length: length) { try await reader.next() }
+    }
+
+    private static func conditionalBodyFromStorage(_ c: ConformanceContext) async throws {
+        let parts = [c.bytes(3000, seed: 61), c.bytes(1, seed: 62), c.bytes(4097, seed: 63)]
+        var sources: [String] = []
+        for (index, part) in parts.enumerated() {
+            let key = c.key("part-\(index + 1)")
+            _ = try await c.put(key, part)
+            sources.append(key)
+        }
+        let whole = parts.flatMap { $0 }
+        let target = c.key("assembled")
+        let existing = try await c.put(target, c.bytes(100, seed: 64), contentType: "text/plain")
+        try await c.expectError(.storagePreconditionFailed, "put of existing key \(c.show(target)) with condition absent and a body read from the same storage") {
+            _ = try await c.storage.put(target, body: body(concatenating: sources, length: whole.count, of: c), contentType: nil,
+                                        metadata: [:], condition: .absent)
+        }
+        try c.expectEqual(try await c.head(target).etag, existing.etag, "head of key \(c.show(target)) after a refused put with condition absent: etag")
+        try await c.expectError(.storagePreconditionFailed, "put of key \(c.show(target)) with condition matches(another etag) and a body read from the same storage") {
+            _ = try await c.storage.put(target, body: body(concatenating: sources, length: whole.count, of: c), contentType: nil,
+                                        metadata: [:], condition: .matches(etag: try c.md5Hex(whole)))
+        }
+        try c.expectEqual(try await c.head(target).etag, existing.etag, "head of key \(c.show(target)) after a refused put with condition matches: etag")
+        let replaced = try await putBody(c, target, body(concatenating: sources, length: whole.count, of: c),
+                                         condition: .matches(etag: existing.etag), what: "condition matches and a body read from the same storage")
+        try c.expectEqual(c.normalizedETag(replaced.etag), try c.md5Hex(whole), "put of key \(c.show(target)) with condition matches(current etag) and a body read from the same storage: returned etag")
+        try await c.expectStored(target, whole)
+        let created = c.key("assembled-new")
+        try await putBody(c, created, body(concatenating: sources, length: whole.count, of: c), condition: .absent,
+                          what: "condition absent on a missing key and a body read from the same storage")
+        try await c.expectStored(created, whole)
+        for (key, part) in zip(sources, parts) { try await c.expectStored(key, part) }
+    }
+
     private static func matchesETag(_ c: ConformanceContext) async throws {
         let key = c.key("versioned")
         let first = try await c.put(key, c.bytes(1000, seed: 51))
@@ -322,5 +364,29 @@ extension ConformanceChecks {
                                         condition: .matches(etag: first.etag))
         }
         try await c.expectAbsent(missing, "after a refused put with condition matches")
+    }
+}
+
+/// Reads objects of one storage one after the other, chunk by chunk, for a body.
+private final class ConcatenatedReads: @unchecked Sendable {
+    // @unchecked: an ObjectBody has one reader at a time, which calls next() in turn.
+    private let storage: any ObjectStorage
+    private var keys: ArraySlice<String>
+    private var current: ObjectBody.Iterator?
+
+    init(storage: any ObjectStorage, keys: [String]) {
+        self.storage = storage
+        self.keys = keys[...]
+    }
+
+    func next() async throws -> [UInt8]? {
+        while true {
+            if var iterator = current, let chunk = try await iterator.next() {
+                current = iterator
+                return chunk
+            }
+            guard let key = keys.popFirst() else { return nil }
+            current = try await storage.get(key, range: nil).body.makeAsyncIterator()
+        }
     }
 }
