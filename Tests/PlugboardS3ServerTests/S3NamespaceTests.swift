@@ -18,6 +18,26 @@ import Testing
         }
     }
 
+    @Test func newBucketNames_refuseWhatAWSReserves_butExistingOnesStayReachable() throws {
+        for (name, why) in [("xn--bucket", "begin with \"xn--\""), ("sthree-data", "begin with \"sthree-\""),
+                            ("amzn-s3-demo-bucket", "begin with \"amzn-s3-demo-\""), ("photos-s3alias", "end with \"-s3alias\""),
+                            ("photos--ol-s3", "end with \"--ol-s3\""), ("photos.mrap", "end with \".mrap\""),
+                            ("photos--x-s3", "end with \"--x-s3\""), ("photos--table-s3", "end with \"--table-s3\"")] {
+            do {
+                try S3Namespace.validateBucketName(name)
+                Issue.record("\(name) was accepted for a new bucket")
+            } catch {
+                #expect(error.code == "InvalidBucketName")
+                #expect(error.message.contains(why), "\(name): \(error.message)")
+            }
+            // A bucket made under the looser rule before is still reachable.
+            try S3Namespace.validateBucketName(name, creating: false)
+        }
+        for name in ["_plugboard-s3", "a/b", "Photos"] {
+            #expect(throws: S3Error.self) { try S3Namespace.validateBucketName(name, creating: false) }
+        }
+    }
+
     @Test func xmlWriter_escapesText() {
         var xml = S3XMLWriter(root: "R")
         xml.element("K", "a&b<c>\"d'\r\u{1}")

@@ -192,4 +192,38 @@ import Testing
         #expect(text.contains("plugboard_s3_request_duration_seconds_bucket{operation=\"UploadPart\",le=\"+Inf\"} 2"))
         #expect(text.contains("plugboard_s3_request_duration_seconds_count{operation=\"GetObject\"} 1"))
     }
+
+    /// The reserved prefix, buckets that do not exist and names that are not buckets are
+    /// never read or written through S3, whichever operation names them, path-style or
+    /// virtual-hosted.
+    @Test func everyOperation_refusesTheReservedPrefix_missingBuckets_andInvalidNames() async throws {
+        let (router, storage) = try await Self.router()
+        _ = try await storage.put(S3Namespace.markerKey(bucket: "photos"), data: [])
+        _ = try await storage.put("photos/a.jpg", data: Array("jpeg".utf8))
+        let partKey = "_plugboard-s3/uploads/photos/0123456789abcdef0123456789abcdef/part-00001"
+        _ = try await storage.put(partKey, data: Array("secret part".utf8))
+        _ = try await storage.put("ghost/x", data: Array("no bucket".utf8))
+
+        let reserved = "/_plugboard-s3/uploads/photos/0123456789abcdef0123456789abcdef/part-00001"
+        let cases: [(String, String, String)] = [
+            ("GET", reserved, "InvalidBucketName"), ("HEAD", reserved, "InvalidBucketName"),
+            ("PUT", reserved, "InvalidBucketName"), ("DELETE", reserved, "InvalidBucketName"),
+            ("GET", "/_plugboard-s3/buckets/photos", "InvalidBucketName"), ("GET", "/_plugboard-s3", "InvalidBucketName"),
+            ("GET", "/_plugboard-s3?list-type=2", "InvalidBucketName"), ("GET", "/_plugboard-s3?uploads", "InvalidBucketName"),
+            ("GET", "/ghost/x", "NoSuchBucket"), ("HEAD", "/ghost/x", "NoSuchBucket"),
+            ("GET", "/ghost/missing", "NoSuchBucket"), ("GET", "/Photos/a.jpg", "InvalidBucketName"),
+            ("GET", "/photos%2Fa.jpg", "InvalidBucketName"), ("GET", "/ab/x", "InvalidBucketName"),
+        ]
+        for (method, target, code) in cases {
+            let answer = await router.respond(to: try Self.signed(method, target, body: method == "PUT" ? [1] : []))
+            #expect(answer.status == (code == "NoSuchBucket" ? 404 : 400), "\(method) \(target): \(answer.status) \(Self.text(answer))")
+            if method != "HEAD" { #expect(Self.text(answer).contains("<Code>\(code)</Code>"), "\(method) \(target): \(Self.text(answer))") }
+            #expect(!Self.text(answer).contains("secret part") && !Self.text(answer).contains("no bucket"))
+        }
+        #expect(try await storage.get(partKey).data == Array("secret part".utf8))
+        // The bucket that exists still answers.
+        let found = await router.respond(to: try Self.signed("GET", "/photos/a.jpg"))
+        #expect(found.status == 200)
+        #expect(found.body == Array("jpeg".utf8))
+    }
 }

@@ -87,22 +87,27 @@ enum ObjectOperations {
         let conditions = S3Conditions(request.head.headers)
         let overrides = try overrideHeaders(request)
         let range = requestedRange(request)
+        // The bucket's marker is asked beside the object, not before it: a read of a
+        // bucket that does not exist is NoSuchBucket, at no added latency.
+        async let bucketExists = S3Objects.bucketExists(context, bucket)
         let stream: ObjectStream
         do {
             stream = try await context.storage.get(storageKey, range: range)
         } catch let error as PlugboardError where error.code == .storageNotFound {
-            throw try await S3OperationSupport.missingObject(context, bucket: bucket, key: key)
+            throw try await bucketExists ? S3Error.noSuchKey(key) : S3Error.noSuchBucket(bucket)
         } catch let error as PlugboardError where error.code == .storageRangeNotSatisfiable {
             let info: ObjectInfo
             do {
                 info = try await context.storage.head(storageKey)
             } catch let error as PlugboardError where error.code == .storageNotFound {
-                throw try await S3OperationSupport.missingObject(context, bucket: bucket, key: key)
+                throw try await bucketExists ? S3Error.noSuchKey(key) : S3Error.noSuchBucket(bucket)
             }
+            guard try await bucketExists else { throw S3Error.noSuchBucket(bucket) }
             if let refusal = try conditions.readRefusal(info) { return refusal }
             throw S3Error.invalidRange(size: info.size)
         }
         // A refused read drops the stream unread; the storage's open file goes with it.
+        guard try await bucketExists else { throw S3Error.noSuchBucket(bucket) }
         if let refusal = try conditions.readRefusal(stream.info) { return refusal }
         var status = 200
         var headers = S3Objects.headers(for: stream.info)
@@ -125,12 +130,14 @@ enum ObjectOperations {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
         let overrides = try overrideHeaders(request)
+        async let bucketExists = S3Objects.bucketExists(context, bucket)
         let info: ObjectInfo
         do {
             info = try await context.storage.head(storageKey)
         } catch let error as PlugboardError where error.code == .storageNotFound {
-            throw try await S3OperationSupport.missingObject(context, bucket: bucket, key: key)
+            throw try await bucketExists ? S3Error.noSuchKey(key) : S3Error.noSuchBucket(bucket)
         }
+        guard try await bucketExists else { throw S3Error.noSuchBucket(bucket) }
         if let refusal = try S3Conditions(request.head.headers).readRefusal(info) { return refusal }
         var headers = S3Objects.headers(for: info)
         var status = 200

@@ -123,6 +123,11 @@ public final class S3Router: HTTPHandler {
         let authentication = try verifier.authenticate(method: head.method, rawTarget: head.target, headers: head.headers,
                                                        now: Timestamp.now())
         if operation == .unsupported { throw S3Error.notImplemented(name) }
+        // Every request that names a bucket names one that could exist: the reserved
+        // prefix (`_plugboard-s3`) and names with `/` are never buckets, whatever the operation.
+        if let bucket = addressed.bucket, !bucket.isEmpty, operation != .createBucket {
+            try S3Namespace.validateBucketName(bucket, creating: false)
+        }
         if let refusal = provider.objectRequestsRefusal {
             throw S3Error.serviceUnavailable("The storage behind this endpoint is not ready: \(refusal.message). Retry once the plugin is fixed and reloaded.")
         }
@@ -188,27 +193,36 @@ public final class S3Router: HTTPHandler {
     }
 
     /// Bucket and key from the path (`/bucket/key`), or the bucket from `Host` when it is
-    /// `bucket.<domain>`. Keys are decoded once; `/bucket/` names the bucket.
+    /// `bucket.<domain>`. The path is split at its first `/` before it is decoded, so an
+    /// encoded slash (`/a%2Fb`) stays in the bucket's name (and is refused there) instead
+    /// of naming bucket `a` and key `b`; keys are decoded once; `/bucket/` names the bucket.
     static func address(_ head: RequestHead, domain: String?) throws(S3Error) -> Address {
+        guard head.path.hasPrefix("/") else {
+            throw S3Error("InvalidURI", status: 400, "Couldn't parse the specified URI: expected a path starting with '/', found \"\(head.path.prefix(64))\".")
+        }
+        let rest = head.path.dropFirst()
+        if let domain, let host = head.headers["host"].map(hostWithoutPort), host.hasSuffix("." + domain) {
+            let bucket = String(host.dropLast(domain.count + 1))
+            return Address(bucket: bucket, key: rest.isEmpty ? nil : try decoded(rest))
+        }
+        guard !rest.isEmpty else { return Address(bucket: nil, key: nil) }
+        guard let slash = rest.firstIndex(of: "/") else { return Address(bucket: try decoded(rest), key: nil) }
+        let key = rest[rest.index(after: slash)...]
+        return Address(bucket: try decoded(rest[..<slash]), key: key.isEmpty ? nil : try decoded(key))
+    }
+
+    /// A path segment percent-decoded, as UTF-8.
+    private static func decoded(_ text: Substring) throws(S3Error) -> String {
         let bytes: [UInt8]
         do throws(HTTPError) {
-            bytes = try PercentDecoding.decode(head.path)
+            bytes = try PercentDecoding.decode(text)
         } catch {
             throw S3Error("InvalidURI", status: 400, "Couldn't parse the specified URI: \(error.error.message).")
         }
-        guard let path = String(validating: bytes, as: UTF8.self), path.hasPrefix("/") else {
-            throw S3Error("InvalidURI", status: 400, "Couldn't parse the specified URI: expected a path starting with '/' in UTF-8 once decoded.")
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw S3Error("InvalidURI", status: 400, "Couldn't parse the specified URI: expected UTF-8 once decoded.")
         }
-        let rest = path.dropFirst()
-        if let domain, let host = head.headers["host"].map(hostWithoutPort), host.hasSuffix("." + domain) {
-            let bucket = String(host.dropLast(domain.count + 1))
-            return Address(bucket: bucket, key: rest.isEmpty ? nil : String(rest))
-        }
-        guard !rest.isEmpty else { return Address(bucket: nil, key: nil) }
-        guard let slash = rest.firstIndex(of: "/") else { return Address(bucket: String(rest), key: nil) }
-        let bucket = String(rest[..<slash])
-        let key = rest[rest.index(after: slash)...]
-        return Address(bucket: bucket, key: key.isEmpty ? nil : String(key))
+        return text
     }
 
     static func hostWithoutPort(_ host: String) -> String {

@@ -34,10 +34,17 @@ public enum S3Namespace {
     /// ``ObjectKey/maxByteCount`` bytes for `bucket/key` together.
     public static func maxKeyBytes(bucket: String) -> Int { ObjectKey.maxByteCount - bucket.utf8.count - 1 }
 
-    /// Checks a bucket name by S3's rules for new buckets (3-63 characters, lower-case
-    /// letters, digits, `.` and `-`, a letter or digit at both ends, no `..`, not an IPv4
-    /// address); throws `InvalidBucketName` saying which rule failed.
-    public static func validateBucketName(_ name: String) throws(S3Error) {
+    /// Names AWS reserves at the start and the end of a bucket's name (its general purpose
+    /// bucket naming rules): not for new buckets.
+    static let reservedNamePrefixes = ["xn--", "sthree-", "amzn-s3-demo-"]
+    static let reservedNameSuffixes = ["-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"]
+
+    /// Checks a bucket name by S3's naming rules; throws `InvalidBucketName` saying which
+    /// rule failed. Every name: 3-63 characters, lower-case letters, digits, `.` and `-`, a
+    /// letter or digit at both ends, no `..`, not an IPv4 address. A new bucket's name
+    /// (`creating`) also must not begin or end as AWS reserves (`xn--`, `-s3alias`, ...);
+    /// a bucket made under an earlier, looser rule stays reachable.
+    public static func validateBucketName(_ name: String, creating: Bool = true) throws(S3Error) {
         let bytes = Array(name.utf8)
         guard (3...63).contains(bytes.count) else {
             throw .invalidBucketName(name, "expected 3 to 63 characters, found \(bytes.count).")
@@ -53,6 +60,13 @@ public enum S3Namespace {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         if parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) {
             throw .invalidBucketName(name, "expected a name, found an IP address.")
+        }
+        guard creating else { return }
+        if let prefix = reservedNamePrefixes.first(where: { name.hasPrefix($0) }) {
+            throw .invalidBucketName(name, "expected a name that does not begin with \"\(prefix)\", which AWS reserves.")
+        }
+        if let suffix = reservedNameSuffixes.first(where: { name.hasSuffix($0) }) {
+            throw .invalidBucketName(name, "expected a name that does not end with \"\(suffix)\", which AWS reserves.")
         }
     }
 }

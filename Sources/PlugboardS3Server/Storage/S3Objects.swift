@@ -87,10 +87,16 @@ public enum S3Objects {
 
     /// Throws `NoSuchBucket` unless the bucket's marker is in the bound storage.
     public static func requireBucket(_ context: S3Context, _ bucket: String) async throws {
+        guard try await bucketExists(context, bucket) else { throw S3Error.noSuchBucket(bucket) }
+    }
+
+    /// Whether the bucket's marker is in the bound storage.
+    public static func bucketExists(_ context: S3Context, _ bucket: String) async throws -> Bool {
         do {
             _ = try await context.storage.head(S3Namespace.markerKey(bucket: bucket))
+            return true
         } catch let error as PlugboardError where error.code == .storageNotFound {
-            throw S3Error.noSuchBucket(bucket)
+            return false
         }
     }
 
