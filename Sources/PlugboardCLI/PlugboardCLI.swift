@@ -78,7 +78,7 @@ public enum PlugboardCLI {
     /// 2 for usage and manifest-level errors (and a server that would expose its admin
     /// API without a token), 1 for everything else.
     static func exitStatus(for error: PlugboardError) -> Int32 {
-        error.code == .usage || error.code == .serveUnprotected || error.code == .watchRefused || error.code.area == "manifest" ? 2 : 1
+        error.code == .usage || error.code == .serveUnprotected || error.code == .serveWeakCredential || error.code == .watchRefused || error.code.area == "manifest" ? 2 : 1
     }
 
     static func printVersion(json: Bool) -> Int32 {

@@ -54,6 +54,11 @@ public enum ServeLifecycle {
     /// Refuses, before anything starts, to open the admin API to the network without a
     /// token.
     public static func checkExposure(_ options: Options, logger: Logger) throws(PlugboardError) {
+        if options.apiToken == nil, let frontEnd = options.frontEnds.first {
+            // The front end checks every request, but the native API beside it reads and
+            // writes the same storage, the front end's own records included.
+            logger.warning("\(frontEnd.name) requests are checked against their key pairs, but without PLUGBOARD_API_TOKEN the native API on \(options.listen.host):\(options.listen.port) reads and writes the same storage unchecked, \(frontEnd.name)'s buckets, objects and upload parts included (docs/S3_API.md); set PLUGBOARD_API_TOKEN to guard it")
+        }
         guard !options.listen.isLoopback else { return }
         guard options.adminToken != nil else {
             throw PlugboardError(.serveUnprotected, "refusing to serve on \(options.listen.host):\(options.listen.port) without PLUGBOARD_ADMIN_TOKEN",
@@ -171,4 +176,6 @@ enum StopSignals {
 extension PlugboardError.Code {
     /// `serve` on a non-loopback address without `PLUGBOARD_ADMIN_TOKEN` (exit status 2).
     public static let serveUnprotected: Self = "serve.unprotected_listen"
+    /// `serve` with a token or S3 secret that breaks `CredentialRule` (exit status 2).
+    public static let serveWeakCredential: Self = "serve.weak_credential"
 }

@@ -74,6 +74,9 @@ enum ServeCommand {
         server.headerTimeoutSeconds = try seconds(ctx, "request-timeout", default: server.headerTimeoutSeconds)
         server.bodyTimeoutSeconds = server.headerTimeoutSeconds
         func token(_ name: String) -> String? { ctx.processEnvironment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        for name in ["PLUGBOARD_API_TOKEN", "PLUGBOARD_ADMIN_TOKEN"] {
+            if let value = token(name) { try checkCredential(value, name: name, what: "a token") }
+        }
         var options = ServeLifecycle.Options(listen: listen, server: server,
                                              shutdownTimeoutSeconds: try seconds(ctx, "shutdown-timeout", default: defaultShutdownTimeoutSeconds),
                                              apiToken: token("PLUGBOARD_API_TOKEN"), adminToken: token("PLUGBOARD_ADMIN_TOKEN"),
@@ -122,6 +125,13 @@ enum ServeCommand {
         }
     }
 
+    /// Refuses (`serve.weak_credential`, exit 2) a credential that breaks ``CredentialRule``.
+    static func checkCredential(_ value: String, name: String, what: String) throws(PlugboardError) {
+        guard let violation = CredentialRule.violation(value, what: what) else { return }
+        throw PlugboardError(.serveWeakCredential, "refusing to serve with \(name) as it is: \(violation)",
+                             detail: CredentialRule.text, hint: CredentialRule.hint + " Set \(name) to it here and in the clients.")
+    }
+
     /// The manifest's key pairs, then the environment's pair in place of a manifest pair
     /// with its ID or after them; refused (`serve.unprotected_listen`) when there is none.
     static func s3Credentials(_ ctx: CommandContext, listenText: String, token: (String) -> String?,
@@ -130,6 +140,7 @@ enum ServeCommand {
             .map { S3Credential(accessKeyID: $0.accessKeyID, secretAccessKey: $0.secretAccessKey) }
         let id = token("PLUGBOARD_S3_ACCESS_KEY_ID"), secret = token("PLUGBOARD_S3_SECRET_ACCESS_KEY")
         if let id, let secret {
+            try checkCredential(secret, name: "PLUGBOARD_S3_SECRET_ACCESS_KEY", what: "a secret access key")
             credentials.removeAll { $0.accessKeyID == id }
             credentials.append(S3Credential(accessKeyID: id, secretAccessKey: secret))
         }

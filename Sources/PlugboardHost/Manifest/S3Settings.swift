@@ -28,7 +28,6 @@ public struct S3Settings: Sendable {
     /// At most this many key pairs.
     static let maxCredentials = 100
     static let accessKeyIdLengths = 3...128
-    static let secretLengths = 8...256
 
     /// Every key pair, `${VAR}`s expanded from `variables`, in manifest order.
     ///
@@ -121,15 +120,14 @@ public struct S3Settings: Sendable {
         }
     }
 
-    /// Never quotes the secret: only its length.
+    /// Never quotes the secret: only what about it breaks ``CredentialRule``.
     static func checkSecret(_ secret: String, _ value: JSONValue, source: String, expanded: Bool) throws(PlugboardError) {
-        let count = secret.count
-        guard secretLengths.contains(count) else {
-            throw PlugboardError(.manifestInvalidValue,
-                "\(source):\(value.location): \(value.path.spoken): expected a secret access key of 8 to 256 characters, found \(count) character\(count == 1 ? "" : "s")\(suffix(expanded, value))",
-                detail: "A secret access key is 8 to 256 characters; S3 clients sign every request with it.",
-                hint: count < 8 ? "Use a long random secret, such as the output of `openssl rand -base64 30`." : "Use a shorter secret.")
-        }
+        guard let violation = CredentialRule.violation(secret, what: "a secret access key") else { return }
+        let tooLong = secret.unicodeScalars.count > CredentialRule.lengths.upperBound
+        throw PlugboardError(.manifestInvalidValue,
+            "\(source):\(value.location): \(value.path.spoken): \(violation)\(suffix(expanded, value))",
+            detail: CredentialRule.text + " S3 clients sign every request with the secret.",
+            hint: tooLong ? "Use a shorter secret." : CredentialRule.hint)
     }
 
     static func duplicate(_ value: JSONValue, first: Int, index: Int, source: String) -> PlugboardError {

@@ -68,15 +68,15 @@ import Testing
     }
 
     @Test func adminEndpoints_needTheAdminToken_andMatchTheCLI() async throws {
-        let server = try ServerProcess(environment: ["PLUGBOARD_ADMIN_TOKEN": "s3cret"])
+        let server = try ServerProcess(environment: ["PLUGBOARD_ADMIN_TOKEN": "s3cret-admin"])
         let missing = try server.client().request("GET", "/v1/admin/plugins")
         #expect(missing.status == 401)
         #expect(missing.header("www-authenticate") == "Bearer")
         #expect(missing.errorCode == "http.unauthorized")
         let wrong = try server.client().request("GET", "/v1/admin/services", headers: [("Authorization", "Bearer s3cre")])
         #expect(wrong.status == 401)
-        #expect(!server.stderr.contains("s3cret"))
-        let auth = [("Authorization", "Bearer s3cret")]
+        #expect(!server.stderr.contains("s3cret-admin"))
+        let auth = [("Authorization", "Bearer s3cret-admin")]
         let plugins = try server.client().request("GET", "/v1/admin/plugins", headers: auth)
         #expect(plugins.status == 200)
         let services = try server.client().request("GET", "/v1/admin/services", headers: auth)
@@ -95,12 +95,12 @@ import Testing
     }
 
     @Test func apiToken_guardsObjects_butNotHealthOrMetrics() throws {
-        let server = try ServerProcess(environment: ["PLUGBOARD_API_TOKEN": "tok"])
+        let server = try ServerProcess(environment: ["PLUGBOARD_API_TOKEN": "tok-tok-tok"])
         #expect(try server.client().request("GET", "/v1/objects/k").status == 401)
         #expect(try server.client().request("GET", "/v1/objects").status == 401)
-        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Bearer tok")]).status == 404)
-        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "bearer tok")]).status == 404)
-        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Basic tok")]).status == 401)
+        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Bearer tok-tok-tok")]).status == 404)
+        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "bearer tok-tok-tok")]).status == 404)
+        #expect(try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Basic tok-tok-tok")]).status == 401)
         for path in ["/healthz", "/readyz", "/metrics"] {
             #expect(try server.client().request("GET", path).status == 200, "\(path)")
         }
@@ -112,6 +112,24 @@ import Testing
         #expect(refused.status == 401)
         #expect(refused.header("connection") == "close")
         #expect(early.isClosedByServer())
+    }
+
+    /// One rule for every credential (docs/SECURITY.md): a short token is refused at
+    /// start, on loopback too, and the refusal never quotes it.
+    @Test(arguments: [("PLUGBOARD_ADMIN_TOKEN", "x", "found 1 character"), ("PLUGBOARD_API_TOKEN", "seven77", "found 7 characters"),
+                      ("PLUGBOARD_ADMIN_TOKEN", "has a space", "found a space at character 4")])
+    func aWeakToken_isRefusedAtStart(_ name: String, _ value: String, _ found: String) async throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", ManifestText.make([ManifestText.memory]))
+        for listen in ["0.0.0.0:0", "127.0.0.1:0"] {
+            let result = await sandbox.run(["serve", "--listen", listen], environment: [name: value])
+            expectRun(result, status: 2, stdout: .empty, stderr: .contains("refusing to serve with \(name)", found, "8 to 256 printable ASCII characters"))
+            // (A one-letter value is in any text; the longer ones are not quoted.)
+            #expect(value.count < 4 || !result.stderr.contains(value))
+        }
+        expectRun(await sandbox.run(["serve", "--listen", "127.0.0.1:0", "--json"], environment: [name: value]), status: 2,
+                  stdout: .contains("serve.weak_credential"))
     }
 
     @Test func nonLoopbackWithoutAdminToken_isRefusedAtStart() async throws {
@@ -151,11 +169,11 @@ import Testing
     }
 
     @Test func accessLog_namesEachRequest_withoutTokens() throws {
-        let server = try ServerProcess(arguments: ["--log-level", "info"], environment: ["PLUGBOARD_API_TOKEN": "hush"])
-        _ = try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Bearer hush")])
+        let server = try ServerProcess(arguments: ["--log-level", "info"], environment: ["PLUGBOARD_API_TOKEN": "hush-hush-hush"])
+        _ = try server.client().request("GET", "/v1/objects/k", headers: [("Authorization", "Bearer hush-hush-hush")])
         #expect(server.stop() == 0)
         let log = server.stderr
         #expect(log.contains("GET /v1/objects/k 404 "))
-        #expect(!log.contains("hush"))
+        #expect(!log.contains("hush-hush-hush"))
     }
 }

@@ -34,6 +34,8 @@ import Testing
         #expect(response.text.contains("<Code>AccessDenied</Code>"), "\(response.text)")
         #expect(server.stop() == 0)
         #expect(!server.stderr.contains(Self.secret))
+        // The native API beside it has no token: said at start.
+        #expect(server.stderr.contains("without PLUGBOARD_API_TOKEN the native API on 127.0.0.1:"), "\(server.stderr)")
     }
 
     /// A header-form request with a bogus signature: the error tells whether the server
@@ -88,6 +90,18 @@ import Testing
         let result = await sandbox.run(["serve"] + listen + arguments,
                                  environment: ["PLUGBOARD_S3_ACCESS_KEY_ID": "k", "PLUGBOARD_S3_SECRET_ACCESS_KEY": "a-Secret-Key-0123"])
         expectRun(result, status: 2, stdout: .empty, stderr: .contains(message))
+    }
+
+    @Test func aShortSecretInTheEnvironment_exits2_asTheManifestsWould() async throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", Self.manifest(s3: nil))
+        let result = await sandbox.run(["serve", "--listen", "127.0.0.1:0", "--s3-listen", "0.0.0.0:0"],
+                                       environment: ["PLUGBOARD_S3_ACCESS_KEY_ID": "key-id", "PLUGBOARD_S3_SECRET_ACCESS_KEY": "five5",
+                                                     "PLUGBOARD_ADMIN_TOKEN": "admin-token-long"])
+        expectRun(result, status: 2, stdout: .empty,
+                  stderr: .contains("refusing to serve with PLUGBOARD_S3_SECRET_ACCESS_KEY", "expected a secret access key of 8 to 256 characters, found 5 characters"))
+        #expect(!result.stderr.contains("five5"))
     }
 
     @Test func noPairAnywhere_exits2_namingBothWays() async throws {
