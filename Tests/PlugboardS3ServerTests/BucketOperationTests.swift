@@ -23,6 +23,17 @@ import Testing
         #expect(error?.fields.first { $0.0 == "BucketName" }?.1 == "photos")
     }
 
+    /// AWS's us-east-1 answers the owner's re-creation 200 (its legacy rule); the
+    /// fixture's us-west-2 above answers 409, as every other region does.
+    @Test func createBucket_twice_inUSEast1_is200() async throws {
+        let s3 = S3Fixture()
+        let east = S3Context(storage: s3.storage, logger: .disabled, region: "us-east-1", buckets: s3.buckets)
+        _ = try await BucketOperations.createBucket(east, s3.request("PUT", bucket: "photos"))
+        let again = try await BucketOperations.createBucket(east, s3.request("PUT", bucket: "photos"))
+        #expect(again.status == 200)
+        #expect(try await s3.storage.list(prefix: S3Namespace.bucketMarkerPrefix).map(\.key) == [S3Namespace.markerKey(bucket: "photos")])
+    }
+
     @Test func createBucket_racing_exactlyOneWins() async throws {
         let s3 = S3Fixture()
         let results = await withTaskGroup(of: String.self) { group in

@@ -24,6 +24,18 @@ import Testing
                                          "plugboard-s3-content-disposition": "attachment"])
     }
 
+    /// AWS keeps a metadata value that is not US-ASCII and answers it as one RFC 2047
+    /// encoded word; plain ASCII comes back as it is.
+    @Test func putObject_utf8Metadata_isAnsweredRFC2047Encoded() async throws {
+        let s3 = S3Fixture()
+        try await s3.makeBucket("photos")
+        _ = try await s3.put("photos", "café.txt", "x", headers: [("x-amz-meta-title", "Café crème"), ("x-amz-meta-plain", "ascii only")])
+        let head = try await ObjectOperations.headObject(s3.context, s3.request("HEAD", bucket: "photos", key: "café.txt"))
+        #expect(head.header("x-amz-meta-title") == "=?UTF-8?B?" + S3Base64.encode(Array("Café crème".utf8)) + "?=")
+        #expect(head.header("x-amz-meta-title") == "=?UTF-8?B?Q2Fmw6kgY3LDqG1l?=")
+        #expect(head.header("x-amz-meta-plain") == "ascii only")
+    }
+
     @Test func putObject_refusals() async throws {
         let s3 = S3Fixture()
         let noBucket = await s3Error { try await s3.put("nobucket", "k", "x") }

@@ -295,6 +295,10 @@ import Testing
         let tooLong = Self.refusal { () throws(S3Error) in try Self.getObject(host, target: week) }
         #expect(tooLong?.code == "AuthorizationQueryParametersError")
         #expect(tooLong?.message.contains("604800") == true)
+        let negative = Self.presignedTarget.replacing("X-Amz-Expires=86400", with: "X-Amz-Expires=-5")
+        let backwards = Self.refusal { () throws(S3Error) in try Self.getObject(host, target: negative) }
+        #expect(backwards?.code == "AuthorizationQueryParametersError")
+        #expect(backwards?.message.hasPrefix("X-Amz-Expires must be non-negative") == true, "\(backwards?.message ?? "")")
         let noDate = Self.presignedTarget.replacing("&X-Amz-Date=20130524T000000Z", with: "")
         let missing = Self.refusal { () throws(S3Error) in try Self.getObject(host, target: noDate) }
         #expect(missing?.code == "AuthorizationQueryParametersError")

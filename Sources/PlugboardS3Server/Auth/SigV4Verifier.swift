@@ -301,6 +301,10 @@ public struct SigV4Verifier: Sendable {
             throw Form.query.malformed(
                 "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\" (20130524T000000Z): found \"\(date.prefix(40))\".")
         }
+        // AWS's own words for a negative value, which is a number but not a duration.
+        if expiresText.hasPrefix("-"), expiresText.utf8.count > 1, expiresText.utf8.dropFirst().allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+            throw Form.query.malformed("X-Amz-Expires must be non-negative: found \(expiresText.prefix(20)).")
+        }
         guard !expiresText.isEmpty, expiresText.utf8.count <= 10, expiresText.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
               let expires = Int(expiresText) else {
             throw Form.query.malformed("X-Amz-Expires should be a number of seconds: found \"\(expiresText.prefix(20))\".")

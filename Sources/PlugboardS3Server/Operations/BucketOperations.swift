@@ -68,18 +68,25 @@ enum BucketOperations {
             }
         }
         let marker = S3Namespace.markerKey(bucket: bucket)
+        let created = HTTPResponse(status: 200, headers: [("Location", "/" + bucket)])
+        // Every key pair here is the one owner; AWS answers a re-creation by the owner 200
+        // in us-east-1 (for its legacy clients) and 409 everywhere else.
+        let alreadyOwned = { () throws -> HTTPResponse in
+            if context.region == "us-east-1" { return created }
+            throw S3Error.bucketAlreadyOwnedByYou(bucket)
+        }
         do {
             try await context.storage.put(marker, data: [], contentType: nil, metadata: [:], condition: .absent)
         } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
-            throw S3Error.bucketAlreadyOwnedByYou(bucket)
+            return try alreadyOwned()
         } catch let error as PlugboardError where error.code == .storageUnsupported {
             // A backend built before conditional writes: a check and a put, which two
             // creators at once could both pass (both then own the one bucket).
             context.logger.warning("The storage cannot create bucket \(bucket)'s marker atomically (\(error.message)); checking and putting instead.")
-            if try await context.storage.exists(marker) { throw S3Error.bucketAlreadyOwnedByYou(bucket) }
+            if try await context.storage.exists(marker) { return try alreadyOwned() }
             _ = try await context.storage.put(marker, data: [], contentType: nil, metadata: [:])
         }
-        return HTTPResponse(status: 200, headers: [("Location", "/" + bucket)])
+        return created
     }
 
     /// `HEAD /bucket`: 200 with the region, or `NoSuchBucket` (the router answers HEAD's

@@ -64,10 +64,11 @@ public enum S3Objects {
                     throw .invalidArgument("Metadata keys starting with \(S3Namespace.reservedMetadataPrefix) are kept by the server itself: found x-amz-meta-\(key).",
                                            name: "x-amz-meta-\(key)")
                 }
+                let value = mailSafe(field.value)
                 if let earlier = metadata[key] {
-                    metadata[key] = earlier + "," + field.value
+                    metadata[key] = earlier + "," + value
                 } else {
-                    metadata[key] = field.value
+                    metadata[key] = value
                 }
             } else if let stored = storedHeaders.first(where: { $0.header == field.name }) {
                 metadata[stored.metadataKey] = field.value
@@ -80,6 +81,15 @@ public enum S3Objects {
                                    name: "x-amz-meta-*")
         }
         return metadata
+    }
+
+    /// A metadata value as AWS answers it: as it is when it is US-ASCII, else one RFC 2047
+    /// encoded word (`=?UTF-8?B?...?=`), which is also what the storage can keep (printable
+    /// ASCII). AWS decodes such a value before storing it and encodes it again for every
+    /// answer, so answering the encoded form is the same to a client.
+    static func mailSafe(_ value: String) -> String {
+        guard !value.utf8.allSatisfy({ $0 < 0x80 }) else { return value }
+        return "=?UTF-8?B?" + S3Base64.encode(Array(value.utf8)) + "?="
     }
 
     /// `LastModified` in listings: ISO 8601 with milliseconds, as S3 writes it.
