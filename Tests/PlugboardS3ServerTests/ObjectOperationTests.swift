@@ -20,8 +20,10 @@ import Testing
         let stored = try await s3.storage.get("docs/a/b.txt")
         #expect(stored.data == Array("hello".utf8))
         #expect(stored.info.contentType == "text/plain")
+        // The checksum the header named is kept with the bytes (GET and HEAD answer it
+        // when asked), never as user metadata.
         #expect(stored.info.metadata == ["owner": "ann", "plugboard-s3-cache-control": "max-age=60",
-                                         "plugboard-s3-content-disposition": "attachment"])
+                                         "plugboard-s3-content-disposition": "attachment", "plugboard-s3-checksum": "crc32 FULL_OBJECT NhCmhg=="])
     }
 
     /// AWS keeps a metadata value that is not US-ASCII and answers it as one RFC 2047

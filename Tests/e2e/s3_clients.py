@@ -653,6 +653,35 @@ def boto3_scenario(work, server, steps):
         expect_equal("the ETag of a repeated Complete", first["ETag"], again["ETag"])
         expect_equal("the object completed once", b"only", s3.get_object(Bucket=bucket, Key="cond/fresh")["Body"].read())
 
+    with steps("checksums kept: put_object and a CRC32 multipart upload, answered with ChecksumMode, GetObjectAttributes"):
+        body = b"checksummed body\n" * 100
+        put_answer = s3.put_object(Bucket=bucket, Key="sum/one", Body=body, ChecksumAlgorithm="SHA256")
+        got = s3.head_object(Bucket=bucket, Key="sum/one", ChecksumMode="ENABLED")
+        expect_equal("HeadObject ChecksumSHA256 after PutObject", put_answer.get("ChecksumSHA256"), got.get("ChecksumSHA256"))
+        check(got.get("ChecksumSHA256") is not None, "HeadObject with ChecksumMode: expected ChecksumSHA256, found none in %s" % sorted(got))
+        # boto3 checks the checksum of a whole GET against the bytes when it is answered.
+        expect_equal("GetObject with ChecksumMode: body", body, s3.get_object(Bucket=bucket, Key="sum/one", ChecksumMode="ENABLED")["Body"].read())
+        up = s3.create_multipart_upload(Bucket=bucket, Key="sum/many", ChecksumAlgorithm="CRC32")
+        expect_equal("CreateMultipartUpload ChecksumAlgorithm", "CRC32", up.get("ChecksumAlgorithm"))
+        parts = []
+        pieces = [b"a" * (5 * 1024 * 1024), b"tail"]
+        for number, piece in enumerate(pieces, 1):
+            r = s3.upload_part(Bucket=bucket, Key="sum/many", UploadId=up["UploadId"], PartNumber=number, Body=piece, ChecksumAlgorithm="CRC32")
+            parts.append({"PartNumber": number, "ETag": r["ETag"], "ChecksumCRC32": r["ChecksumCRC32"]})
+        listed = s3.list_parts(Bucket=bucket, Key="sum/many", UploadId=up["UploadId"])
+        moto_differs("ListParts ChecksumCRC32 of each part", [p["ChecksumCRC32"] for p in parts], [p.get("ChecksumCRC32") for p in listed["Parts"]])
+        done = s3.complete_multipart_upload(Bucket=bucket, Key="sum/many", UploadId=up["UploadId"], MultipartUpload={"Parts": parts})
+        check((done.get("ChecksumCRC32") or "").endswith("-2"), "CompleteMultipartUpload ChecksumCRC32: expected a composite value ending -2, found %r" % done.get("ChecksumCRC32"))
+        got = s3.head_object(Bucket=bucket, Key="sum/many", ChecksumMode="ENABLED")
+        expect_equal("HeadObject ChecksumCRC32 of the completed object", done.get("ChecksumCRC32"), got.get("ChecksumCRC32"))
+        attributes = s3.get_object_attributes(Bucket=bucket, Key="sum/many", ObjectAttributes=["ETag", "Checksum", "ObjectParts", "ObjectSize", "StorageClass"])
+        expect_equal("GetObjectAttributes ObjectSize", sum(len(p) for p in pieces), attributes.get("ObjectSize"))
+        expect_equal("GetObjectAttributes TotalPartsCount", 2, attributes.get("ObjectParts", {}).get("TotalPartsCount"))
+        expect_equal("GetObjectAttributes ETag", done["ETag"].strip('"'), attributes.get("ETag"))
+        moto_differs("GetObjectAttributes Checksum", done.get("ChecksumCRC32"), attributes.get("Checksum", {}).get("ChecksumCRC32"))
+        for key in ["sum/one", "sum/many"]:
+            s3.delete_object(Bucket=bucket, Key=key)
+
     with steps("delete_bucket: BucketNotEmpty while objects remain, then deleted when empty"):
         code, status, _ = client_error(s3.delete_bucket, Bucket=bucket)
         expect_equal("DeleteBucket of a bucket with objects", ("BucketNotEmpty", 409), (code, status))

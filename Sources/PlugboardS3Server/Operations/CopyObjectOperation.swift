@@ -47,6 +47,14 @@ enum CopyObjectOperation {
                 // The copy is one new object: its ETag is its content's MD5, not the parts'.
                 metadata[S3Namespace.multipartETagKey] = nil
                 metadata[S3Namespace.uploadIDKey] = nil
+                // The same bytes have the same whole-object checksum; a composite one
+                // described the source's parts, which the copy does not have.
+                metadata[S3Checksum.metadataKey] = nil
+                if let checksum = try await S3ChecksumRecord.stored(context, for: stream.info,
+                                                                    recordKey: MultipartLayout.checksumKey(bucket: source.bucket, key: source.key)),
+                   checksum.type == .fullObject {
+                    _ = S3Objects.keep(checksum, in: &metadata)
+                }
             }
             return try await context.storage.put(destinationKey, body: stream.body, contentType: contentType, metadata: metadata,
                                                  condition: .none)

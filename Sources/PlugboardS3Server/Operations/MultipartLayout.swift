@@ -46,18 +46,38 @@ public enum MultipartLayout {
         return number
     }
 
+    public static let checksumsPrefix = S3Namespace.reservedPrefix + "checksums/"
+    public static let hashedChecksumsPrefix = S3Namespace.reservedPrefix + "checksums-hashed/"
+
     /// Where the manifest of `key` in `bucket` is kept; the manifest names its key, so a
     /// hashed path that two keys share is never taken for the other's.
     public static func manifestKey(bucket: String, key: String) -> String {
-        let direct = partsPrefix + bucket + "/" + key
-        if direct.utf8.count <= ObjectKey.maxByteCount { return direct }
-        let digest = (try? MD5Hasher.hash(Array(key.utf8))).map { Hex.encode($0) } ?? "unhashable"
-        return hashedPartsPrefix + bucket + "/" + digest
+        besideKey(partsPrefix, hashed: hashedPartsPrefix, bucket: bucket, key: key)
     }
 
-    /// The prefixes under which the bucket's manifests live.
+    /// Where the checksum record of `key` in `bucket` is kept (``S3ChecksumRecord``; it
+    /// names the storage ETag it describes).
+    public static func checksumKey(bucket: String, key: String) -> String {
+        besideKey(checksumsPrefix, hashed: hashedChecksumsPrefix, bucket: bucket, key: key)
+    }
+
+    /// `<prefix><bucket>/<key>`, or, for a key too long for it, `<hashed><bucket>/<md5 of the key>`.
+    private static func besideKey(_ prefix: String, hashed: String, bucket: String, key: String) -> String {
+        let direct = prefix + bucket + "/" + key
+        if direct.utf8.count <= ObjectKey.maxByteCount { return direct }
+        let digest = (try? MD5Hasher.hash(Array(key.utf8))).map { Hex.encode($0) } ?? "unhashable"
+        return hashed + bucket + "/" + digest
+    }
+
+    /// The prefixes under which the bucket's manifests and checksum records live.
     public static func manifestPrefixes(bucket: String) -> [String] {
-        [partsPrefix + bucket + "/", hashedPartsPrefix + bucket + "/"]
+        [partsPrefix, hashedPartsPrefix, checksumsPrefix, hashedChecksumsPrefix].map { $0 + bucket + "/" }
+    }
+
+    /// Where a part's checksum record is kept, beside the part: `checksum-00042`.
+    static func partChecksumKey(bucket: String, uploadID: String, partNumber: Int) -> String {
+        let digits = String(partNumber)
+        return folder(bucket: bucket, uploadID: uploadID) + "checksum-" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits
     }
 
     /// A new upload ID: 32 lowercase hex digits (128 random bits), URL-safe.
@@ -177,6 +197,14 @@ struct MultipartRecord: Sendable, Equatable {
     var initiator: String
     /// The user's metadata and the stored headers, as the final object keeps them.
     var metadata: [String: String]
+    /// The checksum CreateMultipartUpload asked for: every part carries one of the
+    /// algorithm, and the object gets the parts' checksum of the type.
+    var checksum: (algorithm: ChecksumAlgorithm, type: S3Checksum.Kind)?
+
+    static func == (a: MultipartRecord, b: MultipartRecord) -> Bool {
+        a.key == b.key && a.contentType == b.contentType && a.initiated == b.initiated && a.initiator == b.initiator
+            && a.metadata == b.metadata && a.checksum?.algorithm == b.checksum?.algorithm && a.checksum?.type == b.checksum?.type
+    }
 
     func encoded() -> [UInt8] {
         var text = Self.header + "\n"
@@ -187,15 +215,18 @@ struct MultipartRecord: Sendable, Equatable {
         for (name, value) in metadata.sorted(by: { $0.key < $1.key }) {
             text += "metadata " + MultipartText.encode(name) + " " + MultipartText.encode(value) + "\n"
         }
+        if let checksum { text += "checksum \(checksum.algorithm.rawValue) \(checksum.type.rawValue)\n" }
         return Array(text.utf8)
     }
 
-    init(key: String, contentType: String?, initiated: Timestamp, initiator: String, metadata: [String: String]) {
+    init(key: String, contentType: String?, initiated: Timestamp, initiator: String, metadata: [String: String],
+         checksum: (algorithm: ChecksumAlgorithm, type: S3Checksum.Kind)? = nil) {
         self.key = key
         self.contentType = contentType
         self.initiated = initiated
         self.initiator = initiator
         self.metadata = metadata
+        self.checksum = checksum
     }
 
     /// The record in `content`, nil when it is damaged.
@@ -206,8 +237,13 @@ struct MultipartRecord: Sendable, Equatable {
         var initiated: Timestamp?
         var initiator = ""
         var metadata: [String: String] = [:]
+        var checksum: (algorithm: ChecksumAlgorithm, type: S3Checksum.Kind)?
         for (name, values) in fields {
             switch name {
+            case "checksum":
+                guard values.count == 2, let algorithm = ChecksumAlgorithm(rawValue: String(values[0])),
+                      let type = S3Checksum.Kind(rawValue: String(values[1])) else { return nil }
+                checksum = (algorithm, type)
             case "key":
                 guard values.count == 1, let value = MultipartText.decode(values[0]), !value.isEmpty else { return nil }
                 key = value
@@ -229,7 +265,7 @@ struct MultipartRecord: Sendable, Equatable {
             }
         }
         guard let key, let initiated else { return nil }
-        self.init(key: key, contentType: contentType, initiated: initiated, initiator: initiator, metadata: metadata)
+        self.init(key: key, contentType: contentType, initiated: initiated, initiator: initiator, metadata: metadata, checksum: checksum)
     }
 }
 
@@ -254,6 +290,9 @@ struct MultipartManifest: Sendable, Equatable {
     var etag: String
     var multipartETag: String
     var sizes: [Int]
+    /// Each part's checksum, in order, when the upload kept them (GetObjectAttributes
+    /// answers them); empty otherwise.
+    var checksums: [S3Checksum] = []
 
     func encoded() -> [UInt8] {
         var text = Self.header + "\n"
@@ -261,14 +300,16 @@ struct MultipartManifest: Sendable, Equatable {
         text += "etag " + etag + "\n"
         text += "multipart-etag " + multipartETag + "\n"
         for size in sizes { text += "part \(size)\n" }
+        for checksum in checksums { text += "part-checksum " + checksum.stored + "\n" }
         return Array(text.utf8)
     }
 
-    init(key: String, etag: String, multipartETag: String, sizes: [Int]) {
+    init(key: String, etag: String, multipartETag: String, sizes: [Int], checksums: [S3Checksum] = []) {
         self.key = key
         self.etag = etag
         self.multipartETag = multipartETag
         self.sizes = sizes
+        self.checksums = checksums
     }
 
     init?(parsing content: [UInt8]) {
@@ -277,8 +318,12 @@ struct MultipartManifest: Sendable, Equatable {
         var etag: String?
         var multipartETag: String?
         var sizes: [Int] = []
+        var checksums: [S3Checksum] = []
         for (name, values) in fields {
             switch name {
+            case "part-checksum":
+                guard let checksum = S3Checksum(stored: values.joined(separator: " ")) else { return nil }
+                checksums.append(checksum)
             case "key":
                 guard values.count == 1, let value = MultipartText.decode(values[0]) else { return nil }
                 key = value
@@ -295,8 +340,9 @@ struct MultipartManifest: Sendable, Equatable {
                 continue
             }
         }
-        guard let key, let etag, let multipartETag, !sizes.isEmpty, sizes.count <= MultipartLayout.maxPartNumber else { return nil }
-        self.init(key: key, etag: etag, multipartETag: multipartETag, sizes: sizes)
+        guard let key, let etag, let multipartETag, !sizes.isEmpty, sizes.count <= MultipartLayout.maxPartNumber,
+              checksums.isEmpty || checksums.count == sizes.count else { return nil }
+        self.init(key: key, etag: etag, multipartETag: multipartETag, sizes: sizes, checksums: checksums)
     }
 
     /// Whether the manifest describes `info` as it is now: the same key bytes, storage

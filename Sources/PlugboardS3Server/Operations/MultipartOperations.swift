@@ -43,9 +43,10 @@ public enum MultipartOperations {
         } catch {
             throw S3Error.invalidArgument("The Content-Type is not one the storage takes: \(error.message).", name: "Content-Type", value: contentType)
         }
+        let checksum = try S3Checksum.requested(algorithm: request.header("x-amz-checksum-algorithm"), type: request.header("x-amz-checksum-type"))
         let uploadID = MultipartLayout.newUploadID()
         let record = MultipartRecord(key: key, contentType: contentType, initiated: Timestamp.now(),
-                                     initiator: request.accessKeyID, metadata: metadata)
+                                     initiator: request.accessKeyID, metadata: metadata, checksum: checksum)
         try await S3Objects.writing(into: bucket, context) {
             _ = try await context.storage.put(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID), data: record.encoded(),
                                               contentType: "text/plain", metadata: [:])
@@ -54,7 +55,11 @@ public enum MultipartOperations {
         xml.element("Bucket", bucket)
         xml.element("Key", key)
         xml.element("UploadId", uploadID)
-        return xmlResponse(xml)
+        var response = xmlResponse(xml)
+        if let checksum {
+            response.headers += [("x-amz-checksum-algorithm", checksum.algorithm.displayName), ("x-amz-checksum-type", checksum.type.rawValue)]
+        }
+        return response
     }
 
     // MARK: UploadPart (PUT /bucket/key?partNumber=N&uploadId=X)
@@ -65,11 +70,20 @@ public enum MultipartOperations {
         let uploadID = try self.uploadID(request)
         let partKey = MultipartLayout.partKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber)
         let info = try await S3Objects.writing(into: bucket, context) {
-            _ = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
+            let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
             if let length = request.body.length, length > MultipartLayout.maxPartSize {
                 throw S3Error.entityTooLarge("Your proposed upload exceeds the maximum allowed object size: expected a part of at most \(MultipartLayout.maxPartSize) bytes, found \(length).")
             }
-            let info = try await context.storage.put(partKey, body: request.body, contentType: nil, metadata: [:], condition: .none)
+            if let wanted = record.checksum?.algorithm { try requirePartChecksum(wanted, request) }
+            // The part's checksum is kept as the object's would be: a header's with the
+            // bytes, a trailer's beside them once the body has ended.
+            var metadata: [String: String] = [:]
+            let declared = S3Checksum.declared(in: request.head.headers).flatMap { S3Objects.keep($0, in: &metadata) ? $0 : nil }
+            let info = try await context.storage.put(partKey, body: request.body, contentType: nil, metadata: metadata, condition: .none)
+            if declared == nil, let checksum = S3Checksum.verified(request.verifiedChecksums) {
+                try await S3ChecksumRecord.write(context, checksum, describing: info,
+                                                 at: MultipartLayout.partChecksumKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber))
+            }
             try await confirmStillOpen(context, bucket: bucket, uploadID: uploadID, partKey: partKey)
             return info
         }
@@ -77,6 +91,16 @@ public enum MultipartOperations {
         // CompleteMultipartUpload that lists per-part checksums is not checked against them
         // (docs/S3_API.md, differences).
         return HTTPResponse(status: 200, headers: [("ETag", "\"" + info.etag + "\"")] + request.verifiedChecksums.answerHeaders)
+    }
+
+    /// An upload made with a checksum algorithm takes parts that carry that one, in a
+    /// header or announced for the trailer, as S3 requires.
+    static func requirePartChecksum(_ algorithm: ChecksumAlgorithm, _ request: S3Request) throws(S3Error) {
+        let announced = (request.header("x-amz-trailer") ?? "").lowercased().split(separator: ",").map { SigV4Verifier.trim(String($0)) }
+        let carried = ChecksumAlgorithm.allCases.filter { request.header($0.headerName) != nil || announced.contains($0.headerName) }
+        guard carried == [algorithm] else {
+            throw S3Error.invalidRequest("The upload was created using a \(algorithm.displayName) checksum: expected each part to carry x-amz-checksum-\(algorithm.rawValue), found \(carried.isEmpty ? "none" : carried.map(\.headerName).joined(separator: ", ")).")
+        }
     }
 
     // MARK: UploadPartCopy (PUT ...?partNumber=N&uploadId=X, x-amz-copy-source)
@@ -139,20 +163,24 @@ public enum MultipartOperations {
         // The part ETags the client lists are the parts' MD5s: the multipart ETag follows
         // from the list alone, so a repeated Complete is known by it.
         let listedETag = try? multipartETag(of: requested)
-        let result = { (multipartETag: String) -> HTTPResponse in
+        let result = { (multipartETag: String, checksum: S3Checksum?) -> HTTPResponse in
             var xml = S3XMLWriter(root: "CompleteMultipartUploadResult")
             xml.element("Location", "/" + bucket + "/" + MultipartText.encode(key))
             xml.element("Bucket", bucket)
             xml.element("Key", key)
             xml.element("ETag", "\"" + multipartETag + "\"")
+            if let checksum {
+                xml.element(checksum.element, checksum.value)
+                xml.element("ChecksumType", checksum.type.rawValue)
+            }
             return xmlResponse(xml)
         }
         return try await S3Objects.writing(into: bucket, context) {
             // Completed already (the client lost the answer, or the server stopped before
             // the upload's clean-up): the same answer, and the clean-up finished.
             if let listedETag,
-               try await completedAlready(context, objectKey: objectKey, bucket: bucket, uploadID: uploadID, multipartETag: listedETag) {
-                return result(listedETag)
+               let done = try await completedAlready(context, objectKey: objectKey, bucket: bucket, uploadID: uploadID, multipartETag: listedETag) {
+                return result(listedETag, try await S3ChecksumRecord.stored(context, for: done, recordKey: MultipartLayout.checksumKey(bucket: bucket, key: key)))
             }
             let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
             let stored = try await listParts(context, bucket: bucket, uploadID: uploadID, after: 0, limit: MultipartLayout.maxPartNumber)
@@ -165,6 +193,9 @@ public enum MultipartOperations {
             var metadata = record.metadata
             metadata[S3Namespace.multipartETagKey] = multipartETag
             metadata[S3Namespace.uploadIDKey] = uploadID
+            let (checksum, partChecksums) = try await completedChecksum(context, request, record: record, requested: requested,
+                                                                        parts: parts, bucket: bucket, uploadID: uploadID)
+            let checksumKept = checksum.map { S3Objects.keep($0, in: &metadata) } ?? true
             let condition = try await ObjectOperations.writeCondition(context, request, storageKey: objectKey, key: key)
             let concatenation = PartConcatenation(storage: context.storage, parts: parts)
             let info: ObjectInfo
@@ -180,23 +211,27 @@ public enum MultipartOperations {
             } catch let refusal as S3Error where refusal.code == "PreconditionFailed" {
                 // Two Completes of one upload at once, both with If-None-Match: the one
                 // that lost finds the other's object, which is its own.
-                if try await completedAlready(context, objectKey: objectKey, bucket: bucket, uploadID: uploadID, multipartETag: multipartETag) {
-                    return result(multipartETag)
+                if try await completedAlready(context, objectKey: objectKey, bucket: bucket, uploadID: uploadID, multipartETag: multipartETag) != nil {
+                    return result(multipartETag, checksum)
                 }
                 throw refusal
             }
             // The manifest before the clean-up: should it fail, the object already names
             // its upload, and a repeated Complete finishes the job.
-            let manifest = MultipartManifest(key: key, etag: info.etag, multipartETag: multipartETag, sizes: parts.map(\.size))
+            if let checksum, !checksumKept {
+                try await S3ChecksumRecord.write(context, checksum, describing: info, at: MultipartLayout.checksumKey(bucket: bucket, key: key))
+            }
+            let manifest = MultipartManifest(key: key, etag: info.etag, multipartETag: multipartETag, sizes: parts.map(\.size),
+                                             checksums: partChecksums)
             _ = try await context.storage.put(MultipartLayout.manifestKey(bucket: bucket, key: key), data: manifest.encoded(),
                                               contentType: "text/plain", metadata: [:])
-            await removeUpload(context, bucket: bucket, uploadID: uploadID, parts: stored.parts.map(\.info.key))
-            return result(multipartETag)
+            await removeUpload(context, bucket: bucket, uploadID: uploadID)
+            return result(multipartETag, checksum)
         }
     }
 
     /// `"<md5 of the parts' md5s>-N"` without quotes, from a Complete's part list.
-    static func multipartETag(of requested: [(number: Int, etag: String)]) throws(S3Error) -> String {
+    static func multipartETag(of requested: [CompletionPart]) throws(S3Error) -> String {
         var digests: [UInt8] = []
         digests.reserveCapacity(16 * requested.count)
         for part in requested {
@@ -214,7 +249,7 @@ public enum MultipartOperations {
 
     /// The stored parts a Complete's list names, in its order, each checked: present, its
     /// ETag the one listed, and at least the minimum size unless it is the last.
-    static func concatenated(_ requested: [(number: Int, etag: String)], from stored: [(number: Int, info: ObjectInfo)],
+    static func concatenated(_ requested: [CompletionPart], from stored: [(number: Int, info: ObjectInfo)],
                              uploadID: String) throws(S3Error) -> [PartConcatenation.Part] {
         var uploaded: [Int: ObjectInfo] = [:]
         for (number, info) in stored { uploaded[number] = info }
@@ -241,21 +276,56 @@ public enum MultipartOperations {
     /// An object completed from the upload with another list, or replaced since, is not.
     /// What answers a repeated Complete is the object itself, for as long as it stands.
     static func completedAlready(_ context: S3Context, objectKey: String, bucket: String, uploadID: String,
-                                 multipartETag: String) async throws -> Bool {
+                                 multipartETag: String) async throws -> ObjectInfo? {
         let info: ObjectInfo
         do {
             info = try await context.storage.head(objectKey)
         } catch let error as PlugboardError where error.code == .storageNotFound {
-            return false
+            return nil
         }
-        guard info.metadata[S3Namespace.uploadIDKey] == uploadID else { return false }
+        guard info.metadata[S3Namespace.uploadIDKey] == uploadID else { return nil }
         guard info.metadata[S3Namespace.multipartETagKey] == multipartETag else {
             throw S3Error.invalidPart("Upload \(uploadID) was completed already, from another list of parts: expected the list that made ETag \"\(info.metadata[S3Namespace.multipartETagKey] ?? "")\", found one that makes \"\(multipartETag)\".")
         }
         let leftover = try await context.storage.list(prefix: MultipartLayout.folder(bucket: bucket, uploadID: uploadID),
                                                       limit: 1, continuationToken: nil)
         if !leftover.objects.isEmpty { try await finishCleanUp(context, bucket: bucket, uploadID: uploadID) }
-        return true
+        return info
+    }
+
+    /// The completed object's checksum, when the upload was made with an algorithm: every
+    /// part's kept checksum (the one the client lists for it must be the same), then the
+    /// parts' checksum of the upload's type; a whole-object value the client sends
+    /// (`x-amz-checksum-crc32` on the Complete) must match it. Also each part's checksum,
+    /// in order, for the manifest.
+    static func completedChecksum(_ context: S3Context, _ request: S3Request, record: MultipartRecord, requested: [CompletionPart],
+                                  parts: [PartConcatenation.Part], bucket: String,
+                                  uploadID: String) async throws -> (S3Checksum?, [S3Checksum]) {
+        guard let wanted = record.checksum else { return (nil, []) }
+        var kept: [(checksum: S3Checksum, size: Int)] = []
+        for (listed, part) in zip(requested, parts) {
+            guard let checksum = try await partChecksum(context, bucket: bucket, uploadID: uploadID, number: part.number, storageKey: part.storageKey) else {
+                throw S3Error.invalidPart("One or more of the specified parts could not be found: expected part \(part.number) to carry a \(wanted.algorithm.displayName) checksum, as the upload was created with one, found none kept.")
+            }
+            if let given = listed.checksum, given.algorithm != checksum.algorithm || given.value != checksum.value {
+                throw S3Error.invalidPart("One or more of the specified parts could not be found or the specified checksum might not have matched the part's checksum: expected part \(part.number)'s \(checksum.element) \(checksum.value), found \(given.element) \(given.value).")
+            }
+            kept.append((checksum, part.size))
+        }
+        let whole = try S3Checksum.ofParts(kept, algorithm: wanted.algorithm, type: wanted.type)
+        if let sent = S3Checksum.declared(in: request.head.headers), sent.algorithm == whole.algorithm, sent.value != whole.value {
+            throw S3Error("BadDigest", status: 400,
+                          "The \(sent.algorithm.displayName) you specified did not match the calculated checksum: expected \(whole.value) (the parts' \(whole.type.rawValue) checksum), found \(sent.value).")
+        }
+        return (whole, kept.map(\.checksum))
+    }
+
+    /// A part's kept checksum: in its metadata (listings may leave metadata out, so the
+    /// part is asked), else in the record beside it.
+    static func partChecksum(_ context: S3Context, bucket: String, uploadID: String, number: Int, storageKey: String) async throws -> S3Checksum? {
+        let info = try await context.storage.head(storageKey)
+        return try await S3ChecksumRecord.stored(context, for: info,
+                                                 recordKey: MultipartLayout.partChecksumKey(bucket: bucket, uploadID: uploadID, partNumber: number))
     }
 
     // MARK: AbortMultipartUpload (DELETE /bucket/key?uploadId=X)
@@ -265,9 +335,7 @@ public enum MultipartOperations {
         let uploadID = try self.uploadID(request)
         try await S3Objects.requireBucket(context, bucket)
         _ = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
-        let stored = try await listParts(context, bucket: bucket, uploadID: uploadID, after: 0, limit: MultipartLayout.maxPartNumber)
-        for part in stored.parts { try await context.storage.delete(part.info.key) }
-        try await context.storage.delete(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID))
+        for piece in try await pieces(context, bucket: bucket, uploadID: uploadID) { try await context.storage.delete(piece) }
         return HTTPResponse(status: 204)
     }
 
@@ -297,12 +365,21 @@ public enum MultipartOperations {
         if let last = page.parts.last { xml.element("NextPartNumberMarker", last.number) }
         xml.element("MaxParts", maxParts)
         xml.element("IsTruncated", page.truncated)
+        if let checksum = record.checksum {
+            xml.element("ChecksumAlgorithm", checksum.algorithm.displayName)
+            xml.element("ChecksumType", checksum.type.rawValue)
+        }
         for part in page.parts {
             xml.open("Part")
             xml.element("PartNumber", part.number)
             xml.element("LastModified", S3Objects.listingTime(part.info.lastModified))
             xml.element("ETag", "\"" + part.info.etag + "\"")
             xml.element("Size", part.info.size)
+            // The parts' checksums matter (and cost a read each) only for an upload made with an algorithm.
+            if record.checksum != nil,
+               let checksum = try await partChecksum(context, bucket: bucket, uploadID: uploadID, number: part.number, storageKey: part.info.key) {
+                xml.element(checksum.element, checksum.value)
+            }
             xml.close("Part")
         }
         return xmlResponse(xml)
@@ -460,6 +537,7 @@ public enum MultipartOperations {
     /// describes its object is ignored anyway, and this keeps none behind.
     public static func forgetParts(_ context: S3Context, bucket: String, key: String) async throws {
         try await context.storage.delete(MultipartLayout.manifestKey(bucket: bucket, key: key))
+        try await context.storage.delete(MultipartLayout.checksumKey(bucket: bucket, key: key))
     }
 
     // MARK: Shared steps
@@ -491,7 +569,12 @@ public enum MultipartOperations {
 
     /// A non-negative decimal query value, `fallback` when absent.
     static func integer(_ request: S3Request, _ name: String, default fallback: Int, range: ClosedRange<Int>) throws(S3Error) -> Int {
-        guard let text = request.query(name) else { return fallback }
+        try integer(request.query(name), name, default: fallback, range: range)
+    }
+
+    /// The same rule for a value from elsewhere (a header), named `name`.
+    static func integer(_ text: String?, _ name: String, default fallback: Int, range: ClosedRange<Int>) throws(S3Error) -> Int {
+        guard let text else { return fallback }
         guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
               let value = Int(text), range.contains(value) else {
             throw S3Error.invalidArgument("Argument \(name) must be an integer between \(range.lowerBound) and \(range.upperBound): found \"\(text.prefix(32))\".",
@@ -608,13 +691,18 @@ public enum MultipartOperations {
     /// Removes what is left of an upload whose object was completed before its clean-up ended.
     static func finishCleanUp(_ context: S3Context, bucket: String, uploadID: String) async throws {
         context.logger.info("upload \(uploadID) was completed before its clean-up ended; finishing it")
-        let parts = try await listParts(context, bucket: bucket, uploadID: uploadID, after: 0, limit: MultipartLayout.maxPartNumber)
-        await removeUpload(context, bucket: bucket, uploadID: uploadID, parts: parts.parts.map(\.info.key))
+        await removeUpload(context, bucket: bucket, uploadID: uploadID)
     }
 
     /// The part sizes of `info` when it was completed from parts and its manifest still
     /// describes it; nil for an object stored whole. A stale manifest is removed.
     static func partSizes(_ context: S3Context, bucket: String, key: String, info: ObjectInfo) async throws -> [Int]? {
+        try await manifest(context, bucket: bucket, key: key, info: info)?.sizes
+    }
+
+    /// The manifest of `info` when it was completed from parts and the manifest still
+    /// describes it; nil for an object stored whole. A stale manifest is removed.
+    static func manifest(_ context: S3Context, bucket: String, key: String, info: ObjectInfo) async throws -> MultipartManifest? {
         let manifestKey = MultipartLayout.manifestKey(bucket: bucket, key: key)
         let manifest: MultipartManifest?
         do {
@@ -626,7 +714,7 @@ public enum MultipartOperations {
             }
             return nil
         }
-        if let manifest, manifest.describes(info, key: key) { return manifest.sizes }
+        if let manifest, manifest.describes(info, key: key) { return manifest }
         try await removeStaleManifest(context, manifestKey: manifestKey, objectKey: info.key, key: key)
         return nil
     }
@@ -648,20 +736,41 @@ public enum MultipartOperations {
         try? await context.storage.delete(manifestKey)
     }
 
-    /// Deletes the parts, then the record (last, so that an interrupted clean-up leaves
-    /// an upload that can still be aborted). Failures are logged: the object is complete.
-    static func removeUpload(_ context: S3Context, bucket: String, uploadID: String, parts: [String]) async {
-        for key in parts + [MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID)] {
-            do {
-                try await context.storage.delete(key)
-            } catch {
-                context.logger.warning("could not remove \(key) after completing upload \(uploadID): \(error)")
-            }
+    /// Every storage key of the upload: its parts and their checksum records, then its
+    /// record (last, so that a clean-up cut short leaves an upload that can still be
+    /// aborted or completed again).
+    static func pieces(_ context: S3Context, bucket: String, uploadID: String) async throws -> [String] {
+        let folder = MultipartLayout.folder(bucket: bucket, uploadID: uploadID)
+        let record = MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID)
+        var keys: [String] = []
+        var token: String?
+        repeat {
+            let page = try await context.storage.list(prefix: folder, limit: ListingRequest.maxLimit, continuationToken: token)
+            keys += page.objects.map(\.key).filter { !ObjectKey.isSame($0, as: record) }
+            token = page.nextContinuationToken
+        } while token != nil
+        return keys + [record]
+    }
+
+    /// Deletes what is left of a completed upload. Failures are logged: the object is
+    /// complete, and a repeated Complete or a listing finishes the job.
+    static func removeUpload(_ context: S3Context, bucket: String, uploadID: String) async {
+        do {
+            for key in try await pieces(context, bucket: bucket, uploadID: uploadID) { try await context.storage.delete(key) }
+        } catch {
+            context.logger.warning("could not remove all of upload \(uploadID) after completing it: \(error)")
         }
     }
 
+    /// One `<Part>` of a CompleteMultipartUpload document.
+    struct CompletionPart: Sendable {
+        var number: Int
+        var etag: String
+        var checksum: S3Checksum?
+    }
+
     /// The parts a CompleteMultipartUpload document lists, checked in ascending order.
-    static func parseCompletion(_ document: [UInt8]) throws(S3Error) -> [(number: Int, etag: String)] {
+    static func parseCompletion(_ document: [UInt8]) throws(S3Error) -> [CompletionPart] {
         let root = try S3XMLReader.parse(document)
         guard root.name == "CompleteMultipartUpload" else {
             throw S3Error.malformedXML("The XML you provided was not well-formed or did not validate against our published schema: expected <CompleteMultipartUpload>, found <\(root.name.prefix(64))>.")
@@ -673,7 +782,7 @@ public enum MultipartOperations {
         guard elements.count <= MultipartLayout.maxPartNumber else {
             throw S3Error.malformedXML("The XML you provided was not well-formed or did not validate against our published schema: expected at most \(MultipartLayout.maxPartNumber) parts, found \(elements.count).")
         }
-        var parts: [(number: Int, etag: String)] = []
+        var parts: [CompletionPart] = []
         for element in elements {
             guard let text = element.text("PartNumber"), let number = Int(text), (1...MultipartLayout.maxPartNumber).contains(number) else {
                 throw S3Error.invalidArgument("Part number must be an integer between 1 and \(MultipartLayout.maxPartNumber), inclusive: found \"\((element.text("PartNumber") ?? "none").prefix(32))\".",
@@ -686,7 +795,14 @@ public enum MultipartOperations {
             if let previous = parts.last, number <= previous.number {
                 throw S3Error.invalidPartOrder("The list of parts was not in ascending order. Parts must be ordered by part number: expected a part number above \(previous.number), found \(number).")
             }
-            parts.append((number, etag.lowercased()))
+            // A part's checksum as the client lists it (`<ChecksumCRC32>`), to compare with the kept one.
+            var checksum: S3Checksum?
+            for algorithm in ChecksumAlgorithm.allCases {
+                if let value = element.text("Checksum" + algorithm.displayName) {
+                    checksum = S3Checksum(algorithm: algorithm, value: SigV4Verifier.trim(value), type: .fullObject)
+                }
+            }
+            parts.append(CompletionPart(number: number, etag: etag.lowercased(), checksum: checksum))
         }
         return parts
     }

@@ -21,13 +21,18 @@ enum ObjectOperations {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
         let contentType = request.header("content-type").flatMap { $0.isEmpty ? nil : $0 }
-        let metadata = try S3Objects.metadata(fromHeaders: request.head.headers.fields)
+        var metadata = try S3Objects.metadata(fromHeaders: request.head.headers.fields)
+        // A checksum the header names is kept with the bytes; one in the trailer beside them.
+        let declared = S3Checksum.declared(in: request.head.headers).flatMap { S3Objects.keep($0, in: &metadata) ? $0 : nil }
         let info = try await S3Objects.writing(into: bucket, context) {
             let condition = try await writeCondition(context, request, storageKey: storageKey, key: key)
             return try await conditionally(request) {
                 try await context.storage.put(storageKey, body: request.body, contentType: contentType, metadata: metadata,
                                               condition: condition)
             }
+        }
+        if declared == nil, let checksum = S3Checksum.verified(request.verifiedChecksums) {
+            try await S3ChecksumRecord.write(context, checksum, describing: info, at: MultipartLayout.checksumKey(bucket: bucket, key: key))
         }
         // The checksums the body was checked against, from a header or the trailer, as S3
         // answers them (a client that sent one may check the answer's).
@@ -114,6 +119,8 @@ enum ObjectOperations {
         if let offsets = stream.range, !offsets.isEmpty {
             status = 206
             headers.append(("Content-Range", "bytes \(offsets.lowerBound)-\(offsets.upperBound - 1)/\(stream.info.size)"))
+        } else if let checksum = try await askedChecksum(context, request, bucket: bucket, key: key, info: stream.info) {
+            headers += checksum.answerHeaders
         }
         apply(overrides, to: &headers)
         let length = stream.body.length ?? stream.range?.count ?? stream.info.size
@@ -150,6 +157,9 @@ enum ObjectOperations {
                 headers.append(("Content-Range", "bytes \(offsets.lowerBound)-\(offsets.upperBound - 1)/\(info.size)"))
             }
         }
+        if status == 200, let checksum = try await askedChecksum(context, request, bucket: bucket, key: key, info: info) {
+            headers += checksum.answerHeaders
+        }
         apply(overrides, to: &headers)
         return HTTPResponse(status: status, headers: headers, headLength: length)
     }
@@ -166,6 +176,14 @@ enum ObjectOperations {
     }
 
     // MARK: Pieces
+
+    /// The object's kept checksum when the request asks for it (`x-amz-checksum-mode:
+    /// ENABLED`); a read of part of an object answers none, as S3.
+    static func askedChecksum(_ context: S3Context, _ request: S3Request, bucket: String, key: String,
+                              info: ObjectInfo) async throws -> S3Checksum? {
+        guard request.header("x-amz-checksum-mode")?.uppercased() == "ENABLED" else { return nil }
+        return try await S3ChecksumRecord.stored(context, for: info, recordKey: MultipartLayout.checksumKey(bucket: bucket, key: key))
+    }
 
     static func names(_ request: S3Request) throws(S3Error) -> (bucket: String, key: String) {
         guard let bucket = request.bucket, !bucket.isEmpty else {

@@ -16,6 +16,7 @@ public enum S3Operation: String, Sendable, CaseIterable {
     case copyObject = "CopyObject"
     case getObject = "GetObject"
     case headObject = "HeadObject"
+    case getObjectAttributes = "GetObjectAttributes"
     case deleteObject = "DeleteObject"
     case createMultipartUpload = "CreateMultipartUpload"
     case uploadPart = "UploadPart"
@@ -36,6 +37,7 @@ public enum S3Operation: String, Sendable, CaseIterable {
         func unsupported(_ name: String) -> (S3Operation, String) { (.unsupported, name) }
         // A subresource this endpoint does not serve decides before anything else: a
         // PUT ?acl is not a PutObject.
+        if key != nil, method == "GET", names.contains("attributes") { return op(.getObjectAttributes) }
         let level = key != nil ? objectSubresources : bucketSubresources
         for name in names.sorted() {
             if let refused = level[name] {

@@ -173,6 +173,7 @@ public final class S3Router: HTTPHandler {
         case .headObject:
             if r.has("partNumber") { return try await MultipartOperations.headObjectPart(c, r) }
             return try await ObjectOperations.headObject(c, r)
+        case .getObjectAttributes: return try await GetObjectAttributesOperation.getObjectAttributes(c, r)
         case .deleteObject: return try await ObjectOperations.deleteObject(c, r)
         case .createMultipartUpload: return try await MultipartOperations.createMultipartUpload(c, r)
         case .uploadPart: return try await MultipartOperations.uploadPart(c, r)

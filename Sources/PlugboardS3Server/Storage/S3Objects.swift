@@ -83,6 +83,20 @@ public enum S3Objects {
         return metadata
     }
 
+    /// Puts `checksum` into `metadata` when the storage can keep it there (the metadata's
+    /// 2 KiB leave room); false when it cannot, and the checksum is to be kept beside.
+    static func keep(_ checksum: S3Checksum, in metadata: inout [String: String]) -> Bool {
+        var with = metadata
+        with[S3Checksum.metadataKey] = checksum.stored
+        do throws(PlugboardError) {
+            try ObjectMetadata.validate(with)
+        } catch {
+            return false
+        }
+        metadata = with
+        return true
+    }
+
     /// A metadata value as AWS answers it: as it is when it is US-ASCII, else one RFC 2047
     /// encoded word (`=?UTF-8?B?...?=`), which is also what the storage can keep (printable
     /// ASCII). AWS decodes such a value before storing it and encodes it again for every
