@@ -151,6 +151,33 @@ import Testing
         #expect(Self.keys(raw) == ["a b&c/d+e", "plain"])
     }
 
+    @Test func anEmptyContinuationTokenOrMarker_isNone() async throws {
+        let s3 = try await Self.bucket(["a", "b"])
+        let v2 = try await Self.v2(s3, [("continuation-token", "")])
+        #expect(Self.keys(v2) == ["a", "b"])
+        #expect(v2.child("ContinuationToken") == nil)
+        let paged = try await Self.v2(s3, [("continuation-token", ""), ("max-keys", "1")])
+        #expect(Self.keys(paged) == ["a"])
+        let next = try #require(paged.text("NextContinuationToken"))
+        #expect(Self.keys(try await Self.v2(s3, [("continuation-token", next)])) == ["b"])
+        // Beside start-after, an empty token leaves start-after in charge.
+        #expect(Self.keys(try await Self.v2(s3, [("continuation-token", ""), ("start-after", "a")])) == ["b"])
+
+        let versions = try await ListOperations.listObjectVersions(s3.context, s3.request("GET", bucket: "bkt", query: [
+            ("versions", ""), ("key-marker", ""), ("version-id-marker", ""),
+        ])).document()
+        #expect(versions.children("Version").compactMap { $0.text("Key") } == ["a", "b"])
+        let v1 = try await ListOperations.listObjectsV1(s3.context, s3.request("GET", bucket: "bkt", query: [("marker", "")])).document()
+        #expect(Self.keys(v1) == ["a", "b"])
+
+        let buckets = try await BucketOperations.listBuckets(s3.context, s3.request("GET", bucket: nil, query: [("continuation-token", "")])).document()
+        #expect(buckets.child("Buckets")?.children("Bucket").compactMap { $0.text("Name") } == ["bkt", "bkt2"])
+        let page = try await BucketOperations.listBuckets(s3.context, s3.request("GET", bucket: nil, query: [
+            ("continuation-token", ""), ("max-buckets", "1"),
+        ])).document()
+        #expect(page.child("Buckets")?.children("Bucket").compactMap { $0.text("Name") } == ["bkt"])
+    }
+
     @Test func v2_refusals() async throws {
         let s3 = try await Self.bucket(["a"])
         let token = await s3Error { try await ListOperations.listObjectsV2(s3.context, s3.request("GET", bucket: "bkt", query: [("continuation-token", "bm90LW91cnM")])) }

@@ -10,7 +10,8 @@ enum ListOperations {
         let arguments = try Arguments(request)
         try await S3Objects.requireBucket(context, bucket)
         let startAfter = request.query("start-after").flatMap { $0.isEmpty ? nil : $0 }
-        let continuation = request.query("continuation-token")
+        // S3 reads an empty token as none (a client that echoes an absent NextContinuationToken).
+        let continuation = request.query("continuation-token").flatMap { $0.isEmpty ? nil : $0 }
         let listing = arguments.listing(bucket)
         let position: S3Listing.Position
         if let continuation {
