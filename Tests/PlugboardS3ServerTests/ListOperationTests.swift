@@ -178,6 +178,57 @@ import Testing
         #expect(page.child("Buckets")?.children("Bucket").compactMap { $0.text("Name") } == ["bkt"])
     }
 
+    /// The exact text of the first child `name` (``S3XMLElement/text(_:)`` trims it).
+    static func exact(_ root: S3XMLElement, _ name: String) -> String? { root.child(name)?.text }
+
+    @Test func encodingTypeURL_encodesExactlyWhatTheSDKsDecode() async throws {
+        // A newline, a space and non-ASCII in keys, prefix, delimiter and markers.
+        let s3 = try await Self.bucket(["n\ne é/1", "n\ne é/2", "n\ne z", "n\ne ü"])
+        let url = ("encoding-type", "url")
+        let prefix = ("prefix", "n\ne ")
+
+        // V1: Delimiter, Marker, NextMarker, Key and CommonPrefixes' Prefix; Prefix as sent.
+        let v1 = try await ListOperations.listObjectsV1(s3.context, s3.request("GET", bucket: "bkt", query: [
+            url, prefix, ("delimiter", "é"), ("marker", "n\ne a"), ("max-keys", "2"),
+        ])).document()
+        #expect(Self.exact(v1, "Prefix") == "n\ne ")
+        #expect(v1.text("Delimiter") == "%C3%A9")
+        #expect(v1.text("Marker") == "n%0Ae+a")
+        #expect(Self.prefixes(v1) == ["n%0Ae+%C3%A9"])
+        #expect(Self.keys(v1) == ["n%0Ae+z"])
+        #expect(v1.text("NextMarker") == "n%0Ae+%C3%A9")
+        #expect(v1.text("EncodingType") == "url")
+
+        // V2: Delimiter, Prefix, StartAfter, Key and CommonPrefixes' Prefix; tokens as issued.
+        let v2 = try await Self.v2(s3, [url, prefix, ("delimiter", "é"), ("start-after", "n\ne a"), ("max-keys", "2")])
+        #expect(v2.text("Prefix") == "n%0Ae+")
+        #expect(v2.text("Delimiter") == "%C3%A9")
+        #expect(v2.text("StartAfter") == "n%0Ae+a")
+        #expect(Self.prefixes(v2) == ["n%0Ae+%C3%A9"])
+        #expect(Self.keys(v2) == ["n%0Ae+z"])
+        let token = try #require(v2.text("NextContinuationToken"))
+        let rest = try await Self.v2(s3, [url, prefix, ("delimiter", "é"), ("continuation-token", token)])
+        #expect(rest.text("ContinuationToken") == token)
+        #expect(Self.keys(rest) == ["n%0Ae+%C3%BC"])
+
+        // ListObjectVersions: KeyMarker, NextKeyMarker, Prefix, Delimiter, Key and CommonPrefixes' Prefix.
+        let versions = try await ListOperations.listObjectVersions(s3.context, s3.request("GET", bucket: "bkt", query: [
+            ("versions", ""), url, prefix, ("delimiter", "é"), ("key-marker", "n\ne a"), ("max-keys", "2"),
+        ])).document()
+        #expect(versions.text("Prefix") == "n%0Ae+")
+        #expect(versions.text("Delimiter") == "%C3%A9")
+        #expect(versions.text("KeyMarker") == "n%0Ae+a")
+        #expect(versions.text("NextKeyMarker") == "n%0Ae+%C3%A9")
+        #expect(versions.text("VersionIdMarker") == "")
+        #expect(versions.children("Version").compactMap { $0.text("Key") } == ["n%0Ae+z"])
+        #expect(Self.prefixes(versions) == ["n%0Ae+%C3%A9"])
+
+        // Without encoding-type every element is the text itself.
+        let raw = try await ListOperations.listObjectsV1(s3.context, s3.request("GET", bucket: "bkt", query: [prefix, ("delimiter", "é")])).document()
+        #expect(Self.exact(raw, "Prefix") == "n\ne ")
+        #expect(raw.children("Contents").compactMap { $0.child("Key")?.text } == ["n\ne z", "n\ne ü"])
+    }
+
     @Test func v2_refusals() async throws {
         let s3 = try await Self.bucket(["a"])
         let token = await s3Error { try await ListOperations.listObjectsV2(s3.context, s3.request("GET", bucket: "bkt", query: [("continuation-token", "bm90LW91cnM")])) }
