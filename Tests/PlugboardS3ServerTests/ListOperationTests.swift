@@ -229,6 +229,18 @@ import Testing
         #expect(raw.children("Contents").compactMap { $0.child("Key")?.text } == ["n\ne z", "n\ne ü"])
     }
 
+    @Test func keysXMLCannotCarry_areListedParseably_andExactlyWithEncodingTypeURL() async throws {
+        let key = "c\u{01}t\u{1F}l\u{FFFE}x\u{FFFF}"
+        let s3 = try await Self.bucket([key])
+        let response = try await ListOperations.listObjectsV2(s3.context, s3.request("GET", bucket: "bkt", query: [("list-type", "2")]))
+        // Nothing XML 1.0 refuses: no C0 control but tab and LF, no U+FFFE or U+FFFF.
+        let text = try #require(String(validating: response.body, as: UTF8.self))
+        #expect(!text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t" && $0 != "\n") || $0.value == 0xFFFE || $0.value == 0xFFFF })
+        #expect(Self.keys(try response.document()) == ["c\u{FFFD}t\u{FFFD}l\u{FFFD}x\u{FFFD}"])
+        let encoded = try await Self.v2(s3, [("encoding-type", "url")])
+        #expect(Self.keys(encoded) == ["c%01t%1Fl%EF%BF%BEx%EF%BF%BF"])
+    }
+
     @Test func v2_refusals() async throws {
         let s3 = try await Self.bucket(["a"])
         let token = await s3Error { try await ListOperations.listObjectsV2(s3.context, s3.request("GET", bucket: "bkt", query: [("continuation-token", "bm90LW91cnM")])) }
