@@ -41,6 +41,23 @@ import Testing
         #expect(try await s3.storage.list(prefix: "bkt/").isEmpty)
     }
 
+    @Test func keysXMLCannotCarry_areDeletedExactly_andAnsweredParseably() async throws {
+        let s3 = S3Fixture()
+        try await s3.makeBucket("bkt")
+        let raw = "r\u{01}a\u{1F}w\u{FFFE}", referenced = "c\u{01}h\u{1F}r\u{FFFE}"
+        for key in [raw, referenced] { try await s3.put("bkt", key, "x") }
+        // What botocore sends (ElementTree writes such characters raw) and character
+        // references, as other clients write them.
+        let document = "<Delete><Object><Key>\(raw)</Key></Object><Object><Key>c&#x1;h&#31;r&#xFFFE;</Key></Object></Delete>"
+        let response = try await Self.delete(s3, document)
+        #expect(response.status == 200)
+        #expect(try await s3.storage.list(prefix: "bkt/").isEmpty)
+        let text = try #require(String(validating: response.body, as: UTF8.self))
+        #expect(!text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || $0.value == 0xFFFE })
+        let deleted = try response.document().children("Deleted").map { $0.child("Key")?.text }
+        #expect(deleted == ["r\u{FFFD}a\u{FFFD}w\u{FFFD}", "c\u{FFFD}h\u{FFFD}r\u{FFFD}"])
+    }
+
     @Test func quietMode_answersOnlyErrors() async throws {
         let s3 = S3Fixture()
         try await s3.makeBucket("bkt")

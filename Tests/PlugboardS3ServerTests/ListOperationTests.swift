@@ -151,6 +151,96 @@ import Testing
         #expect(Self.keys(raw) == ["a b&c/d+e", "plain"])
     }
 
+    @Test func anEmptyContinuationTokenOrMarker_isNone() async throws {
+        let s3 = try await Self.bucket(["a", "b"])
+        let v2 = try await Self.v2(s3, [("continuation-token", "")])
+        #expect(Self.keys(v2) == ["a", "b"])
+        #expect(v2.child("ContinuationToken") == nil)
+        let paged = try await Self.v2(s3, [("continuation-token", ""), ("max-keys", "1")])
+        #expect(Self.keys(paged) == ["a"])
+        let next = try #require(paged.text("NextContinuationToken"))
+        #expect(Self.keys(try await Self.v2(s3, [("continuation-token", next)])) == ["b"])
+        // Beside start-after, an empty token leaves start-after in charge.
+        #expect(Self.keys(try await Self.v2(s3, [("continuation-token", ""), ("start-after", "a")])) == ["b"])
+
+        let versions = try await ListOperations.listObjectVersions(s3.context, s3.request("GET", bucket: "bkt", query: [
+            ("versions", ""), ("key-marker", ""), ("version-id-marker", ""),
+        ])).document()
+        #expect(versions.children("Version").compactMap { $0.text("Key") } == ["a", "b"])
+        let v1 = try await ListOperations.listObjectsV1(s3.context, s3.request("GET", bucket: "bkt", query: [("marker", "")])).document()
+        #expect(Self.keys(v1) == ["a", "b"])
+
+        let buckets = try await BucketOperations.listBuckets(s3.context, s3.request("GET", bucket: nil, query: [("continuation-token", "")])).document()
+        #expect(buckets.child("Buckets")?.children("Bucket").compactMap { $0.text("Name") } == ["bkt", "bkt2"])
+        let page = try await BucketOperations.listBuckets(s3.context, s3.request("GET", bucket: nil, query: [
+            ("continuation-token", ""), ("max-buckets", "1"),
+        ])).document()
+        #expect(page.child("Buckets")?.children("Bucket").compactMap { $0.text("Name") } == ["bkt"])
+    }
+
+    /// The exact text of the first child `name` (``S3XMLElement/text(_:)`` trims it).
+    static func exact(_ root: S3XMLElement, _ name: String) -> String? { root.child(name)?.text }
+
+    @Test func encodingTypeURL_encodesExactlyWhatTheSDKsDecode() async throws {
+        // A newline, a space and non-ASCII in keys, prefix, delimiter and markers.
+        let s3 = try await Self.bucket(["n\ne é/1", "n\ne é/2", "n\ne z", "n\ne ü"])
+        let url = ("encoding-type", "url")
+        let prefix = ("prefix", "n\ne ")
+
+        // V1: Delimiter, Marker, NextMarker, Key and CommonPrefixes' Prefix; Prefix as sent.
+        let v1 = try await ListOperations.listObjectsV1(s3.context, s3.request("GET", bucket: "bkt", query: [
+            url, prefix, ("delimiter", "é"), ("marker", "n\ne a"), ("max-keys", "2"),
+        ])).document()
+        #expect(Self.exact(v1, "Prefix") == "n\ne ")
+        #expect(v1.text("Delimiter") == "%C3%A9")
+        #expect(v1.text("Marker") == "n%0Ae+a")
+        #expect(Self.prefixes(v1) == ["n%0Ae+%C3%A9"])
+        #expect(Self.keys(v1) == ["n%0Ae+z"])
+        #expect(v1.text("NextMarker") == "n%0Ae+%C3%A9")
+        #expect(v1.text("EncodingType") == "url")
+
+        // V2: Delimiter, Prefix, StartAfter, Key and CommonPrefixes' Prefix; tokens as issued.
+        let v2 = try await Self.v2(s3, [url, prefix, ("delimiter", "é"), ("start-after", "n\ne a"), ("max-keys", "2")])
+        #expect(v2.text("Prefix") == "n%0Ae+")
+        #expect(v2.text("Delimiter") == "%C3%A9")
+        #expect(v2.text("StartAfter") == "n%0Ae+a")
+        #expect(Self.prefixes(v2) == ["n%0Ae+%C3%A9"])
+        #expect(Self.keys(v2) == ["n%0Ae+z"])
+        let token = try #require(v2.text("NextContinuationToken"))
+        let rest = try await Self.v2(s3, [url, prefix, ("delimiter", "é"), ("continuation-token", token)])
+        #expect(rest.text("ContinuationToken") == token)
+        #expect(Self.keys(rest) == ["n%0Ae+%C3%BC"])
+
+        // ListObjectVersions: KeyMarker, NextKeyMarker, Prefix, Delimiter, Key and CommonPrefixes' Prefix.
+        let versions = try await ListOperations.listObjectVersions(s3.context, s3.request("GET", bucket: "bkt", query: [
+            ("versions", ""), url, prefix, ("delimiter", "é"), ("key-marker", "n\ne a"), ("max-keys", "2"),
+        ])).document()
+        #expect(versions.text("Prefix") == "n%0Ae+")
+        #expect(versions.text("Delimiter") == "%C3%A9")
+        #expect(versions.text("KeyMarker") == "n%0Ae+a")
+        #expect(versions.text("NextKeyMarker") == "n%0Ae+%C3%A9")
+        #expect(versions.text("VersionIdMarker") == "")
+        #expect(versions.children("Version").compactMap { $0.text("Key") } == ["n%0Ae+z"])
+        #expect(Self.prefixes(versions) == ["n%0Ae+%C3%A9"])
+
+        // Without encoding-type every element is the text itself.
+        let raw = try await ListOperations.listObjectsV1(s3.context, s3.request("GET", bucket: "bkt", query: [prefix, ("delimiter", "é")])).document()
+        #expect(Self.exact(raw, "Prefix") == "n\ne ")
+        #expect(raw.children("Contents").compactMap { $0.child("Key")?.text } == ["n\ne z", "n\ne ü"])
+    }
+
+    @Test func keysXMLCannotCarry_areListedParseably_andExactlyWithEncodingTypeURL() async throws {
+        let key = "c\u{01}t\u{1F}l\u{FFFE}x\u{FFFF}"
+        let s3 = try await Self.bucket([key])
+        let response = try await ListOperations.listObjectsV2(s3.context, s3.request("GET", bucket: "bkt", query: [("list-type", "2")]))
+        // Nothing XML 1.0 refuses: no C0 control but tab and LF, no U+FFFE or U+FFFF.
+        let text = try #require(String(validating: response.body, as: UTF8.self))
+        #expect(!text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t" && $0 != "\n") || $0.value == 0xFFFE || $0.value == 0xFFFF })
+        #expect(Self.keys(try response.document()) == ["c\u{FFFD}t\u{FFFD}l\u{FFFD}x\u{FFFD}"])
+        let encoded = try await Self.v2(s3, [("encoding-type", "url")])
+        #expect(Self.keys(encoded) == ["c%01t%1Fl%EF%BF%BEx%EF%BF%BF"])
+    }
+
     @Test func v2_refusals() async throws {
         let s3 = try await Self.bucket(["a"])
         let token = await s3Error { try await ListOperations.listObjectsV2(s3.context, s3.request("GET", bucket: "bkt", query: [("continuation-token", "bm90LW91cnM")])) }

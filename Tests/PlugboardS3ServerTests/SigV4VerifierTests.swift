@@ -216,6 +216,51 @@ import Testing
         #expect(skewed?.message.contains("Date") == true)
     }
 
+    @Test func dateHeader_withANumericOrAlphabeticZone_isAccepted() throws {
+        // 2026-12-03T07:56:12Z. The -0000 request is botocore's own (S3SigV4Auth with a Date
+        // header, which it rewrites with email.utils.formatdate); the others are signed by
+        // the same algorithm over the Date text as sent.
+        let now = Timestamp(secondsSince1970: 1_796_284_572)
+        let cases: [(date: String, signature: String)] = [
+            ("Thu, 03 Dec 2026 07:56:12 -0000", "4bae7b0afe62d75774b266661006f46bd617e221399fe27558d37207325e0eb6"),
+            ("Thu, 03 Dec 2026 07:56:12 +0000", "4aacd2f1442c9e97f206724601e7cc8d0c2f2ca3296797c7e310060645e4877b"),
+            ("Thu, 03 Dec 2026 09:26:12 +0130", "9728c2cef815c59f1ae12eba1ba6b1763ac20a11784c543b0c4dfc30a2bc6b33"),
+            ("Wed, 02 Dec 2026 23:56:12 -0800", "80941221c76cc8fae9dea4c8ff203d8e8cc9437bbba09e246bf8c14aa55ec19f"),
+            ("Thu, 03 Dec 2026 07:56:12 UT", "f1e36e442731061ef0bcf10dc2f3ae5054aaf9fe654abd17afa7aeed05f920fb"),
+            ("Thu, 03 Dec 2026 07:56:12 UTC", "a285fe8293608f42dcdfff9265a07744b17473acff46298449a8c1e3f2694df1"),
+            ("3 Dec 2026 07:56:12 Z", "d358a445ad5d4d79b4bdaa06f368c4fac6508af3cdae2714ee36d6e022ecbe8a"),
+            ("Thu, 03 Dec 2026 07:56:12 GMT", "7e43b9a96ad8f03adbb16daf7f27ab0283cda0398c21bcf01c499599dcfef107"),
+        ]
+        for (date, signature) in cases {
+            let fields: [(String, String)] = [
+                ("Host", "127.0.0.1:9000"), ("Date", date), ("X-Amz-Content-SHA256", Self.emptyHash),
+                ("Authorization", "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20261203/us-east-1/s3/aws4_request, SignedHeaders=date;host;x-amz-content-sha256, Signature=\(signature)"),
+            ]
+            let auth = try Self.getObject(fields, target: "/photos/test.txt", now: now)
+            // The string to sign names the instant in UTC, whatever zone the header used.
+            #expect(auth.amzDate == "20261203T075612Z", "Date: \(date)")
+        }
+    }
+
+    @Test func dateHeader_parsesRFC2822Zones_asOffsets() {
+        let utc = Timestamp(secondsSince1970: 1_796_284_572)
+        #expect(SigV4Verifier.parseDateHeader("Thu, 03 Dec 2026 07:56:12 -0000") == utc)
+        #expect(SigV4Verifier.parseDateHeader("Thu, 03 Dec 2026 09:26:12 +0130") == utc)
+        #expect(SigV4Verifier.parseDateHeader("Wed, 02 Dec 2026 23:56:12 -0800") == utc)
+        #expect(SigV4Verifier.parseDateHeader("thu, 3 dec 2026 07:56:12 gmt") == utc)
+        #expect(SigV4Verifier.parseDateHeader("Thu,03 Dec 2026  07:56 +0000") == Timestamp(secondsSince1970: 1_796_284_560))
+        #expect(SigV4Verifier.parseDateHeader("Sat, 29 Feb 2020 00:00:00 +0000") == Timestamp(secondsSince1970: 1_582_934_400))
+        // HTTP's obsolete forms still read.
+        #expect(SigV4Verifier.parseDateHeader("Thursday, 03-Dec-26 07:56:12 GMT") == utc)
+        #expect(SigV4Verifier.parseDateHeader("Thu Dec  3 07:56:12 2026") == utc)
+        for bad in ["Thu, 03 Dec 2026 07:56:12", "Thu, 03 Dec 2026 07:56:12 EST", "Thu, 03 Dec 2026 07:56:12 +130",
+                    "Thu, 03 Dec 2026 07:56:12 +0160", "Thu, 03 Dec 26 07:56:12 +0000", "Fri, 31 Apr 2026 07:56:12 +0000",
+                    "Sat, 29 Feb 2026 00:00:00 +0000", "Thu, 03 Dec 2026 24:00:00 +0000", "Thx, 03 Dec 2026 07:56:12 +0000",
+                    "Thu, 03 Dec 2026 07:56:12 +0000 extra", ""] {
+            #expect(SigV4Verifier.parseDateHeader(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func getWithQuery_examples_areAccepted() throws {
         func fields(_ signature: String) -> [(String, String)] {
             [("Host", "examplebucket.s3.amazonaws.com"), ("x-amz-date", "20130524T000000Z"), ("x-amz-content-sha256", Self.emptyHash),

@@ -251,9 +251,10 @@ public struct SigV4Verifier: Sendable {
             dateSource = "x-amz-date"
             requestTime = time
         } else if let value = headers["date"], signedNames.contains("date") {
-            guard let time = Timestamp(httpDate: Self.trim(value)) else {
+            // The signature covers the header as sent; only the time is read from it.
+            guard let time = Self.parseDateHeader(Self.trim(value)) else {
                 throw S3Error.accessDenied(
-                    "AWS authentication requires a valid Date or x-amz-date header: expected an HTTP date (Fri, 24 May 2013 00:00:00 GMT), found \"\(value.prefix(40))\".")
+                    "AWS authentication requires a valid Date or x-amz-date header: expected an RFC 2822 or HTTP date (Fri, 24 May 2013 00:00:00 GMT, or with a numeric zone such as -0000 or +0130), found \"\(value.prefix(40))\".")
             }
             amzDate = Self.amzStamp(time)
             dateSource = "Date"

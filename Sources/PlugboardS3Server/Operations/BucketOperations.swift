@@ -21,12 +21,14 @@ enum BucketOperations {
             }
             maxBuckets = n
         }
-        let paged = request.query("max-buckets") != nil || request.query("continuation-token") != nil
+        // An empty token is none, as ListObjectsV2 reads it.
+        let token = request.query("continuation-token").flatMap { $0.isEmpty ? nil : $0 }
+        let paged = request.query("max-buckets") != nil || token != nil
         // The markers as a listing of the "bucket" _plugboard-s3/buckets: its keys are the names.
         let markers = String(S3Namespace.bucketMarkerPrefix.dropLast())
         let listing = S3Listing(bucket: markers, prefix: prefix, delimiter: nil, maxKeys: paged ? maxBuckets : Int.max)
         var position = S3Listing.Position.start
-        if let token = request.query("continuation-token") { position = try listing.position(fromToken: token) }
+        if let token { position = try listing.position(fromToken: token) }
         let page = try await listing.walk(context.storage, from: position)
 
         var xml = S3XMLWriter(root: "ListAllMyBucketsResult")

@@ -10,7 +10,8 @@ enum ListOperations {
         let arguments = try Arguments(request)
         try await S3Objects.requireBucket(context, bucket)
         let startAfter = request.query("start-after").flatMap { $0.isEmpty ? nil : $0 }
-        let continuation = request.query("continuation-token")
+        // S3 reads an empty token as none (a client that echoes an absent NextContinuationToken).
+        let continuation = request.query("continuation-token").flatMap { $0.isEmpty ? nil : $0 }
         let listing = arguments.listing(bucket)
         let position: S3Listing.Position
         if let continuation {
@@ -54,7 +55,10 @@ enum ListOperations {
 
         var xml = S3XMLWriter(root: "ListBucketResult")
         xml.element("Name", bucket)
-        xml.element("Prefix", encode(arguments.prefix))
+        // V1's Prefix is echoed as sent, encoding-type or not: S3 encodes it in V2 and
+        // ListObjectVersions only, and the SDKs (botocore's decode_list_object) decode
+        // just Delimiter, Marker, NextMarker, Key and CommonPrefixes' Prefix here.
+        xml.element("Prefix", arguments.prefix)
         xml.element("Marker", encode(marker))
         if arguments.delimiter != nil, page.isTruncated, let last = page.entries.last { xml.element("NextMarker", encode(last.name)) }
         xml.element("MaxKeys", arguments.maxKeys)
@@ -156,7 +160,12 @@ enum ListOperations {
             S3Listing(bucket: bucket, prefix: prefix, delimiter: delimiter, maxKeys: maxKeys)
         }
 
-        /// Keys, prefixes and markers as the answer writes them.
+        /// Keys, prefixes and markers as the answer writes them. Each call encodes
+        /// exactly the elements S3 encodes, which are those the SDKs decode (botocore's
+        /// `decode_list_object*` handlers): V2 Delimiter, Prefix, StartAfter, Key and
+        /// CommonPrefixes' Prefix (not the tokens); V1 the same without Prefix and
+        /// StartAfter, with Marker and NextMarker; ListObjectVersions KeyMarker,
+        /// NextKeyMarker, Prefix, Delimiter, Key and CommonPrefixes' Prefix.
         func encode(_ text: String) -> String {
             urlEncoding ? S3OperationSupport.urlEncoded(text) : text
         }

@@ -57,6 +57,7 @@ public enum S3Objects {
     /// S3 allows more, docs/S3_API.md lists it) and the stored headers.
     public static func metadata(fromHeaders headers: [(name: String, value: String)]) throws(S3Error) -> [String: String] {
         var metadata: [String: String] = [:]
+        var contentEncoding: String?
         for field in headers {
             if field.name.hasPrefix("x-amz-meta-") {
                 let key = String(field.name.dropFirst("x-amz-meta-".count))
@@ -70,9 +71,15 @@ public enum S3Objects {
                 } else {
                     metadata[key] = value
                 }
+            } else if field.name == "content-encoding" {
+                // A list (RFC 9110), so repeated fields are one value, as HTTP joins them.
+                contentEncoding = contentEncoding.map { $0 + "," + field.value } ?? field.value
             } else if let stored = storedHeaders.first(where: { $0.header == field.name }) {
                 metadata[stored.metadataKey] = field.value
             }
+        }
+        if let contentEncoding, let stored = storedContentEncoding(contentEncoding) {
+            metadata[contentEncodingKey] = stored
         }
         do throws(PlugboardError) {
             try ObjectMetadata.validate(metadata)
@@ -104,6 +111,20 @@ public enum S3Objects {
     static func mailSafe(_ value: String) -> String {
         guard !value.utf8.allSatisfy({ $0 < 0x80 }) else { return value }
         return "=?UTF-8?B?" + S3Base64.encode(Array(value.utf8)) + "?="
+    }
+
+    static let contentEncodingKey = "plugboard-s3-content-encoding"
+
+    /// The `Content-Encoding` an object keeps from its request's: the list without
+    /// `aws-chunked`, which names the transfer's framing (the body decoder removes it),
+    /// not a coding of the content, so S3 stores `gzip` for `gzip, aws-chunked`; nil when
+    /// nothing else is left. A list without `aws-chunked` is kept as sent.
+    static func storedContentEncoding(_ value: String) -> String? {
+        let codings = value.split(separator: ",", omittingEmptySubsequences: false)
+            .map { S3OperationSupport.trimmed($0) }
+        guard codings.contains(where: { $0.lowercased() == "aws-chunked" }) else { return value }
+        let kept = codings.filter { !$0.isEmpty && $0.lowercased() != "aws-chunked" }
+        return kept.isEmpty ? nil : kept.joined(separator: ", ")
     }
 
     /// `LastModified` in listings: ISO 8601 with milliseconds, as S3 writes it.

@@ -56,22 +56,42 @@ public struct S3XMLWriter: Sendable {
     }
 
     /// `&`, `<`, `>`, `"` and `'` as entities, CR as a character reference (a parser
-    /// would fold a literal one into LF). The other control characters cannot appear in
-    /// XML 1.0 at all, not even as references, so they become U+FFFD; a client that needs
-    /// such keys exactly asks for `encoding-type=url`, as with S3.
+    /// would fold a literal one into LF).
+    ///
+    /// XML 1.0 cannot carry the other C0 control characters, U+FFFE or U+FFFF at all:
+    /// not raw, and not as character references either (its well-formedness constraint
+    /// "Legal Character"). AWS writes them as references (`&#x1;`), which XML 1.0 parsers
+    /// refuse: Python's expat, which botocore parses with, reports "reference to invalid
+    /// character number", so boto3 could not read a DeleteObjects answer for a delete that
+    /// succeeded. Each becomes U+FFFD instead, so the document parses everywhere; a client
+    /// that needs such keys exactly lists with `encoding-type=url`, as AWS recommends
+    /// (docs/S3_API.md, "Deliberate differences").
     static func escape(_ text: String, into bytes: inout [UInt8]) {
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "&"): bytes.append(contentsOf: "&amp;".utf8)
-            case UInt8(ascii: "<"): bytes.append(contentsOf: "&lt;".utf8)
-            case UInt8(ascii: ">"): bytes.append(contentsOf: "&gt;".utf8)
-            case UInt8(ascii: "\""): bytes.append(contentsOf: "&quot;".utf8)
-            case UInt8(ascii: "'"): bytes.append(contentsOf: "&apos;".utf8)
-            case 0x09, 0x0A: bytes.append(byte)
-            case 0x0D: bytes.append(contentsOf: "&#13;".utf8)
-            case 0..<0x20: bytes.append(contentsOf: [0xEF, 0xBF, 0xBD])
-            default: bytes.append(byte)
+        var text = text
+        text.withUTF8 { utf8 in
+            var i = 0
+            while i < utf8.count {
+                let byte = utf8[i]
+                switch byte {
+                case UInt8(ascii: "&"): bytes.append(contentsOf: "&amp;".utf8)
+                case UInt8(ascii: "<"): bytes.append(contentsOf: "&lt;".utf8)
+                case UInt8(ascii: ">"): bytes.append(contentsOf: "&gt;".utf8)
+                case UInt8(ascii: "\""): bytes.append(contentsOf: "&quot;".utf8)
+                case UInt8(ascii: "'"): bytes.append(contentsOf: "&apos;".utf8)
+                case 0x09, 0x0A: bytes.append(byte)
+                case 0x0D: bytes.append(contentsOf: "&#13;".utf8)
+                case 0..<0x20: bytes.append(contentsOf: replacement)
+                // U+FFFE and U+FFFF, EF BF BE and EF BF BF in UTF-8.
+                case 0xEF where i + 2 < utf8.count && utf8[i + 1] == 0xBF && utf8[i + 2] >= 0xBE:
+                    bytes.append(contentsOf: replacement)
+                    i += 2
+                default: bytes.append(byte)
+                }
+                i += 1
             }
         }
     }
+
+    /// U+FFFD in UTF-8.
+    private static let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
 }
