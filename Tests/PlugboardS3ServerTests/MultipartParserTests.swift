@@ -117,6 +117,7 @@ import Testing
         #expect(MultipartFormReader.boundary(contentType: "multipart/form-data; boundary=\"a b\"") == "a b")
         #expect(MultipartFormReader.boundary(contentType: "Multipart/Form-Data;boundary=xyz") == "xyz")
         #expect(MultipartFormReader.boundary(contentType: "application/x-www-form-urlencoded") == nil)
+        #expect(MultipartFormReader.boundary(contentType: "multipart/form-data; boundary=----=_Part_1; charset=utf-8") == "----=_Part_1")
     }
 
     @Test func refusesMalformedBodies() throws {

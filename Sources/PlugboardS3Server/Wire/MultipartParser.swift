@@ -317,7 +317,11 @@ struct MultipartPartHeaders: Sendable, Equatable {
                 while i < scalars.count, scalars[i] != ";" { i += 1 }
                 parameters.append((name, String(value)))
             } else {
-                parameters.append((name, token()))
+                // Unquoted, to the next ";": a boundary such as `----=_Part_1` is sent
+                // unquoted by some clients, though its "=" asks for quotes.
+                var value = String.UnicodeScalarView()
+                while i < scalars.count, scalars[i] != ";" { value.append(scalars[i]); i += 1 }
+                parameters.append((name, SigV4Verifier.trim(String(value))))
             }
         }
         return (type, parameters)
