@@ -75,6 +75,27 @@ import Testing
         #expect(stored.info.metadata == ["owner": "ann", "plugboard-s3-cache-control": "max-age=60"])
     }
 
+    @Test func checksTheFormsChecksum_andAnswersIt() async throws {
+        let s3 = S3Fixture()
+        try await s3.makeBucket("docs")
+        let fields = try Self.uploadFields(s3, extra: [("x-amz-checksum-crc32", "NhCmhg=="), ("Content-MD5", "XUFAKrxLKna5cZ2REBfFkg==")],
+                                           conditions: ["[\"starts-with\", \"$x-amz-checksum-crc32\", \"\"]", "[\"starts-with\", \"$Content-MD5\", \"\"]"])
+        let response = try await Self.post(s3, Self.form(fields, file: ("a.txt", nil, Array("hello".utf8))))
+        #expect(response.status == 204)
+        #expect(response.header("x-amz-checksum-crc32") == "NhCmhg==")
+    }
+
+    @Test func locationFollowsTheAddressing() throws {
+        let s3 = S3Fixture()
+        var request = s3.request("POST", bucket: "docs", headers: [("X-Forwarded-Proto", "https")])
+        #expect(PostObjectOperation.objectURL(request, bucket: "docs", key: "a b/c+d") == "https://s3.test/docs/a%20b/c%2Bd")
+        // Virtual-hosted: the bucket is the host's, the path is "/".
+        request.head = RequestHead(method: "POST", target: "/", version: .http11,
+                                   headers: HTTPHeaders([(name: "host", value: "docs.s3.test:9000")]),
+                                   framing: .none, keepAlive: true, expectsContinue: false)
+        #expect(PostObjectOperation.objectURL(request, bucket: "docs", key: "k") == "http://docs.s3.test:9000/k")
+    }
+
     @Test func streamsALargeFileInSmallChunks() async throws {
         let s3 = S3Fixture()
         try await s3.makeBucket("docs")

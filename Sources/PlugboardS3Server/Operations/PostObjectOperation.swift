@@ -17,9 +17,6 @@ enum PostObjectOperation {
     /// What follows the file is read away up to this, so that the connection can go on.
     static let maxTrailingBytes = 1 << 20
 
-    /// The form's fields S3 reads besides the policy's and the object's headers.
-    static let signatureFields = ["x-amz-algorithm", "x-amz-credential", "x-amz-date", "x-amz-signature", "policy"]
-
     static func postObject(_ context: S3Context, _ request: S3Request, verifier: SigV4Verifier,
                            now: Timestamp) async throws -> HTTPResponse {
         guard let bucket = request.bucket, !bucket.isEmpty else {
@@ -36,17 +33,17 @@ enum PostObjectOperation {
         let fields = try Fields(form.fields)
 
         try requireSignatureFields(fields)
-        guard let keyTemplate = fields["key"] else { throw missingField("key") }
-        for name in signatureFields where fields[name] == nil { throw missingField(name) }
+        let keyTemplate = try fields.required("key")
+        let signature = SigV4Verifier.PostSignature(
+            algorithm: try fields.required("x-amz-algorithm"), credential: try fields.required("x-amz-credential"),
+            date: try fields.required("x-amz-date"), policy: try fields.required("policy"),
+            signature: try fields.required("x-amz-signature"))
         guard let file = form.file else {
             throw S3Error.invalidArgument("POST requires exactly one file upload per request: expected a part named \"file\" after the other fields, found none.",
                                           name: "file", value: "0")
         }
-        _ = try verifier.authenticatePost(
-            SigV4Verifier.PostSignature(algorithm: fields["x-amz-algorithm"]!, credential: fields["x-amz-credential"]!,
-                                        date: fields["x-amz-date"]!, policy: fields["policy"]!, signature: fields["x-amz-signature"]!),
-            now: now)
-        let policy = try PostPolicy(base64: fields["policy"]!)
+        _ = try verifier.authenticatePost(signature, now: now)
+        let policy = try PostPolicy(base64: signature.policy)
         try policy.check(fields: form.fields.map { ($0.name, $0.value) }, bucket: bucket, now: now)
 
         // The object: `${filename}` in the key is the file's name, as the browser sent it.
@@ -82,6 +79,15 @@ enum PostObjectOperation {
         }
 
         subscript(_ name: String) -> String? { values[name] }
+
+        /// The field's value; S3's `InvalidArgument` naming it when the form lacks it.
+        func required(_ name: String) throws(S3Error) -> String {
+            guard let value = values[name] else {
+                throw S3Error.invalidArgument("Bucket POST must contain a field named '\(name)'.  If it is specified, please check the order of the fields: expected it before the file, found it missing.",
+                                              name: name, value: "")
+            }
+            return value
+        }
     }
 
     /// Refuses a form that carries no signature at all (there is no anonymous access
@@ -94,11 +100,6 @@ enum PostObjectOperation {
             throw S3Error.accessDenied(
                 "Access Denied: anonymous requests are refused: a browser upload must be signed (policy, x-amz-algorithm, x-amz-credential, x-amz-date and x-amz-signature fields, as boto3's generate_presigned_post writes them); found none of them.")
         }
-    }
-
-    static func missingField(_ name: String) -> S3Error {
-        S3Error.invalidArgument("Bucket POST must contain a field named '\(name)'.  If it is specified, please check the order of the fields: expected it before the file, found it missing.",
-                                name: name, value: "")
     }
 
     /// The file's content held to the policy's sizes and to the form's `Content-MD5` or

@@ -81,15 +81,18 @@ final class MultipartFormReader: @unchecked Sendable {
                 formBytes += headers.name.utf8.count
                 current = (headers.name, [])
             case .content(let bytes):
-                guard current != nil else { continue }
+                guard var field = current else { continue }
                 formBytes += bytes.count
-                guard current!.value.count + bytes.count <= limits.maxFieldBytes else {
-                    throw Self.tooLarge("expected the field \(current!.name.prefix(64)) to have at most \(limits.maxFieldBytes) bytes, found more")
+                guard field.value.count + bytes.count <= limits.maxFieldBytes else {
+                    throw Self.tooLarge("expected the field \(field.name.prefix(64)) to have at most \(limits.maxFieldBytes) bytes, found more")
                 }
                 guard formBytes <= limits.maxFormBytes else {
                     throw Self.tooLarge("expected the fields before the file to have at most \(limits.maxFormBytes) bytes together, found more")
                 }
-                current!.value += bytes
+                // Taken out and put back, so that the value is appended to in place.
+                current = nil
+                field.value += bytes
+                current = field
             case .partEnded:
                 guard let field = current else { continue }
                 current = nil
