@@ -833,6 +833,48 @@ def boto3_scenario(work, server, steps):
         versioning = s3.get_bucket_versioning(Bucket="boto3-e2e-501")
         expect_equal("GetBucketVersioning of a bucket here (never versioned)", None, versioning.get("Status"))
 
+    with steps("generate_presigned_post: a browser form upload (content-length-range, starts-with key, Content-Type eq), read back"):
+        import requests
+        post_bucket = "boto3-e2e-post"
+        s3.create_bucket(Bucket=post_bucket)
+        data = b"uploaded through a form\n" + bytes(range(256))
+        post = s3.generate_presigned_post(
+            Bucket=post_bucket, Key="uploads/${filename}",
+            Fields={"Content-Type": "text/plain", "x-amz-meta-source": "form", "success_action_status": "201"},
+            Conditions=[["content-length-range", 1, 4096], ["starts-with", "$key", "uploads/"],
+                        ["eq", "$Content-Type", "text/plain"], {"x-amz-meta-source": "form"}, {"success_action_status": "201"}],
+            ExpiresIn=600)
+        # What a browser sends: the fields, then the file last (requests writes files after data).
+        r = requests.post(post["url"], data=post["fields"], files={"file": ("note.txt", data)}, timeout=60)
+        expect_equal("POST form upload: status (body %s)" % short(r.content), 201, r.status_code)
+        md5 = '"%s"' % hashlib.md5(data).hexdigest()
+        g = s3.get_object(Bucket=post_bucket, Key="uploads/note.txt")
+        expect_equal("GetObject of the uploaded file: body", data, g["Body"].read())
+        expect_equal("GetObject of the uploaded file: ContentType", "text/plain", g["ContentType"])
+        expect_equal("GetObject of the uploaded file: metadata", {"source": "form"}, g["Metadata"])
+        expect_equal("GetObject of the uploaded file: ETag", md5, g["ETag"])
+        # S3 answers 201 with a PostResponse document (moto: an empty body).
+        found = tuple(html_unescape((re.search(rb"<%s>([^<]*)</%s>" % (name, name), r.content) or [None, b""])[1].decode())
+                      for name in (b"Bucket", b"Key", b"ETag"))
+        moto_differs("PostResponse Bucket, Key, ETag", (post_bucket, "uploads/note.txt", md5), found)
+
+    with steps("generate_presigned_post refusals: a file over content-length-range, a field the policy pins changed; nothing stored"):
+        import requests
+        # A file over the policy's content-length-range: refused, nothing stored.
+        r = requests.post(post["url"], data=post["fields"], files={"file": ("big.txt", b"x" * 5000)}, timeout=60)
+        not_on_moto((r.status_code, error_code(r.content)) == (400, "EntityTooLarge"),
+                    "POST of a file over content-length-range: expected 400 EntityTooLarge, found %d %s" % (r.status_code, short(r.content)))
+        expect_missing(s3, post_bucket, "uploads/big.txt")
+        # A field changed after signing (the Content-Type the policy pins): refused, nothing stored.
+        tampered = dict(post["fields"], **{"Content-Type": "text/html"})
+        r = requests.post(post["url"], data=tampered, files={"file": ("tampered.txt", data)}, timeout=60)
+        not_on_moto((r.status_code, error_code(r.content)) == (403, "AccessDenied") and b"Policy Condition failed" in r.content,
+                    "POST with a Content-Type the policy refuses: expected 403 AccessDenied (Policy Condition failed), found %d %s"
+                    % (r.status_code, short(r.content)))
+        expect_missing(s3, post_bucket, "uploads/tampered.txt")
+        s3.delete_object(Bucket=post_bucket, Key="uploads/note.txt")
+        s3.delete_bucket(Bucket=post_bucket)
+
     if TARGET != "moto":
         with steps("key length: BUCKET/KEY is at most 1,024 bytes (KeyTooLongError beyond)"):
             limit = 1024 - len("boto3-e2e-501") - 1
@@ -1181,6 +1223,12 @@ def signed_request(server, method, path, body=b"", host=None, query=(), headers=
         return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
     finally:
         c.close()
+
+
+def html_unescape(text):
+    """XML text with its entities read (an ETag's quotes come as &quot;)."""
+    import html
+    return html.unescape(text)
 
 
 def error_code(body):

@@ -448,11 +448,7 @@ public struct SigV4Verifier: Sendable {
         if let cached {
             key = cached
         } else {
-            var derived = try Self.hmac(Array(day.utf8), key: Array("AWS4\(secret)".utf8))
-            for part in [scopeRegion, "s3", "aws4_request"] {
-                derived = try Self.hmac(Array(part.utf8), key: derived)
-            }
-            key = derived
+            key = try Self.signingKey(secret: secret, day: day, region: scopeRegion)
         }
         var computed: [UInt8] = []
         computed.reserveCapacity(2 * HMACSHA256.byteCount)
@@ -475,6 +471,31 @@ public struct SigV4Verifier: Sendable {
         }
         return S3Authentication(accessKeyID: accessKeyID, payload: payload, signingKey: key, scope: scope,
                                 amzDate: amzDate, seedSignature: String(decoding: computed, as: UTF8.self))
+    }
+
+    /// HMACs of the secret, the day, the region, `s3` and `aws4_request`.
+    static func signingKey(secret: String, day: String, region: String) throws(S3Error) -> [UInt8] {
+        var derived = try hmac(Array(day.utf8), key: Array("AWS4\(secret)".utf8))
+        for part in [region, "s3", "aws4_request"] {
+            derived = try hmac(Array(part.utf8), key: derived)
+        }
+        return derived
+    }
+
+    /// The signing key of `scope` for what is signed outside a request's head (a POST
+    /// policy, SigV4Verifier+PostPolicy.swift): `InvalidAccessKeyId` for a key the server
+    /// does not have. `remember` keeps it once a signature made with it matched, as
+    /// ``verify`` does.
+    func signingKey(_ scope: SigningScope) throws(S3Error) -> (key: [UInt8], remember: () -> Void) {
+        guard let secret = secrets[scope.accessKeyID] else { throw S3Error.invalidAccessKeyId(scope.accessKeyID) }
+        if let cached = signingKeys.withLock({ $0[scope] }) { return (cached, {}) }
+        let key = try Self.signingKey(secret: secret, day: scope.day, region: scope.region)
+        return (key, {
+            signingKeys.withLock { keys in
+                if keys.count >= Self.signingKeyCacheLimit { keys.removeAll(keepingCapacity: true) }
+                keys[scope] = key
+            }
+        })
     }
 
     /// The SHA-256 of `bytes`.

@@ -25,6 +25,8 @@ public enum S3Operation: String, Sendable, CaseIterable {
     case abortMultipartUpload = "AbortMultipartUpload"
     case listParts = "ListParts"
     case listMultipartUploads = "ListMultipartUploads"
+    /// A browser upload: a `multipart/form-data` POST to the bucket, signed by its form.
+    case postObject = "PostObject"
     /// A known S3 operation this endpoint does not serve (its name is in the 501).
     case unsupported = "Unsupported"
 
@@ -63,7 +65,7 @@ public enum S3Operation: String, Sendable, CaseIterable {
             case "DELETE": return op(.deleteBucket)
             case "POST":
                 if names.contains("delete") { return op(.deleteObjects) }
-                return unsupported("PostObject (browser form upload)")
+                return op(.postObject)
             default: return nil
             }
         }
