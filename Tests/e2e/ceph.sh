@@ -34,8 +34,8 @@ pids_file() { echo "$dir/pids"; }
 is_ours() {
     local pid=$1 state
     [ -r "/proc/$pid/stat" ] || return 1
-    state=$(sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f1)
-    [ "$state" != Z ] || return 1
+    state=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+    [ -n "$state" ] && [ "$state" != Z ] || return 1
     { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$conf"
 }
 
@@ -163,7 +163,8 @@ start_daemon() {
 }
 
 started=$SECONDS
-# Polls `check` (a command) every 0.2 s until it succeeds; fails when the daemon `pid` has
+# Polls `check` (a command) every 0.5 s until it succeeds (a `ceph` command costs about
+# 0.3 s of CPU, which the daemons booting beside it need); fails when the daemon `pid` has
 # exited or the overall deadline has passed.
 wait_for() {
     local what=$1 pid=$2
@@ -177,7 +178,7 @@ wait_for() {
             echo "ceph.sh start: $what: not reached within ${deadline_seconds}s of the start (CEPH_START_TIMEOUT)" >&2
             return 1
         fi
-        sleep 0.2
+        sleep 0.5
     done
 }
 ceph_cli() { timeout 20 ceph --connect-timeout 15 "$@"; }
@@ -230,6 +231,10 @@ cat >> "$conf" <<EOF
 
 [client.rgw.a]
 rgw frontends = beast endpoint=127.0.0.1:$rgw_port
+# Deleted objects' data is freed by the gateway's collector, by default two hours later;
+# within minutes here, so that a cluster kept for many test runs does not fill memstore.
+rgw gc obj min wait = 60
+rgw gc processor period = 60
 EOF
 start_daemon client.rgw.a radosgw -n client.rgw.a
 rgw_answers() {
