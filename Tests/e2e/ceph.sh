@@ -140,8 +140,12 @@ mon allow pool size one = true
 mon warn on pool no redundancy = false
 mon warn on insecure global id reclaim allowed = false
 osd crush chooseleaf type = 0
-# The OSD puts itself under a host bucket when it starts.
-crush location = root=default host=node0
+# The OSD is placed in the CRUSH map by the script (under host node0), not by itself: a
+# daemon's first command can reach a monitor that has just started with a zero fsid
+# ("handle_command on fsid 00000000-... != ...", "wrong fsid"; seen twice in fifteen
+# boots here), and the OSD's start-up commands then end it. The script's are sent again.
+osd crush update on start = false
+osd class update on start = false
 osd pool default pg num = 8
 osd pool default pgp num = 8
 osd pool default pg autoscale mode = off
@@ -185,6 +189,7 @@ ceph_cli() { timeout 20 ceph --connect-timeout 15 "$@"; }
 # A command that must succeed once: a client's first exchange with a monitor that has just
 # started is now and then refused ("problem getting command descriptions from mon", the
 # command arriving with a zero fsid), so it is sent again, a few times, before giving up.
+# Each command used with it does nothing when what it asks for is already done.
 ceph_again() {
     local attempt
     for attempt in 1 2 3 4 5; do
@@ -216,6 +221,10 @@ mkdir -p "$dir/osd/osd.$osd_id"
 # The OSD must be made with the UUID it was created with, or it refuses with "wrong fsid".
 ceph-osd -c "$conf" -i "$osd_id" --mkfs --osd-uuid "$osd_uuid" > "$dir/log/osd-mkfs.out" 2>&1 \
     || { step_log="$dir/log/osd-mkfs.out"; false; }
+step="placing osd.$osd_id in the CRUSH map under host node0" step_log="$dir/log/mon.a.log"
+ceph_again osd crush add-bucket node0 host > /dev/null
+ceph_again osd crush move node0 root=default > /dev/null
+ceph_again osd crush add "osd.$osd_id" 1.0 host=node0 > /dev/null
 step="starting the OSD osd.$osd_id"
 start_daemon "osd.$osd_id" ceph-osd -i "$osd_id"
 osd_pid=$(awk -v n="osd.$osd_id" '$1 == n { print $2 }' "$(pids_file)")
