@@ -39,21 +39,21 @@ is_ours() {
     { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$conf"
 }
 
-# SIGTERM to every daemon, newest first (radosgw before the OSD it writes to, the monitor
-# last), then SIGKILL to any still running after the bound.
+# Each daemon in turn, newest first (radosgw before the OSD it writes to, the monitor
+# last): SIGTERM, then SIGKILL if it still runs after the bound. In turn, because an OSD
+# waits for the monitor to acknowledge its going down, 5 s when the monitor is going too.
 stop_all() {
-    local file pids=() names=() i
+    local file pids=() names=() i waited
     file=$(pids_file)
     [ -f "$file" ] || return 0
     while read -r name pid; do names+=("$name"); pids+=("$pid"); done < "$file"
     for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-        is_ours "${pids[i]}" && kill -TERM "${pids[i]}" 2>/dev/null || true
-    done
-    local waited=0
-    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-        while is_ours "${pids[i]}" && [ $waited -lt 150 ]; do sleep 0.1; waited=$((waited + 1)); done
+        is_ours "${pids[i]}" || continue
+        kill -TERM "${pids[i]}" 2>/dev/null || true
+        waited=0
+        while is_ours "${pids[i]}" && [ $waited -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
         if is_ours "${pids[i]}"; then
-            echo "ceph.sh: ${names[i]} (pid ${pids[i]}) still running 15 s after SIGTERM; sending SIGKILL" >&2
+            echo "ceph.sh: ${names[i]} (pid ${pids[i]}) still running 30 s after SIGTERM; sending SIGKILL" >&2
             kill -KILL "${pids[i]}" 2>/dev/null || true
         fi
     done
