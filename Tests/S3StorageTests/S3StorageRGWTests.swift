@@ -19,11 +19,18 @@ struct S3StorageRGWTests {
         #expect(report.result(named: "large_object_64mib")?.outcome == .passed)
         #expect(report.result(named: "concurrent_writers")?.outcome == .passed)
         let limits = try JSONDecoder().decode(RGWBugs.Limits.self, from: Data(try server.boto3(["rgw-limits", server.endpoint, bucket]).utf8))
+        var excused: [String] = []
         for result in report.results {
             if case .failed(let reason) = result.outcome {
-                #expect(RGWBugs.excuse(result.name, reason, limits: limits), "\(result.name): \(reason)")
+                if RGWBugs.excuse(result.name, reason, limits: limits) {
+                    excused.append(result.name)
+                } else {
+                    Issue.record("\(result.name): \(reason)")
+                }
             }
         }
+        // The log says what RGW was let off, so that a fixed RGW shows as an empty list.
+        print("S3StorageRGWTests: \(report.results.count) rules, failures excused as RGW 16.2's bugs: \(excused.isEmpty ? "none" : excused.joined(separator: ", "))")
         let left = try await storage.list(prefix: "", limit: 1000, continuationToken: nil)
         #expect(left.objects.isEmpty, "every rule deletes what it wrote")
     }

@@ -18,10 +18,13 @@ enum RGWBugs {
         // (RGWRados::Object::Write's prepare_atomic_modification, strncmp), so the quoted
         // entity-tag S3 answers and S3Storage sends back never matches: 412, for boto3's
         // IfMatch too; the same tag unquoted matches. S3Storage keeps the quotes, which AWS
-        // S3 documents. Excused only for the first put of the rule, the one whose ETag is
-        // current, refused as a failed precondition, and only while boto3 sees the same.
-        name == "put_matches_etag"
-            && reason.contains("(condition matches the current etag) failed with storage.precondition_failed")
+        // S3 documents. Excused only for the two puts that name the current ETag, refused
+        // as a failed precondition, and only while boto3 sees the same.
+        let grantedMatchRefused = [
+            "put_matches_etag": "(condition matches the current etag) failed with storage.precondition_failed",
+            "put_conditional_body_read_from_storage": "(condition matches and a body read from the same storage) failed with storage.precondition_failed",
+        ]
+        return grantedMatchRefused[name].map { reason.contains($0) } == true
             && !limits.quotedIfMatchWorks && limits.unquotedIfMatchWorks
     }
 }
