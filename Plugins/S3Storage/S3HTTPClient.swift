@@ -189,13 +189,17 @@ final class S3HTTPClient: Sendable {
     func signed(_ request: S3Request, date: AmzDate) throws -> SignedS3Request {
         let endpoint = configuration.endpoint
         let objectPath = request.key.map { "/" + S3URIEncoding.encodePath($0) }
+        let canonicalObjectPath = request.key.map { "/" + S3URIEncoding.canonicalPath($0) }
         let path: String
+        let canonicalPath: String
         let host: String
         if configuration.pathStyle {
             path = "/" + configuration.bucket + (objectPath ?? "")
+            canonicalPath = "/" + configuration.bucket + (canonicalObjectPath ?? "")
             host = endpoint.authority
         } else {
             path = objectPath ?? "/"
+            canonicalPath = canonicalObjectPath ?? "/"
             host = configuration.bucket + "." + endpoint.authority
         }
         var headers = request.headers
@@ -208,7 +212,7 @@ final class S3HTTPClient: Sendable {
         let signed: SigV4Signer.Signed
         do {
             let key = try signingKeys.key(day: date.day) { () throws(CryptoError) in try signer.signingKey(day: date.day) }
-            signed = try signer.sign(method: request.method, path: path, query: request.query, headers: headers,
+            signed = try signer.sign(method: request.method, path: canonicalPath, query: request.query, headers: headers,
                                      payloadHash: request.payloadHash, date: date, signingKey: key)
         } catch {
             throw PlugboardError(.storageFailed, "cannot sign the S3 request", detail: "\(error)",

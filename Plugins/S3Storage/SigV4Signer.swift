@@ -4,8 +4,8 @@ import PlugboardCrypto
 /// AWS Signature Version 4 for the `Authorization` header (docs.aws.amazon.com, "Signature
 /// Calculations for the Authorization Header"), with SHA-256 and HMAC from libcrypto.
 ///
-/// The caller gives the path exactly as it is sent (already encoded; S3 paths are not
-/// normalized or encoded twice), the query as raw name/value pairs (encoded here, as
+/// The caller gives the canonical path (already encoded, `UriEncode` once: S3 paths are
+/// not normalized or encoded twice; ``S3URIEncoding/canonicalPath(_:)``), the query as raw name/value pairs (encoded here, as
 /// they are in the URL), and every header to sign (`host` and `x-amz-date` included).
 struct SigV4Signer: Sendable {
     static let algorithm = "AWS4-HMAC-SHA256"

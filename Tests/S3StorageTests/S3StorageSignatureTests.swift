@@ -36,10 +36,20 @@ import Testing
         let motoCannot: Set = ["content_type_roundtrip_and_default", "key_special_characters_ok"]
         for result in report.results {
             if case .failed(let reason) = result.outcome {
+                if Self.motoChecksTheWirePath(result.name, reason) { continue }
                 #expect(motoCannot.contains(result.name) || MotoRaces.excuse(result.name, reason, in: report), "\(result.name): \(reason)")
                 #expect(!reason.contains("access_denied"), "\(result.name): \(reason)")
             }
         }
+    }
+
+    /// The key `..` travels as `%2E%2E` and is signed as `..`, SigV4's canonical URI:
+    /// AWS S3 and Ceph RGW decode the path and encode it again before checking (the RGW
+    /// suite passes the rule), but moto hands the path as sent to botocore's signer, so it
+    /// wants `%2E%2E` signed. Excused only as that refusal of the put of `..`; every other
+    /// key of the suite is sent in its canonical form, so moto checks those signatures.
+    static func motoChecksTheWirePath(_ name: String, _ reason: String) -> Bool {
+        name == "key_dotdot_ok" && reason.hasPrefix("put of key \"..\" ") && reason.contains("S3 refused the request signature")
     }
 
     @Test func wrongSecret_isSignatureDoesNotMatch_withItsHint() async throws {

@@ -80,6 +80,8 @@ import Testing
         #expect(S3URIEncoding.encodePath("a b/c+d/\u{E9}~_-.") == "a%20b/c%2Bd/%C3%A9~_-.")
         #expect(S3URIEncoding.encodePath("../x/./y/.../..z") == "%2E%2E/x/%2E/y/%2E%2E%2E/..z")
         #expect(S3URIEncoding.encodePath("//a//") == "//a//")
+        #expect(S3URIEncoding.canonicalPath("../x/./y/.../..z") == "../x/./y/.../..z")
+        #expect(S3URIEncoding.canonicalPath("a b/c+d/\u{E9}~_-./%") == "a%20b/c%2Bd/%C3%A9~_-./%25")
         #expect(S3URIEncoding.encodeQueryComponent("a/b=c&d") == "a%2Fb%3Dc%26d")
         #expect(S3URIEncoding.decodeFormComponent("a+b%2Bc%e9%C3%A9") == Array("a b+c".utf8) + [0xE9, 0xC3, 0xA9])
         #expect(S3URIEncoding.decodeFormComponent("bad%2") == nil)

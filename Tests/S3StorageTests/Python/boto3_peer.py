@@ -1,4 +1,4 @@
-"""The reference S3 client for S3Storage's tests and benchmark: boto3 against moto.
+"""The reference S3 client for S3Storage's tests and benchmark: boto3 against moto (or Ceph RGW).
 
 Usage (credentials and region come from AWS_* environment variables):
   boto3_peer.py create-bucket ENDPOINT BUCKET
@@ -6,6 +6,7 @@ Usage (credentials and region come from AWS_* environment variables):
   boto3_peer.py get ENDPOINT BUCKET KEY FILE      -> JSON {contentType, metadata, etag, size}
   boto3_peer.py bench ENDPOINT BUCKET COUNT SIZE  -> JSON {putSeconds, getSeconds}
   boto3_peer.py moto-limits ENDPOINT BUCKET       -> JSON: which S3 behaviours this server lacks
+  boto3_peer.py rgw-limits ENDPOINT BUCKET        -> JSON: which S3 behaviours Ceph RGW lacks
   boto3_peer.py auth-setup ENDPOINT BUCKET        -> JSON {accessKeyId, secretAccessKey}: on a moto
       started with INITIAL_NO_AUTH_ACTION_COUNT=3, an IAM user allowed s3:*, its key, and BUCKET
 """
@@ -15,6 +16,7 @@ import sys
 import time
 
 import boto3
+import botocore.exceptions
 from botocore.config import Config
 
 
@@ -89,6 +91,25 @@ def main(argv):
             s3.delete_object(Bucket=bucket, Key="limits/new\nline")
         except Exception:
             limits["newlineKeyWorks"] = False
+        print(json.dumps(limits))
+    elif command == "rgw-limits":
+        # What Ceph RGW 16.2 gets wrong for every client: a PutObject's If-Match is compared
+        # with the stored ETag as written, so the quoted entity-tag that S3 answers (and
+        # RFC 9110 wants) never matches; the same tag without its quotes does.
+        def conditional_put(tag):
+            try:
+                s3.put_object(Bucket=bucket, Key="limits/if-match", Body=b"second", IfMatch=tag)
+                return True
+            except botocore.exceptions.ClientError as error:
+                if error.response.get("Error", {}).get("Code") == "PreconditionFailed":
+                    return False
+                raise
+        limits = {}
+        etag = s3.put_object(Bucket=bucket, Key="limits/if-match", Body=b"first")["ETag"]
+        limits["quotedIfMatchWorks"] = conditional_put(etag)
+        etag = s3.head_object(Bucket=bucket, Key="limits/if-match")["ETag"]
+        limits["unquotedIfMatchWorks"] = conditional_put(etag.strip('"'))
+        s3.delete_object(Bucket=bucket, Key="limits/if-match")
         print(json.dumps(limits))
     else:
         raise SystemExit("unknown command %r" % command)

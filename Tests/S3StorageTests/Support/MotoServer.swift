@@ -59,13 +59,20 @@ final class MotoServer: Sendable {
     /// Runs the boto3 peer script; returns its standard output.
     @discardableResult
     func boto3(_ arguments: [String]) throws -> String {
+        try Self.boto3(arguments, accessKeyId: Self.accessKeyId, secretAccessKey: Self.secretAccessKey)
+    }
+
+    /// Runs the boto3 peer script with a key pair (another server's, such as RGW's);
+    /// returns its standard output.
+    @discardableResult
+    static func boto3(_ arguments: [String], accessKeyId: String, secretAccessKey: String) throws -> String {
         let script = "\(Self.packageRoot)/Tests/S3StorageTests/Python/boto3_peer.py"
         let child = Process()
         child.executableURL = URL(fileURLWithPath: try Self.python())
         child.arguments = [script] + arguments
         var environment = ProcessInfo.processInfo.environment
-        environment["AWS_ACCESS_KEY_ID"] = Self.accessKeyId
-        environment["AWS_SECRET_ACCESS_KEY"] = Self.secretAccessKey
+        environment["AWS_ACCESS_KEY_ID"] = accessKeyId
+        environment["AWS_SECRET_ACCESS_KEY"] = secretAccessKey
         environment["AWS_REGION"] = "us-east-1"
         environment.removeValue(forKey: "AWS_SESSION_TOKEN")
         environment.removeValue(forKey: "AWS_PROFILE")
@@ -86,9 +93,14 @@ final class MotoServer: Sendable {
 
     /// A new bucket, made with boto3.
     func makeBucket(_ label: String) throws -> String {
-        let name = "\(label)-\(UInt32.random(in: 0...UInt32.max))"
+        let name = Self.bucketName(label)
         try boto3(["create-bucket", endpoint, name])
         return name
+    }
+
+    /// A bucket name no earlier run used: `label`, a dash and a random number.
+    static func bucketName(_ label: String) -> String {
+        "\(label)-\(UInt32.random(in: 0...UInt32.max))"
     }
 }
 

@@ -17,9 +17,16 @@ enum S3PluginFixture {
 
     /// The plugin config for `bucket` on the shared moto server.
     static func config(bucket: String, server: MotoServer, extra: [String: ConfigValue] = [:]) -> [String: ConfigValue] {
+        config(bucket: bucket, endpoint: server.endpoint, accessKeyId: MotoServer.accessKeyId,
+               secretAccessKey: MotoServer.secretAccessKey, extra: extra)
+    }
+
+    /// The plugin config for `bucket` on any S3 server (RGW) with its key pair.
+    static func config(bucket: String, endpoint: String, accessKeyId: String, secretAccessKey: String,
+                       extra: [String: ConfigValue] = [:]) -> [String: ConfigValue] {
         var config: [String: ConfigValue] = [
-            "bucket": .string(bucket), "endpoint": .string(server.endpoint), "region": .string("us-east-1"),
-            "accessKeyId": .string(MotoServer.accessKeyId), "secretAccessKey": .string(MotoServer.secretAccessKey),
+            "bucket": .string(bucket), "endpoint": .string(endpoint), "region": .string("us-east-1"),
+            "accessKeyId": .string(accessKeyId), "secretAccessKey": .string(secretAccessKey),
             "timeoutSeconds": .integer(30), "maxRetries": .integer(2),
         ]
         config.merge(extra) { $1 }
