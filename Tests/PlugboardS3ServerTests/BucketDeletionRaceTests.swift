@@ -80,6 +80,30 @@ import Testing
         #expect(try await s3.storage.exists(partKey))
     }
 
+    /// Reads trust a bucket they found lately instead of asking for its marker each time;
+    /// a deletion through the endpoint ends that at once, and another storage (a swap)
+    /// is never trusted for what this one had.
+    @Test func readsTrustABucketLately_butNotPastItsDeletion_norInAnotherStorage() async throws {
+        let s3 = S3Fixture()
+        try await s3.makeBucket("photos")
+        _ = try await s3.put("photos", "a.jpg", "jpeg")
+        #expect(try await ObjectOperations.getObject(s3.context, s3.request("GET", bucket: "photos", key: "a.jpg")).status == 200)
+        #expect(s3.buckets.recentlySeen("photos", in: s3.storage))
+
+        let swapped = InMemoryObjectStorage()
+        _ = try await swapped.put("photos/a.jpg", data: Array("other".utf8))
+        let other = S3Context(storage: swapped, logger: .disabled, region: s3.region, buckets: s3.buckets)
+        let unknown = await s3Error { try await ObjectOperations.getObject(other, s3.request("GET", bucket: "photos", key: "a.jpg")) }
+        #expect(unknown?.code == "NoSuchBucket")
+
+        _ = try await ObjectOperations.deleteObject(s3.context, s3.request("DELETE", bucket: "photos", key: "a.jpg"))
+        #expect(try await BucketOperations.deleteBucket(s3.context, s3.request("DELETE", bucket: "photos")).status == 204)
+        #expect(!s3.buckets.recentlySeen("photos", in: s3.storage))
+        _ = try await s3.storage.put("photos/a.jpg", data: Array("left by the native API".utf8))
+        let gone = await s3Error { try await ObjectOperations.headObject(s3.context, s3.request("HEAD", bucket: "photos", key: "a.jpg")) }
+        #expect(gone?.code == "NoSuchBucket")
+    }
+
     /// Many puts and deletes at once, on the real router's gate: every acknowledged put is
     /// listed when the bucket survives; when it is deleted, no put was acknowledged after
     /// it and none of their objects is left behind.

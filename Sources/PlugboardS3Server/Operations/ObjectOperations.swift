@@ -94,7 +94,7 @@ enum ObjectOperations {
         let range = requestedRange(request)
         // The bucket's marker is asked beside the object, not before it: a read of a
         // bucket that does not exist is NoSuchBucket, at no added latency.
-        async let bucketExists = S3Objects.bucketExists(context, bucket)
+        async let bucketExists = S3Objects.bucketExistsForRead(context, bucket)
         let stream: ObjectStream
         do {
             stream = try await context.storage.get(storageKey, range: range)
@@ -137,7 +137,7 @@ enum ObjectOperations {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
         let overrides = try overrideHeaders(request)
-        async let bucketExists = S3Objects.bucketExists(context, bucket)
+        async let bucketExists = S3Objects.bucketExistsForRead(context, bucket)
         let info: ObjectInfo
         do {
             info = try await context.storage.head(storageKey)

@@ -1,3 +1,4 @@
+import PlugboardAPI
 import PlugboardConcurrency
 
 /// Orders a bucket's deletion against the writes into it, so that one of the two fails:
@@ -27,8 +28,37 @@ public final class S3BucketGate: Sendable {
     }
 
     private let buckets = LockedValueBox<[String: Bucket]>([:])
+    /// Buckets a read found lately, with the storage that had them and when: GetObject
+    /// and HeadObject trust such a bucket for ``readTrust`` instead of asking the storage
+    /// for its marker beside every object (through S3Storage, a second request to the
+    /// backend for each read).
+    private let seen = LockedValueBox<[String: (storage: ObjectIdentifier, at: ContinuousClock.Instant)]>([:])
+    static let readTrust = Duration.seconds(1)
 
     public init() {}
+
+    /// Whether a read found `bucket` in `storage` within ``readTrust``. A storage that is
+    /// not a class (no identity to compare) is never trusted.
+    func recentlySeen(_ bucket: String, in storage: any ObjectStorage) -> Bool {
+        guard type(of: storage) is AnyClass else { return false }
+        let identity = ObjectIdentifier(storage as AnyObject)
+        let now = ContinuousClock.now
+        return seen.withLock { all in
+            guard let entry = all[bucket], entry.storage == identity else { return false }
+            return now - entry.at < Self.readTrust
+        }
+    }
+
+    func noteSeen(_ bucket: String, in storage: any ObjectStorage) {
+        guard type(of: storage) is AnyClass else { return }
+        let identity = ObjectIdentifier(storage as AnyObject)
+        let now = ContinuousClock.now
+        seen.withLock { all in
+            // Bounded: a flood of bucket names never grows it past a few thousand.
+            if all.count >= 4096 { all.removeAll(keepingCapacity: true) }
+            all[bucket] = (identity, now)
+        }
+    }
 
     /// Runs `body`, a write into `bucket`, once no deletion of the bucket is in progress;
     /// the bucket's deletion is refused until `body` returns.
@@ -55,6 +85,8 @@ public final class S3BucketGate: Sendable {
             throw error
         }
         defer { leave(bucket) { $0.deleting = false } }
+        // Reads stop trusting the bucket as soon as its deletion begins.
+        seen.withLock { _ = $0.removeValue(forKey: bucket) }
         return try await body()
     }
 

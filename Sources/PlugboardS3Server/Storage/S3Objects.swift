@@ -135,6 +135,17 @@ public enum S3Objects {
         guard try await bucketExists(context, bucket) else { throw S3Error.noSuchBucket(bucket) }
     }
 
+    /// For GetObject and HeadObject: whether the bucket exists, trusting for a second a
+    /// bucket this endpoint found lately in the same storage (``S3BucketGate``). A bucket
+    /// deleted through this endpoint is not trusted from its deletion on; one whose marker
+    /// another process removes may still be read from for that second.
+    public static func bucketExistsForRead(_ context: S3Context, _ bucket: String) async throws -> Bool {
+        if context.buckets.recentlySeen(bucket, in: context.storage) { return true }
+        guard try await bucketExists(context, bucket) else { return false }
+        context.buckets.noteSeen(bucket, in: context.storage)
+        return true
+    }
+
     /// Whether the bucket's marker is in the bound storage.
     public static func bucketExists(_ context: S3Context, _ bucket: String) async throws -> Bool {
         do {
