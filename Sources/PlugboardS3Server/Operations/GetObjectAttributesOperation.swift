@@ -14,14 +14,7 @@ enum GetObjectAttributesOperation {
         let maxParts = min(try MultipartOperations.integer(request.header("x-amz-max-parts"), "x-amz-max-parts", default: 1000, range: 0...Int.max), 1000)
         let marker = try MultipartOperations.integer(request.header("x-amz-part-number-marker"), "x-amz-part-number-marker",
                                                      default: 0, range: 0...Int.max)
-        async let bucketExists = S3Objects.bucketExists(context, bucket)
-        let info: ObjectInfo
-        do {
-            info = try await context.storage.head(storageKey)
-        } catch let error as PlugboardError where error.code == .storageNotFound {
-            throw try await bucketExists ? S3Error.noSuchKey(key) : S3Error.noSuchBucket(bucket)
-        }
-        guard try await bucketExists else { throw S3Error.noSuchBucket(bucket) }
+        let info = try await ObjectOperations.headForRead(context, bucket: bucket, key: key, storageKey: storageKey)
         if let refusal = try S3Conditions(request.head.headers).readRefusal(info) { return refusal }
 
         var xml = S3XMLWriter(root: "GetObjectAttributesResponse")

@@ -101,13 +101,7 @@ enum ObjectOperations {
         } catch let error as PlugboardError where error.code == .storageNotFound {
             throw try await bucketExists ? S3Error.noSuchKey(key) : S3Error.noSuchBucket(bucket)
         } catch let error as PlugboardError where error.code == .storageRangeNotSatisfiable {
-            let info: ObjectInfo
-            do {
-                info = try await context.storage.head(storageKey)
-            } catch let error as PlugboardError where error.code == .storageNotFound {
-                throw try await bucketExists ? S3Error.noSuchKey(key) : S3Error.noSuchBucket(bucket)
-            }
-            guard try await bucketExists else { throw S3Error.noSuchBucket(bucket) }
+            let info = try await headForRead(context, bucket: bucket, key: key, storageKey: storageKey)
             if let refusal = try conditions.readRefusal(info) { return refusal }
             throw S3Error.invalidRange(size: info.size)
         }
@@ -137,14 +131,7 @@ enum ObjectOperations {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
         let overrides = try overrideHeaders(request)
-        async let bucketExists = S3Objects.bucketExistsForRead(context, bucket)
-        let info: ObjectInfo
-        do {
-            info = try await context.storage.head(storageKey)
-        } catch let error as PlugboardError where error.code == .storageNotFound {
-            throw try await bucketExists ? S3Error.noSuchKey(key) : S3Error.noSuchBucket(bucket)
-        }
-        guard try await bucketExists else { throw S3Error.noSuchBucket(bucket) }
+        let info = try await headForRead(context, bucket: bucket, key: key, storageKey: storageKey)
         if let refusal = try S3Conditions(request.head.headers).readRefusal(info) { return refusal }
         var headers = S3Objects.headers(for: info)
         var status = 200
@@ -176,6 +163,20 @@ enum ObjectOperations {
     }
 
     // MARK: Pieces
+
+    /// The object's head for a read (HeadObject, GetObjectAttributes), the bucket asked
+    /// beside it: `NoSuchBucket` when the bucket is gone, else `NoSuchKey` for a missing object.
+    static func headForRead(_ context: S3Context, bucket: String, key: String, storageKey: String) async throws -> ObjectInfo {
+        async let bucketExists = S3Objects.bucketExistsForRead(context, bucket)
+        let info: ObjectInfo
+        do {
+            info = try await context.storage.head(storageKey)
+        } catch let error as PlugboardError where error.code == .storageNotFound {
+            throw try await bucketExists ? S3Error.noSuchKey(key) : S3Error.noSuchBucket(bucket)
+        }
+        guard try await bucketExists else { throw S3Error.noSuchBucket(bucket) }
+        return info
+    }
 
     /// The object's kept checksum when the request asks for it (`x-amz-checksum-mode:
     /// ENABLED`); a read of part of an object answers none, as S3.
