@@ -66,12 +66,14 @@ target_sources() {
         # The plain-HTTP client S3Storage and RESTStorage share: its whole module (the
         # target keeps its name from when the client was S3Storage's alone).
         s3-response) sources Sources/PlugboardHTTPClient ;;
+        # PostObject's form reader, with the error type its refusals are.
+        s3-form) echo Sources/PlugboardS3Server/Wire/MultipartParser.swift Sources/PlugboardS3Server/Wire/S3Error.swift ;;
         *) echo "fuzz build: unknown target $1" >&2; return 1 ;;
     esac
 }
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(manifest http-request elf s3-xml s3-response)
+[ ${#targets[@]} -gt 0 ] || targets=(manifest http-request elf s3-xml s3-response s3-form)
 for target in "${targets[@]}"; do
     files=$(target_sources "$target")
     binary="$out/fuzz-$target"

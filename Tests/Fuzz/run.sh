@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(manifest http-request elf s3-xml s3-response)
+[ ${#targets[@]} -gt 0 ] || targets=(manifest http-request elf s3-xml s3-response s3-form)
 out="${FUZZ_BUILD:-.build/fuzz}"
 # A trapping Swift program would otherwise start swift-backtrace, which can hang under
 # the fuzzer (docs/ARCHITECTURE.md); libFuzzer's own handler reports the crash.
