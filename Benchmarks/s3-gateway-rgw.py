@@ -171,7 +171,8 @@ def main():
         rgw_version = subprocess.run(["radosgw", "--version"], capture_output=True, text=True).stdout.strip()
         print(f"machine: {os.cpu_count()} cores ({model}), {os.uname().sysname} {os.uname().release}, "
               f"load average {' '.join(load)} at the start, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-        print(f"plugboard: commit {commit}; {rgw_version.splitlines()[0] if rgw_version else 'radosgw'} (memstore, beast); "
+        frontends = next((l.split("=", 1)[1].strip() for l in open(os.environ["CEPH_CONF"]) if l.startswith("rgw frontends")), "?")
+        print(f"plugboard: commit {commit}; {rgw_version.splitlines()[0] if rgw_version else 'radosgw'} (memstore, {frontends}); "
               f"wrk -t2 -d{seconds}s, connections {connection_counts}, {rounds} rounds")
         results = {}
         for connections in connection_counts:
