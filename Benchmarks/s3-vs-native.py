@@ -65,18 +65,18 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def signed_headers(method, url, body):
+def signed_headers(method, url, body, key_id=KEY_ID, secret=SECRET):
     from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
     request = AWSRequest(method=method, url=url, data=body)
     # What boto3 and the AWS CLI send over http: the body's SHA-256, the empty body's for a GET.
     request.headers["x-amz-content-sha256"] = hashlib.sha256(body).hexdigest()
-    S3SigV4Auth(Credentials(KEY_ID, SECRET), "s3", "us-east-1").add_auth(request)
+    S3SigV4Auth(Credentials(key_id, secret), "s3", "us-east-1").add_auth(request)
     return {k: v for k, v in request.headers.items() if k.lower() in ("authorization", "x-amz-date", "x-amz-content-sha256")}
 
 
-def wrk(url, method, headers, body_file, seconds, work):
+def wrk(url, method, headers, body_file, seconds, work, connections=64):
     script = os.path.join(work, f"wrk-{abs(hash((url, method)))}.lua")
     with open(script, "w") as f:
         f.write(f'wrk.method = "{method}"\n')
@@ -85,7 +85,7 @@ def wrk(url, method, headers, body_file, seconds, work):
         if body_file:
             f.write(f'local f = io.open("{body_file}", "rb"); wrk.body = f:read("*all"); f:close()\n')
             f.write('wrk.headers["Content-Type"] = "application/octet-stream"\n')
-    out = subprocess.run(["wrk", "-t2", "-c64", f"-d{seconds}s", "--latency", "-s", script, url],
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", script, url],
                          capture_output=True, text=True, timeout=seconds + 60).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     answers = int(re.search(r"(\d+) requests in", out).group(1))
@@ -95,10 +95,10 @@ def wrk(url, method, headers, body_file, seconds, work):
     return rps, p99ms, non2xx, answers
 
 
-def boto3_round(endpoint, bucket, data, threads=8, count=400):
+def boto3_round(endpoint, bucket, data, threads=8, count=400, key_id=KEY_ID, secret=SECRET):
     import boto3
     from botocore.config import Config
-    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET,
+    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=key_id, aws_secret_access_key=secret,
                           region_name="us-east-1",
                           config=Config(signature_version="s3v4", s3={"addressing_style": "path"},
                                         max_pool_connections=threads, retries={"max_attempts": 1}))

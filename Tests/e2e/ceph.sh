@@ -8,6 +8,9 @@
 # Usage: Tests/e2e/ceph.sh start DIR   boots the cluster in DIR (new or empty), writes DIR/env
 #        Tests/e2e/ceph.sh stop DIR    stops every daemon DIR/pids names; removes nothing
 #
+# CEPH_RGW_FRONTEND_OPTIONS, when set, is appended to radosgw's `rgw frontends = beast ...`
+# line (for example `tcp_nodelay=1`, which Benchmarks/s3-gateway-rgw.py compares).
+#
 # DIR/env is for `source` (or `set -a; . DIR/env`): PLUGBOARD_RGW_ENDPOINT,
 # PLUGBOARD_RGW_ACCESS_KEY_ID, PLUGBOARD_RGW_SECRET_ACCESS_KEY, CEPH_CONF (for `ceph` and
 # `radosgw-admin` by hand) and the daemons' pids. Logs are in DIR/log.
@@ -239,7 +242,7 @@ mkdir -p "$dir/rgw/client.rgw.a"
 cat >> "$conf" <<EOF
 
 [client.rgw.a]
-rgw frontends = beast endpoint=127.0.0.1:$rgw_port
+rgw frontends = beast endpoint=127.0.0.1:$rgw_port${CEPH_RGW_FRONTEND_OPTIONS:+ $CEPH_RGW_FRONTEND_OPTIONS}
 # Deleted objects' data is freed by the gateway's collector, by default two hours later;
 # within minutes here, so that a cluster kept for many test runs does not fill memstore.
 rgw gc obj min wait = 60
