@@ -79,7 +79,9 @@ final class S3HTTPClient: Sendable {
                                   secretAccessKey: configuration.credentials.secretAccessKey,
                                   region: configuration.region, service: "s3")
         guard configuration.endpoint.scheme == "https" else {
-            transport = .plain(PlainHTTPClient(timeoutSeconds: configuration.timeoutSeconds))
+            // A gateway's clients reach S3 at once, many at a time: with the client's
+            // default of 4 idle connections a host, most requests opened a new one.
+            transport = .plain(PlainHTTPClient(timeoutSeconds: configuration.timeoutSeconds, maxIdlePerHost: 64))
             return
         }
         let sessionConfiguration = URLSessionConfiguration.ephemeral

@@ -55,18 +55,20 @@ final class S3Storage: ObjectStorage, ManagedService {
         return try await putWhole(key, data, contentType, metadata, condition: .none)
     }
 
-    /// Over `http://` with a known length, the body goes to S3 as it is read (PutObject
-    /// with `UNSIGNED-PAYLOAD`, see ``streamedPut(_:_:_:_:length:condition:)``); over
-    /// `https://`, or without a length, it is collected first, up to
-    /// ``maxBufferedBodyBytes``, and sent whole with its Content-MD5. Conditions travel as
-    /// `If-None-Match: *` and `If-Match`, which S3 checks and applies atomically.
+    /// Over `http://` with a known length over ``streamThreshold``, the body goes to S3 as
+    /// it is read (PutObject with `UNSIGNED-PAYLOAD`, see
+    /// ``streamedPut(_:_:_:_:length:condition:)``); a smaller body, one over `https://`,
+    /// or one without a length is collected first, up to ``maxBufferedBodyBytes``, and sent
+    /// whole with its Content-MD5, over a pooled keep-alive connection and with retries (a
+    /// streamed upload has a connection of its own). Conditions travel as `If-None-Match: *`
+    /// and `If-Match`, which S3 checks and applies atomically.
     func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
              condition: WriteCondition) async throws -> ObjectInfo {
         try ObjectKey.validate(key)
         let contentType = try ObjectContentType.resolve(contentType)
         try ObjectMetadata.validate(metadata)
         _ = try Self.conditionHeaders(key, condition)
-        guard let length = body.length, client.streamsBodies else {
+        guard let length = body.length, client.streamsBodies, length > Self.streamThreshold else {
             let data = try await body.collect(upTo: Self.maxBufferedBodyBytes)
             return try await putWhole(key, data, contentType, metadata, condition: condition)
         }
@@ -157,6 +159,10 @@ final class S3Storage: ObjectStorage, ManagedService {
     /// `https://` endpoint, or a body of unknown length): 1 GiB. Larger objects go over
     /// `http://` with a known length, or through the whole-object `put` (up to S3's 5 GiB).
     static let maxBufferedBodyBytes = 1 << 30
+    /// The largest body sent whole even where it could stream: small enough to hold, and a
+    /// whole PutObject rides a pooled keep-alive connection (a streamed one opens its own)
+    /// and is retried; docs/BENCHMARKS.md measures the difference in front of radosgw.
+    static let streamThreshold = 256 << 10
 
     /// PutObject with the whole body in hand: its Content-MD5 and SHA-256 signed.
     private func putWhole(_ key: String, _ data: [UInt8], _ contentType: String, _ metadata: [String: String],

@@ -94,7 +94,7 @@ enum ObjectOperations {
         let range = requestedRange(request)
         // The bucket's marker is asked beside the object, not before it: a read of a
         // bucket that does not exist is NoSuchBucket, at no added latency.
-        async let bucketExists = S3Objects.bucketExistsForRead(context, bucket)
+        async let bucketExists = S3Objects.bucketExists(context, bucket)
         let stream: ObjectStream
         do {
             stream = try await context.storage.get(storageKey, range: range)
@@ -167,7 +167,7 @@ enum ObjectOperations {
     /// The object's head for a read (HeadObject, GetObjectAttributes), the bucket asked
     /// beside it: `NoSuchBucket` when the bucket is gone, else `NoSuchKey` for a missing object.
     static func headForRead(_ context: S3Context, bucket: String, key: String, storageKey: String) async throws -> ObjectInfo {
-        async let bucketExists = S3Objects.bucketExistsForRead(context, bucket)
+        async let bucketExists = S3Objects.bucketExists(context, bucket)
         let info: ObjectInfo
         do {
             info = try await context.storage.head(storageKey)

@@ -28,35 +28,43 @@ public final class S3BucketGate: Sendable {
     }
 
     private let buckets = LockedValueBox<[String: Bucket]>([:])
-    /// Buckets a read found lately, with the storage that had them and when: GetObject
-    /// and HeadObject trust such a bucket for ``readTrust`` instead of asking the storage
-    /// for its marker beside every object (through S3Storage, a second request to the
-    /// backend for each read).
-    private let seen = LockedValueBox<[String: (storage: ObjectIdentifier, at: ContinuousClock.Instant)]>([:])
-    static let readTrust = Duration.seconds(1)
+    /// Buckets found lately, with the storage that had them and when: a request trusts
+    /// such a bucket for ``trust`` instead of asking the storage for its marker each time
+    /// (through S3Storage, a second request to the backend for every request).
+    /// The buckets found lately and, beside them, how many deletions have begun: a marker
+    /// found before a deletion began is not noted after it (the deletion may have removed
+    /// it in between).
+    private let seen = LockedValueBox<(buckets: [String: (storage: ObjectIdentifier, at: ContinuousClock.Instant)], deletions: UInt64)>(([:], 0))
+    static let trust = Duration.seconds(1)
 
     public init() {}
 
-    /// Whether a read found `bucket` in `storage` within ``readTrust``. A storage that is
-    /// not a class (no identity to compare) is never trusted.
+    /// Whether `bucket` was found in `storage` within ``trust``. A storage that is not a
+    /// class (no identity to compare) is never trusted.
     func recentlySeen(_ bucket: String, in storage: any ObjectStorage) -> Bool {
         guard type(of: storage) is AnyClass else { return false }
         let identity = ObjectIdentifier(storage as AnyObject)
         let now = ContinuousClock.now
-        return seen.withLock { all in
-            guard let entry = all[bucket], entry.storage == identity else { return false }
-            return now - entry.at < Self.readTrust
+        return seen.withLock { state in
+            guard let entry = state.buckets[bucket], entry.storage == identity else { return false }
+            return now - entry.at < Self.trust
         }
     }
 
-    func noteSeen(_ bucket: String, in storage: any ObjectStorage) {
+    /// A mark to take before asking the storage for a marker, for ``noteSeen(_:in:since:)``.
+    func mark() -> UInt64 { seen.withLock { $0.deletions } }
+
+    /// Notes that `bucket`'s marker was found in `storage`, unless a deletion has begun
+    /// since `mark`.
+    func noteSeen(_ bucket: String, in storage: any ObjectStorage, since mark: UInt64) {
         guard type(of: storage) is AnyClass else { return }
         let identity = ObjectIdentifier(storage as AnyObject)
         let now = ContinuousClock.now
-        seen.withLock { all in
+        seen.withLock { state in
+            guard state.deletions == mark else { return }
             // Bounded: a flood of bucket names never grows it past a few thousand.
-            if all.count >= 4096 { all.removeAll(keepingCapacity: true) }
-            all[bucket] = (identity, now)
+            if state.buckets.count >= 4096 { state.buckets.removeAll(keepingCapacity: true) }
+            state.buckets[bucket] = (identity, now)
         }
     }
 
@@ -84,15 +92,27 @@ public final class S3BucketGate: Sendable {
             error.message += " Expected no objects and no writes in progress, found \(writing) write\(writing == 1 ? "" : "s") into it in progress; retry once they have ended."
             throw error
         }
-        defer { leave(bucket) { $0.deleting = false } }
-        // Reads stop trusting the bucket as soon as its deletion begins.
-        seen.withLock { _ = $0.removeValue(forKey: bucket) }
+        // Nothing trusts the bucket from the moment its deletion begins to its end, and no
+        // marker found before its end is noted after (the deletion's own look at the
+        // marker included, which is forgotten again when it ends).
+        forget(bucket)
+        defer {
+            forget(bucket)
+            leave(bucket) { $0.deleting = false }
+        }
         return try await body()
     }
 
     /// How many requests wait for a deletion of `bucket` to end (for tests to wait on).
     func waitingCount(_ bucket: String) -> Int {
         buckets.withLock { $0[bucket]?.waiting.count ?? 0 }
+    }
+
+    private func forget(_ bucket: String) {
+        seen.withLock { state in
+            state.deletions &+= 1
+            state.buckets[bucket] = nil
+        }
     }
 
     /// Waits while a deletion of `bucket` is in progress, then returns what `admit` makes

@@ -130,24 +130,25 @@ public enum S3Objects {
     /// `LastModified` in listings: ISO 8601 with milliseconds, as S3 writes it.
     public static func listingTime(_ timestamp: Timestamp) -> String { timestamp.iso8601 }
 
-    /// Throws `NoSuchBucket` unless the bucket's marker is in the bound storage.
+    /// Throws `NoSuchBucket` unless the bucket exists (``bucketExists(_:_:)``).
     public static func requireBucket(_ context: S3Context, _ bucket: String) async throws {
         guard try await bucketExists(context, bucket) else { throw S3Error.noSuchBucket(bucket) }
     }
 
-    /// For GetObject and HeadObject: whether the bucket exists, trusting for a second a
-    /// bucket this endpoint found lately in the same storage (``S3BucketGate``). A bucket
-    /// deleted through this endpoint is not trusted from its deletion on; one whose marker
-    /// another process removes may still be read from for that second.
-    public static func bucketExistsForRead(_ context: S3Context, _ bucket: String) async throws -> Bool {
+    /// Whether the bucket exists, trusting for a second a bucket this endpoint found in the
+    /// same storage (``S3BucketGate``), so that a request through S3Storage costs the
+    /// backend one request, not two. A DeleteBucket through the endpoint ends the trust
+    /// when it begins; a marker another process removes may go unseen for that second.
+    public static func bucketExists(_ context: S3Context, _ bucket: String) async throws -> Bool {
         if context.buckets.recentlySeen(bucket, in: context.storage) { return true }
-        guard try await bucketExists(context, bucket) else { return false }
-        context.buckets.noteSeen(bucket, in: context.storage)
+        let mark = context.buckets.mark()
+        guard try await markerExists(context, bucket) else { return false }
+        context.buckets.noteSeen(bucket, in: context.storage, since: mark)
         return true
     }
 
-    /// Whether the bucket's marker is in the bound storage.
-    public static func bucketExists(_ context: S3Context, _ bucket: String) async throws -> Bool {
+    /// Whether the bucket's marker is in the bound storage, asked now.
+    public static func markerExists(_ context: S3Context, _ bucket: String) async throws -> Bool {
         do {
             _ = try await context.storage.head(S3Namespace.markerKey(bucket: bucket))
             return true
