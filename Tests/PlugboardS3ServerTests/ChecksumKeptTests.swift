@@ -138,6 +138,39 @@ import Testing
         }
     }
 
+    /// A copied part carries no checksum from the client: the server computes it, as S3
+    /// does, so an upload made with an algorithm completes from copied parts too.
+    @Test(arguments: [("SHA256", "COMPOSITE"), ("CRC32", "FULL_OBJECT")])
+    func aCopiedPart_getsItsChecksumComputed(_ algorithmName: String, _ typeName: String) async throws {
+        let s3 = S3Fixture()
+        try await s3.makeBucket("bkt")
+        let algorithm = try #require(ChecksumAlgorithm(rawValue: algorithmName.lowercased()))
+        let source = Array("the source object, copied as part one".utf8)
+        _ = try await s3.put("bkt", "source", String(decoding: source, as: UTF8.self))
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let created = try await MultipartOperations.createMultipartUpload(s3.context, s3.request("POST", bucket: "bkt", key: "joined", query: [("uploads", "")],
+                                                                                                      headers: [("x-amz-checksum-algorithm", algorithmName), ("x-amz-checksum-type", typeName)]))
+            let id = try #require(try created.document().text("UploadId"))
+            let copied = try await MultipartOperations.uploadPartCopy(s3.context, s3.request("PUT", bucket: "bkt", key: "joined",
+                query: [("partNumber", "1"), ("uploadId", id)], headers: [("x-amz-copy-source", "/bkt/source")])).document()
+            let firstValue = S3Base64.encode(try algorithm.digest(of: source))
+            #expect(copied.text("Checksum" + algorithmName) == firstValue)
+            let second = Array(" and a part uploaded".utf8)
+            let secondValue = S3Base64.encode(try algorithm.digest(of: second))
+            let uploaded = try await MultipartOperations.uploadPart(s3.context, s3.request("PUT", bucket: "bkt", key: "joined",
+                query: [("partNumber", "2"), ("uploadId", id)], headers: [(algorithm.headerName, secondValue)], body: second))
+            let document = "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>\(try #require(copied.text("ETag")))</ETag></Part>"
+                + "<Part><PartNumber>2</PartNumber><ETag>\(try #require(uploaded.header("ETag")))</ETag></Part></CompleteMultipartUpload>"
+            let completed = try await MultipartOperations.completeMultipartUpload(s3.context, s3.request("POST", bucket: "bkt", key: "joined",
+                query: [("uploadId", id)], body: Array(document.utf8))).document()
+            let expected = typeName == "COMPOSITE"
+                ? S3Base64.encode(try algorithm.digest(of: try algorithm.digest(of: source) + algorithm.digest(of: second))) + "-2"
+                : S3Base64.encode(try algorithm.digest(of: source + second))
+            #expect(completed.text("Checksum" + algorithmName) == expected)
+            #expect(try await s3.storage.get("bkt/joined").data == source + second)
+        }
+    }
+
     @Test func checksumRequests_areCheckedAsS3ChecksThem() async throws {
         for (algorithm, type, why) in [("MD5", nil, "unsupported"), ("SHA1", "FULL_OBJECT", "FULL_OBJECT checksum type cannot be used"),
                                         ("CRC64NVME", "COMPOSITE", "COMPOSITE checksum type cannot be used"), (nil, "COMPOSITE", "can only be used with"),

@@ -113,8 +113,8 @@ public enum MultipartOperations {
             throw S3Error.invalidArgument("UploadPartCopy needs x-amz-copy-source: expected \"bucket/key\", found none.", name: "x-amz-copy-source")
         }
         let source = try parseCopySource(sourceHeader)
-        let info = try await S3Objects.writing(into: bucket, context) {
-            _ = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
+        let (info, checksum) = try await S3Objects.writing(into: bucket, context) {
+            let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
             try await S3Objects.requireBucket(context, source.bucket)
             let sourceKey = try S3Objects.storageKey(bucket: source.bucket, key: source.key)
             var range: (first: Int, last: Int)?
@@ -141,13 +141,23 @@ public enum MultipartOperations {
                 throw S3Error.entityTooLarge("Your proposed upload exceeds the maximum allowed object size: expected a part of at most \(MultipartLayout.maxPartSize) bytes, found \(length); copy it in ranges.")
             }
             let partKey = MultipartLayout.partKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber)
-            let info = try await context.storage.put(partKey, body: stream.body, contentType: nil, metadata: [:], condition: .none)
+            // An upload made with an algorithm gets the copied part's checksum computed
+            // here, as S3 computes it, since the client sends no bytes to send one for.
+            let running = try record.checksum.map { try RunningChecksum($0.algorithm, over: stream.body) }
+            let body = running?.body(length: stream.body.length) ?? stream.body
+            let info = try await context.storage.put(partKey, body: body, contentType: nil, metadata: [:], condition: .none)
+            let checksum = try running?.finish()
+            if let checksum {
+                try await S3ChecksumRecord.write(context, checksum, describing: info,
+                                                 at: MultipartLayout.partChecksumKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber))
+            }
             try await confirmStillOpen(context, bucket: bucket, uploadID: uploadID, partKey: partKey)
-            return info
+            return (info, checksum)
         }
         var xml = S3XMLWriter(root: "CopyPartResult")
         xml.element("LastModified", S3Objects.listingTime(info.lastModified))
         xml.element("ETag", "\"" + info.etag + "\"")
+        if let checksum { xml.element(checksum.element, checksum.value) }
         return xmlResponse(xml)
     }
 
