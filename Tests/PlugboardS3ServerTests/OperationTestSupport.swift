@@ -19,11 +19,12 @@ struct S3Fixture {
     let storage: InMemoryObjectStorage
     let region = "us-west-2"
     /// One gate for the fixture, as the router keeps one for its endpoint.
-    let buckets = S3BucketGate()
+    let buckets: S3BucketGate
 
-    init() {
+    init(buckets: S3BucketGate = S3BucketGate()) {
         let clock = self.clock
         storage = InMemoryObjectStorage(now: { clock.now })
+        self.buckets = buckets
     }
 
     var context: S3Context { S3Context(storage: storage, logger: .disabled, region: region, buckets: buckets) }

@@ -35,9 +35,12 @@ public final class S3BucketGate: Sendable {
     /// found before a deletion began is not noted after it (the deletion may have removed
     /// it in between).
     private let seen = LockedValueBox<(buckets: [String: (storage: ObjectIdentifier, at: ContinuousClock.Instant)], deletions: UInt64)>(([:], 0))
-    static let trust = Duration.seconds(1)
+    /// How long a bucket found stays trusted: a second, unless a test asks for longer.
+    let trust: Duration
 
-    public init() {}
+    public init(trust: Duration = .seconds(1)) {
+        self.trust = trust
+    }
 
     /// Whether `bucket` was found in `storage` within ``trust``. A storage that is not a
     /// class (no identity to compare) is never trusted.
@@ -47,7 +50,7 @@ public final class S3BucketGate: Sendable {
         let now = ContinuousClock.now
         return seen.withLock { state in
             guard let entry = state.buckets[bucket], entry.storage == identity else { return false }
-            return now - entry.at < Self.trust
+            return now - entry.at < trust
         }
     }
 
