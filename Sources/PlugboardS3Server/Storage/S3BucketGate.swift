@@ -8,8 +8,8 @@ import PlugboardConcurrency
 /// acknowledged object that no listing shows, which a bucket made again under the name
 /// would bring back.
 ///
-/// A write (PutObject, CopyObject, CreateMultipartUpload, UploadPart, UploadPartCopy,
-/// CompleteMultipartUpload) checks the marker inside ``write(into:_:)``, after any
+/// A write (PutObject, PostObject, CopyObject, CreateMultipartUpload, UploadPart,
+/// UploadPartCopy, CompleteMultipartUpload) checks the marker inside ``write(into:_:)``, after any
 /// deletion of the bucket in progress has ended; a deletion runs inside
 /// ``deletion(of:_:)``, which refuses at once while a write into the bucket is in flight
 /// (that write will most likely leave an object, and a long upload must not hold the
@@ -30,10 +30,9 @@ public final class S3BucketGate: Sendable {
     private let buckets = LockedValueBox<[String: Bucket]>([:])
     /// Buckets found lately, with the storage that had them and when: a request trusts
     /// such a bucket for ``trust`` instead of asking the storage for its marker each time
-    /// (through S3Storage, a second request to the backend for every request).
-    /// The buckets found lately and, beside them, how many deletions have begun: a marker
-    /// found before a deletion began is not noted after it (the deletion may have removed
-    /// it in between).
+    /// (through S3Storage, a second request to the backend for every request). Beside
+    /// them, how many deletions have begun or ended: a marker found before one of those
+    /// is not noted after it (the deletion may have removed it in between).
     private let seen = LockedValueBox<(buckets: [String: (storage: ObjectIdentifier, at: ContinuousClock.Instant)], deletions: UInt64)>(([:], 0))
     /// How long a bucket found stays trusted: a second, unless a test asks for longer.
     let trust: Duration
@@ -57,8 +56,8 @@ public final class S3BucketGate: Sendable {
     /// A mark to take before asking the storage for a marker, for ``noteSeen(_:in:since:)``.
     func mark() -> UInt64 { seen.withLock { $0.deletions } }
 
-    /// Notes that `bucket`'s marker was found in `storage`, unless a deletion has begun
-    /// since `mark`.
+    /// Notes that `bucket`'s marker was found in `storage`, unless a deletion has begun or
+    /// ended since `mark`.
     func noteSeen(_ bucket: String, in storage: any ObjectStorage, since mark: UInt64) {
         guard type(of: storage) is AnyClass else { return }
         let identity = ObjectIdentifier(storage as AnyObject)
