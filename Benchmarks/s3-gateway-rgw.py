@@ -33,7 +33,6 @@ import importlib.util
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -259,13 +258,7 @@ def main():
         for name, rows in boto.items():
             print(f"{name:<13} put {max(r['put'] for r in rows):7.0f}/s   get {max(r['get'] for r in rows):7.0f}/s")
     finally:
-        for p in procs:
-            p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        native.stop_all(procs)
         if cluster:
             subprocess.run([os.path.join(REPO, "Tests", "e2e", "ceph.sh"), "stop", cluster])
         shutil.rmtree(work, ignore_errors=True)

@@ -122,6 +122,17 @@ def boto3_round(endpoint, bucket, data, threads=8, count=400, key_id=KEY_ID, sec
     return results
 
 
+
+def stop_all(procs):
+    """SIGTERM to every server started, then SIGKILL to any still there after 20 s."""
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
 def main():
     seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 8
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
@@ -226,13 +237,7 @@ def main():
             r = boto3_round(endpoint, "boto3-bench", data)
             print(f"{name:<13} put {r['put']:7.0f}/s   get {r['get']:7.0f}/s")
     finally:
-        for p in procs:
-            p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_all(procs)
         shutil.rmtree(work, ignore_errors=True)
 
 
