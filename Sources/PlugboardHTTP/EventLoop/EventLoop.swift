@@ -222,26 +222,40 @@ final class EventLoop: @unchecked Sendable {
     /// neither is allocated again for every batch.
     private var batch: [@Sendable () -> Void] = []
 
-    /// Runs what `queue` holds, through `spare` so that neither array is allocated again
-    /// for every batch (what the run queues lands in `queue`, for the next call); false
-    /// when it held nothing.
-    private static func drain<Item>(_ queue: inout [Item], spare: inout [Item], _ run: (Item) -> Void) -> Bool {
-        guard !queue.isEmpty else { return false }
+    /// What `queue` holds, with `spare` (empty) put in its place, so that neither array is
+    /// allocated again for every batch. The two accesses end before the items run: running
+    /// one may queue more (``execute(_:)``, ``answerLater(_:)``), which an access still
+    /// held across the run would make a simultaneous modification (a trap in debug builds).
+    private static func take<Item>(_ queue: inout [Item], spare: inout [Item]) -> [Item] {
         var mine: [Item] = []
         swap(&spare, &mine)
         swap(&queue, &mine)
-        for item in mine { run(item) }
-        mine.removeAll(keepingCapacity: mine.count <= 1024)
-        spare = mine
-        return true
+        return mine
+    }
+
+    /// `items`, once run, emptied and kept as the next spare.
+    private static func recycle<Item>(_ items: consuming [Item], as spare: inout [Item]) {
+        var items = items
+        items.removeAll(keepingCapacity: items.count <= 1024)
+        spare = items
     }
 
     private func runQueued() {
         // Work the loop queues for itself while this runs did not ring the doorbell, so it
         // runs now, not after the next wait.
         while true {
-            if Self.drain(&answersReady, spare: &answersBatch, { $0.writeReadyAnswer() }) { continue }
-            if Self.drain(&local, spare: &localBatch, { $0() }) { continue }
+            if !answersReady.isEmpty {
+                let ready = Self.take(&answersReady, spare: &answersBatch)
+                for connection in ready { connection.writeReadyAnswer() }
+                Self.recycle(ready, as: &answersBatch)
+                continue
+            }
+            if !local.isEmpty {
+                let work = Self.take(&local, spare: &localBatch)
+                for item in work { item() }
+                Self.recycle(work, as: &localBatch)
+                continue
+            }
             var taken = batch
             batch = []
             queue.withLock { q in

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 @testable import PlugboardHTTP
+import PlugboardConcurrency
 import Testing
 
 @Suite struct EventLoopTests {
@@ -31,5 +32,32 @@ import Testing
         #expect(loop.source(new) === second && loop.registeredSources().count == 1)
         loop.remove(fds[2], id: new)
         #expect(loop.registeredSources().isEmpty)
+    }
+
+    /// Work the loop queues for itself, queueing more while it runs (a task started at once
+    /// from a ready answer that answers at once again): each runs, in order. Running the
+    /// queue used to hold an access to it across the items, and the second level of this
+    /// trapped as a simultaneous modification in debug builds.
+    @Test func workQueuedFromTheLoopWhileItsQueueRuns_runsInOrder() async throws {
+        let loop = try EventLoop(index: 0)
+        try loop.start()
+        defer { loop.shutdown() }
+        let order = LockedValueBox<[Int]>([])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            loop.execute {
+                order.withLock { $0.append(1) }
+                loop.execute {
+                    order.withLock { $0.append(2) }
+                    loop.execute {
+                        order.withLock { $0.append(3) }
+                        loop.execute {
+                            order.withLock { $0.append(4) }
+                            done.resume()
+                        }
+                    }
+                }
+            }
+        }
+        #expect(order.withLock { $0 } == [1, 2, 3, 4])
     }
 }
