@@ -299,7 +299,7 @@ public enum MultipartOperations {
         }
         let leftover = try await context.storage.list(prefix: MultipartLayout.folder(bucket: bucket, uploadID: uploadID),
                                                       limit: 1, continuationToken: nil)
-        if !leftover.objects.isEmpty { try await finishCleanUp(context, bucket: bucket, uploadID: uploadID) }
+        if !leftover.objects.isEmpty { await finishCleanUp(context, bucket: bucket, uploadID: uploadID) }
         return info
     }
 
@@ -694,12 +694,12 @@ public enum MultipartOperations {
             return false
         }
         guard info.metadata[S3Namespace.uploadIDKey] == uploadID else { return false }
-        try await finishCleanUp(context, bucket: bucket, uploadID: uploadID)
+        await finishCleanUp(context, bucket: bucket, uploadID: uploadID)
         return true
     }
 
     /// Removes what is left of an upload whose object was completed before its clean-up ended.
-    static func finishCleanUp(_ context: S3Context, bucket: String, uploadID: String) async throws {
+    static func finishCleanUp(_ context: S3Context, bucket: String, uploadID: String) async {
         context.logger.info("upload \(uploadID) was completed before its clean-up ended; finishing it")
         await removeUpload(context, bucket: bucket, uploadID: uploadID)
     }
