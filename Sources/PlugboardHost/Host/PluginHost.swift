@@ -169,26 +169,20 @@ public final class PluginHost: Sendable {
         let s3Secrets = manifest.s3?.knownSecrets(environment: configuration.processEnvironment) ?? []
         let (configs, secrets) = try resolvedConfigs(selected, configuration, s3Secrets: s3Secrets)
         var byName = unselectedRecords(manifest, environment)
-        var fingerprints: [String: PluginFingerprint] = [:]
-        for plugin in selected {
-            let located = locate(plugin.source, plugin: plugin.name, searchPath: configuration.productSearchPath)
-            fingerprints[plugin.name] = PluginFingerprint(plugin, located: located, reading: true)
-            if let blocker = plugin.requires.first(where: { byName[$0]?.state != .active }) {
-                byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)
-                continue
+        let searchPath = configuration.productSearchPath
+        let stagings = await BlockingWork.run { [loader] in stage(selected, searchPath: searchPath, loader: loader) }
+        let fingerprints = PluginFingerprint.all(selected, stagings)
+        await DependencyWalk().run(selected) { plugin in
+            guard let staging = stagings[plugin.name], let staged = staging.staged else {
+                byName[plugin.name] = loader.refused(plugin, stagings[plugin.name])
+                return false
             }
-            let path: String
-            switch located {
-            case .success(let p): path = p
-            case .failure(let error):
-                byName[plugin.name] = PluginRecord(name: plugin.name, state: .rejected, error: error)
-                continue
-            }
-            byName[plugin.name] = await loader.load(PluginLoader.Request(
-                name: plugin.name, path: path, sha256: plugin.sha256, config: configs[plugin.name], rank: plugin.rank,
-                secrets: secrets))
-            // What was loaded, when it was (the file may have changed since it was hashed).
-            if byName[plugin.name]?.state == .active { fingerprints[plugin.name]?.sha256 = byName[plugin.name]?.sha256 }
+            let record = await loader.load(staged, config: configs[plugin.name] ?? PluginConfig(plugin: plugin.name),
+                                           rank: plugin.rank, secrets: secrets)
+            byName[plugin.name] = record
+            return record.state == .active
+        } blocked: { plugin, blocker in
+            byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)
         }
         let records = manifest.plugins.compactMap { byName[$0.name] }
         let state = State(manifest: manifest, manifestDigest: (try? Digest.sha256Hex(bytes)) ?? "",
@@ -273,6 +267,20 @@ public final class PluginHost: Sendable {
         await container.shutdown()
     }
 
+    /// Locates and stages every plugin of `selected` (``PluginLoader/stage(path:name:pin:)``):
+    /// each file read, hashed, checked and copied into the cache once, for whatever the
+    /// caller does next. Blocking: call it off the cooperative pool.
+    static func stage(_ selected: [ManifestPlugin], searchPath: [String], loader: PluginLoader) -> [String: StagingResult] {
+        var out: [String: StagingResult] = [:]
+        for plugin in selected where out[plugin.name] == nil {
+            switch locate(plugin.source, plugin: plugin.name, searchPath: searchPath) {
+            case .success(let path): out[plugin.name] = loader.stage(path: path, name: plugin.name, pin: plugin.sha256)
+            case .failure(let error): out[plugin.name] = StagingResult(path: nil, sha256: nil, result: .failure(error))
+            }
+        }
+        return out
+    }
+
     /// The file a plugin source names: a `path` as is, a `product` found in the search
     /// path.
     static func locate(_ source: PluginSource, plugin: String, searchPath: [String]) -> Result<String, PlugboardError> {
@@ -300,15 +308,15 @@ struct PluginFingerprint: Sendable, Equatable {
     /// The SHA-256 of the file's bytes, when it was read.
     var sha256: String?
 
-    /// The fingerprint of `plugin` at the file `located`; with `reading`, the file's bytes
-    /// are hashed (nil when they cannot be read), as a reload hashes them to compare.
-    init(_ plugin: ManifestPlugin, located: Result<String, PlugboardError>, reading: Bool) {
-        self.plugin = plugin
-        if case .success(let p) = located { path = p } else { path = nil }
-        sha256 = nil
-        if reading, let path, let bytes = try? PluginFile.readAll(path, plugin: plugin.name) {
-            sha256 = try? Digest.sha256Hex(bytes)
-        }
+    /// The fingerprint of `plugin` as staged: where its file was found and the digest of
+    /// the bytes read (nil when there were none).
+    init(_ plugin: ManifestPlugin, _ staging: StagingResult?) {
+        self.init(plugin: plugin, path: staging?.path, sha256: staging?.sha256)
+    }
+
+    /// The fingerprints of every plugin of `selected`.
+    static func all(_ selected: [ManifestPlugin], _ stagings: [String: StagingResult]) -> [String: PluginFingerprint] {
+        Dictionary(selected.map { ($0.name, PluginFingerprint($0, stagings[$0.name])) }, uniquingKeysWith: { a, _ in a })
     }
 
     init(plugin: ManifestPlugin, path: String?, sha256: String?) {

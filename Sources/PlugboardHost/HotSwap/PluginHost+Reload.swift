@@ -106,7 +106,9 @@ extension PluginHost {
         return outcome
     }
 
-    /// The steps of a reload; a throw refuses it and leaves everything as it was.
+    /// A reload: read the manifest, stage every selected plugin once, then do what
+    /// ``ReloadStateMachine`` decides, step by step; a throw refuses it and leaves
+    /// everything as it was.
     private func apply(trigger: String, startedAt: Timestamp) async throws(PlugboardError) -> ReloadOutcome {
         let current = state.withLock { $0 }
         let bytes = try ManifestFile.read(path: configuration.manifestPath, maxBytes: 1 << 20)
@@ -114,164 +116,89 @@ extension PluginHost {
         let digest = try Digest.sha256Hex(bytes)
         let selected = manifest.selectedPlugins(for: environment)
         let (configs, secrets) = try Self.resolvedConfigs(selected, configuration, s3Secrets: current.s3Secrets)
-        // Reading and hashing every plugin file blocks: off the cooperative pool.
+        // Reading, hashing and copying every plugin file blocks: off the cooperative pool.
         let searchPath = configuration.productSearchPath
-        var next = await preflight.onReloadThread {
-            Dictionary(selected.map { plugin in
-                (plugin.name, PluginFingerprint(plugin, located: Self.locate(plugin.source, plugin: plugin.name, searchPath: searchPath),
-                                                reading: true))
-            }, uniquingKeysWith: { a, _ in a })
+        let stagings = await preflight.onReloadThread { [loader] in Self.stage(selected, searchPath: searchPath, loader: loader) }
+        var machine = ReloadStateMachine(current: current, next: .init(manifest: manifest, digest: digest, environment: environment,
+                                                                      configs: configs, secrets: secrets, stagings: stagings))
+        var prepared: [String: PluginLoader.Prepared] = [:]
+        var action = machine.start()
+        while true {
+            switch action {
+            case .finishUnchanged:
+                return ReloadOutcome(result: .unchanged, trigger: trigger, generation: container.generation, startedAt: startedAt)
+            case .refuse(let error):
+                throw error
+            case .preflight(let candidates):
+                let verdicts = await preflight.runAll(candidates, environment: environment,
+                                                      cacheDirectory: loader.configuration.cacheDirectory,
+                                                      timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets)
+                action = machine.preflightFinished(verdicts)
+            case .map(let load):
+                let p = await preflight.onReloadThread { [loader] in
+                    loader.prepare(load.staged, config: load.config, rank: load.rank, secrets: secrets)
+                }
+                prepared[load.staged.name] = p
+                action = machine.mapped(p.record, registered: p.transaction != nil)
+            case .commit(let retiring, let publishing):
+                let removals = retiring.map { name -> Transaction in
+                    let tx = container.makeTransaction(owner: name)
+                    tx.unregisterAll()
+                    return tx
+                }
+                let transactions = removals + publishing.compactMap { prepared[$0]?.transaction }
+                if !transactions.isEmpty {
+                    do throws(PlugboardError) {
+                        try await container.commit(transactions, verify: true)
+                    } catch {
+                        action = machine.commitFailed(error)
+                        continue
+                    }
+                }
+                let activated = publishing.compactMap { name -> PluginRecord? in
+                    guard var record = prepared[name]?.record else { return nil }
+                    loader.activated(&record)
+                    return record
+                }
+                action = machine.committed(generation: container.generation, activated: activated)
+            case .adopt(let adoption):
+                return adopt(adoption, machine: machine, trigger: trigger, startedAt: startedAt)
+            }
         }
-        let plan = ReloadPlan(selected: selected, next: next, current: current)
-        if digest == current.manifestDigest && next == current.fingerprints && plan.retry.isEmpty {
-            return ReloadOutcome(result: .unchanged, trigger: trigger, generation: container.generation, startedAt: startedAt)
-        }
+    }
 
-        // Stage every plugin the reload loads (and the unchanged providers they need in the
-        // preflight child) into the cache; the child checks those very bytes. A plugin that
-        // the change adds or changes must pass every step, or the reload is refused; one
-        // that had failed and is merely tried again may fail again and stay failed.
-        var failedAgain: [String: PluginRecord] = [:]
-        var staged: [String: (inspection: PluginInspection, loadPath: String)] = [:]
-        for plugin in selected where plan.toLoad.contains(plugin.name) || plan.retry.contains(plugin.name) || plan.providers.contains(plugin.name) {
-            do throws(PlugboardError) {
-                guard let path = next[plugin.name]?.path else {
-                    throw plan.locateError(plugin, searchPath: configuration.productSearchPath)
-                }
-                let loader = loader
-                staged[plugin.name] = try await preflight.onReloadThread { () throws(PlugboardError) in
-                    try loader.stageOnly(path: path, name: plugin.name, pin: plugin.sha256)
-                }
-            } catch {
-                guard plan.retry.contains(plugin.name) else { throw error }
-                failedAgain[plugin.name] = PluginRecord(name: plugin.name, state: .rejected, path: next[plugin.name]?.path, error: error)
-            }
-        }
-        let candidates = selected.compactMap { plugin in
-            staged[plugin.name].map { s in
-                PreflightRequest.Plugin(name: plugin.name, path: s.loadPath, sha256: s.inspection.sha256, rank: plugin.rank,
-                                        config: configs[plugin.name] ?? PluginConfig(plugin: plugin.name), requires: plugin.requires)
-            }
-        }
-        var passing = Set<String>()
-        if !plan.toLoad.isEmpty || !plan.retry.isEmpty {
-            let verdicts = await preflight.runAll(candidates, environment: environment, cacheDirectory: loader.configuration.cacheDirectory,
-                                                  timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets)
-            for plugin in selected where plan.toLoad.contains(plugin.name) || plan.retry.contains(plugin.name) {
-                guard let verdict = verdicts[plugin.name] ?? failedAgain[plugin.name] else { continue }
-                if verdict.state == .active {
-                    passing.insert(plugin.name)
-                } else if plan.toLoad.contains(plugin.name) {
-                    throw verdict.error ?? PlugboardError(.preflightFailed, "plugin \"\(plugin.name)\" did not pass its preflight")
-                } else {
-                    var record = current.records.first { $0.name == plugin.name } ?? verdict
-                    record.state = verdict.state
-                    record.error = verdict.error
-                    failedAgain[plugin.name] = record
-                }
-            }
-        }
-        try checkRequired(manifest, active: Set(current.records.filter { $0.state == .active }.map(\.name))
-                              .subtracting(plan.retiring).union(passing))
-
-        // Map and register in the host, then commit every removal and registration as one
-        // generation.
-        var prepared: [PluginLoader.Prepared] = []
-        for plugin in selected where passing.contains(plugin.name) {
-            guard let s = staged[plugin.name] else { continue }
-            let request = PluginLoader.Request(name: plugin.name, path: s.inspection.path, sha256: s.inspection.sha256,
-                                               config: configs[plugin.name], rank: plugin.rank, secrets: secrets)
-            let p = await preflight.onReloadThread { [loader] in loader.prepare(request) }
-            guard p.transaction != nil else {
-                throw PlugboardError(.loadFailed, underlying: p.record.error) {
-                    .init(message: "plugin \"\(plugin.name)\" passed its preflight but failed to load in the host: \(p.record.error?.message ?? "unknown error")",
-                          detail: p.record.error.map { "\($0.code): \($0.message)" },
-                          hint: "If its file changed during the reload, reload again; else see the plugin's error.")
-                }
-            }
-            prepared.append(p)
-        }
-        let removals = plan.retiring.map { name -> Transaction in
-            let tx = container.makeTransaction(owner: name)
-            tx.unregisterAll()
-            return tx
-        }
-        if !removals.isEmpty || !prepared.isEmpty {
-            do throws(PlugboardError) {
-                try await container.commit(removals + prepared.compactMap(\.transaction), verify: true)
-            } catch {
-                // Builds, starts and health checks are plugin code.
-                throw secrets.scrub(error)
-            }
-        }
+    /// Takes the new state, tells the events, and starts the drain.
+    private func adopt(_ adoption: ReloadStateMachine.Adoption, machine: ReloadStateMachine, trigger: String,
+                       startedAt: Timestamp) -> ReloadOutcome {
         let published = container.generation
-
-        // Adopt the new state.
-        var loaded: [String: PluginRecord] = failedAgain
-        for var p in prepared {
-            loader.activated(&p.record)
-            loaded[p.record.name] = p.record
-            events.emit("plugin_loaded", plugin: p.record.name, generation: published,
-                        message: "version \(p.record.version ?? "?"), sha256 \(p.record.sha256?.prefix(12) ?? "?")")
+        for record in adoption.loaded {
+            events.emit("plugin_loaded", plugin: record.name, generation: published,
+                        message: "version \(record.version ?? "?"), sha256 \(record.sha256?.prefix(12) ?? "?")")
         }
-        var byName = Self.unselectedRecords(manifest, environment)
-        for plugin in selected {
-            byName[plugin.name] = loaded[plugin.name] ?? current.records.first { $0.name == plugin.name }
-        }
-        var retired: [PluginRecord] = []
-        for name in plan.retiring {
-            guard var record = current.records.first(where: { $0.name == name }) else { continue }
-            record.state = .retired
-            retired.append(record)
-            events.emit("plugin_retired", plugin: name, generation: published,
+        for record in adoption.retired {
+            events.emit("plugin_retired", plugin: record.name, generation: published,
                         message: "published in generation \(record.generation.map(String.init) ?? "?"), served through \(published - 1); its services stop once drained")
         }
-        for (name, s) in staged where passing.contains(name) { next[name]?.sha256 = s.inspection.sha256 }
-        state.withLock { st in
-            st.manifest = manifest
-            st.manifestDigest = digest
-            st.records = manifest.plugins.compactMap { byName[$0.name] }
-            st.fingerprints = next
-            st.secrets = secrets
-            st.retired = Array((retired + st.retired).prefix(64))
-        }
-        if !plan.retiring.isEmpty { drain(through: published, timeoutSeconds: manifest.hotSwap.drainTimeoutSeconds) }
-        warnAboutImages(limit: manifest.hotSwap.maxRetainedImages)
-        // Only failed plugins were tried again, and they failed again: nothing changed.
-        let result: ReloadOutcome.Result = prepared.isEmpty && removals.isEmpty && digest == current.manifestDigest ? .unchanged : .applied
-        var outcome = ReloadOutcome(result: result, trigger: trigger, generation: published, startedAt: startedAt)
-        outcome.added = plan.added
-        outcome.changed = plan.changed
-        outcome.removed = plan.removed
-        outcome.retried = plan.retry.sorted()
+        state.withLock { $0 = adoption.state }
+        let hotSwap = adoption.state.manifest.hotSwap
+        if let through = adoption.drainThrough { drain(through: through, timeoutSeconds: hotSwap.drainTimeoutSeconds) }
+        warnAboutImages(limit: hotSwap.maxRetainedImages)
+        var outcome = ReloadOutcome(result: adoption.outcome, trigger: trigger, generation: published, startedAt: startedAt)
+        outcome.added = machine.plan.added
+        outcome.changed = machine.plan.changed
+        outcome.removed = machine.plan.removed
+        outcome.retried = machine.plan.retry.sorted()
         return outcome
     }
 
-    /// A reload that would leave a required plugin not active is refused (`active`: the
-    /// plugins that will be active once it is applied).
-    private func checkRequired(_ manifest: Manifest, active: Set<String>) throws(PlugboardError) {
-        let records = records
-        for plugin in manifest.plugins where plugin.required && plugin.selection(for: environment) == .selected {
-            guard !active.contains(plugin.name) else { continue }
-            let record = records.first { $0.name == plugin.name }
-            throw PlugboardError(.requiredNotActive,
-                "reload refused: required plugin \"\(plugin.name)\" would not be active",
-                detail: "It is \(record?.state.description ?? "not loaded") now" +
-                    (record?.error.map { " (\($0.code): \($0.message))" } ?? "") + ", and the reload does not make it active.",
-                hint: "Fix the plugin (its file, config, requirements, or what it connects to) and reload again, or mark it \"required\": false.")
-        }
-    }
-
     /// Stops the retired services once the last lease on an older generation ends, or at
-    /// the drain timeout (a forced stop, logged).
+    /// the drain timeout (a forced stop, logged). It waits on the container's events: every
+    /// retired service handed to its stop is followed by a `stopped` event.
     private func drain(through generation: UInt64, timeoutSeconds: Double) {
         let logger = configuration.logger.with("component", "hot-swap")
         Task { [container, events] in
-            let deadline = Clock.now() + timeoutSeconds
-            while container.retiredServicesWaiting(through: generation) > 0 && Clock.now() < deadline {
-                try? await Task.sleep(nanoseconds: 20_000_000)
-            }
-            let forced = await container.forceStopRetired(through: generation)
+            let drained = await Self.retiredDrained(container, through: generation, timeoutSeconds: timeoutSeconds)
+            let forced = drained ? 0 : await container.forceStopRetired(through: generation)
             if forced > 0 {
                 let leases = container.outstandingLeases().filter { $0.key < generation }.values.reduce(0, +)
                 events.emit("drain_forced", generation: generation,
@@ -285,72 +212,35 @@ extension PluginHost {
         }
     }
 
+    /// True once no managed service retired through `generation` waits for its drain;
+    /// false at the timeout.
+    static func retiredDrained(_ container: Container, through generation: UInt64, timeoutSeconds: Double) async -> Bool {
+        // Subscribed before the first look, so that no stop falls between the two.
+        let stream = container.events()
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                if container.retiredServicesWaiting(through: generation) == 0 { return true }
+                for await event in stream where event.kind == .stopped {
+                    if container.retiredServicesWaiting(through: generation) == 0 { return true }
+                }
+                // The stream ended: the container shut down, and stopped everything.
+                return container.retiredServicesWaiting(through: generation) == 0
+            }
+            group.addTask {
+                try? await Task.sleep(nanoseconds: UInt64(max(0, timeoutSeconds) * 1e9))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
     /// Warns once for each image mapped beyond the limit, not on every reload.
     private func warnAboutImages(limit: Int) {
         let count = MappedImages.shared.count
         guard count > limit, imagesWarnedAt.withLock({ last in defer { last = max(last, count) }; return count > last }) else { return }
         configuration.logger.warning("\(count) plugin images are mapped, more than hotSwap.maxRetainedImages (\(limit)); images cannot be unmapped, so restart plugboard serve to release their memory",
                                      metadata: ["bytes": .string("\(MappedImages.shared.totalBytes)")])
-    }
-}
-
-/// What a reload changes, worked out from the running plugins and the new manifest.
-struct ReloadPlan {
-    /// Selected now, not before.
-    var added: [String] = []
-    /// Selected before and now, loaded from another file, bytes, config, rank or
-    /// requirements, or requiring (transitively) a plugin that is.
-    var changed: [String] = []
-    /// Selected before, not now.
-    var removed: [String] = []
-    /// The plugins to load: added and changed, in load order.
-    var toLoad: Set<String> = []
-    /// Unchanged active plugins that a plugin to load requires: loaded beside it in the
-    /// preflight child.
-    var providers: Set<String> = []
-    /// Active plugins whose registrations the commit removes.
-    var retiring: [String] = []
-    /// Plugins unchanged since they failed or were rejected: tried again on every reload
-    /// (what they need may have come back), and allowed to fail again.
-    var retry: Set<String> = []
-
-    init(selected: [ManifestPlugin], next: [String: PluginFingerprint], current: PluginHost.State) {
-        let before = current.fingerprints
-        let active = Set(current.records.filter { $0.state == .active }.map(\.name))
-        removed = current.records.map(\.name).filter { before[$0] != nil && next[$0] == nil }
-        var dirty = Set(removed)
-        for plugin in selected {
-            if before[plugin.name] == nil {
-                added.append(plugin.name)
-            } else if before[plugin.name] != next[plugin.name] {
-                dirty.insert(plugin.name)
-            }
-        }
-        // A plugin requiring a changed or removed one was built from it: reload it too.
-        var grew = true
-        while grew {
-            grew = false
-            for plugin in selected where !dirty.contains(plugin.name) && plugin.requires.contains(where: dirty.contains) {
-                dirty.insert(plugin.name)
-                grew = true
-            }
-        }
-        for plugin in selected where dirty.contains(plugin.name) && before[plugin.name] != nil { changed.append(plugin.name) }
-        toLoad = Set(added + changed)
-        let failed = Set(current.records.filter { $0.state == .failed || $0.state == .rejected }.map(\.name))
-        retry = Set(selected.map(\.name).filter { failed.contains($0) && !toLoad.contains($0) && next[$0]?.path != nil })
-        retiring = current.records.map(\.name).filter { active.contains($0) && (dirty.contains($0) || removed.contains($0)) }
-        let byName = Dictionary(selected.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        var stack = selected.filter { toLoad.contains($0.name) }.flatMap(\.requires)
-        while let name = stack.popLast() {
-            guard !toLoad.contains(name), !providers.contains(name), active.contains(name), let p = byName[name] else { continue }
-            providers.insert(name)
-            stack += p.requires
-        }
-    }
-
-    func locateError(_ plugin: ManifestPlugin, searchPath: [String]) -> PlugboardError {
-        if case .failure(let error) = PluginHost.locate(plugin.source, plugin: plugin.name, searchPath: searchPath) { return error }
-        return PlugboardError(.loadFailed, "could not locate the file of plugin \"\(plugin.name)\"")
     }
 }

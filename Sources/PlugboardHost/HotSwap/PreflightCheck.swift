@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardConcurrency
 
 extension PluginHost {
     /// `plugboard check`'s default: every selected plugin checked in preflight children,
@@ -22,28 +23,21 @@ extension PluginHost {
         let (configs, secrets) = try Self.resolvedConfigs(
             selected, configuration, s3Secrets: manifest.s3?.knownSecrets(environment: configuration.processEnvironment) ?? [])
         var byName = unselectedRecords(manifest, environment)
+        let searchPath = configuration.productSearchPath
+        let stagings = await BlockingWork.run { [loader] in stage(selected, searchPath: searchPath, loader: loader) }
         var pending: [PreflightRequest.Plugin] = []
-        for plugin in selected {
-            // A requirement still to be checked is the child's to judge.
-            if let blocker = plugin.requires.first(where: { name in !pending.contains { $0.name == name } }) {
-                byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)
-                continue
+        // A requirement staged is the child's to judge.
+        await DependencyWalk().run(selected) { plugin in
+            guard let staged = stagings[plugin.name]?.staged else {
+                byName[plugin.name] = loader.refused(plugin, stagings[plugin.name])
+                return false
             }
-            switch locate(plugin.source, plugin: plugin.name, searchPath: configuration.productSearchPath) {
-            case .failure(let error):
-                byName[plugin.name] = PluginRecord(name: plugin.name, state: .rejected, error: error)
-            case .success(let path):
-                do throws(PlugboardError) {
-                    let staged = try loader.stageOnly(path: path, name: plugin.name, pin: plugin.sha256)
-                    pending.append(.init(name: plugin.name, path: staged.loadPath, sha256: staged.inspection.sha256,
-                                         rank: plugin.rank, config: configs[plugin.name] ?? PluginConfig(plugin: plugin.name),
-                                         requires: plugin.requires))
-                    byName[plugin.name] = PluginRecord(name: plugin.name, state: .failed, path: staged.inspection.path,
-                                                       sha256: staged.inspection.sha256, header: staged.inspection.header)
-                } catch {
-                    byName[plugin.name] = PluginRecord(name: plugin.name, state: .rejected, path: path, error: error)
-                }
-            }
+            pending.append(PreflightRequest.Plugin(staged, plugin, config: configs[plugin.name]))
+            byName[plugin.name] = PluginRecord(name: plugin.name, state: .failed, path: staged.inspection.path,
+                                               sha256: staged.sha256, header: staged.inspection.header)
+            return true
+        } blocked: { plugin, blocker in
+            byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)
         }
         let executable = configuration.preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
         let runner = PreflightRunner(executable: executable, logger: configuration.logger)

@@ -11,7 +11,7 @@ public struct PreflightRequest: Sendable {
         public var name: String
         /// The cache copy (or its `.d` link folder path) the host will `dlopen`.
         public var path: String
-        /// The SHA-256 of those bytes: the child refuses anything else.
+        /// The SHA-256 the host computed when it staged the copy.
         public var sha256: String
         public var rank: Int
         public var config: PluginConfig
@@ -25,6 +25,12 @@ public struct PreflightRequest: Sendable {
             self.rank = rank
             self.config = config
             self.requires = requires
+        }
+
+        /// `plugin` as staged, with its resolved config.
+        init(_ staged: StagedPlugin, _ plugin: ManifestPlugin, config: PluginConfig?) {
+            self.init(name: plugin.name, path: staged.loadPath, sha256: staged.sha256, rank: plugin.rank,
+                      config: config ?? PluginConfig(plugin: plugin.name), requires: plugin.requires)
         }
     }
 

@@ -8,8 +8,9 @@ import CPlugboardSystem
 /// The child side of a preflight (`plugboard preflight`): loads the requested plugins
 /// into a scratch container, exactly as the host would, and reports each one.
 ///
-/// For every plugin, in order: every pre-`dlopen` check on the cache copy (pinned to the
-/// hash the host computed), `dlopen`, the handshake, registration, then a verifying
+/// For every plugin, in order: `dlopen` of the copy the host staged (``StagedPlugin``: the
+/// host read, hashed and checked it; the cache only its owner can change keeps it so),
+/// the handshake, registration, then a verifying
 /// commit: every singleton it registers is built, its managed services start, and every
 /// new service that adopts ``HealthChecking`` is checked. At the end the scratch container
 /// shuts down, which stops the managed services. A plugin whose requirement failed is not
@@ -57,18 +58,12 @@ public enum PreflightProbe {
         }
         var records: [PluginRecord] = []
         var active = Set<String>()
-        for plugin in request.plugins {
-            if let blocker = plugin.requires.first(where: { !active.contains($0) }) {
-                let record = PluginRecord(name: plugin.name, state: .failed, error: PlugboardError(
-                    .requirementUnavailable, "plugin \"\(plugin.name)\" requires plugin \"\(blocker)\", which did not pass its preflight",
-                    hint: "Fix \"\(blocker)\" first; its own error says why it failed."))
-                emit(PreflightWire.record(record))
-                records.append(record)
-                continue
-            }
+        let walk = DependencyWalk<PreflightRequest.Plugin>(name: \.name, requires: \.requires)
+        await walk.run(request.plugins) { plugin in
             emit(PreflightWire.begin(plugin.name))
-            var prepared = loader.prepare(.init(name: plugin.name, path: plugin.path, sha256: plugin.sha256,
-                                                config: plugin.config, rank: plugin.rank, secrets: request.secrets))
+            // The host's staged copy, mapped as it is: the host read, hashed and checked it.
+            let staged = StagedPlugin(name: plugin.name, stagedCopy: plugin.path, sha256: plugin.sha256)
+            var prepared = loader.prepare(staged, config: plugin.config, rank: plugin.rank, secrets: request.secrets)
             if let tx = prepared.transaction {
                 do throws(PlugboardError) {
                     try await container.commit([tx], verify: true)
@@ -80,6 +75,13 @@ public enum PreflightProbe {
             }
             emit(PreflightWire.record(prepared.record))
             records.append(prepared.record)
+            return prepared.record.state == .active
+        } blocked: { plugin, blocker in
+            let record = PluginRecord(name: plugin.name, state: .failed, error: PlugboardError(
+                .requirementUnavailable, "plugin \"\(plugin.name)\" requires plugin \"\(blocker)\", which did not pass its preflight",
+                hint: "Fix \"\(blocker)\" first; its own error says why it failed."))
+            emit(PreflightWire.record(record))
+            records.append(record)
         }
         // Stopping is plugin code too: a stop that crashes or hangs is caught here.
         emit(PreflightWire.stopping(request.plugins.map(\.name).filter(active.contains)))

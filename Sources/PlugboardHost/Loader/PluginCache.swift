@@ -21,8 +21,8 @@ import PlugboardBytes
 ///   relative to a descriptor of the folder, and a link found where an entry or a `.d`
 ///   folder should be is removed and the entry rebuilt;
 /// - a copy is written by the loader itself to a temporary name (`O_EXCL`, `O_NOFOLLOW`),
-///   made mode 0500, its SHA-256 checked by reading it back through the descriptor it was
-///   written with, then renamed into place (concurrent processes never see half a file);
+///   made mode 0500, read back through the descriptor it was written with and compared with
+///   the bytes that were hashed, then renamed into place (concurrent processes never see half a file);
 /// - an existing entry is reused only if, opened with `O_NOFOLLOW`, it is a regular file
 ///   of the user's, mode 0500, holding exactly the bytes that were hashed.
 ///
@@ -71,12 +71,13 @@ struct PluginCache: Sendable {
             defer { close(fd) }
             try Self.writeAll(fd, bytes, path: "\(directory)/\(temp)", error: cacheError)
             guard fchmod(fd, 0o500) == 0 else { throw cacheError("could not write \"\(final)\"", errno) }
-            // What is renamed into place is what this descriptor reads back, hashed.
+            // What is renamed into place is what this descriptor reads back: the very bytes
+            // that were hashed (compared, not hashed again: the file is hashed once).
             guard lseek(fd, 0, SEEK_SET) == 0 else { throw cacheError("could not write \"\(final)\"", errno) }
             let written = try PluginFile.readAll(fd: fd, path: final, plugin: sha256)
-            guard try Digest.sha256Hex(written) == sha256 else {
+            guard written == bytes else {
                 throw PlugboardError(.cacheFailed, "the copy written to the plugin cache does not match its SHA-256",
-                    detail: "Expected \(sha256) for \"\(final)\", read back \(written.count) bytes that hash otherwise.",
+                    detail: "Expected the \(bytes.count) bytes hashed as \(sha256) in \"\(final)\", read back \(written.count) bytes that differ.",
                     hint: "Check the file system of \"\(directory)\", or choose another folder with --cache-dir.")
             }
             guard renameat(folder, temp, folder, name) == 0 else { throw cacheError("could not write \"\(final)\"", errno) }

@@ -2,7 +2,7 @@ import PlugboardAPI
 
 /// What the loader learns from a plugin file without running any of its code: the
 /// checks of steps 1 and 2, in PostgreSQL's order, most basic mismatch first.
-public struct PluginInspection: Sendable {
+public struct PluginInspection: Sendable, Equatable {
     /// The resolved path of the file.
     public let path: String
     /// Lowercase hex SHA-256 of the file's content.
@@ -14,24 +14,24 @@ public struct PluginInspection: Sendable {
     public let toolchain: String?
     /// Its `DT_NEEDED` libraries.
     public let neededLibraries: [String]
-    let bytes: [UInt8]
 
     /// Inspects a plugin: path policy and permissions, the sha256 pin, the ELF header,
     /// the plugin header, the toolchain.
     public static func plugin(at path: String, name: String, pin: String?) throws(PlugboardError) -> PluginInspection {
-        try inspect(path, name: name, pin: pin, requireHeader: true)
+        let file = try PluginFile.read(path, plugin: name)
+        return try check(file, sha256: try Digest.sha256Hex(file.bytes), name: name, pin: pin, requireHeader: true)
     }
 
     /// Inspects a library a plugin needs beside it (a contract package): the same checks
-    /// but the plugin header.
-    static func sibling(at path: String, of plugin: String) throws(PlugboardError) -> PluginInspection {
-        try inspect(path, name: plugin, pin: nil, requireHeader: false)
+    /// but the plugin header and the pin.
+    static func sibling(_ file: PluginFile, sha256: String, of plugin: String) throws(PlugboardError) -> PluginInspection {
+        try check(file, sha256: sha256, name: plugin, pin: nil, requireHeader: false)
     }
 
-    private static func inspect(_ path: String, name: String, pin: String?,
-                                requireHeader: Bool) throws(PlugboardError) -> PluginInspection {
-        let file = try PluginFile.read(path, plugin: name)
-        let sha = try Digest.sha256Hex(file.bytes)
+    /// Every check after the read, on bytes already hashed: the file is read and hashed
+    /// once by whoever stages it (``PluginLoader/stage(path:name:pin:)``).
+    static func check(_ file: PluginFile, sha256 sha: String, name: String, pin: String?,
+                      requireHeader: Bool) throws(PlugboardError) -> PluginInspection {
         if let pin, pin.lowercased() != sha {
             throw PlugboardError(.checksumMismatch, "plugin \"\(name)\": file \"\(file.path)\" does not match its sha256 pin",
                 detail: "Expected SHA-256 \(pin.lowercased()), found \(sha).",
@@ -59,7 +59,7 @@ public struct PluginInspection: Sendable {
                 hint: "Rebuild the plugin with the host's Swift toolchain: swift build -c release in the plugin's package.")
         }
         return PluginInspection(path: file.path, sha256: sha, size: file.bytes.count, header: header,
-                                toolchain: toolchain, neededLibraries: image.neededLibraries, bytes: file.bytes)
+                                toolchain: toolchain, neededLibraries: image.neededLibraries)
     }
 
     private static func checkELF(_ file: PluginFile, plugin: String) throws(PlugboardError) -> ELFImage {

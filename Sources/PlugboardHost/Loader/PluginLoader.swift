@@ -80,7 +80,17 @@ public final class PluginLoader: Sendable {
     /// Loads one plugin and reports how it went; never throws.
     public func load(_ request: Request) async -> PluginRecord {
         // Reading, hashing, copying and dlopen block: off the cooperative pool.
-        var prepared = await BlockingWork.run { [self] in prepare(request) }
+        await commit(await BlockingWork.run { [self] in prepare(request) }, secrets: request.secrets)
+    }
+
+    /// Loads one plugin already staged (its file is not read again); never throws.
+    public func load(_ staged: StagedPlugin, config: PluginConfig, rank: Int, secrets: SecretScrubber) async -> PluginRecord {
+        await commit(await BlockingWork.run { [self] in prepare(staged, config: config, rank: rank, secrets: secrets) },
+                     secrets: secrets)
+    }
+
+    private func commit(_ prepared: Prepared, secrets: SecretScrubber) async -> PluginRecord {
+        var prepared = prepared
         guard let transaction = prepared.transaction else { return prepared.record }
         do throws(PlugboardError) {
             // Every singleton built and every health check run now: a plugin whose services
@@ -89,7 +99,7 @@ public final class PluginLoader: Sendable {
             activated(&prepared.record)
         } catch {
             // A singleton's factory, a start or a health check is plugin code.
-            failed(&prepared.record, request.secrets.scrub(error))
+            failed(&prepared.record, secrets.scrub(error))
         }
         return prepared.record
     }
@@ -106,42 +116,62 @@ public final class PluginLoader: Sendable {
     /// Every step of ``load(_:)`` but the commit: a hot swap commits the transactions of
     /// all the plugins it changes, and the removals of the old ones, as one generation.
     public func prepare(_ request: Request) -> Prepared {
-        var record = PluginRecord(name: request.name, state: .rejected, path: request.path, sha256: request.sha256)
+        let staging = stage(path: request.path, name: request.name, pin: request.sha256)
+        switch staging.result {
+        case .success(let staged):
+            return prepare(staged, config: request.config, rank: request.rank, secrets: request.secrets)
+        case .failure(let error):
+            var record = PluginRecord(name: request.name, state: .rejected, path: request.path, sha256: request.sha256)
+            failed(&record, error)
+            return Prepared(record: record, transaction: nil)
+        }
+    }
+
+    /// Maps a staged plugin's copy and registers it into a transaction: the file is not
+    /// read again, so what is mapped is what staging checked.
+    public func prepare(_ staged: StagedPlugin, config: PluginConfig, rank: Int, secrets: SecretScrubber) -> Prepared {
+        var record = PluginRecord(name: staged.name, state: .failed, path: staged.inspection.path, sha256: staged.sha256,
+                                  header: staged.inspection.header)
         let mapped: (library: DynamicLibrary, entry: EntryPoint)
         do {
-            let inspection = try PluginInspection.plugin(at: request.path, name: request.name, pin: request.sha256)
-            record.path = inspection.path
-            record.sha256 = inspection.sha256
-            record.header = inspection.header
-            let loadPath = try stage(inspection, plugin: request.name, requested: request.path)
-            record.state = .failed
-            mapped = try open(loadPath, plugin: request.name)
-            MappedImages.shared.record(path: loadPath, sha256: inspection.sha256, bytes: inspection.size, plugin: request.name)
+            mapped = try open(staged.loadPath, plugin: staged.name)
+            MappedImages.shared.record(path: staged.loadPath, sha256: staged.sha256, bytes: staged.inspection.size, plugin: staged.name)
             // A crash in this image later names the plugin, not only a cache file.
-            _ = plugboard_crash_register_library(unsafeBitCast(mapped.entry, to: UnsafeRawPointer.self), request.name)
+            _ = plugboard_crash_register_library(unsafeBitCast(mapped.entry, to: UnsafeRawPointer.self), staged.name)
         } catch {
             failed(&record, error)
             return Prepared(record: record, transaction: nil)
         }
         do {
-            try handshake(mapped.entry, plugin: request.name)
-            let registrar = PluginRegistrar(pluginName: request.name, container: container, config: request.config,
-                                            logger: configuration.logger.scrubbing(request.secrets), rank: request.rank)
+            try handshake(mapped.entry, plugin: staged.name)
+            let registrar = PluginRegistrar(pluginName: staged.name, container: container, config: config,
+                                            logger: configuration.logger.scrubbing(secrets), rank: rank)
             let call = PluginCall(registrar: registrar)
             let status = mapped.entry(PluginEntry.Op.register, Unmanaged.passUnretained(call).toOpaque())
-            record.version = request.secrets.scrub(call.version)
+            record.version = secrets.scrub(call.version)
             guard status == PluginEntry.Status.ok else {
                 throw call.failure ?? PlugboardError(.protocolViolation,
-                    "plugin \"\(request.name)\" answered register with status \(status)",
+                    "plugin \"\(staged.name)\" answered register with status \(status)",
                     hint: "Its entry point must call PluginEntry.run(op, arg, YourPlugin.self).")
             }
             return Prepared(record: record, transaction: registrar.transaction)
         } catch let error as PlugboardError {
-            failed(&record, request.secrets.scrub(error))
+            failed(&record, secrets.scrub(error))
         } catch {
-            failed(&record, request.secrets.scrub(PlugboardError(.registrationFailed, "plugin \"\(request.name)\" failed: \(error)")))
+            failed(&record, secrets.scrub(PlugboardError(.registrationFailed, "plugin \"\(staged.name)\" failed: \(error)")))
         }
         return Prepared(record: record, transaction: nil)
+    }
+
+    /// The record of a plugin that staging refused: `rejected` with the error, logged as
+    /// a load failure is, unless it could not even be located (its record says so, and
+    /// nothing was tried).
+    func refused(_ plugin: ManifestPlugin, _ staging: StagingResult?) -> PluginRecord {
+        let error = staging?.error ?? PlugboardError(.loadFailed, "plugin \"\(plugin.name)\" was not staged")
+        guard let path = staging?.path else { return PluginRecord(name: plugin.name, state: .rejected, error: error) }
+        var record = PluginRecord(name: plugin.name, state: .rejected, path: path, sha256: plugin.sha256)
+        failed(&record, error)
+        return record
     }
 
     /// Marks a prepared plugin whose transaction was committed.
@@ -173,23 +203,37 @@ public final class PluginLoader: Sendable {
         cache.prune(keeping: keep)
     }
 
-    /// Checks a plugin file and writes its content-addressed copy to the cache, without
-    /// mapping it: what a preflight child is then given, so that it checks the very bytes
-    /// the host will map. Returns the path to load and the inspection.
-    public func stageOnly(path: String, name: String, pin: String?) throws(PlugboardError) -> (inspection: PluginInspection, loadPath: String) {
-        let inspection = try PluginInspection.plugin(at: path, name: name, pin: pin)
-        return (inspection, try stage(inspection, plugin: name, requested: path))
+    /// Reads, hashes and checks a plugin file (steps 1 and 2) and writes its
+    /// content-addressed copy, with the libraries it needs from beside it, to the cache,
+    /// without mapping anything: the one read and the one hash of the file, whatever
+    /// runs next (a preflight child, the host's `dlopen`, or only a reload's comparison).
+    public func stage(path: String, name: String, pin: String?) -> StagingResult {
+        let file: PluginFile
+        let sha: String
+        do throws(PlugboardError) {
+            file = try PluginFile.read(path, plugin: name)
+            sha = try Digest.sha256Hex(file.bytes)
+        } catch {
+            return StagingResult(path: path, sha256: nil, result: .failure(error))
+        }
+        do throws(PlugboardError) {
+            let inspection = try PluginInspection.check(file, sha256: sha, name: name, pin: pin, requireHeader: true)
+            let loadPath = try store(inspection, bytes: file.bytes, plugin: name, requested: path)
+            return StagingResult(path: path, sha256: sha, result: .success(StagedPlugin(name: name, inspection: inspection, loadPath: loadPath)))
+        } catch {
+            return StagingResult(path: path, sha256: sha, result: .failure(error))
+        }
     }
 
     /// What a plugin declares (name, version, services) without registering anything:
     /// every check, `dlopen`, the handshake, then `describe`.
     public func describe(path: String, name: String) throws(PlugboardError) -> (PluginInspection, PluginCall) {
-        let inspection = try PluginInspection.plugin(at: path, name: name, pin: nil)
-        let mapped = try open(try stage(inspection, plugin: name, requested: path), plugin: name)
+        let staged = try stage(path: path, name: name, pin: nil).result.get()
+        let mapped = try open(staged.loadPath, plugin: name)
         try handshake(mapped.entry, plugin: name)
         let call = PluginCall(registrar: nil)
         _ = mapped.entry(PluginEntry.Op.describe, Unmanaged.passUnretained(call).toOpaque())
-        return (inspection, call)
+        return (staged.inspection, call)
     }
 
     // MARK: - Steps
@@ -201,8 +245,8 @@ public final class PluginLoader: Sendable {
     /// the real file's folder has none: a preflight child is given the staged
     /// `<cache>/<sha256>.d/libX.so`, whose real file sits in the cache among copies named
     /// by digest, and only the `.d` folder still names the contract library beside it.
-    private func stage(_ inspection: PluginInspection, plugin: String, requested: String) throws(PlugboardError) -> String {
-        let entry = try cache.store(inspection.bytes, sha256: inspection.sha256)
+    private func store(_ inspection: PluginInspection, bytes: [UInt8], plugin: String, requested: String) throws(PlugboardError) -> String {
+        let entry = try cache.store(bytes, sha256: inspection.sha256)
         var links: [(name: String, target: String)] = []
         var seen = Set<String>()
         try collectSiblings(of: inspection, plugin: plugin, besides: PluginFile.parentFolder(requested),
@@ -231,8 +275,9 @@ public final class PluginLoader: Sendable {
             let candidates = ["\(folder)/\(needed)", "\(requestedFolder)/\(needed)"]
             guard let candidate = candidates.first(where: { access($0, F_OK) == 0 }),
                   !DynamicLibrary.isLoaded(needed) else { continue }
-            let sibling = try PluginInspection.sibling(at: candidate, of: plugin)
-            _ = try cache.store(sibling.bytes, sha256: sibling.sha256)
+            let file = try PluginFile.read(candidate, plugin: plugin)
+            let sibling = try PluginInspection.sibling(file, sha256: try Digest.sha256Hex(file.bytes), of: plugin)
+            _ = try cache.store(file.bytes, sha256: sibling.sha256)
             links.append((needed, "../\(sibling.sha256).so"))
             try collectSiblings(of: sibling, plugin: plugin, besides: requestedFolder, into: &links, seen: &seen)
         }

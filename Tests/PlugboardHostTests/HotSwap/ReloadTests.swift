@@ -153,11 +153,11 @@ struct ReloadTests {
     @Test func thePreflightRunner_namesWhatHappened_andHonoursItsTimeout() async throws {
         let folder = HotSwapFolder()
         let loader = try PluginLoader(container: Container(environment: .testing), configuration: .init(cacheDirectory: "\(folder.path)/cache"))
-        let staged = try loader.stageOnly(path: LoaderFixtures.product("MisbehavingPlugin"), name: "M", pin: nil)
+        let staged = try loader.stage(path: LoaderFixtures.product("MisbehavingPlugin"), name: "M", pin: nil).result.get()
         let runner = PreflightRunner(executable: "\(LoaderFixtures.productsFolder)/plugboard", logger: .disabled)
         func request(_ config: [String: ConfigValue]) -> PreflightRequest {
             PreflightRequest(environment: .testing, cacheDirectory: "\(folder.path)/cache", plugins: [
-                .init(name: "M", path: staged.loadPath, sha256: staged.inspection.sha256, rank: 0,
+                .init(name: "M", path: staged.loadPath, sha256: staged.sha256, rank: 0,
                       config: PluginConfig(config, plugin: "M"))])
         }
         let good = await runner.run(request([:]), timeoutSeconds: 30)

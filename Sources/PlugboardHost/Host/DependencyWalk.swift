@@ -1,0 +1,33 @@
+/// The one walk over plugins in load order, shared by start, `check`, the preflight child
+/// and a reload's staging: each plugin comes after the plugins it `requires` (the
+/// manifest's order for the environment, ``Manifest/selectedPlugins(for:)``), and one
+/// whose requirement is not available is not tried at all.
+///
+/// What "available" means is the caller's: active in this process (start, the child),
+/// staged and left for the child to judge (`check`), or active before and kept (a
+/// reload's providers).
+struct DependencyWalk<Item> {
+    let name: (Item) -> String
+    let requires: (Item) -> [String]
+
+    /// Visits `items` in order. `visit` tries one and answers whether the plugins that
+    /// require it may follow; one that requires a plugin not available (in `available`
+    /// from the start, or visited with true) goes to `blocked` with that requirement.
+    func run(_ items: [Item], available: Set<String> = [], visit: (Item) async -> Bool,
+             blocked: (Item, _ requirement: String) -> Void) async {
+        var available = available
+        for item in items {
+            if let requirement = requires(item).first(where: { !available.contains($0) }) {
+                blocked(item, requirement)
+                continue
+            }
+            if await visit(item) { available.insert(name(item)) }
+        }
+    }
+}
+
+extension DependencyWalk where Item == ManifestPlugin {
+    init() {
+        self.init(name: \.name, requires: \.requires)
+    }
+}
