@@ -74,6 +74,9 @@ public final class PluginHost: Sendable {
         var records: [PluginRecord]
         /// What each selected plugin was loaded from, to tell what a reload changes.
         var fingerprints: [String: PluginFingerprint]
+        /// Each active plugin as it was staged, so that a reload finding the same bytes
+        /// reuses its checks and its cache copy (which pruning keeps: the host maps it).
+        var staged: [String: StagedPlugin] = [:]
         /// Plugins replaced or removed by reloads, most recent first (bounded).
         var retired: [PluginRecord] = []
         /// The manifest's secrets (and the environment's), to scrub from what plugins say.
@@ -186,7 +189,8 @@ public final class PluginHost: Sendable {
         }
         let records = manifest.plugins.compactMap { byName[$0.name] }
         let state = State(manifest: manifest, manifestDigest: (try? Digest.sha256Hex(bytes)) ?? "",
-                          records: records, fingerprints: fingerprints, secrets: secrets, s3Secrets: s3Secrets)
+                          records: records, fingerprints: fingerprints, staged: activeStaged(stagings, records),
+                          secrets: secrets, s3Secrets: s3Secrets)
         let host = PluginHost(container: container, state: state, environment: environment, loader: loader,
                               configuration: configuration)
         host.updateReadiness()
@@ -270,14 +274,23 @@ public final class PluginHost: Sendable {
     /// Locates and stages every plugin of `selected` (``PluginLoader/stage(path:name:pin:)``):
     /// each file read, hashed, checked and copied into the cache once, for whatever the
     /// caller does next. Blocking: call it off the cooperative pool.
-    static func stage(_ selected: [ManifestPlugin], searchPath: [String], loader: PluginLoader) -> [String: StagingResult] {
+    static func stage(_ selected: [ManifestPlugin], searchPath: [String], loader: PluginLoader,
+                      previous: [String: StagedPlugin] = [:]) -> [String: StagingResult] {
         var out: [String: StagingResult] = [:]
         for plugin in selected where out[plugin.name] == nil {
             switch locate(plugin.source, plugin: plugin.name, searchPath: searchPath) {
-            case .success(let path): out[plugin.name] = loader.stage(path: path, name: plugin.name, pin: plugin.sha256)
+            case .success(let path):
+                out[plugin.name] = loader.stage(path: path, name: plugin.name, pin: plugin.sha256, previous: previous[plugin.name])
             case .failure(let error): out[plugin.name] = StagingResult(path: nil, sha256: nil, result: .failure(error))
             }
         }
+        return out
+    }
+
+    /// The staged plugins of `records` that are active.
+    static func activeStaged(_ stagings: [String: StagingResult], _ records: [PluginRecord]) -> [String: StagedPlugin] {
+        var out: [String: StagedPlugin] = [:]
+        for record in records where record.state == .active { out[record.name] = stagings[record.name]?.staged }
         return out
     }
 

@@ -118,7 +118,9 @@ extension PluginHost {
         let (configs, secrets) = try Self.resolvedConfigs(selected, configuration, s3Secrets: current.s3Secrets)
         // Reading, hashing and copying every plugin file blocks: off the cooperative pool.
         let searchPath = configuration.productSearchPath
-        let stagings = await preflight.onReloadThread { [loader] in Self.stage(selected, searchPath: searchPath, loader: loader) }
+        let stagings = await preflight.onReloadThread { [loader] in
+            Self.stage(selected, searchPath: searchPath, loader: loader, previous: current.staged)
+        }
         var machine = ReloadStateMachine(current: current, next: .init(manifest: manifest, digest: digest, environment: environment,
                                                                       configs: configs, secrets: secrets, stagings: stagings))
         var prepared: [String: PluginLoader.Prepared] = [:]

@@ -193,6 +193,7 @@ struct ReloadStateMachine {
         state.manifestDigest = next.digest
         state.records = next.manifest.plugins.compactMap { byName[$0.name] }
         state.fingerprints = fingerprints
+        state.staged = PluginHost.activeStaged(next.stagings, state.records)
         state.secrets = next.secrets
         state.retired = Array((retired + current.retired).prefix(64))
         let nothingLoaded = activated.isEmpty && plan.retiring.isEmpty && next.digest == current.manifestDigest

@@ -32,11 +32,7 @@ public struct PluginInspection: Sendable, Equatable {
     /// once by whoever stages it (``PluginLoader/stage(path:name:pin:)``).
     static func check(_ file: PluginFile, sha256 sha: String, name: String, pin: String?,
                       requireHeader: Bool) throws(PlugboardError) -> PluginInspection {
-        if let pin, pin.lowercased() != sha {
-            throw PlugboardError(.checksumMismatch, "plugin \"\(name)\": file \"\(file.path)\" does not match its sha256 pin",
-                detail: "Expected SHA-256 \(pin.lowercased()), found \(sha).",
-                hint: "If the plugin was rebuilt on purpose, set \"sha256\" in plugins.json to \(sha); otherwise find out who changed the file.")
-        }
+        try checkPin(pin, sha256: sha, name: name, path: file.path)
         let image = try checkELF(file, plugin: name)
         var header: PluginHeader?
         if requireHeader {
@@ -60,6 +56,15 @@ public struct PluginInspection: Sendable, Equatable {
         }
         return PluginInspection(path: file.path, sha256: sha, size: file.bytes.count, header: header,
                                 toolchain: toolchain, neededLibraries: image.neededLibraries)
+    }
+
+    /// The sha256 pin of the manifest entry, if any, against the digest of the file's bytes.
+    static func checkPin(_ pin: String?, sha256 sha: String, name: String, path: String) throws(PlugboardError) {
+        if let pin, pin.lowercased() != sha {
+            throw PlugboardError(.checksumMismatch, "plugin \"\(name)\": file \"\(path)\" does not match its sha256 pin",
+                detail: "Expected SHA-256 \(pin.lowercased()), found \(sha).",
+                hint: "If the plugin was rebuilt on purpose, set \"sha256\" in plugins.json to \(sha); otherwise find out who changed the file.")
+        }
     }
 
     private static func checkELF(_ file: PluginFile, plugin: String) throws(PlugboardError) -> ELFImage {

@@ -207,7 +207,11 @@ public final class PluginLoader: Sendable {
     /// content-addressed copy, with the libraries it needs from beside it, to the cache,
     /// without mapping anything: the one read and the one hash of the file, whatever
     /// runs next (a preflight child, the host's `dlopen`, or only a reload's comparison).
-    public func stage(path: String, name: String, pin: String?) -> StagingResult {
+    ///
+    /// `previous` is the same plugin as the running host staged it: when the file still
+    /// holds those bytes at that path, its checks and its cache copy stand, and only the
+    /// pin (which the manifest may have changed) is checked again.
+    public func stage(path: String, name: String, pin: String?, previous: StagedPlugin? = nil) -> StagingResult {
         let file: PluginFile
         let sha: String
         do throws(PlugboardError) {
@@ -217,6 +221,10 @@ public final class PluginLoader: Sendable {
             return StagingResult(path: path, sha256: nil, result: .failure(error))
         }
         do throws(PlugboardError) {
+            if let previous, previous.sha256 == sha, previous.inspection.path == file.path {
+                try PluginInspection.checkPin(pin, sha256: sha, name: name, path: file.path)
+                return StagingResult(path: path, sha256: sha, result: .success(previous))
+            }
             let inspection = try PluginInspection.check(file, sha256: sha, name: name, pin: pin, requireHeader: true)
             let loadPath = try store(inspection, bytes: file.bytes, plugin: name, requested: path)
             return StagingResult(path: path, sha256: sha, result: .success(StagedPlugin(name: name, inspection: inspection, loadPath: loadPath)))
