@@ -1,28 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
-/// Where S3Storage reads environment variables and the home folder: the process's own
-/// (the registrar gives plugins no environment of their own), or a fixed table in tests.
+/// Where S3Storage reads environment variables and the home folder: the host's process
+/// environment, as the registrar hands it over (``PluginRegistrar/processEnvironment``),
+/// or a fixed table in tests. Never `getenv`: the host decides what a plugin sees.
 struct ProcessEnvironment: Sendable {
-    private let lookup: @Sendable (String) -> String?
+    private let values: [String: String]
 
-    init(_ lookup: @escaping @Sendable (String) -> String?) { self.lookup = lookup }
-
-    /// A fixed table, for tests.
-    init(_ values: [String: String]) { self.init { values[$0] } }
-
-    /// The process's environment, read with `getenv` when asked.
-    static let process = ProcessEnvironment { name in
-        guard let value = getenv(name) else { return nil }
-        return String(cString: value)
-    }
+    init(_ values: [String: String]) { self.values = values }
 
     /// The variable's value; unset and empty both give nil, as AWS SDKs treat them.
     subscript(_ name: String) -> String? {
-        guard let value = lookup(name), !value.isEmpty else { return nil }
+        guard let value = values[name], !value.isEmpty else { return nil }
         return value
     }
 }

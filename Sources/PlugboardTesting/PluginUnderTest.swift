@@ -33,7 +33,8 @@ public enum PluginUnderTest {
                             baseDirectory: String? = nil) async throws(PlugboardError) -> LoadedPlugin {
         let name = name ?? defaultName(path)
         let container = Container(environment: environment)
-        let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheDirectory))
+        let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheDirectory,
+                                                                                  processEnvironment: ProcessEnvironmentSnapshot.capture()))
         return try await load(path: path, name: name, config: config, baseDirectory: baseDirectory, with: loader)
     }
 
@@ -54,7 +55,8 @@ public enum PluginUnderTest {
                             environment: Environment = .testing,
                             baseDirectory: String? = nil) async throws(PlugboardError) -> [LoadedPlugin] {
         let container = Container(environment: environment)
-        let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheDirectory))
+        let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheDirectory,
+                                                                                  processEnvironment: ProcessEnvironmentSnapshot.capture()))
         var loaded: [LoadedPlugin] = []
         for product in products {
             loaded.append(try await load(path: try builtProduct(product), name: product, config: configs[product] ?? [:],

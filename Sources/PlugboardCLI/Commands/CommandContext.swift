@@ -13,6 +13,8 @@ struct CommandContext {
     let environment: Environment?
     let cacheDirectory: String?
     let logger: Logger
+    /// The format of ``logger``'s lines, which the preflight child is told to use too.
+    let logFormat: LogFormat
     let processEnvironment: [String: String]
 
     init(parsed: ParsedCommand, processEnvironment: [String: String]) throws(PlugboardError) {
@@ -47,15 +49,17 @@ struct CommandContext {
             throw UsageError.make("unknown log format \"\(formatName)\"", detail: "Expected one of: \(names.joined(separator: ", ")).",
                                   hint: UsageError.suggestion(for: formatName, among: names).map { "Did you mean \"\($0)\"?" })
         }
-        // The preflight child (serve's hot swap, check) logs to the same standard error
-        // and is started with a fixed command line: the variable carries the format there.
-        if parsed.value("log-format") != nil { setenv("PLUGBOARD_LOG_FORMAT", format.rawValue, 1) }
+        logFormat = format
         logger = Logger(label: "plugboard", logLevel: level, handler: ConsoleLogHandler(format: format))
     }
 
     var hostConfiguration: PluginHost.Configuration {
-        PluginHost.Configuration(manifestPath: manifestPath, environment: environment, cacheDirectory: cacheDirectory,
-                                 processEnvironment: processEnvironment, logger: logger)
+        var configuration = PluginHost.Configuration(manifestPath: manifestPath, environment: environment, cacheDirectory: cacheDirectory,
+                                                     processEnvironment: processEnvironment, logger: logger)
+        // The preflight child (serve's hot swap, check) logs to the same standard error,
+        // in the same format, told so on its command line.
+        configuration.preflightArguments = ["--log-format", logFormat.rawValue]
+        return configuration
     }
 
     /// Starts the host from the manifest. `reportsPlugins`: the command prints every

@@ -22,6 +22,6 @@ enum PreflightCommand {
                                   detail: "It is an internal command: the host runs it with its request on 3 and reads its report from 4.",
                                   hint: "Use plugboard check to check plugins.")
         }
-        return await PreflightProbe.run(logger: ctx.logger)
+        return await PreflightProbe.run(logger: ctx.logger, environment: ctx.processEnvironment)
     }
 }

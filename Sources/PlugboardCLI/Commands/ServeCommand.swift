@@ -19,8 +19,9 @@ enum ServeCommand {
         // reload does not change them). A manifest error waits until a flag error had its turn.
         let loaded = Result { () throws(PlugboardError) -> Manifest in try Manifest.load(path: ctx.hostConfiguration.manifestPath) }
         let options = try options(ctx, manifest: loaded)
-        // sd_notify's unset_environment, before any plugin loads: the preflight children,
-        // and whatever a plugin spawns, must not speak for this process to systemd.
+        // sd_notify's unset_environment, before any plugin loads: whatever a plugin spawns
+        // must not speak for this process to systemd. (The preflight children get the
+        // captured environment without it: PreflightRunner.)
         unsetenv("NOTIFY_SOCKET")
         try ServeLifecycle.checkExposure(options, logger: ctx.logger)
         if ctx.parsed.flag("watch") && ctx.parsed.flag("no-watch") {

@@ -40,6 +40,10 @@ public final class PluginHost: Sendable {
         /// ``PluginLoader/Configuration/failureLogLevel``): lower it where the caller
         /// reports every plugin's state itself.
         public var pluginFailureLogLevel: Logger.Level = .error
+        /// Arguments the preflight child gets after `preflight --parent-pid PID`: what it
+        /// must do as this process does (the CLI passes its `--log-format`). Its
+        /// environment is ``processEnvironment``, and nothing else.
+        public var preflightArguments: [String] = []
 
         public init(manifestPath: String, environment: Environment? = nil, cacheDirectory: String? = nil,
                     processEnvironment: [String: String] = [:], productSearchPath: [String]? = nil,
@@ -52,6 +56,13 @@ public final class PluginHost: Sendable {
             self.logger = logger
             self.watchOverride = watchOverride
             self.preflightExecutable = preflightExecutable
+        }
+
+        /// The runner of this host's preflight children.
+        var preflightRunner: PreflightRunner {
+            let executable = preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
+            return PreflightRunner(executable: executable, environment: processEnvironment, arguments: preflightArguments,
+                                   logger: logger)
         }
 
         /// The running executable's folder, then `PLUGBOARD_PLUGIN_PATH`'s folders.
@@ -142,8 +153,7 @@ public final class PluginHost: Sendable {
         self.loader = loader
         self.configuration = configuration
         self.state = LockedValueBox(state)
-        let executable = configuration.preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
-        self.preflight = PreflightRunner(executable: executable, logger: configuration.logger)
+        self.preflight = configuration.preflightRunner
         self.queue = ReloadQueue()
     }
 
@@ -163,7 +173,8 @@ public final class PluginHost: Sendable {
         let cache = try PluginCache.directory(configuration.cacheDirectory, environment: configuration.processEnvironment)
         let loader = try PluginLoader(container: container,
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger,
-                                                           failureLogLevel: configuration.pluginFailureLogLevel))
+                                                           failureLogLevel: configuration.pluginFailureLogLevel,
+                                                           processEnvironment: configuration.processEnvironment))
         // A crash in plugin code later names the plugin on standard error.
         plugboard_crash_install()
         // Every selected plugin's configuration first: a missing variable stops the host

@@ -18,7 +18,8 @@ extension PluginHost {
         let environment = configuration.environment ?? manifest.defaultEnvironment ?? .development
         let cache = try PluginCache.directory(configuration.cacheDirectory, environment: configuration.processEnvironment)
         let loader = try PluginLoader(container: Container(environment: environment),
-                                      configuration: .init(cacheDirectory: cache, logger: configuration.logger))
+                                      configuration: .init(cacheDirectory: cache, logger: configuration.logger,
+                                                           processEnvironment: configuration.processEnvironment))
         let selected = manifest.selectedPlugins(for: environment)
         let (configs, secrets) = try Self.resolvedConfigs(
             selected, configuration, s3Secrets: manifest.s3?.knownSecrets(environment: configuration.processEnvironment) ?? [])
@@ -39,8 +40,7 @@ extension PluginHost {
         } blocked: { plugin, blocker in
             byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)
         }
-        let executable = configuration.preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
-        let runner = PreflightRunner(executable: executable, logger: configuration.logger)
+        let runner = configuration.preflightRunner
         let verdicts = await runner.runAll(pending, environment: environment, cacheDirectory: cache,
                                            timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets)
         for (name, verdict) in verdicts {

@@ -28,7 +28,9 @@ public enum PreflightProbe {
     }
 
     /// Reads the request, runs it, writes the report; returns the exit status.
-    public static func run(logger: Logger) async -> Int32 {
+    /// `environment` is the child's own, captured once: the host's, which it was given,
+    /// and which its plugins see as the host's would.
+    public static func run(logger: Logger, environment: [String: String]) async -> Int32 {
         guard let bytes = readAll(requestDescriptor) else { return 3 }
         let request: PreflightRequest
         do throws(PlugboardError) {
@@ -37,12 +39,13 @@ public enum PreflightProbe {
             logger.error("preflight: \(error.message)")
             return 3
         }
-        let records = await check(request, logger: logger) { write(reportDescriptor, $0) }
+        let records = await check(request, logger: logger, environment: environment) { write(reportDescriptor, $0) }
         return records.allSatisfy { $0.state == .active } ? 0 : 1
     }
 
     /// Loads `request`'s plugins into a scratch container and reports each through `emit`.
-    static func check(_ request: PreflightRequest, logger: Logger, emit: ([UInt8]) -> Void) async -> [PluginRecord] {
+    static func check(_ request: PreflightRequest, logger: Logger, environment: [String: String] = [:],
+                      emit: ([UInt8]) -> Void) async -> [PluginRecord] {
         let logger = logger.scrubbing(request.secrets)
         let container = Container(environment: request.environment, logger: logger)
         let loader: PluginLoader
@@ -50,7 +53,8 @@ public enum PreflightProbe {
             // A failure is reported by the parent (check's table, serve's reload outcome), from
             // the record this child sends: its own log line would tell it a second time.
             loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: request.cacheDirectory, logger: logger,
-                                                                                 failureLogLevel: .info))
+                                                                                 failureLogLevel: .info,
+                                                                                 processEnvironment: environment))
         } catch {
             let records = request.plugins.map { PluginRecord(name: $0.name, state: .failed, error: error) }
             for r in records { emit(PreflightWire.record(r)) }

@@ -46,11 +46,24 @@ public final class PreflightRunner: Sendable {
 
     /// The `plugboard` executable to run as `plugboard preflight`.
     public let executable: String
+    /// What the child runs with: its environment (the host's, as captured at start) and
+    /// the arguments after `preflight --parent-pid PID` (the host's log format).
+    private let environment: [String]
+    private let arguments: [String]
     private let logger: Logger
     private let spawner = SpawnerThread()
 
-    public init(executable: String, logger: Logger) {
+    /// `environment` is the host's, captured once at start: the child reads nothing else.
+    /// Set there for every child: `SWIFT_BACKTRACE=enable=no` (a crash is what a
+    /// preflight expects; the backtracer would take seconds over it); left out:
+    /// `NOTIFY_SOCKET` (only the host speaks to systemd).
+    public init(executable: String, environment: [String: String] = [:], arguments: [String] = [], logger: Logger) {
         self.executable = executable
+        var pairs = environment.filter { $0.key != "SWIFT_BACKTRACE" && $0.key != "NOTIFY_SOCKET" }
+            .map { "\($0.key)=\($0.value)" }.sorted()
+        pairs.append("SWIFT_BACKTRACE=enable=no")
+        self.environment = pairs
+        self.arguments = arguments
         self.logger = logger.with("component", "preflight")
         // Writing a request to a child that died first must fail, not kill the host.
         signal(SIGPIPE, SIG_IGN)
@@ -58,10 +71,10 @@ public final class PreflightRunner: Sendable {
 
     /// Runs one child over `request` and waits for its verdict, at most `timeoutSeconds`.
     public func run(_ request: PreflightRequest, timeoutSeconds: Double) async -> Result {
-        let executable = executable
+        let (executable, environment, arguments) = (executable, environment, arguments)
         let started = Clock.now()
         let (transcript, termination) = await onReloadThread {
-            Self.runChild(executable, request: request, timeoutSeconds: timeoutSeconds)
+            Self.runChild(executable, arguments: arguments, environment: environment, request: request, timeoutSeconds: timeoutSeconds)
         }
         let result = Self.verdict(request, transcript: transcript, termination: termination, timeoutSeconds: timeoutSeconds)
         logger.debug("preflight finished", metadata: [
@@ -80,7 +93,7 @@ public final class PreflightRunner: Sendable {
 
     // MARK: - The child
 
-    private static func runChild(_ executable: String, request: PreflightRequest,
+    private static func runChild(_ executable: String, arguments: [String], environment: [String], request: PreflightRequest,
                                  timeoutSeconds: Double) -> (PreflightWire.Transcript, Termination) {
         let deadline = Clock.now() + timeoutSeconds
         var requestPipe: [Int32] = [-1, -1]
@@ -95,7 +108,7 @@ public final class PreflightRunner: Sendable {
         let childIn = Self.above(requestPipe[0], 10)
         let childOut = Self.above(reportPipe[1], 10)
         defer { close(requestPipe[1]); close(reportPipe[0]) }
-        let spawned = spawn(executable, childIn: childIn, childOut: childOut)
+        let spawned = spawn(executable, arguments: arguments, environment: environment, childIn: childIn, childOut: childOut)
         close(childIn)
         close(childOut)
         if childIn != requestPipe[0] { close(requestPipe[0]) }
@@ -127,7 +140,8 @@ public final class PreflightRunner: Sendable {
 
     private enum Spawned { case success(pid_t), failure(String) }
 
-    private static func spawn(_ executable: String, childIn: Int32, childOut: Int32) -> Spawned {
+    private static func spawn(_ executable: String, arguments: [String], environment: [String],
+                              childIn: Int32, childOut: Int32) -> Spawned {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -146,16 +160,7 @@ public final class PreflightRunner: Sendable {
         posix_spawnattr_setsigmask(&attributes, &none)
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        let args = [executable, "preflight", "--parent-pid", String(getpid())]
-        var environment: [String] = []
-        var entry = environ
-        while let p = entry.pointee {
-            let pair = String(cString: p)
-            if !pair.hasPrefix("SWIFT_BACKTRACE=") { environment.append(pair) }
-            entry += 1
-        }
-        // A crash is what a preflight expects; the backtracer would take seconds over it.
-        environment.append("SWIFT_BACKTRACE=enable=no")
+        let args = [executable, "preflight", "--parent-pid", String(getpid())] + arguments
         var pid: pid_t = 0
         let rc = withCStrings(args) { argv in
             withCStrings(environment) { envp in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }

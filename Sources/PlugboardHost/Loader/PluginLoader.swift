@@ -31,11 +31,16 @@ public final class PluginLoader: Sendable {
         /// that line is the report (serve), lower where the caller prints the failure
         /// itself (plugboard plugins' table), so that it is not told twice.
         public var failureLogLevel: Logger.Level
+        /// The process environment each plugin is given (``PluginRegistrar/processEnvironment``):
+        /// the host's, captured once at start; empty unless the caller passes it.
+        public var processEnvironment: [String: String]
 
-        public init(cacheDirectory: String, logger: Logger = .disabled, failureLogLevel: Logger.Level = .error) {
+        public init(cacheDirectory: String, logger: Logger = .disabled, failureLogLevel: Logger.Level = .error,
+                    processEnvironment: [String: String] = [:]) {
             self.cacheDirectory = cacheDirectory
             self.logger = logger
             self.failureLogLevel = failureLogLevel
+            self.processEnvironment = processEnvironment
         }
     }
 
@@ -145,7 +150,8 @@ public final class PluginLoader: Sendable {
         do {
             try handshake(mapped.entry, plugin: staged.name)
             let registrar = PluginRegistrar(pluginName: staged.name, container: container, config: config,
-                                            logger: configuration.logger.scrubbing(secrets), rank: rank)
+                                            logger: configuration.logger.scrubbing(secrets), rank: rank,
+                                            processEnvironment: configuration.processEnvironment)
             let call = PluginCall(registrar: registrar)
             let status = mapped.entry(PluginEntry.Op.register, Unmanaged.passUnretained(call).toOpaque())
             record.version = secrets.scrub(call.version)

@@ -25,16 +25,31 @@ public final class PluginRegistrar: ServiceResolver, Sendable {
     public let logger: Logger
     /// The transaction the registrations go into; the host commits it.
     public let transaction: Transaction
+    /// The host's process environment, captured once when it started (a reload does not
+    /// read it again): what a plugin reads instead of `getenv` (AWS's credential chain
+    /// does), so that the host decides what plugins see, and a preflight child gives its
+    /// plugins the very environment the host would (PlugboardAPI 1.5). Empty where the
+    /// host gives none, such as a test's own container.
+    public let processEnvironment: [String: String]
     private let container: Container
 
     /// Made by the host's loader, one per plugin load.
-    public init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int = 0) {
+    public init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int = 0,
+                processEnvironment: [String: String]) {
         self.pluginName = pluginName
         self.environment = container.environment
         self.config = config
         self.logger = logger.with("plugin", .string(pluginName))
         self.container = container
         self.transaction = container.makeTransaction(owner: pluginName, rank: rank)
+        self.processEnvironment = processEnvironment
+    }
+
+    /// The 1.0 initializer, kept as it was (a defaulted parameter would change its
+    /// symbol): no process environment.
+    public convenience init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int = 0) {
+        self.init(pluginName: pluginName, container: container, config: config, logger: logger, rank: rank,
+                  processEnvironment: [:])
     }
 
     /// Registers a factory; see ``Transaction/register(_:name:rank:scope:managed:implementation:factory:)``.
