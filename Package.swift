@@ -45,6 +45,10 @@ let package = Package(
         // injection. The server (PlugboardHTTP) and the client (PlugboardHTTPClient) each
         // frame messages their own way (push and pull) over it. No dependency at all.
         .target(name: "PlugboardHTTPCodec"),
+        // AWS Signature Version 4's shared parts (signing key, canonical query and request,
+        // string to sign): S3Storage signs with them and the S3 front end verifies with them,
+        // as NIOHTTP1 serves client and server. Linked statically wherever it is used.
+        .target(name: "PlugboardSigV4", dependencies: ["PlugboardBytes", "PlugboardCrypto"]),
         // The reference ObjectStorage, kept in memory: MemoryStorage's backend and the test
         // kit's stand-in. Its own target so that a plugin using it links no host code.
         .target(name: "InMemoryStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
@@ -67,7 +71,7 @@ let package = Package(
         // `serve --s3-listen`: the S3 REST API (SigV4, aws-chunked bodies, buckets as key
         // prefixes, multipart) over the same bound ObjectStorage and per-request lease as the
         // native API (docs/S3_API.md).
-        .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP",
+        .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardSigV4", "PlugboardHost", "PlugboardHTTP",
                                                           "PlugboardServer", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardServer",
@@ -91,7 +95,8 @@ let package = Package(
         // ObjectStorage over the S3 REST API (PlugboardHTTPClient for http://, URLSession
         // for https://). As with RESTStorage, the client is a target of its own so that
         // the tests link it without the plugin's entry point, which is the plugin target alone.
-        .target(name: "S3StorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient"],
+        .target(name: "S3StorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient",
+                                                 "PlugboardSigV4"],
                 path: "Plugins/S3Storage", exclude: ["Plugin"]),
         .target(name: "S3Storage", dependencies: [api, "S3StorageClient"],
                 path: "Plugins/S3Storage/Plugin"),
