@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardSigV4", "PlugboardHost", "PlugboardHTTP",
                                                           "PlugboardServer", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
-        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardServer",
+        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
                                                     "PlugboardS3Server"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
