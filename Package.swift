@@ -36,10 +36,15 @@ let package = Package(
         // plugins statically, like PlugboardConcurrency), so it has no dependency at all.
         .target(name: "PlugboardBytes"),
         // HTTP/1.1 over plain TCP for http:// endpoints: blocking sockets on Dispatch queues,
-        // keep-alive, bodies streamed both ways. S3Storage's and RESTStorage's client; linked
-        // statically into each plugin, so none of its types crosses a plugin boundary, and
-        // without PlugboardAPI, so that it stays a transport and nothing more.
-        .target(name: "PlugboardHTTPClient", dependencies: ["PlugboardHTTPCodec", "PlugboardConcurrency"]),
+        // keep-alive, bodies streamed both ways; the one retry policy and the checked streamed
+        // body. S3Storage's, RESTStorage's and `plugboard reload`'s client; linked statically
+        // into each plugin, so none of its types crosses a plugin boundary, and without
+        // PlugboardAPI, so that it stays a transport and nothing more.
+        .target(name: "PlugboardHTTPClient", dependencies: ["PlugboardHTTPCodec", "PlugboardConcurrency", "PlugboardCrypto"]),
+        // PlugboardHTTPClient's transport for https:// (URLSession brings TLS), a target of
+        // its own because it needs Foundation and FoundationNetworking: `plugboard reload`
+        // uses the plain client, and the CLI loads no Foundation.
+        .target(name: "PlugboardURLSession", dependencies: ["PlugboardHTTPClient"]),
         // The HTTP/1.1 grammar both directions read and write: field lines, the numbers that
         // frame a body, status lines, persistence, a head writer that refuses header
         // injection. The server (PlugboardHTTP) and the client (PlugboardHTTPClient) each
@@ -88,7 +93,8 @@ let package = Package(
         // RESTStorage: the client (PlugboardHTTPClient for http://, URLSession for https://)
         // in its own target so that unit tests can link it without the plugin's entry point;
         // the plugin target is the entry point alone.
-        .target(name: "RESTStorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient"],
+        .target(name: "RESTStorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient",
+                                                   "PlugboardURLSession", "PlugboardHTTPCodec"],
                 path: "Plugins/RESTStorage/Client"),
         .target(name: "RESTStorage", dependencies: [api, "RESTStorageClient"],
                 path: "Plugins/RESTStorage/Plugin"),
@@ -96,7 +102,7 @@ let package = Package(
         // for https://). As with RESTStorage, the client is a target of its own so that
         // the tests link it without the plugin's entry point, which is the plugin target alone.
         .target(name: "S3StorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient",
-                                                 "PlugboardSigV4"],
+                                                 "PlugboardURLSession", "PlugboardSigV4"],
                 path: "Plugins/S3Storage", exclude: ["Plugin"]),
         .target(name: "S3Storage", dependencies: [api, "S3StorageClient"],
                 path: "Plugins/S3Storage/Plugin"),
@@ -126,13 +132,13 @@ let package = Package(
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.
         .testTarget(name: "RESTStorageTests",
                     dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardConcurrency",
-                                   "RESTStorageClient", "PlugboardTestSupport"]),
+                                   "RESTStorageClient", "PlugboardHTTPClient", "PlugboardURLSession", "PlugboardTestSupport"]),
         // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
         .testTarget(name: "S3StorageTests", dependencies: [api, "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto",
                                                      "PlugboardConcurrency", "PlugboardHTTPClient", "PlugboardTestSupport"],
                     exclude: ["Python"]),
         // The plain-HTTP client's reader, streamed bodies, pool, timeouts and cancellation,
-        // against scripted loopback servers.
+        // against scripted loopback servers; the retry policy both storage plugins share.
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
         // The S3 front end in process (signatures, aws-chunked, XML, operations over
