@@ -36,15 +36,24 @@ let package = Package(
         // plugins statically, like PlugboardConcurrency), so it has no dependency at all.
         .target(name: "PlugboardBytes"),
         // HTTP/1.1 over plain TCP for http:// endpoints: blocking sockets on Dispatch queues,
-        // keep-alive, bodies streamed both ways. S3Storage's and RESTStorage's client; linked
-        // statically into each plugin, so none of its types crosses a plugin boundary, and
-        // without PlugboardAPI, so that it stays a transport and nothing more.
-        .target(name: "PlugboardHTTPClient", dependencies: ["PlugboardHTTPCodec", "PlugboardConcurrency"]),
+        // keep-alive, bodies streamed both ways; the one retry policy and the checked streamed
+        // body. S3Storage's, RESTStorage's and `plugboard reload`'s client; linked statically
+        // into each plugin, so none of its types crosses a plugin boundary, and without
+        // PlugboardAPI, so that it stays a transport and nothing more.
+        .target(name: "PlugboardHTTPClient", dependencies: ["PlugboardHTTPCodec", "PlugboardConcurrency", "PlugboardCrypto"]),
+        // PlugboardHTTPClient's transport for https:// (URLSession brings TLS), a target of
+        // its own because it needs Foundation and FoundationNetworking: `plugboard reload`
+        // uses the plain client, and the CLI loads no Foundation.
+        .target(name: "PlugboardURLSession", dependencies: ["PlugboardHTTPClient"]),
         // The HTTP/1.1 grammar both directions read and write: field lines, the numbers that
         // frame a body, status lines, persistence, a head writer that refuses header
         // injection. The server (PlugboardHTTP) and the client (PlugboardHTTPClient) each
         // frame messages their own way (push and pull) over it. No dependency at all.
         .target(name: "PlugboardHTTPCodec"),
+        // AWS Signature Version 4's shared parts (signing key, canonical query and request,
+        // string to sign): S3Storage signs with them and the S3 front end verifies with them,
+        // as NIOHTTP1 serves client and server. Linked statically wherever it is used.
+        .target(name: "PlugboardSigV4", dependencies: ["PlugboardBytes", "PlugboardCrypto"]),
         // The reference ObjectStorage, kept in memory: MemoryStorage's backend and the test
         // kit's stand-in. Its own target so that a plugin using it links no host code.
         .target(name: "InMemoryStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
@@ -67,10 +76,10 @@ let package = Package(
         // `serve --s3-listen`: the S3 REST API (SigV4, aws-chunked bodies, buckets as key
         // prefixes, multipart) over the same bound ObjectStorage and per-request lease as the
         // native API (docs/S3_API.md).
-        .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP",
+        .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardSigV4", "PlugboardHost", "PlugboardHTTP",
                                                           "PlugboardServer", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
-        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardServer",
+        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
                                                     "PlugboardS3Server"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
@@ -84,14 +93,16 @@ let package = Package(
         // RESTStorage: the client (PlugboardHTTPClient for http://, URLSession for https://)
         // in its own target so that unit tests can link it without the plugin's entry point;
         // the plugin target is the entry point alone.
-        .target(name: "RESTStorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient"],
+        .target(name: "RESTStorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient",
+                                                   "PlugboardURLSession", "PlugboardHTTPCodec"],
                 path: "Plugins/RESTStorage/Client"),
         .target(name: "RESTStorage", dependencies: [api, "RESTStorageClient"],
                 path: "Plugins/RESTStorage/Plugin"),
         // ObjectStorage over the S3 REST API (PlugboardHTTPClient for http://, URLSession
         // for https://). As with RESTStorage, the client is a target of its own so that
         // the tests link it without the plugin's entry point, which is the plugin target alone.
-        .target(name: "S3StorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient"],
+        .target(name: "S3StorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient",
+                                                 "PlugboardURLSession", "PlugboardSigV4"],
                 path: "Plugins/S3Storage", exclude: ["Plugin"]),
         .target(name: "S3Storage", dependencies: [api, "S3StorageClient"],
                 path: "Plugins/S3Storage/Plugin"),
@@ -121,13 +132,13 @@ let package = Package(
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.
         .testTarget(name: "RESTStorageTests",
                     dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardConcurrency",
-                                   "RESTStorageClient", "PlugboardTestSupport"]),
+                                   "RESTStorageClient", "PlugboardHTTPClient", "PlugboardURLSession", "PlugboardTestSupport"]),
         // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
         .testTarget(name: "S3StorageTests", dependencies: [api, "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto",
                                                      "PlugboardConcurrency", "PlugboardHTTPClient", "PlugboardTestSupport"],
                     exclude: ["Python"]),
         // The plain-HTTP client's reader, streamed bodies, pool, timeouts and cancellation,
-        // against scripted loopback servers.
+        // against scripted loopback servers; the retry policy both storage plugins share.
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
         // The S3 front end in process (signatures, aws-chunked, XML, operations over

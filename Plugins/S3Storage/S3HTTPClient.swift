@@ -3,8 +3,10 @@ import Foundation
 import FoundationNetworking
 #endif
 import PlugboardAPI
+import PlugboardConcurrency
 import PlugboardCrypto
 import PlugboardHTTPClient
+import PlugboardURLSession
 
 /// One S3 request before signing: the object key (nil for the bucket itself), the query
 /// as raw pairs, extra headers to sign, and the body with its SHA-256.
@@ -18,28 +20,21 @@ struct S3Request: Sendable {
 }
 
 /// An answer: status, headers with lower-case names, body: in `body`, or for a 2xx answer
-/// asked for as a stream over the plain-HTTP client, still on the connection in `stream`.
+/// asked for as a stream over the plain-HTTP transport, still on the connection in `stream`.
 struct S3Response: Sendable {
     var status: Int
     var headers: [String: String]
     var body: [UInt8]
-    var stream: PlainHTTPResponseBody? = nil
+    var stream: PlainHTTPTransport.ResponseBody? = nil
+
+    init(_ response: HTTPResponse, stream: PlainHTTPTransport.ResponseBody? = nil) {
+        status = response.status
+        headers = response.headers
+        body = response.body
+        self.stream = stream
+    }
 
     func header(_ name: String) -> String? { headers[name] }
-}
-
-/// How failed requests are sent again: up to `maxRetries` more times, after a random
-/// pause between 0 and `min(cap, base * 2^attempt)` ("full jitter", AWS's advice).
-struct S3RetryPolicy: Sendable {
-    var maxRetries: Int
-    var base: Duration = .milliseconds(100)
-    var cap: Duration = .seconds(5)
-
-    func delay(beforeRetry attempt: Int) -> Duration {
-        let ceiling = min(cap, base * (1 << min(attempt, 20)))
-        let nanoseconds = ceiling.components.seconds * 1_000_000_000 + ceiling.components.attoseconds / 1_000_000_000
-        return .nanoseconds(Int64.random(in: 0...max(0, nanoseconds)))
-    }
 }
 
 /// One request after signing: the Host header as signed, the encoded path and query, the
@@ -56,49 +51,45 @@ struct SignedS3Request: Sendable {
     var target: String { query.isEmpty ? path : path + "?" + query }
 }
 
-/// Signs and sends S3 requests, retrying what may be retried: over ``PlainHTTPClient`` for
-/// `http://` endpoints, over URLSession (which brings TLS) for `https://` ones.
+/// Signs and sends S3 requests, retrying what may be retried: over PlugboardHTTPClient's
+/// ``PlainHTTPTransport`` for `http://` endpoints, over its ``URLSessionTransport`` (which
+/// brings TLS) for `https://` ones.
 ///
 /// Every ObjectStorage call is idempotent (a PUT of the same bytes replaces the object
-/// with the same object), so all are retried on 5xx, SlowDown and connection errors.
+/// with the same object), so all are retried on 5xx, SlowDown and connection errors, by
+/// the ``RetryPolicy`` RESTStorage uses too (a `Retry-After` honoured up to its cap).
 final class S3HTTPClient: Sendable {
     let configuration: S3Configuration
     let mapping: S3ErrorMapping
-    let retry: S3RetryPolicy
+    let retry: RetryPolicy
     private let signer: SigV4Signer
     private let signingKeys = SigningKeyCache()
     private let transport: Transport
     private let logger: Logger
 
-    init(configuration: S3Configuration, logger: Logger, retry: S3RetryPolicy? = nil) {
+    init(configuration: S3Configuration, logger: Logger, retry: RetryPolicy? = nil) {
         self.configuration = configuration
         self.logger = logger
         self.mapping = S3ErrorMapping(configuration: configuration, redactor: S3Redactor(configuration.credentials))
-        self.retry = retry ?? S3RetryPolicy(maxRetries: configuration.maxRetries)
+        self.retry = retry ?? RetryPolicy(maxRetries: configuration.maxRetries)
         self.signer = SigV4Signer(accessKeyId: configuration.credentials.accessKeyId,
                                   secretAccessKey: configuration.credentials.secretAccessKey,
                                   region: configuration.region, service: "s3")
         guard configuration.endpoint.scheme == "https" else {
             // A gateway's clients reach S3 at once, many at a time: with the client's
             // default of 4 idle connections a host, most requests opened a new one.
-            transport = .plain(PlainHTTPClient(timeoutSeconds: configuration.timeoutSeconds, maxIdlePerHost: 64))
+            transport = .plain(PlainHTTPTransport(timeoutSeconds: configuration.timeoutSeconds, maxIdlePerHost: 64))
             return
         }
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.timeoutSeconds
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        sessionConfiguration.urlCache = nil
-        sessionConfiguration.httpCookieStorage = nil
-        sessionConfiguration.httpShouldSetCookies = false
-        sessionConfiguration.httpMaximumConnectionsPerHost = 32
-        transport = .session(URLSession(configuration: sessionConfiguration, delegate: RedirectRefuser(), delegateQueue: nil))
+        transport = .session(URLSessionTransport(timeoutSeconds: configuration.timeoutSeconds, maxConnectionsPerHost: 32))
     }
 
-    /// Lets running requests finish and frees the session or the idle connections.
+    /// Lets running requests finish and frees the session or the idle connections; later
+    /// requests fail as `storage.unavailable`.
     func shutdown() {
         switch transport {
-        case .plain(let plain): plain.shutdown()
-        case .session(let session): session.finishTasksAndInvalidate()
+        case .plain(let plain): plain.invalidate()
+        case .session(let session): session.invalidate()
         }
     }
 
@@ -116,6 +107,7 @@ final class S3HTTPClient: Sendable {
             try Task.checkCancellation()
             let failure: PlugboardError
             let retryable: Bool
+            var retryAfterSeconds: Int? = nil
             do {
                 let response = try await perform(try signed(request, date: AmzDate(Timestamp.now())), streamingSuccess: streamingSuccess)
                 if accept(response) { return response }
@@ -123,15 +115,12 @@ final class S3HTTPClient: Sendable {
                 failure = mapping.error(operation, status: response.status, body: body, bodyProblem: problem,
                                         bucketRegion: response.header("x-amz-bucket-region"))
                 retryable = S3ErrorMapping.isRetryable(status: response.status, code: body?.code)
-            } catch let error as URLError {
-                if error.code == .cancelled || Task.isCancelled { throw CancellationError() }
-                (failure, retryable) = connectionFailure(error, operation)
-            } catch let error as PlainHTTPError {
-                if error == .cancelled || Task.isCancelled { throw CancellationError() }
-                (failure, retryable) = connectionFailure(error, operation)
+                retryAfterSeconds = HTTPResponse(status: response.status, headers: response.headers).retryAfterSeconds
+            } catch let error as TransportFailure {
+                (failure, retryable) = try connectionFailure(error, operation)
             }
             guard retryable, attempt < retry.maxRetries else { throw failure }
-            let pause = retry.delay(beforeRetry: attempt)
+            let pause = retry.delay(beforeRetry: attempt, retryAfterSeconds: retryAfterSeconds)
             attempt += 1
             logger.notice("retrying S3 request", metadata: [
                 "operation": .string(operation.kind.rawValue), "attempt": .string("\(attempt) of \(retry.maxRetries)"),
@@ -157,7 +146,7 @@ final class S3HTTPClient: Sendable {
     ///   what `body` throws, or `CancellationError`.
     func sendStreaming(_ request: S3Request, length: Int, _ operation: S3Operation,
                        accept: (S3Response) -> Bool = { (200..<300).contains($0.status) },
-                       body: (PlainHTTPUpload) async throws -> Void) async throws -> S3Response {
+                       body: (PlainHTTPTransport.BodyWriter) async throws -> Void) async throws -> S3Response {
         guard case .plain(let plain) = transport else {
             throw PlugboardError(.storageUnsupported, "\(operation.description) cannot stream its body over https",
                                  detail: "Expected the plain-HTTP client of an http:// endpoint, found URLSession.",
@@ -166,15 +155,12 @@ final class S3HTTPClient: Sendable {
         try Task.checkCancellation()
         var request = request
         request.payloadHash = SigV4Signer.unsignedPayload
-        var wire = plainRequest(try signed(request, date: AmzDate(Timestamp.now())))
-        wire.declaredLength = length
+        let wire = try httpRequest(try signed(request, date: AmzDate(Timestamp.now())))
         let response: S3Response
         do {
-            let answer = try await plain.upload(wire, body)
-            response = S3Response(status: answer.status, headers: answer.headers, body: answer.body)
-        } catch let error as PlainHTTPError {
-            if error == .cancelled || Task.isCancelled { throw CancellationError() }
-            throw connectionFailure(error, operation).0
+            response = S3Response(try await plain.upload(wire, length: length, expectsContinue: false, body))
+        } catch let error as TransportFailure {
+            throw try connectionFailure(error, operation).0
         }
         if accept(response) { return response }
         let (errorBody, problem) = Self.errorBody(response.body)
@@ -184,7 +170,12 @@ final class S3HTTPClient: Sendable {
 
     /// The URL, headers and signature for one attempt, as URLSession takes them.
     func urlRequest(for request: S3Request, date: AmzDate) throws -> URLRequest {
-        try urlRequest(signed(request, date: date))
+        let signed = try signed(request, date: date)
+        do {
+            return try URLSessionTransport.urlRequest(try httpRequest(signed), timeoutSeconds: configuration.timeoutSeconds)
+        } catch {
+            throw urlFailure(signed)
+        }
     }
 
     /// The host, path, query, headers and signature for one attempt.
@@ -228,75 +219,39 @@ final class S3HTTPClient: Sendable {
         return SignedS3Request(method: request.method, host: host, path: path, query: query, headers: sent, body: request.body)
     }
 
-    private func urlRequest(_ request: SignedS3Request) throws -> URLRequest {
-        let text = "\(configuration.endpoint.scheme)://\(request.host)\(request.target)"
-        guard let url = URL(string: text) else {
-            throw PlugboardError(.storageFailed, "cannot build the URL for \(PlugboardError.quoted(request.path))",
-                                 detail: "Foundation refused the URL built from the endpoint, the bucket and the encoded key.",
-                                 hint: "Check \"endpoint\" and \"bucket\" in the plugin's config.")
+    /// One signed attempt as PlugboardHTTPClient's transports send it: the URL names the
+    /// signed Host, so the plain transport connects where it points (IPv6 brackets removed).
+    func httpRequest(_ request: SignedS3Request) throws(PlugboardError) -> HTTPRequest {
+        guard let method = HTTPRequest.Method(rawValue: request.method) else {
+            throw PlugboardError(.storageFailed, "cannot send an S3 request with method \(PlugboardError.quoted(request.method))",
+                                 detail: "Expected GET, HEAD, PUT, POST or DELETE.", hint: "This is a bug in S3Storage.")
         }
-        var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method
-        // Some FoundationNetworking versions take the request's timeout, others the
-        // session's: set both.
-        urlRequest.timeoutInterval = configuration.timeoutSeconds
-        for (name, value) in request.headers {
-            urlRequest.setValue(value, forHTTPHeaderField: name)
-        }
-        if request.method == "PUT" || !request.body.isEmpty {
-            urlRequest.httpBody = Data(request.body)
-        }
-        return urlRequest
+        return HTTPRequest(method: method, url: "\(configuration.endpoint.scheme)://\(request.host)\(request.target)",
+                           headers: request.headers.map { (name: $0.0, value: $0.1) }, body: request.body)
+    }
+
+    /// The signed request as ``PlainHTTPClient`` sends it; nil when its URL is not `http://`.
+    func plainRequest(_ request: SignedS3Request) -> PlainHTTPRequest? {
+        guard let http = try? httpRequest(request) else { return nil }
+        return PlainHTTPTransport.wireRequest(http)
+    }
+
+    private func urlFailure(_ request: SignedS3Request) -> PlugboardError {
+        PlugboardError(.storageFailed, "cannot build the URL for \(PlugboardError.quoted(request.path))",
+                       detail: "Foundation refused the URL built from the endpoint, the bucket and the encoded key.",
+                       hint: "Check \"endpoint\" and \"bucket\" in the plugin's config.")
     }
 
     /// Sends one request; cancelling the calling task cancels it.
-    private func perform(_ request: SignedS3Request, streamingSuccess: Bool) async throws -> S3Response {
+    private func perform(_ signed: SignedS3Request, streamingSuccess: Bool) async throws -> S3Response {
+        let request = try httpRequest(signed)
         switch transport {
         case .plain(let plain):
-            let opened = try await plain.open(plainRequest(request), streamingSuccess: streamingSuccess)
-            let response = opened.response
-            return S3Response(status: response.status, headers: response.headers, body: response.body, stream: opened.body)
+            guard streamingSuccess else { return S3Response(try await plain.send(request)) }
+            let (response, stream) = try await plain.open(request)
+            return S3Response(response, stream: stream)
         case .session(let session):
-            return try await perform(try urlRequest(request), on: session)
-        }
-    }
-
-    /// The signed request for ``PlainHTTPClient``: it connects where the signed Host header
-    /// points, IPv6 brackets removed, on the endpoint's port.
-    func plainRequest(_ request: SignedS3Request) -> PlainHTTPRequest {
-        let endpoint = configuration.endpoint
-        var host = configuration.pathStyle ? endpoint.host : configuration.bucket + "." + endpoint.host
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return PlainHTTPRequest(method: request.method, host: host, port: endpoint.port ?? 80, hostHeader: request.host,
-                                target: request.target, headers: request.headers, body: request.body,
-                                sendsLength: request.method == "PUT" || request.method == "POST")
-    }
-
-    private func perform(_ request: URLRequest, on session: URLSession) async throws -> S3Response {
-        let box = TaskBox()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<S3Response, any Error>) in
-                let task = session.dataTask(with: request) { data, response, error in
-                    if let error {
-                        continuation.resume(throwing: (error as? URLError) ?? URLError(.unknown))
-                        return
-                    }
-                    guard let http = response as? HTTPURLResponse else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
-                        return
-                    }
-                    var headers: [String: String] = [:]
-                    for (name, value) in http.allHeaderFields {
-                        if let name = name as? String, let value = value as? String {
-                            headers[name.lowercased()] = value
-                        }
-                    }
-                    continuation.resume(returning: S3Response(status: http.statusCode, headers: headers, body: data.map { Array($0) } ?? []))
-                }
-                box.start(task)
-            }
-        } onCancel: {
-            box.cancel()
+            return S3Response(try await session.send(request))
         }
     }
 
@@ -314,6 +269,28 @@ final class S3HTTPClient: Sendable {
         (PlugboardError(.storageUnavailable, "\(operation.description) failed: \(configuration.endpoint) did not answer in time",
                         detail: "No data for \(configuration.timeoutSeconds) seconds (\"timeoutSeconds\"), after \(retry.maxRetries) retries.",
                         hint: "Check that the server is up and reachable, or raise \"timeoutSeconds\"."), true)
+    }
+
+    /// A request that got no answer, as the storage error and whether to retry it; a
+    /// cancellation comes back as `CancellationError`.
+    private func connectionFailure(_ failure: TransportFailure, _ operation: S3Operation) throws -> (PlugboardError, Bool) {
+        if Task.isCancelled { throw CancellationError() }
+        switch failure.cause {
+        case let error as PlainHTTPError:
+            return connectionFailure(error, operation)
+        case let error as URLError:
+            if error.code == .cancelled { throw CancellationError() }
+            return connectionFailure(error, operation)
+        default:
+            guard failure.kind == .stopped else {
+                return (PlugboardError(.storageFailed, "\(operation.description) failed: the request to \(configuration.endpoint) was refused",
+                                       detail: "The HTTP client reported: \(failure.description).",
+                                       hint: "Check \"endpoint\" and \"bucket\" in the plugin's config."), false)
+            }
+            return (PlugboardError(.storageUnavailable, "\(operation.description) failed: this S3Storage instance was stopped",
+                                   detail: "The request was not sent: \(failure.description).",
+                                   hint: "Resolve ObjectStorage from the container again; the plugin was unloaded or replaced."), false)
+        }
     }
 
     private func connectionFailure(_ error: PlainHTTPError, _ operation: S3Operation) -> (PlugboardError, Bool) {
@@ -366,55 +343,18 @@ final class S3HTTPClient: Sendable {
 
 /// What carries requests: TLS needs URLSession; plain HTTP goes over sockets directly.
 private enum Transport: Sendable {
-    case plain(PlainHTTPClient)
-    case session(URLSession)
+    case plain(PlainHTTPTransport)
+    case session(URLSessionTransport)
 }
 
 /// The signing key of the current day, derived once a day rather than once a request.
-private final class SigningKeyCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var day = ""
-    private var key: [UInt8] = []
+private final class SigningKeyCache: Sendable {
+    private let cached = LockedValueBox<(day: String, key: [UInt8])>(("", []))
 
     func key(day: String, derive: () throws(CryptoError) -> [UInt8]) throws(CryptoError) -> [UInt8] {
-        if let cached = lock.withLock({ self.day == day ? key : nil }) { return cached }
+        if let key = cached.withLock({ $0.day == day ? $0.key : nil }) { return key }
         let fresh = try derive()
-        lock.withLock {
-            self.day = day
-            key = fresh
-        }
+        cached.withLock { $0 = (day, fresh) }
         return fresh
-    }
-}
-
-/// The running URLSession task, so that a cancellation arriving at any moment cancels it.
-private final class TaskBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
-
-    func start(_ task: URLSessionDataTask) {
-        lock.lock()
-        self.task = task
-        let cancelled = self.cancelled
-        lock.unlock()
-        if cancelled { task.cancel() } else { task.resume() }
-    }
-
-    func cancel() {
-        lock.lock()
-        cancelled = true
-        let task = self.task
-        lock.unlock()
-        task?.cancel()
-    }
-}
-
-/// Refuses redirects: a signed request must not be replayed to another host, and S3's
-/// redirects (wrong region) are errors to report, not to follow.
-private final class RedirectRefuser: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-        completionHandler(nil)
     }
 }

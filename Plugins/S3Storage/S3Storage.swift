@@ -19,7 +19,7 @@ final class S3Storage: ObjectStorage, ManagedService {
     let client: S3HTTPClient
     private let logger: Logger
 
-    init(configuration: S3Configuration, logger: Logger, retry: S3RetryPolicy? = nil) {
+    init(configuration: S3Configuration, logger: Logger, retry: RetryPolicy? = nil) {
         self.configuration = configuration
         self.logger = logger
         self.client = S3HTTPClient(configuration: configuration, logger: logger, retry: retry)
@@ -79,7 +79,7 @@ final class S3Storage: ObjectStorage, ManagedService {
     /// header for a range).
     ///
     /// Over `http://` a 2xx answer's body streams: it is read from the connection a piece
-    /// at a time as the caller reads the ``ObjectStream``'s body (``S3StreamedBody``), so
+    /// at a time as the caller reads the ``ObjectStream``'s body (``S3HTTPClient/checkedBody(_:length:etag:_:)``), so
     /// neither a range nor a whole object is held in memory, and a whole object's MD5 is
     /// checked against its ETag before its last piece is handed over. Read whole instead,
     /// as `get(_:)` does: over `https://` (URLSession hands an answer over only whole), an
@@ -108,10 +108,8 @@ final class S3Storage: ObjectStorage, ManagedService {
         }
         if range == nil, let stream = response.stream, let length = stream.length, Self.etagIsMD5(response) {
             let info = try info(key, response, size: length, operation)
-            let body = try digest { () throws(CryptoError) in
-                try S3StreamedBody(stream, length: length, operation: operation, client: client, etag: info.etag)
-            }
-            return ObjectStream(info: info, range: nil, body: body.body)
+            let body = try client.checkedBody(stream, length: length, etag: info.etag, operation)
+            return ObjectStream(info: info, range: nil, body: body)
         }
         let whole = try await collected(response, operation)
         guard let range else { return try ObjectStream(try checkedObject(whole, key, operation), key: key, range: nil) }
@@ -124,7 +122,7 @@ final class S3Storage: ObjectStorage, ManagedService {
     /// (and its Content-Length, when it has one) says they are those bytes.
     private func rangeStream(_ key: String, _ range: ByteRange, _ response: S3Response,
                              _ operation: S3Operation) async throws -> ObjectStream {
-        // nil for a chunked body, which S3StreamedBody holds to the range's length.
+        // nil for a chunked body, which the checked body holds to the range's length.
         let sent: Int? = if let stream = response.stream { stream.length } else { response.body.count }
         guard let (first, last, size) = Self.contentRange(response.header("content-range")), sent.map({ $0 == last - first + 1 }) ?? true,
               let expected = range.resolve(size: size), expected == first..<(last + 1) else {
@@ -135,10 +133,8 @@ final class S3Storage: ObjectStorage, ManagedService {
         var info = try info(key, response, size: size, operation)
         if !Self.etagIsMD5(response), let whole = try? await head(key) { info.etag = whole.etag }
         guard let stream = response.stream else { return ObjectStream(info: info, range: expected, body: ObjectBody(response.body)) }
-        let body = try digest { () throws(CryptoError) in
-            try S3StreamedBody(stream, length: expected.count, operation: operation, client: client, etag: nil)
-        }
-        return ObjectStream(info: info, range: expected, body: body.body)
+        let body = try client.checkedBody(stream, length: expected.count, etag: nil, operation)
+        return ObjectStream(info: info, range: expected, body: body)
     }
 
     /// `response` with the rest of its streamed body read into `body`.
@@ -148,9 +144,8 @@ final class S3Storage: ObjectStorage, ManagedService {
         whole.stream = nil
         do {
             while let chunk = try await stream.next() { whole.body += chunk }
-        } catch let error as PlainHTTPError {
-            if error == .cancelled || Task.isCancelled { throw CancellationError() }
-            throw client.bodyFailure(error, operation, expected: stream.length, received: stream.bytesReceived)
+        } catch let failure as TransportFailure {
+            throw try client.bodyFailure(failure, operation, expected: stream.length, received: stream.bytesReceived)
         }
         return whole
     }

@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardCrypto
+import PlugboardSigV4
 
 /// AWS Signature Version 4 for the `Authorization` header (docs.aws.amazon.com, "Signature
 /// Calculations for the Authorization Header"), with SHA-256 and HMAC from libcrypto.
@@ -8,9 +9,9 @@ import PlugboardCrypto
 /// not normalized or encoded twice; ``S3URIEncoding/canonicalPath(_:)``), the query as raw name/value pairs (encoded here, as
 /// they are in the URL), and every header to sign (`host` and `x-amz-date` included).
 struct SigV4Signer: Sendable {
-    static let algorithm = "AWS4-HMAC-SHA256"
+    static let algorithm = SigV4.algorithm
     /// The hex SHA-256 of no bytes: the payload hash of a request without a body.
-    static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    static let emptyPayloadHash = SigV4.emptyPayloadHash
     /// The payload hash of a request whose body is not signed (a streamed upload).
     static let unsignedPayload = "UNSIGNED-PAYLOAD"
 
@@ -31,22 +32,13 @@ struct SigV4Signer: Sendable {
 
     /// The key for one day's signatures: four HMACs from the secret, the same all day.
     func signingKey(day: String) throws(CryptoError) -> [UInt8] {
-        var key = try HMACSHA256.authenticationCode(for: Array(day.utf8), key: Array("AWS4\(secretAccessKey)".utf8))
-        for part in [region, service, "aws4_request"] {
-            key = try HMACSHA256.authenticationCode(for: Array(part.utf8), key: key)
-        }
-        return key
+        try SigV4.signingKey(secret: secretAccessKey, day: day, region: region, service: service)
     }
 
     /// Signs one request; `signingKey`, when given, must be ``signingKey(day:)`` of
     /// `date`'s day (the client keeps it for the day).
     func sign(method: String, path: String, query: [(String, String)], headers: [(String, String)],
               payloadHash: String, date: AmzDate, signingKey: [UInt8]? = nil) throws(CryptoError) -> Signed {
-        let canonicalQuery = query
-            .map { (S3URIEncoding.encodeQueryComponent($0.0), S3URIEncoding.encodeQueryComponent($0.1)) }
-            .sorted { $0.0 == $1.0 ? $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) : $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
-            .map { "\($0.0)=\($0.1)" }
-            .joined(separator: "&")
         var byName: [String: [String]] = [:]
         for (name, value) in headers {
             byName[name.lowercased(), default: []].append(Self.canonicalValue(value))
@@ -54,10 +46,13 @@ struct SigV4Signer: Sendable {
         let names = byName.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         let canonicalHeaders = names.map { "\($0):\(byName[$0, default: []].joined(separator: ","))\n" }.joined()
         let signedHeaders = names.joined(separator: ";")
-        let canonicalRequest = [method, path, canonicalQuery, canonicalHeaders, signedHeaders, payloadHash].joined(separator: "\n")
-        let scope = "\(date.day)/\(region)/\(service)/aws4_request"
-        let stringToSign = [Self.algorithm, date.stamp, scope, Hex.encode(try SHA256Hasher.hash(Array(canonicalRequest.utf8)))]
-            .joined(separator: "\n")
+        let canonicalRequest = SigV4.canonicalRequest(
+            method: method, canonicalURI: Array(path.utf8),
+            canonicalQuery: SigV4.canonicalQuery(query.map { (Array($0.0.utf8), Array($0.1.utf8)) }),
+            canonicalHeaders: Array(canonicalHeaders.utf8), signedHeaders: signedHeaders, payloadHash: payloadHash)
+        let scope = SigV4.scope(day: date.day, region: region, service: service)
+        let stringToSign = String(decoding: try SigV4.stringToSign(amzDate: date.stamp, scope: scope, canonicalRequest: canonicalRequest),
+                                  as: UTF8.self)
         let key: [UInt8]
         if let signingKey {
             key = signingKey
@@ -66,7 +61,7 @@ struct SigV4Signer: Sendable {
         }
         let signature = Hex.encode(try HMACSHA256.authenticationCode(for: Array(stringToSign.utf8), key: key))
         let authorization = "\(Self.algorithm) Credential=\(accessKeyId)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
-        return Signed(canonicalRequest: canonicalRequest, stringToSign: stringToSign, signedHeaders: signedHeaders,
+        return Signed(canonicalRequest: String(decoding: canonicalRequest, as: UTF8.self), stringToSign: stringToSign, signedHeaders: signedHeaders,
                       signature: signature, authorization: authorization)
     }
 

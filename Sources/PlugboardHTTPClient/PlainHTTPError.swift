@@ -1,6 +1,6 @@
-/// Why one plain-HTTP exchange failed. Its users (S3Storage's `S3HTTPClient`, RESTStorage's
-/// `PlainHTTPTransport`) map these to the same errors as URLSession's, so `http://` and
-/// `https://` endpoints fail alike.
+/// Why one plain-HTTP exchange failed. ``PlainHTTPTransport`` hands it on as the cause of a
+/// ``TransportFailure`` whose kind matches URLSession's for the same failure, so `http://`
+/// and `https://` endpoints fail alike.
 public enum PlainHTTPError: Error, Equatable, CustomStringConvertible {
     /// No byte for the configured timeout, while connecting, sending or receiving.
     case timedOut

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardHTTPClient
 import RESTStorageClient
 import Testing
 

@@ -1,6 +1,8 @@
 import Foundation
 import PlugboardAPI
 import PlugboardConcurrency
+import PlugboardHTTPClient
+import PlugboardURLSession
 import RESTStorageClient
 import Testing
 

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardHTTPClient
 import Testing
 @testable import S3StorageClient
 
@@ -106,7 +107,7 @@ import Testing
     }
 
     @Test func retryDelaysGrowAndStayUnderTheCap() {
-        let policy = S3RetryPolicy(maxRetries: 5, base: .milliseconds(100), cap: .seconds(1))
+        let policy = RetryPolicy(maxRetries: 5, baseDelay: .milliseconds(100), maxDelay: .seconds(1))
         for attempt in 0..<30 {
             let ceiling = min(Duration.seconds(1), .milliseconds(100) * (1 << min(attempt, 20)))
             for _ in 0..<20 {

@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardAPI
+import PlugboardHTTPClient
 import PlugboardCrypto
 import PlugboardHost
 import Testing
@@ -10,9 +11,9 @@ import Testing
 @Suite struct S3StorageFailureTests {
     static let secret = "stub-secret-KEY/0123456789+abcdef"
     static let token = "stub-session-TOKEN-0123456789abcdef"
-    static let fast = S3RetryPolicy(maxRetries: 3, base: .milliseconds(5), cap: .milliseconds(20))
+    static let fast = RetryPolicy(maxRetries: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
 
-    static func storage(_ bucket: String, endpoint: String, timeout: Double = 10, retry: S3RetryPolicy = fast,
+    static func storage(_ bucket: String, endpoint: String, timeout: Double = 10, retry: RetryPolicy = fast,
                         logger: Logger = .disabled) throws -> S3Storage {
         let configuration = S3Configuration(
             bucket: bucket, region: "us-east-1", endpoint: try S3Endpoint.parse(endpoint), pathStyle: true,
@@ -72,7 +73,7 @@ import Testing
 
     @Test func timeoutIsUnavailable() async throws {
         let stub = try S3Stub.get()
-        let storage = try Self.storage("slow", endpoint: stub.endpoint, timeout: 1, retry: S3RetryPolicy(maxRetries: 0))
+        let storage = try Self.storage("slow", endpoint: stub.endpoint, timeout: 1, retry: RetryPolicy(maxRetries: 0))
         let clock = ContinuousClock()
         let start = clock.now
         await Self.expectError(.storageUnavailable, containing: "did not answer in time") { _ = try await storage.get("k") }

@@ -1,4 +1,6 @@
 import PlugboardAPI
+import PlugboardCrypto
+import PlugboardHTTPClient
 
 /// An error response from the storage server, kept as `underlying` of the error RESTStorage
 /// throws.
@@ -161,6 +163,44 @@ struct FailureMapping: Sendable {
                 ? "Read the object again; if the server is slow, raise \"timeoutSeconds\" in plugin \"\(plugin)\"'s config."
                 : "Read the object again; if it keeps breaking off, see the server's log and the network between the hosts.",
             underlying: failure)
+    }
+
+    /// A streamed object's body, checked as it arrives against its length and, for a
+    /// whole object, its ETag.
+    func checkedBody(_ stream: PlainHTTPTransport.ResponseBody, length: Int, etag: String?) throws(PlugboardError) -> CheckedResponseBody {
+        do {
+            return try CheckedResponseBody(stream, length: length, etag: etag)
+        } catch {
+            throw self.error(for: UnexpectedResponse(expected: "an MD5 digest from libcrypto", found: error.message), status: 200)
+        }
+    }
+
+    /// `body` as the ObjectBody a consumer reads, its failures as storage errors.
+    func objectBody(_ body: CheckedResponseBody, length: Int) -> ObjectBody {
+        ObjectBody(length: length) { try await reading { try await body.next() } }
+    }
+
+    /// Runs `read`, with a ``CheckedResponseBody/Failure`` as the storage error naming the
+    /// bytes expected and received; `CancellationError` passes unchanged.
+    func reading(_ read: () async throws -> [UInt8]?) async throws -> [UInt8]? {
+        do {
+            return try await read()
+        } catch let failure as CheckedResponseBody.Failure {
+            switch failure.kind {
+            case .transport(let transport):
+                throw error(forBody: transport, expected: failure.expected, received: failure.received)
+            case .endedShort, .ranLong:
+                // The body is framed by its Content-Length, so the transport reports these
+                // first; kept for a server whose framing says otherwise.
+                let what = "a body of \(failure.received) bytes"
+                throw error(forBody: TransportFailure(.other, what), expected: failure.expected, received: failure.received)
+            case .digestMismatch(let etag, let md5):
+                throw error(for: UnexpectedResponse(expected: "a body whose MD5 is the ETag \(etag)",
+                                                    found: "\(failure.expected) bytes with MD5 \(md5)"), status: 200)
+            case .digestUnavailable(let crypto):
+                throw error(for: UnexpectedResponse(expected: "an MD5 digest from libcrypto", found: crypto.message), status: 200)
+            }
+        }
     }
 
     /// A success status whose content is not what the contract says.

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardHTTPClient
 import PlugboardConcurrency
 import PlugboardCrypto
 
@@ -36,7 +37,7 @@ extension RESTStorage {
         // The bytes the body yielded: its length, known only at its end when chunked.
         var size = 0
         let (response, _, mapping) = try await exchange(request, operation: "put", key: key, mayRetry: { !read.withLock { $0 } }) { request in
-            let response = try await plain.upload(request, length: length) { writer in
+            let response = try await plain.upload(request, length: length, expectsContinue: true) { writer in
                 read.withLock { $0 = true }
                 var pending: [UInt8] = []
                 // The socket's errors go to the transport as they are (it may hear the
@@ -75,7 +76,7 @@ extension RESTStorage {
     }
 
     /// A GET whose body is read from the connection a piece at a time as the caller reads
-    /// the stream (``RESTStreamedBody``); an empty body, an error's, and the whole object
+    /// the stream (a ``CheckedResponseBody``); an empty body, an error's, and the whole object
     /// sent for a range the server ignored are read whole.
     func streamedGet(_ key: String, range: ByteRange?, over plain: PlainHTTPTransport) async throws -> ObjectStream {
         let headers = range.map { [(name: "Range", value: Self.rangeHeader($0))] } ?? []
@@ -102,33 +103,34 @@ extension RESTStorage {
             guard let offsets = range.resolve(size: length) else {
                 throw PlugboardError.rangeNotSatisfiable(key: key, range: range, size: length)
             }
-            let whole = try RESTStreamedBody(stream, length: length, etag: nil, mapping: mapping)
-            return ObjectStream(info: info, range: offsets, body: Self.slice(whole, offsets))
+            let whole = try mapping.checkedBody(stream, length: length, etag: nil)
+            return ObjectStream(info: info, range: offsets, body: Self.slice(whole, offsets, mapping))
         }
         guard let range else {
             let info = try answer.decode { answer throws(UnexpectedResponse) in
                 try ResponseDecoding.headerInfo(answer, key: key, size: length)
             }
-            let body = try RESTStreamedBody(stream, length: length, etag: info.etag, mapping: mapping)
-            return ObjectStream(info: info, range: nil, body: body.body)
+            let body = try mapping.checkedBody(stream, length: length, etag: info.etag)
+            return ObjectStream(info: info, range: nil, body: mapping.objectBody(body, length: length))
         }
         let (info, offsets) = try answer.decode { answer throws(UnexpectedResponse) in
             try Self.rangeInfo(answer, key: key, range: range, sent: length)
         }
-        return ObjectStream(info: info, range: offsets, body: try RESTStreamedBody(stream, length: length, etag: nil, mapping: mapping).body)
+        let body = try mapping.checkedBody(stream, length: length, etag: nil)
+        return ObjectStream(info: info, range: offsets, body: mapping.objectBody(body, length: length))
     }
 
     /// The bytes at `offsets` of a whole object's body as it arrives: those before them
     /// skipped, those in them passed on (a piece wholly inside without a copy), nothing read
     /// after them. The consumer then drops the body, and with it the connection, which is
     /// not reused with the rest of the object unread.
-    static func slice(_ whole: RESTStreamedBody, _ offsets: Range<Int>) -> ObjectBody {
+    static func slice(_ whole: CheckedResponseBody, _ offsets: Range<Int>, _ mapping: FailureMapping) -> ObjectBody {
         // The offset in the whole object of the next byte `whole` yields.
         let position = LockedValueBox(0)
         return ObjectBody(length: offsets.count) {
             while true {
                 let at = position.withLock { $0 }
-                guard at < offsets.upperBound, let chunk = try await whole.next() else { return nil }
+                guard at < offsets.upperBound, let chunk = try await mapping.reading({ try await whole.next() }) else { return nil }
                 position.withLock { $0 = at + chunk.count }
                 let lower = max(offsets.lowerBound, at), upper = min(offsets.upperBound, at + chunk.count)
                 if lower == at && upper == at + chunk.count { return chunk }

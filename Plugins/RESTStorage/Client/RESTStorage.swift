@@ -1,4 +1,6 @@
 import PlugboardAPI
+import PlugboardHTTPClient
+import PlugboardURLSession
 import PlugboardCrypto
 
 /// An ``ObjectStorage`` kept by another Plugboard host, over its `/v1/objects` HTTP API
@@ -322,7 +324,7 @@ public final class RESTStorage: ObjectStorage, ManagedService {
                 case .failure(let failure): throw mapping.error(for: failure)
                 }
             }
-            let retryAfter = (try? outcome.get())?.header("retry-after").flatMap { Int($0) }
+            let retryAfter = (try? outcome.get())?.retryAfterSeconds
             let wait = policy.delay(beforeRetry: attempt - 1, unit: random(), retryAfterSeconds: retryAfter)
             logger.notice("retrying storage request", metadata: [
                 "operation": .string(operation), "attempt": "\(attempt)",

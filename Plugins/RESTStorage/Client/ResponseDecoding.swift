@@ -1,5 +1,7 @@
 import Foundation
 import PlugboardAPI
+import PlugboardHTTPClient
+import PlugboardHTTPCodec
 
 /// What a response should have held and what it held instead: becomes `storage.failed`.
 struct UnexpectedResponse: Error, Sendable, Equatable {
@@ -156,7 +158,7 @@ enum ResponseDecoding {
         var metadata: [String: String] = [:]
         let prefix = MetadataHeaders.prefix
         for (name, value) in response.headers where name.hasPrefix(prefix) && name.utf8.count > prefix.utf8.count {
-            metadata[String(name.dropFirst(prefix.count))] = HTTPText.trimmingOptionalWhitespace(value)
+            metadata[String(name.dropFirst(prefix.count))] = value.trimmingOWS()
         }
         return ObjectInfo(key: key, size: size, etag: etag, contentType: contentType,
                           lastModified: lastModified, metadata: metadata)

@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import PlugboardAPI
 import PlugboardHost
+import PlugboardHTTPClient
 
 /// `plugboard reload`: asks a running `plugboard serve` to reload its manifest
 /// (`POST /v1/admin/reload`) and prints the outcome. Exit 0 applied or unchanged, 1
@@ -74,8 +72,9 @@ struct HTTPURL {
     }
 }
 
-/// One plain HTTP/1.1 request with `Connection: close`, read to the end: all the CLI
-/// needs to talk to a running server, without Foundation.
+/// The one request `plugboard reload` sends, over the plain-HTTP client the plugins use
+/// (PlugboardHTTPClient): its socket calls run on a Dispatch queue of their own, so the
+/// wait for a reload, which may take minutes, holds no thread of Swift's cooperative pool.
 enum ReloadClient {
     struct Response {
         let status: Int
@@ -83,47 +82,28 @@ enum ReloadClient {
     }
 
     static func post(_ url: HTTPURL, path: String, token: String?, timeoutSeconds: Int) async throws(PlugboardError) -> Response {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(url.host, String(url.port), &hints, &list) == 0, let first = list else {
-            throw unreachable(url, "could not resolve \(url.host)")
-        }
-        defer { freeaddrinfo(list) }
-        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
-        guard fd >= 0 else { throw unreachable(url, "socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-            throw unreachable(url, String(cString: strerror(errno)))
-        }
-        var request = "POST \(path) HTTP/1.1\r\nHost: \(url.host):\(url.port)\r\nContent-Length: 0\r\nConnection: close\r\n"
-        if let token { request += "Authorization: Bearer \(token)\r\n" }
-        request += "\r\n"
-        Output.write(Array(request.utf8), to: fd)
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
-        guard let end = headerEnd(bytes), let statusLine = String(validating: bytes[..<end], as: UTF8.self)?.split(separator: "\r\n").first,
-              let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") else {
-            throw PlugboardError(.reloadAnswerInvalid, "the server at \(url.text) sent no HTTP answer",
+        let client = PlainHTTPClient(timeoutSeconds: Double(timeoutSeconds), maxIdlePerHost: 0)
+        defer { client.shutdown() }
+        var headers = [("Connection", "close")]
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        let request = PlainHTTPRequest(method: "POST", host: url.host, port: Int(url.port), hostHeader: "\(url.host):\(url.port)",
+                                       target: path, headers: headers, sendsLength: true)
+        do {
+            let response = try await client.perform(request)
+            return Response(status: response.status, body: response.body)
+        } catch let error as PlainHTTPError {
+            switch error {
+            case .cannotConnect(let why), .invalidRequest(let why):
+                throw unreachable(url, why)
+            case .timedOut, .connectionLost, .badResponse, .tooLarge, .cancelled:
+                throw PlugboardError(.reloadAnswerInvalid, "the server at \(url.text) sent no HTTP answer",
+                                     detail: "The HTTP client reported: \(error).",
+                                     hint: "Check that --url points at plugboard serve.")
+            }
+        } catch {
+            throw PlugboardError(.reloadAnswerInvalid, "the server at \(url.text) sent no HTTP answer", detail: "\(error)",
                                  hint: "Check that --url points at plugboard serve.")
         }
-        return Response(status: status, body: Array(bytes[(end + 4)...]))
-    }
-
-    private static func headerEnd(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
-            return i
-        }
-        return nil
     }
 
     private static func unreachable(_ url: HTTPURL, _ why: String) -> PlugboardError {

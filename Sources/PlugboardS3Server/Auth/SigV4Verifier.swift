@@ -3,6 +3,7 @@ import PlugboardBytes
 import PlugboardConcurrency
 import PlugboardCrypto
 import PlugboardHTTP
+import PlugboardSigV4
 
 /// What `x-amz-content-sha256` (or a presigned URL's `X-Amz-Content-Sha256`) says about
 /// the body, and so how ``S3BodyDecoder`` reads and checks it.
@@ -60,8 +61,8 @@ public struct S3Authentication: Sendable {
 /// request time off by more than `maxSkewSeconds`, an expired presigned URL, unsigned
 /// `x-amz-*` headers, and any signature that does not match (compared in constant time).
 public struct SigV4Verifier: Sendable {
-    static let algorithm = "AWS4-HMAC-SHA256"
-    static let emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    static let algorithm = SigV4.algorithm
+    static let emptySHA256 = SigV4.emptyPayloadHash
 
     private let secrets: [String: String]
     let region: String?
@@ -410,37 +411,17 @@ public struct SigV4Verifier: Sendable {
             }
             headerLines.append(UInt8(ascii: "\n"))
         }
-        let canonicalQuery = query.isEmpty ? "" : query
-            .map { (PercentEncoding.encode($0.nameBytes), PercentEncoding.encode($0.valueBytes)) }
-            .sorted { $0.0 == $1.0 ? $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) : $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
-            .map { "\($0.0)=\($0.1)" }
-            .joined(separator: "&")
-        let canonicalURI = try Self.canonicalURIBytes(rawPath)
-        var canonicalRequest: [UInt8] = []
-        canonicalRequest.reserveCapacity(method.utf8.count + canonicalURI.count + canonicalQuery.utf8.count + headerLines.count
-                                         + signedHeaders.utf8.count + payloadText.utf8.count + 5)
-        canonicalRequest.append(contentsOf: method.utf8)
-        canonicalRequest.append(UInt8(ascii: "\n"))
-        canonicalRequest.append(contentsOf: canonicalURI)
-        canonicalRequest.append(UInt8(ascii: "\n"))
-        canonicalRequest.append(contentsOf: canonicalQuery.utf8)
-        canonicalRequest.append(UInt8(ascii: "\n"))
-        canonicalRequest.append(contentsOf: headerLines)
-        canonicalRequest.append(UInt8(ascii: "\n"))
-        canonicalRequest.append(contentsOf: signedHeaders.utf8)
-        canonicalRequest.append(UInt8(ascii: "\n"))
-        canonicalRequest.append(contentsOf: payloadText.utf8)
-
-        let scope = "\(day)/\(scopeRegion)/s3/aws4_request"
-        var stringToSign: [UInt8] = []
-        stringToSign.reserveCapacity(Self.algorithm.utf8.count + amzDate.utf8.count + scope.utf8.count + 3 + 2 * SHA256Hasher.byteCount)
-        stringToSign.append(contentsOf: Self.algorithm.utf8)
-        stringToSign.append(UInt8(ascii: "\n"))
-        stringToSign.append(contentsOf: amzDate.utf8)
-        stringToSign.append(UInt8(ascii: "\n"))
-        stringToSign.append(contentsOf: scope.utf8)
-        stringToSign.append(UInt8(ascii: "\n"))
-        Self.appendHex(try Self.sha256(canonicalRequest), to: &stringToSign)
+        let canonicalRequest = SigV4.canonicalRequest(
+            method: method, canonicalURI: try Self.canonicalURIBytes(rawPath),
+            canonicalQuery: SigV4.canonicalQuery(query.map { ($0.nameBytes, $0.valueBytes) }),
+            canonicalHeaders: headerLines, signedHeaders: signedHeaders, payloadHash: payloadText)
+        let scope = SigV4.scope(day: day, region: scopeRegion, service: "s3")
+        let stringToSign: [UInt8]
+        do throws(CryptoError) {
+            stringToSign = try SigV4.stringToSign(amzDate: amzDate, scope: scope, canonicalRequest: canonicalRequest)
+        } catch {
+            throw S3Error.internalError("The server could not compute a SHA-256 digest: \(error.message).")
+        }
 
         let signingScope = SigningScope(accessKeyID: accessKeyID, day: day, region: scopeRegion)
         let cached = signingKeys.withLock { $0[signingScope] }
@@ -475,11 +456,11 @@ public struct SigV4Verifier: Sendable {
 
     /// HMACs of the secret, the day, the region, `s3` and `aws4_request`.
     static func signingKey(secret: String, day: String, region: String) throws(S3Error) -> [UInt8] {
-        var derived = try hmac(Array(day.utf8), key: Array("AWS4\(secret)".utf8))
-        for part in [region, "s3", "aws4_request"] {
-            derived = try hmac(Array(part.utf8), key: derived)
+        do throws(CryptoError) {
+            return try SigV4.signingKey(secret: secret, day: day, region: region, service: "s3")
+        } catch {
+            throw S3Error.internalError("The server could not compute a signature: \(error.message).")
         }
-        return derived
     }
 
     /// The signing key of `scope` for what is signed outside a request's head (a POST

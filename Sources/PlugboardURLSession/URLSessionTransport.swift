@@ -2,28 +2,37 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import PlugboardHTTPClient
 
-/// ``HTTPTransport`` over Foundation's URLSession (FoundationNetworking on Linux).
+/// ``HTTPTransport`` over Foundation's URLSession (FoundationNetworking on Linux), which
+/// brings TLS: the `https://` transport of RESTStorage and S3Storage.
 ///
-/// The session is ephemeral (no cookies, no cache) and refuses redirects: the token goes
-/// only to the configured base URL, and a Plugboard server never redirects, so a 3xx is
-/// returned as the response and reported.
+/// The session is ephemeral (no cookies, no cache) and refuses redirects: a token or a
+/// signed request goes only to the configured endpoint, and a redirect (S3's wrong
+/// region, say) is an answer to report, so a 3xx is returned as the response.
+///
+/// Its failures carry URLSession's `URLError` as their ``TransportFailure/cause``.
 public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     // @unchecked Sendable: `invalidated` is only read and written under `lock`.
     private let session: URLSession
+    private let timeoutSeconds: Double
     private let lock = NSLock()
     private var invalidated = false
 
-    /// - Parameter timeoutSeconds: How long a request may wait for the server with no
-    ///   progress (`timeoutIntervalForRequest`); a large transfer that keeps moving is
-    ///   not cut.
-    public init(timeoutSeconds: Double) {
+    /// - Parameters:
+    ///   - timeoutSeconds: How long a request may wait for the server with no progress
+    ///     (`timeoutIntervalForRequest`); a large transfer that keeps moving is not cut.
+    ///   - maxConnectionsPerHost: URLSession's limit of connections to one host; nil
+    ///     keeps its default.
+    public init(timeoutSeconds: Double, maxConnectionsPerHost: Int? = nil) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeoutSeconds
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
+        if let maxConnectionsPerHost { configuration.httpMaximumConnectionsPerHost = maxConnectionsPerHost }
+        self.timeoutSeconds = timeoutSeconds
         session = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
     }
 
@@ -38,15 +47,26 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         }
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    /// `request` as URLSession takes it, with the timeout of a request.
+    ///
+    /// - Throws: ``TransportFailure`` (``TransportFailure/Kind/other``) for a URL
+    ///   Foundation does not take.
+    public static func urlRequest(_ request: HTTPRequest, timeoutSeconds: Double) throws(TransportFailure) -> URLRequest {
         guard let url = URL(string: request.url) else {
-            throw TransportFailure(.other, "the request URL \(RESTStorageText.quote(request.url)) is not a valid URL")
+            throw TransportFailure(.other, "the request URL \"\(request.url.prefix(120))\" is not a valid URL")
         }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method.rawValue
+        // Some FoundationNetworking versions take the request's timeout, others the
+        // session's: both are set.
+        urlRequest.timeoutInterval = timeoutSeconds
         for field in request.headers { urlRequest.setValue(field.value, forHTTPHeaderField: field.name) }
-        if request.method == .put { urlRequest.httpBody = Data(request.body) }
+        if request.sendsBody { urlRequest.httpBody = Data(request.body) }
+        return urlRequest
+    }
 
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let urlRequest = try Self.urlRequest(request, timeoutSeconds: timeoutSeconds)
         try Task.checkCancellation()
         let running = RunningTask()
         let outcome: Result<HTTPResponse, TransportFailure> = await withTaskCancellationHandler {
@@ -75,7 +95,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private static func outcome(data: Data?, response: URLResponse?, error: (any Error)?) -> Result<HTTPResponse, TransportFailure> {
         if let error { return .failure(failure(error)) }
         guard let http = response as? HTTPURLResponse else {
-            return .failure(TransportFailure(.other, "the server's answer is not an HTTP response"))
+            return .failure(TransportFailure(.other, "the server's answer is not an HTTP response", cause: URLError(.badServerResponse)))
         }
         var headers: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
@@ -85,23 +105,23 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     }
 
     /// Classifies a URLSession error. Its text names the URL at most, never a header, so
-    /// the token cannot leak through it.
+    /// no token or signature can leak through it.
     static func failure(_ error: any Error) -> TransportFailure {
         guard let urlError = error as? URLError else {
-            return TransportFailure(.other, String(describing: error))
+            return TransportFailure(.other, String(describing: error), cause: URLError(.unknown))
         }
         let text = "\(urlError.localizedDescription) (URLError \(urlError.code.rawValue))"
         switch urlError.code {
         case .timedOut:
-            return TransportFailure(.timedOut, text)
+            return TransportFailure(.timedOut, text, cause: urlError)
         // badServerResponse is libcurl's "Empty reply from server": the connection closed
         // before any answer, as when a server drops an idle keep-alive connection just as
         // a request goes out. Like a refused connection, it is worth another attempt.
         case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .networkConnectionLost,
              .notConnectedToInternet, .resourceUnavailable, .badServerResponse:
-            return TransportFailure(.cannotConnect, text)
+            return TransportFailure(.cannotConnect, text, cause: urlError)
         default:
-            return TransportFailure(.other, text)
+            return TransportFailure(.other, text, cause: urlError)
         }
     }
 }

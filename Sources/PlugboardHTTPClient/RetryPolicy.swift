@@ -1,25 +1,28 @@
-/// When and how long RESTStorage waits before it sends an idempotent request again:
-/// exponential backoff with full jitter (AWS's "Exponential Backoff and Jitter"), so that
-/// many clients that failed together do not come back together.
+/// When and how long a client waits before it sends a request again: exponential backoff
+/// with full jitter (AWS's "Exponential Backoff and Jitter"), so that many clients that
+/// failed together do not come back together. RESTStorage and S3Storage both retry by it.
 ///
 /// Attempt `n` (0 for the first retry) waits a random time between 0 and
 /// `min(maxDelay, baseDelay * 2^n)`; a server's `Retry-After` raises that to the time it
-/// asks for, up to `maxDelay`.
+/// asks for, up to `maxDelay`. The default cap, 5 seconds, keeps a call that is retried
+/// three times well under a minute while still honouring the short `Retry-After` a
+/// server sends when it is briefly overloaded (Plugboard's own 503s ask for 1 second);
+/// a server asking for longer is asked again after 5 seconds.
 public struct RetryPolicy: Sendable, Equatable {
     /// Retries after the first attempt; 0 sends every request once.
     public var maxRetries: Int
     public var baseDelay: Duration
     public var maxDelay: Duration
 
-    public init(maxRetries: Int, baseDelay: Duration = .milliseconds(100), maxDelay: Duration = .seconds(2)) {
+    public init(maxRetries: Int, baseDelay: Duration = .milliseconds(100), maxDelay: Duration = .seconds(5)) {
         self.maxRetries = maxRetries
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
     }
 
     /// The wait before retry number `retry` (0-based), given a uniform random `unit` in
-    /// `0..<1` and the server's `Retry-After` seconds, if any.
-    public func delay(beforeRetry retry: Int, unit: Double, retryAfterSeconds: Int? = nil) -> Duration {
+    /// `0..<1` (drawn here unless given) and the server's `Retry-After` seconds, if any.
+    public func delay(beforeRetry retry: Int, unit: Double = Double.random(in: 0..<1), retryAfterSeconds: Int? = nil) -> Duration {
         let shift = min(max(retry, 0), 30)
         let ceiling = min(maxDelay, baseDelay * (1 << shift))
         var wait = ceiling * min(max(unit, 0), 1)
@@ -29,12 +32,13 @@ public struct RetryPolicy: Sendable, Equatable {
         return wait
     }
 
-    /// Whether a request may be sent again at all. Every request of this API is: GET,
-    /// HEAD, DELETE and the listing are idempotent, and so is PUT, which replaces the
-    /// whole object with the same bytes, content type and metadata each time.
+    /// Whether a request may be sent again at all: GET, HEAD, PUT and DELETE are
+    /// idempotent (RFC 9110, 9.2.2); POST is not in general, and a client whose POSTs are
+    /// (S3's multipart calls) decides that itself.
     public static func isIdempotent(_ method: HTTPRequest.Method) -> Bool {
         switch method {
         case .get, .head, .delete, .put: return true
+        case .post: return false
         }
     }
 
