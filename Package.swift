@@ -27,13 +27,15 @@ let package = Package(
     ],
     targets: [
         // SHA-256, MD5 and HMAC from OpenSSL's libcrypto, loaded at run time (no headers).
-        .target(name: "PlugboardCrypto"),
+        .target(name: "PlugboardCrypto", dependencies: ["PlugboardBytes"]),
         // A value kept with its pthread lock (NIO's NIOLockedValueBox idea), shared by the
         // host, the test kit and the plugins.
         .target(name: "PlugboardConcurrency"),
-        // A descriptor read to its end and written whole (EINTR retried), and RFC 3986
-        // percent-encoding: the host, the CLI, the server and the plugins link it (the
-        // plugins statically, like PlugboardConcurrency), so it has no dependency at all.
+        // The byte helpers written once: a descriptor read to its end and written whole
+        // (EINTR retried), RFC 3986 percent-encoding and decoding, base64 (standard and
+        // URL-safe), hex digits, ASCII text and trimming. The host, the CLI, the server and
+        // the plugins link it (the plugins statically, like PlugboardConcurrency), so it has
+        // no dependency at all.
         .target(name: "PlugboardBytes"),
         // HTTP/1.1 over plain TCP for http:// endpoints: blocking sockets on Dispatch queues,
         // keep-alive, bodies streamed both ways. S3Storage's and RESTStorage's client; linked
@@ -43,8 +45,8 @@ let package = Package(
         // The HTTP/1.1 grammar both directions read and write: field lines, the numbers that
         // frame a body, status lines, persistence, a head writer that refuses header
         // injection. The server (PlugboardHTTP) and the client (PlugboardHTTPClient) each
-        // frame messages their own way (push and pull) over it. No dependency at all.
-        .target(name: "PlugboardHTTPCodec"),
+        // frame messages their own way (push and pull) over it. Only PlugboardBytes (hex digits).
+        .target(name: "PlugboardHTTPCodec", dependencies: ["PlugboardBytes"]),
         // The reference ObjectStorage, kept in memory: MemoryStorage's backend and the test
         // kit's stand-in. Its own target so that a plugin using it links no host code.
         .target(name: "InMemoryStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
@@ -60,15 +62,16 @@ let package = Package(
         // epoll, eventfd and accept4, which Glibc's Swift overlay does not expose.
         .target(name: "CPlugboardNetwork"),
         // HTTP/1.1 on epoll event loops: the incremental request decoder with its limits,
-        // responses, streamed bodies with backpressure, the server core.
-        .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardHTTPCodec", "PlugboardConcurrency", "CPlugboardNetwork"]),
+        // responses, streamed bodies with backpressure, the server core, and what both front
+        // ends need beside it (cached date texts, the latency histogram, path scrubbing).
+        .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardBytes", "PlugboardHTTPCodec", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.
         .target(name: "PlugboardServer", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // `serve --s3-listen`: the S3 REST API (SigV4, aws-chunked bodies, buckets as key
         // prefixes, multipart) over the same bound ObjectStorage and per-request lease as the
         // native API (docs/S3_API.md).
         .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP",
-                                                          "PlugboardServer", "PlugboardConcurrency"]),
+                                                          "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardServer",
                                                     "PlugboardS3Server"]),
@@ -132,7 +135,7 @@ let package = Package(
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
         // The S3 front end in process (signatures, aws-chunked, XML, operations over
         // InMemoryStorage); the real clients run against `plugboard serve` in Tests/e2e.
-        .testTarget(name: "PlugboardS3ServerTests", dependencies: [api, "PlugboardS3Server", "PlugboardHTTP", "PlugboardHost",
+        .testTarget(name: "PlugboardS3ServerTests", dependencies: [api, "PlugboardS3Server", "PlugboardBytes", "PlugboardHTTP", "PlugboardHost",
                                                                    "InMemoryStorage", "PlugboardCrypto", "PlugboardTestSupport"]),
     ]
 )

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardCrypto
 import PlugboardHTTP
 
@@ -96,7 +97,7 @@ public enum MultipartOperations {
     /// An upload made with a checksum algorithm takes parts that carry that one, in a
     /// header or announced for the trailer, as S3 requires.
     static func requirePartChecksum(_ algorithm: ChecksumAlgorithm, _ request: S3Request) throws(S3Error) {
-        let announced = (request.header("x-amz-trailer") ?? "").lowercased().split(separator: ",").map { SigV4Verifier.trim(String($0)) }
+        let announced = (request.header("x-amz-trailer") ?? "").lowercased().split(separator: ",").map { ASCIIText.trimmed(String($0)) }
         let carried = ChecksumAlgorithm.allCases.filter { request.header($0.headerName) != nil || announced.contains($0.headerName) }
         guard carried == [algorithm] else {
             throw S3Error.invalidRequest("The upload was created using a \(algorithm.displayName) checksum: expected each part to carry x-amz-checksum-\(algorithm.rawValue), found \(carried.isEmpty ? "none" : carried.map(\.headerName).joined(separator: ", ")).")
@@ -245,7 +246,7 @@ public enum MultipartOperations {
         var digests: [UInt8] = []
         digests.reserveCapacity(16 * requested.count)
         for part in requested {
-            guard let digest = MultipartText.hexBytes(part.etag), digest.count == 16 else {
+            guard let digest = HexDigits.bytes(part.etag), digest.count == 16 else {
                 throw S3Error.invalidPart("One or more of the specified parts could not be found or the specified entity tag might not have matched the part's entity tag: expected part \(part.number)'s ETag to be an MD5 (32 hex digits, as UploadPart answers it), found \"\(part.etag.prefix(80))\".")
             }
             digests += digest
@@ -534,8 +535,7 @@ public enum MultipartOperations {
             if size <= wholeAnswerBytes {
                 return HTTPResponse(status: 206, headers: headers, body: try await stream.body.collect(upTo: size))
             }
-            let chunks = MultipartChunkReader(stream.body)
-            return HTTPResponse(status: 206, headers: headers, stream: ResponseStream(length: size) { try await chunks.next() })
+            return HTTPResponse(status: 206, headers: headers, stream: ResponseStream(length: size, body: stream.body))
         }
         throw S3Error.serviceUnavailable("The object \(key) was replaced three times while its part \(partNumber) was being read; retry.")
     }
@@ -809,7 +809,7 @@ public enum MultipartOperations {
             var checksum: S3Checksum?
             for algorithm in ChecksumAlgorithm.allCases {
                 if let value = element.text("Checksum" + algorithm.displayName) {
-                    checksum = S3Checksum(algorithm: algorithm, value: SigV4Verifier.trim(value), type: .fullObject)
+                    checksum = S3Checksum(algorithm: algorithm, value: ASCIIText.trimmed(value), type: .fullObject)
                 }
             }
             parts.append(CompletionPart(number: number, etag: etag.lowercased(), checksum: checksum))

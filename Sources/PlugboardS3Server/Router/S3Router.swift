@@ -2,7 +2,6 @@ import PlugboardAPI
 import PlugboardConcurrency
 import PlugboardHTTP
 import PlugboardHost
-import PlugboardServer
 
 /// The S3 endpoint (`serve --s3-listen`): addresses each request (path style, or virtual
 /// hosted with `--s3-domain`), checks its SigV4 signature, names its operation, and runs
