@@ -136,7 +136,7 @@ public enum MultipartOperations {
                 throw S3Error.invalidArgument("Range specified is not valid for source object of size: \(stream.info.size): expected a last byte below \(stream.info.size), found \(range.last).",
                                               name: "x-amz-copy-source-range", value: "bytes=\(range.first)-\(range.last)")
             }
-            try checkCopySourceConditions(request, stream.info)
+            try S3Conditions.copySource(request.head.headers).requireCopySource(stream.info)
             let length = stream.range?.count ?? stream.info.size
             if length > MultipartLayout.maxPartSize {
                 throw S3Error.entityTooLarge("Your proposed upload exceeds the maximum allowed object size: expected a part of at most \(MultipartLayout.maxPartSize) bytes, found \(length); copy it in ranges.")
@@ -513,7 +513,7 @@ public enum MultipartOperations {
             } catch let error as PlugboardError where error.code == .storageNotFound {
                 throw S3Error.noSuchKey(key)
             }
-            if let refusal = try conditionalRefusal(request, info) { return refusal }
+            if let refusal = try S3Conditions(request.head.headers).readRefusal(info) { return refusal }
             let sizes = try await partSizes(context, bucket: bucket, key: key, info: info)
             guard partNumber <= (sizes?.count ?? 1) else { throw invalidPartNumber(partNumber, count: sizes?.count ?? 1) }
             let offset = sizes.map { $0.prefix(partNumber - 1).reduce(0, +) } ?? 0
@@ -854,62 +854,6 @@ public enum MultipartOperations {
         guard spec.count == 2, spec.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 18 && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }),
               let first = Int(spec[0]), let last = Int(spec[1]), first <= last else { throw refusal }
         return (first, last)
-    }
-
-    /// `x-amz-copy-source-if-match`, `-if-none-match`, `-if-modified-since` and
-    /// `-if-unmodified-since` against the source, as S3 checks them (PreconditionFailed).
-    static func checkCopySourceConditions(_ request: S3Request, _ info: ObjectInfo) throws(S3Error) {
-        let etag = S3Objects.etag(info)
-        func matches(_ list: String) -> Bool {
-            list.split(separator: ",").contains { item in
-                let tag = item.split(separator: " ").first.map(String.init) ?? ""
-                return tag == "*" || tag == etag || "\"" + tag + "\"" == etag
-            }
-        }
-        let ifMatch = request.header("x-amz-copy-source-if-match")
-        if let ifMatch, !matches(ifMatch) { throw S3Error.preconditionFailed("x-amz-copy-source-If-Match") }
-        if let ifNoneMatch = request.header("x-amz-copy-source-if-none-match"), matches(ifNoneMatch) {
-            throw S3Error.preconditionFailed("x-amz-copy-source-If-None-Match")
-        }
-        // As S3: a matching If-Match overrides If-Unmodified-Since.
-        if ifMatch == nil, let text = request.header("x-amz-copy-source-if-unmodified-since"), let date = Timestamp(httpDate: text),
-           info.lastModified.seconds > date.seconds {
-            throw S3Error.preconditionFailed("x-amz-copy-source-If-Unmodified-Since")
-        }
-        if let text = request.header("x-amz-copy-source-if-modified-since"), let date = Timestamp(httpDate: text),
-           info.lastModified.seconds <= date.seconds, request.header("x-amz-copy-source-if-none-match") == nil {
-            throw S3Error.preconditionFailed("x-amz-copy-source-If-Modified-Since")
-        }
-    }
-
-    /// GET and HEAD's conditions (RFC 9110's order, as S3 applies them): `If-Match` and
-    /// `If-Unmodified-Since` fail with `PreconditionFailed`, `If-None-Match` and
-    /// `If-Modified-Since` answer 304; nil when the read goes ahead.
-    static func conditionalRefusal(_ request: S3Request, _ info: ObjectInfo) throws(S3Error) -> HTTPResponse? {
-        let etag = S3Objects.etag(info)
-        func matches(_ list: String) -> Bool {
-            list.split(separator: ",").contains { item in
-                var tag = Substring(item)
-                while tag.first == " " { tag = tag.dropFirst() }
-                while tag.last == " " { tag = tag.dropLast() }
-                if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-                return tag == "*" || tag == etag || "\"" + tag + "\"" == etag
-            }
-        }
-        let notModified = { HTTPResponse(status: 304, headers: [("ETag", etag), ("Last-Modified", info.lastModified.httpDate)]) }
-        let ifMatch = request.header("if-match")
-        if let ifMatch, !matches(ifMatch) { throw S3Error.preconditionFailed("If-Match") }
-        if ifMatch == nil, let text = request.header("if-unmodified-since"), let date = Timestamp(httpDate: text),
-           info.lastModified.seconds > date.seconds {
-            throw S3Error.preconditionFailed("If-Unmodified-Since")
-        }
-        let ifNoneMatch = request.header("if-none-match")
-        if let ifNoneMatch, matches(ifNoneMatch) { return notModified() }
-        if ifNoneMatch == nil, let text = request.header("if-modified-since"), let date = Timestamp(httpDate: text),
-           info.lastModified.seconds <= date.seconds {
-            return notModified()
-        }
-        return nil
     }
 
     static func owner(_ xml: inout S3XMLWriter, _ element: String, _ id: String) {

@@ -153,20 +153,17 @@ public final class S3Router: HTTPHandler {
         let s3 = S3Request(head: head, bucket: addressed.bucket, key: addressed.key, query: query, body: body,
                            requestID: id, accessKeyID: authentication?.accessKeyID ?? "", verifiedChecksums: checksums)
         let context = S3Context(storage: storage, logger: logger, region: options.region, buckets: buckets)
-        if operation == .postObject {
-            return try await PostObjectOperation.postObject(context, s3, verifier: verifier, now: Timestamp.now())
-        }
-        return try await Self.dispatch(operation, context, s3)
+        return try await dispatch(operation, context, s3)
     }
 
-    static func dispatch(_ operation: S3Operation, _ c: S3Context, _ r: S3Request) async throws -> HTTPResponse {
+    private func dispatch(_ operation: S3Operation, _ c: S3Context, _ r: S3Request) async throws -> HTTPResponse {
         switch operation {
         case .listBuckets: return try await BucketOperations.listBuckets(c, r)
         case .createBucket: return try await BucketOperations.createBucket(c, r)
         case .headBucket: return try await BucketOperations.headBucket(c, r)
         case .deleteBucket: return try await BucketOperations.deleteBucket(c, r)
         case .getBucketLocation: return try await BucketOperations.getBucketLocation(c, r)
-        case .getBucketVersioning: return try await getBucketVersioning(c, r)
+        case .getBucketVersioning: return try await Self.getBucketVersioning(c, r)
         case .listObjects: return try await ListOperations.listObjectsV1(c, r)
         case .listObjectsV2: return try await ListOperations.listObjectsV2(c, r)
         case .listObjectVersions: return try await ListOperations.listObjectVersions(c, r)
@@ -188,9 +185,8 @@ public final class S3Router: HTTPHandler {
         case .abortMultipartUpload: return try await MultipartOperations.abortMultipartUpload(c, r)
         case .listParts: return try await MultipartOperations.listParts(c, r)
         case .listMultipartUploads: return try await MultipartOperations.listMultipartUploads(c, r)
-        case .postObject:
-            // Signed by its form, so it needs the verifier: ``run`` calls it with one.
-            throw S3Error.internalError("PostObject reached the dispatch of header-signed operations; it is run with the endpoint's verifier.")
+        // Signed by its form, which the operation checks with the endpoint's verifier.
+        case .postObject: return try await PostObjectOperation.postObject(c, r, verifier: verifier, now: Timestamp.now())
         case .unsupported: throw S3Error.notImplemented("this operation")
         }
     }
