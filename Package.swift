@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardBytes", "PlugboardConcurrency", "PlugboardTestSupport"]),
         // The API router in process: leases per request across a storage swap.
         .testTarget(name: "PlugboardServerTests", dependencies: [api, "PlugboardServer", "PlugboardHTTP", "PlugboardHost",
-                                                             "InMemoryStorage"]),
+                                                             "InMemoryStorage", "PlugboardTesting"]),
         // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.
         .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardTestSupport"]),
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.
@@ -136,7 +136,7 @@ let package = Package(
         // The S3 front end in process (signatures, aws-chunked, XML, operations over
         // InMemoryStorage); the real clients run against `plugboard serve` in Tests/e2e.
         .testTarget(name: "PlugboardS3ServerTests", dependencies: [api, "PlugboardS3Server", "PlugboardBytes", "PlugboardHTTP", "PlugboardHost",
-                                                                   "InMemoryStorage", "PlugboardCrypto", "PlugboardTestSupport"]),
+                                                                   "InMemoryStorage", "PlugboardCrypto", "PlugboardTestSupport", "PlugboardTesting"]),
     ]
 )
 

@@ -4,6 +4,7 @@ import PlugboardCrypto
 @testable import PlugboardHTTP
 import PlugboardHost
 @testable import PlugboardS3Server
+import PlugboardTesting
 import Testing
 
 /// The S3 router in process, over a container of the test's own: requests are signed
@@ -13,24 +14,6 @@ import Testing
 @Suite struct S3RouterTests {
     static let keyID = "AKIDROUTERTEST"
     static let secret = "router-test-secret"
-
-    final class ContainerProvider: StorageProvider {
-        let container = Container()
-        let refusal: PlugboardError?
-        let secrets = SecretScrubber(secrets: [])
-
-        init(refusal: PlugboardError? = nil) { self.refusal = refusal }
-
-        var objectRequestsRefusal: PlugboardError? { refusal }
-
-        func boundStorage(_ resolver: some ServiceResolver) -> Result<any ObjectStorage, PlugboardError> {
-            do throws(PlugboardError) {
-                return .success(try resolver.resolve((any ObjectStorage).self, name: nil))
-            } catch {
-                return .failure(error)
-            }
-        }
-    }
 
     static func router(refusal: PlugboardError? = nil) async throws -> (S3Router, InMemoryObjectStorage) {
         let provider = ContainerProvider(refusal: refusal)

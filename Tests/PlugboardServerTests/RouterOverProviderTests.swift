@@ -3,34 +3,13 @@ import PlugboardAPI
 @testable import PlugboardHTTP
 import PlugboardHost
 @testable import PlugboardServer
+import PlugboardTesting
 import Testing
 
 /// The router over a `StorageProvider` that is not a `PluginHost`: a container of the
 /// test's own. The object, listing, health and readiness routes work over it alone; the
 /// routes that report on or act on a plugin host are unknown there.
 @Suite struct RouterOverProviderTests {
-    /// A provider as small as the protocol allows: whatever the container binds.
-    final class ContainerProvider: StorageProvider {
-        let container = Container()
-        let refusal: PlugboardError?
-        let secrets: SecretScrubber
-
-        init(refusal: PlugboardError? = nil, secrets: [String] = []) {
-            self.refusal = refusal
-            self.secrets = SecretScrubber(secrets: secrets)
-        }
-
-        var objectRequestsRefusal: PlugboardError? { refusal }
-
-        func boundStorage(_ resolver: some ServiceResolver) -> Result<any ObjectStorage, PlugboardError> {
-            do throws(PlugboardError) {
-                return .success(try resolver.resolve((any ObjectStorage).self, name: nil))
-            } catch {
-                return .failure(error)
-            }
-        }
-    }
-
     @Test func objectsGoThroughTheProvidersStorage_andHostRoutesAreUnknown() async throws {
         let provider = ContainerProvider()
         let storage = InMemoryObjectStorage()
