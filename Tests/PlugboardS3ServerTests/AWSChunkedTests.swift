@@ -2,6 +2,7 @@ import PlugboardAPI
 import InMemoryStorage
 import PlugboardBytes
 import PlugboardHTTP
+import PlugboardHost
 import Testing
 @testable import PlugboardS3Server
 

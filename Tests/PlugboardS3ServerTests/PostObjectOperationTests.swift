@@ -3,6 +3,7 @@ import PlugboardAPI
 import PlugboardBytes
 import PlugboardCrypto
 @testable import PlugboardHTTP
+import PlugboardHost
 @testable import PlugboardS3Server
 import Testing
 

@@ -21,8 +21,8 @@ import Testing
         try await provider.container.transaction(owner: "test") { tx in
             try tx.register((any ObjectStorage).self, instance: storage)
         }
-        let options = S3Router.Options(credentials: [S3Credential(accessKeyID: keyID, secretAccessKey: secret)])
-        return (S3Router(provider: provider, options: options, logger: .disabled), storage)
+        let configuration = S3Router.Configuration(credentials: [S3Credential(accessKeyID: keyID, secretAccessKey: secret)])
+        return (S3Router(provider: provider, configuration: configuration, logger: .disabled), storage)
     }
 
     /// A SigV4-signed request with an `x-amz-content-sha256` of `body`.
@@ -151,7 +151,7 @@ import Testing
     /// The server's own refusals (a body over the limit, a head too large, no room for a
     /// body) carry a request ID too, in the header as in the XML.
     @Test func theServersRefusals_carryARequestID() throws {
-        let router = S3Router(provider: ContainerProvider(), options: S3Router.Options(credentials: []), logger: .disabled)
+        let router = S3Router(provider: ContainerProvider(), configuration: S3Router.Configuration(credentials: []), logger: .disabled)
         let refused = router.refusal(HTTPError.payloadTooLarge(limit: 5 << 30, found: "6442450944"), head: nil)
         #expect(refused.status == 400)  // S3 answers EntityTooLarge with 400
         let id = try #require(Self.header(refused, "x-amz-request-id"))

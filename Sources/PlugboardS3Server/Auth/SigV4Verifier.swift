@@ -3,6 +3,7 @@ import PlugboardBytes
 import PlugboardConcurrency
 import PlugboardCrypto
 import PlugboardHTTP
+import PlugboardHost
 
 /// What `x-amz-content-sha256` (or a presigned URL's `X-Amz-Content-Sha256`) says about
 /// the body, and so how ``S3BodyDecoder`` reads and checks it.

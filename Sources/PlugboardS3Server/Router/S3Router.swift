@@ -9,32 +9,22 @@ import PlugboardHost
 /// native API does, so a hot swap never fails an S3 request either. Errors are S3's XML
 /// with `x-amz-request-id`.
 public final class S3Router: HTTPHandler {
-    public struct Options: Sendable {
-        public var credentials: [S3Credential]
-        /// Answered by GetBucketLocation and HeadBucket, and required in signatures' scope.
-        public var region: String
-        /// With a domain, `bucket.domain` in `Host` names the bucket (virtual-hosted style).
-        public var domain: String?
-
-        public init(credentials: [S3Credential], region: String = "us-east-1", domain: String? = nil) {
-            self.credentials = credentials
-            self.region = region
-            self.domain = domain
-        }
-    }
-
     let provider: any StorageProvider
-    let options: Options
+    let configuration: Configuration
+    /// ``Configuration/domain`` in lower case, as `Host` is compared.
+    let domain: String?
     let verifier: SigV4Verifier
     let logger: Logger
     public let metrics = S3Metrics()
     private let ids = S3RequestIDs()
     private let buckets = S3BucketGate()
 
-    public init(provider: any StorageProvider, options: Options, logger: Logger) {
+    /// Serves with `configuration` as it is: `serve` has called its ``Configuration/validate()``.
+    public init(provider: any StorageProvider, configuration: Configuration, logger: Logger) {
         self.provider = provider
-        self.options = options
-        verifier = SigV4Verifier(credentials: options.credentials, region: options.region)
+        self.configuration = configuration
+        domain = configuration.domain?.lowercased()
+        verifier = SigV4Verifier(credentials: configuration.effectiveCredentials, region: configuration.region)
         self.logger = logger
     }
 
@@ -104,7 +94,7 @@ public final class S3Router: HTTPHandler {
 
     private func run(_ request: HTTPRequest, id: String, address: inout Address?, operation label: inout String?) async throws -> HTTPResponse {
         let head = request.head
-        let addressed = try Self.address(head, domain: options.domain)
+        let addressed = try Self.address(head, domain: domain)
         address = addressed
         let query: [(name: String, value: String)]
         do throws(HTTPError) {
@@ -152,7 +142,7 @@ public final class S3Router: HTTPHandler {
         }
         let s3 = S3Request(head: head, bucket: addressed.bucket, key: addressed.key, query: query, body: body,
                            requestID: id, accessKeyID: authentication?.accessKeyID ?? "", verifiedChecksums: checksums)
-        let context = S3Context(storage: storage, logger: logger, region: options.region, buckets: buckets)
+        let context = S3Context(storage: storage, logger: logger, region: configuration.region, buckets: buckets)
         return try await dispatch(operation, context, s3)
     }
 
