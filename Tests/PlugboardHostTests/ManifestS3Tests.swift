@@ -45,34 +45,6 @@ import Testing
         #expect(try manifest(#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": "12345678"}]}"#).description.hasSuffix("\n  s3: 1 credential"))
     }
 
-    /// Each refusal of the section's shape: its code, the JSON path, what was expected and
-    /// found, a hint. What the values must be is the S3 front end's rule (S3ConfigurationTests).
-    @Test(arguments: [
-        (#"true"#, "manifest.wrong_type", "s3: expected an object, found a boolean"),
-        (#"{}"#, "manifest.missing_key", #"missing key "credentials" in s3"#),
-        (#"{"credentials": [], "x": 1}"#, "manifest.invalid_value", "s3.credentials: expected at least one key pair, found none"),
-        (#"{"credential": []}"#, "manifest.unknown_key", #"unknown key "credential" in s3"#),
-        (#"{"credentials": {}}"#, "manifest.wrong_type", "s3.credentials: expected an array, found an object"),
-        (#"{"credentials": ["k"]}"#, "manifest.wrong_type", "s3.credentials[0]: expected an object, found a string"),
-        (#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": "12345678", "region": "x"}]}"#, "manifest.unknown_key", #"unknown key "region" in s3.credentials[0]"#),
-        (#"{"credentials": [{"accesKeyId": "abc"}]}"#, "manifest.unknown_key", #"unknown key "accesKeyId" in s3.credentials[0]"#),
-        (#"{"credentials": [{"secretAccessKey": "12345678"}]}"#, "manifest.missing_key", #"missing key "accessKeyId" in s3.credentials[0]"#),
-        (#"{"credentials": [{"accessKeyId": "abc"}]}"#, "manifest.missing_key", #"missing key "secretAccessKey" in s3.credentials[0]"#),
-        (#"{"credentials": [{"accessKeyId": 7, "secretAccessKey": "12345678"}]}"#, "manifest.wrong_type", "s3.credentials[0].accessKeyId: expected a string, found an integer"),
-        (#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": 12345678}]}"#, "manifest.wrong_type", #"s3.credentials[0].secretAccessKey: expected a string or {"secret": "..."}, found an integer"#),
-        (#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": {"secret": 1}}]}"#, "manifest.wrong_type", "s3.credentials[0].secretAccessKey.secret: expected a string, found an integer"),
-        (#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": {"secret": "12345678", "x": 1}}]}"#, "manifest.wrong_type", "s3.credentials[0].secretAccessKey: expected a string or"),
-        (#"{"credentials": [{"accessKeyId": "${BAD", "secretAccessKey": "12345678"}]}"#, "manifest.invalid_value", "s3.credentials[0].accessKeyId: malformed variable reference"),
-        (#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": "${1x}"}]}"#, "manifest.invalid_value", "s3.credentials[0].secretAccessKey: malformed variable reference"),
-    ])
-    func refusal_namesPathExpectedFound(_ s3: String, _ code: String, _ text: String) throws {
-        let e = try #require(error(s3))
-        #expect(e.code.rawValue == code, "\(e)")
-        #expect(e.message.hasPrefix("plugins.json:1:"), "\(e.message)")
-        #expect(e.message.contains(text), "\(e.message)")
-        #expect(e.hint?.isEmpty == false, "\(e)")
-    }
-
     @Test func unknownKey_suggestsTheClosest() throws {
         #expect(try #require(error(#"{"credentails": []}"#)).hint == #"Did you mean "credentials"?"#)
         #expect(try #require(error(#"{"credentials": [{"secretAccesKey": "x"}]}"#)).hint == #"Did you mean "secretAccessKey"?"#)

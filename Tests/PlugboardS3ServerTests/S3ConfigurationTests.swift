@@ -31,8 +31,26 @@ import Testing
         return configuration.effectiveCredentials
     }
 
-    /// Each refusal: its code, the JSON path, what was expected and found, a hint.
+    /// Each refusal of the section, in the order `serve` meets them (the manifest's reading
+    /// of its shape, then the configuration's rules): its code, the JSON path, what was
+    /// expected and found, a hint.
     @Test(arguments: [
+        (#"true"#, "manifest.wrong_type", "s3: expected an object, found a boolean"),
+        (#"{}"#, "manifest.missing_key", #"missing key "credentials" in s3"#),
+        (#"{"credentials": [], "x": 1}"#, "manifest.invalid_value", "s3.credentials: expected at least one key pair, found none"),
+        (#"{"credential": []}"#, "manifest.unknown_key", #"unknown key "credential" in s3"#),
+        (#"{"credentials": {}}"#, "manifest.wrong_type", "s3.credentials: expected an array, found an object"),
+        (#"{"credentials": ["k"]}"#, "manifest.wrong_type", "s3.credentials[0]: expected an object, found a string"),
+        (#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": "12345678", "region": "x"}]}"#, "manifest.unknown_key", #"unknown key "region" in s3.credentials[0]"#),
+        (#"{"credentials": [{"accesKeyId": "abc"}]}"#, "manifest.unknown_key", #"unknown key "accesKeyId" in s3.credentials[0]"#),
+        (#"{"credentials": [{"secretAccessKey": "12345678"}]}"#, "manifest.missing_key", #"missing key "accessKeyId" in s3.credentials[0]"#),
+        (#"{"credentials": [{"accessKeyId": "abc"}]}"#, "manifest.missing_key", #"missing key "secretAccessKey" in s3.credentials[0]"#),
+        (#"{"credentials": [{"accessKeyId": 7, "secretAccessKey": "12345678"}]}"#, "manifest.wrong_type", "s3.credentials[0].accessKeyId: expected a string, found an integer"),
+        (#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": 12345678}]}"#, "manifest.wrong_type", #"s3.credentials[0].secretAccessKey: expected a string or {"secret": "..."}, found an integer"#),
+        (#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": {"secret": 1}}]}"#, "manifest.wrong_type", "s3.credentials[0].secretAccessKey.secret: expected a string, found an integer"),
+        (#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": {"secret": "12345678", "x": 1}}]}"#, "manifest.wrong_type", "s3.credentials[0].secretAccessKey: expected a string or"),
+        (#"{"credentials": [{"accessKeyId": "${BAD", "secretAccessKey": "12345678"}]}"#, "manifest.invalid_value", "s3.credentials[0].accessKeyId: malformed variable reference"),
+        (#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": "${1x}"}]}"#, "manifest.invalid_value", "s3.credentials[0].secretAccessKey: malformed variable reference"),
         (#"{"credentials": [{"accessKeyId": "ab", "secretAccessKey": "12345678"}]}"#, "manifest.invalid_value", "s3.credentials[0].accessKeyId: expected an access key ID of 3 to 128 characters, found 2 characters"),
         (#"{"credentials": [{"accessKeyId": "a b c", "secretAccessKey": "12345678"}]}"#, "manifest.invalid_value", "s3.credentials[0].accessKeyId: expected an access key ID of printable ASCII without spaces or \"/\", found a space at character 2"),
         (#"{"credentials": [{"accessKeyId": "ab/c", "secretAccessKey": "12345678"}]}"#, "manifest.invalid_value", "found a \"/\" at character 3"),
