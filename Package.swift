@@ -51,7 +51,8 @@ let package = Package(
         // kit's stand-in. Its own target so that a plugin using it links no host code.
         .target(name: "InMemoryStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
         // The kit for plugin authors: load a plugin .so through the host's checks, the
-        // ObjectStorage conformance suite, the in-memory storage.
+        // ObjectStorage conformance suite, the in-memory storage, and the doubles front-end
+        // tests share (ForwardingStorage, ContainerProvider).
         .target(name: "PlugboardTesting",
                 dependencies: [api, "InMemoryStorage", "PlugboardHost", "PlugboardCrypto", "PlugboardConcurrency"]),
         // System calls Glibc's overlay does not expose (prctl), and the crash line naming

@@ -42,14 +42,8 @@ import Testing
 
     /// InMemoryObjectStorage whose listing, like S3's ListObjectsV2, carries neither
     /// content type nor metadata.
-    struct ListsWithoutTypes: ObjectStorage {
+    struct ListsWithoutTypes: ForwardingStorage {
         let base = InMemoryObjectStorage()
-        func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
-            try await base.put(key, data: data, contentType: contentType, metadata: metadata)
-        }
-        func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
-        func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
-        func delete(_ key: String) async throws { try await base.delete(key) }
         func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
             let page = try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
             return ObjectListing(objects: page.objects.map { info in
