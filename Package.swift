@@ -27,13 +27,15 @@ let package = Package(
     ],
     targets: [
         // SHA-256, MD5 and HMAC from OpenSSL's libcrypto, loaded at run time (no headers).
-        .target(name: "PlugboardCrypto"),
+        .target(name: "PlugboardCrypto", dependencies: ["PlugboardBytes"]),
         // A value kept with its pthread lock (NIO's NIOLockedValueBox idea), shared by the
         // host, the test kit and the plugins.
         .target(name: "PlugboardConcurrency"),
-        // A descriptor read to its end and written whole (EINTR retried), and RFC 3986
-        // percent-encoding: the host, the CLI, the server and the plugins link it (the
-        // plugins statically, like PlugboardConcurrency), so it has no dependency at all.
+        // The byte helpers written once: a descriptor read to its end and written whole
+        // (EINTR retried), RFC 3986 percent-encoding and decoding, base64 (standard and
+        // URL-safe), hex digits, ASCII text and trimming. The host, the CLI, the server and
+        // the plugins link it (the plugins statically, like PlugboardConcurrency), so it has
+        // no dependency at all.
         .target(name: "PlugboardBytes"),
         // HTTP/1.1 over plain TCP for http:// endpoints: blocking sockets on Dispatch queues,
         // keep-alive, bodies streamed both ways; the one retry policy and the checked streamed
@@ -48,8 +50,8 @@ let package = Package(
         // The HTTP/1.1 grammar both directions read and write: field lines, the numbers that
         // frame a body, status lines, persistence, a head writer that refuses header
         // injection. The server (PlugboardHTTP) and the client (PlugboardHTTPClient) each
-        // frame messages their own way (push and pull) over it. No dependency at all.
-        .target(name: "PlugboardHTTPCodec"),
+        // frame messages their own way (push and pull) over it. Only PlugboardBytes (hex digits).
+        .target(name: "PlugboardHTTPCodec", dependencies: ["PlugboardBytes"]),
         // AWS Signature Version 4's shared parts (signing key, canonical query and request,
         // string to sign): S3Storage signs with them and the S3 front end verifies with them,
         // as NIOHTTP1 serves client and server. Linked statically wherever it is used.
@@ -58,7 +60,8 @@ let package = Package(
         // kit's stand-in. Its own target so that a plugin using it links no host code.
         .target(name: "InMemoryStorage", dependencies: [api, "PlugboardCrypto", "PlugboardConcurrency"]),
         // The kit for plugin authors: load a plugin .so through the host's checks, the
-        // ObjectStorage conformance suite, the in-memory storage.
+        // ObjectStorage conformance suite, the in-memory storage, and the doubles front-end
+        // tests share (ForwardingStorage, ContainerProvider).
         .target(name: "PlugboardTesting",
                 dependencies: [api, "InMemoryStorage", "PlugboardHost", "PlugboardCrypto", "PlugboardConcurrency"]),
         // System calls Glibc's overlay does not expose (prctl), and the crash line naming
@@ -69,15 +72,16 @@ let package = Package(
         // epoll, eventfd and accept4, which Glibc's Swift overlay does not expose.
         .target(name: "CPlugboardNetwork"),
         // HTTP/1.1 on epoll event loops: the incremental request decoder with its limits,
-        // responses, streamed bodies with backpressure, the server core.
-        .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardHTTPCodec", "PlugboardConcurrency", "CPlugboardNetwork"]),
+        // responses, streamed bodies with backpressure, the server core, and what both front
+        // ends need beside it (cached date texts, the latency histogram, path scrubbing).
+        .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardBytes", "PlugboardHTTPCodec", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.
         .target(name: "PlugboardServer", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // `serve --s3-listen`: the S3 REST API (SigV4, aws-chunked bodies, buckets as key
         // prefixes, multipart) over the same bound ObjectStorage and per-request lease as the
         // native API (docs/S3_API.md).
-        .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardSigV4", "PlugboardHost", "PlugboardHTTP",
-                                                          "PlugboardServer", "PlugboardConcurrency"]),
+        .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardSigV4", "PlugboardHost",
+                                                          "PlugboardHTTP", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
                                                     "PlugboardS3Server"]),
@@ -126,7 +130,7 @@ let package = Package(
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardBytes", "PlugboardConcurrency", "PlugboardTestSupport"]),
         // The API router in process: leases per request across a storage swap.
         .testTarget(name: "PlugboardServerTests", dependencies: [api, "PlugboardServer", "PlugboardHTTP", "PlugboardHost",
-                                                             "InMemoryStorage"]),
+                                                             "InMemoryStorage", "PlugboardTesting"]),
         // The real plugin .so files, loaded through PluginLoader: conformance, faults, crashes, link audit.
         .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardTestSupport"]),
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.
@@ -143,8 +147,8 @@ let package = Package(
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
         // The S3 front end in process (signatures, aws-chunked, XML, operations over
         // InMemoryStorage); the real clients run against `plugboard serve` in Tests/e2e.
-        .testTarget(name: "PlugboardS3ServerTests", dependencies: [api, "PlugboardS3Server", "PlugboardHTTP", "PlugboardHost",
-                                                                   "InMemoryStorage", "PlugboardCrypto", "PlugboardTestSupport"]),
+        .testTarget(name: "PlugboardS3ServerTests", dependencies: [api, "PlugboardS3Server", "PlugboardBytes", "PlugboardHTTP", "PlugboardHost",
+                                                                   "InMemoryStorage", "PlugboardCrypto", "PlugboardTestSupport", "PlugboardTesting"]),
     ]
 )
 

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 
 /// Where an object's file lives under `<root>/objects`: the key's UTF-8 bytes as lowercase
 /// hexadecimal, cut into folders of ``folderDigits`` digits, the last piece a file named
@@ -37,16 +38,12 @@ struct ObjectPath: Sendable {
         digits = [UInt8](unsafeUninitializedCapacity: count * 2) { out, initialized in
             var i = 0
             for byte in key.utf8 {
-                out[i] = Self.hexDigit(byte >> 4)
-                out[i + 1] = Self.hexDigit(byte & 0x0F)
+                out[i] = HexDigits.lower(byte >> 4)
+                out[i + 1] = HexDigits.lower(byte & 0x0F)
                 i += 2
             }
             initialized = i
         }
-    }
-
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// The folders between `objects` and the file, outermost first; empty for keys of up to

@@ -12,3 +12,17 @@ public enum ASCIIText {
         return String(decoding: bytes, as: UTF8.self)
     }
 }
+
+extension ASCIIText {
+    /// `text` without its leading and trailing spaces and tabs (HTTP's optional white
+    /// space), found by byte rather than by character.
+    public static func trimmed(_ text: Substring) -> Substring {
+        let utf8 = text.utf8
+        guard let first = utf8.firstIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }),
+              let last = utf8.lastIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return "" }
+        return text[first..<utf8.index(after: last)]
+    }
+
+    /// ``trimmed(_:)`` of a whole string.
+    public static func trimmed(_ text: String) -> String { String(trimmed(text[...])) }
+}

@@ -1,31 +1,39 @@
-/// Percent-encoding (RFC 3986 section 2.1): every byte as `%XX` with upper-case hex,
-/// except the unreserved `A-Z a-z 0-9 - . _ ~`. The HTTP API (server and RESTStorage)
+/// Percent-encoding (RFC 3986 section 2.1), and its decoding: every byte as `%XX` with
+/// upper-case hex, except the unreserved `A-Z a-z 0-9 - . _ ~`. The HTTP API (server and RESTStorage)
 /// encodes `.` as well, on purpose: a key is sent as one path segment, and no client or
 /// proxy may fold `.` or `..` away. S3 keeps `.` (SigV4's `UriEncode`) and keeps `/` in
 /// paths by encoding each segment apart.
 public enum PercentEncoding {
-    public static func encode(_ text: String, encodingDots: Bool = false) -> String {
+    public static func encode(_ text: String, encodingDots: Bool = false, keepingSlashes: Bool = false,
+                              spaceAsPlus: Bool = false) -> String {
         // Over the contiguous bytes: the generic walk of a `UTF8View` goes index by index.
         var text = text
-        return text.withUTF8 { encode($0, encodingDots: encodingDots) }
+        return text.withUTF8 { encode($0, encodingDots: encodingDots, keepingSlashes: keepingSlashes, spaceAsPlus: spaceAsPlus) }
     }
 
-    public static func encode(_ bytes: some Collection<UInt8>, encodingDots: Bool = false) -> String {
+    /// `keepingSlashes` keeps `/` as it is (a path's segments, S3's listing keys);
+    /// `spaceAsPlus` writes a space as `+`, as S3's `encoding-type=url` does.
+    public static func encode(_ bytes: some Collection<UInt8>, encodingDots: Bool = false, keepingSlashes: Bool = false,
+                              spaceAsPlus: Bool = false) -> String {
         // Written straight into the string's storage, sized exactly: the server encodes a
         // key for every object answer, and a short result then stays a small string
         // (no allocation) instead of filling a buffer sized for the worst case.
+        let space = spaceAsPlus ? UInt8(ascii: " ") : nil
         var escaped = 0
-        for byte in bytes where !keeps(byte, encodingDots) { escaped += 1 }
+        for byte in bytes where !keeps(byte, encodingDots, keepingSlashes) && byte != space { escaped += 1 }
         return String(unsafeUninitializedCapacity: bytes.count + 2 * escaped) { buffer in
             var n = 0
             for byte in bytes {
-                if keeps(byte, encodingDots) {
+                if keeps(byte, encodingDots, keepingSlashes) {
                     buffer[n] = byte
+                    n += 1
+                } else if byte == space {
+                    buffer[n] = UInt8(ascii: "+")
                     n += 1
                 } else {
                     buffer[n] = UInt8(ascii: "%")
-                    buffer[n + 1] = hexDigit(byte >> 4)
-                    buffer[n + 2] = hexDigit(byte & 0x0F)
+                    buffer[n + 1] = HexDigits.upper(byte >> 4)
+                    buffer[n + 2] = HexDigits.upper(byte & 0x0F)
                     n += 3
                 }
             }
@@ -33,14 +41,33 @@ public enum PercentEncoding {
         }
     }
 
-    @inline(__always)
-    private static func keeps(_ byte: UInt8, _ encodingDots: Bool) -> Bool {
-        isUnreserved(byte) && !(encodingDots && byte == UInt8(ascii: "."))
+    /// The bytes `bytes` stand for: every `%XX` (either case) a byte, `+` a plus unless
+    /// `plusAsSpace` (form encoding); nil for a `%` not followed by two hexadecimal digits.
+    public static func decode(_ bytes: some Collection<UInt8>, plusAsSpace: Bool = false) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var iterator = bytes.makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next().flatMap(HexDigits.value),
+                      let low = iterator.next().flatMap(HexDigits.value) else { return nil }
+                out.append(high << 4 | low)
+            } else {
+                out.append(plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+            }
+        }
+        return out
+    }
+
+    /// The text `text` stands for once decoded; nil for a malformed escape or bytes that
+    /// are not UTF-8.
+    public static func decodedText(_ text: some StringProtocol) -> String? {
+        decode(text.utf8).flatMap { String(validating: $0, as: UTF8.self) }
     }
 
     @inline(__always)
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") - 10 + nibble
+    private static func keeps(_ byte: UInt8, _ encodingDots: Bool, _ keepingSlashes: Bool) -> Bool {
+        (isUnreserved(byte) && !(encodingDots && byte == UInt8(ascii: "."))) || (keepingSlashes && byte == UInt8(ascii: "/"))
     }
 
     /// RFC 3986's unreserved characters.

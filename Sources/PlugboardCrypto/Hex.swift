@@ -1,14 +1,13 @@
+import PlugboardBytes
 /// Lowercase hexadecimal text for bytes, as digests are usually shown (`ba7816bf...`).
 public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
-
     /// Two lowercase hex digits per byte: `[0xBA, 0x78]` gives `"ba78"`.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+            out.append(HexDigits.lower(byte >> 4))
+            out.append(HexDigits.lower(byte & 0x0F))
         }
         return String(decoding: out, as: UTF8.self)
     }

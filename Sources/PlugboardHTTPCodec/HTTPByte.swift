@@ -1,3 +1,5 @@
+import PlugboardBytes
+
 /// The byte classes of RFC 9110 and RFC 9112 that both directions check against: the
 /// server's request decoder and the plain-HTTP client's response reader read one grammar.
 public enum HTTPByte {
@@ -33,12 +35,7 @@ public enum HTTPByte {
 
     /// The value of a hexadecimal digit, or nil.
     @inlinable public static func hexValue(_ b: UInt8) -> Int? {
-        switch b {
-        case 0x30...0x39: return Int(b - 0x30)
-        case 0x41...0x46: return Int(b - 0x41 + 10)
-        case 0x61...0x66: return Int(b - 0x61 + 10)
-        default: return nil
-        }
+        HexDigits.value(b).map(Int.init)
     }
 
     /// ASCII lower case of a byte.

@@ -88,24 +88,25 @@ final class HangupReader: Sendable {
             if fd >= 0 { _ = Glibc.write(fd, &byte, 1) }
         }
         // A process inherits its parent's blocked signals; this thread takes SIGHUP.
-        let box = Unmanaged.passRetained(ActionBox(action, fd: fds[0])).toOpaque()
-        var thread = pthread_t()
-        _ = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            let box = Unmanaged<ActionBox>.fromOpaque(raw).takeRetainedValue()
+        let readEnd = fds[0]
+        let started = Threads.spawn {
             var set = sigset_t()
             sigemptyset(&set)
             sigaddset(&set, SIGHUP)
             pthread_sigmask(SIG_UNBLOCK, &set, nil)
             var byte: UInt8 = 0
             while true {
-                let n = Glibc.read(box.fd, &byte, 1)
+                let n = Glibc.read(readEnd, &byte, 1)
                 if n < 0 && errno == EINTR { continue }
-                if n <= 0 || byte == 0 { return nil }
-                box.action()
+                if n <= 0 || byte == 0 { return }
+                action()
             }
-        }, box)
-        pthread_detach(thread)
+        }
+        guard started else {
+            // No thread to act on it: SIGHUP is ignored rather than left to end the process.
+            reader.stop()
+            return nil
+        }
         return reader
     }
 
@@ -115,14 +116,5 @@ final class HangupReader: Sendable {
         HangupReader.descriptor.store(-1, ordering: .sequentiallyConsistent)
         var zero: UInt8 = 0
         _ = Glibc.write(write, &zero, 1)
-    }
-
-    private final class ActionBox: Sendable {
-        let action: @Sendable () -> Void
-        let fd: Int32
-        init(_ action: @escaping @Sendable () -> Void, fd: Int32) {
-            self.action = action
-            self.fd = fd
-        }
     }
 }

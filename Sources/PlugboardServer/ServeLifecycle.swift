@@ -172,10 +172,3 @@ enum StopSignals {
         descriptor.store(-1, ordering: .sequentiallyConsistent)
     }
 }
-
-extension PlugboardError.Code {
-    /// `serve` on a non-loopback address without `PLUGBOARD_ADMIN_TOKEN` (exit status 2).
-    public static let serveUnprotected: Self = "serve.unprotected_listen"
-    /// `serve` with a token or S3 secret that breaks `CredentialRule` (exit status 2).
-    public static let serveWeakCredential: Self = "serve.weak_credential"
-}

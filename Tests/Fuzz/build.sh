@@ -48,7 +48,8 @@ if [ ! -f "$out/modules/ThreadLocal.o" ]; then
 fi
 module PlugboardAPI Sources/PlugboardAPI/Sources/PlugboardAPI
 module PlugboardConcurrency Sources/PlugboardConcurrency
-# Descriptor reads and percent-encoding, which manifest and s3-xml's files import.
+# The byte helpers (percent-encoding, hex digits, trimming, base64) that most targets'
+# files import, and that PlugboardCrypto and PlugboardHTTPCodec are built over.
 module PlugboardBytes Sources/PlugboardBytes
 module PlugboardCrypto Sources/PlugboardCrypto
 # The HTTP grammar both http-request and s3-response read by.

@@ -1,6 +1,8 @@
 import PlugboardAPI
 import InMemoryStorage
+import PlugboardBytes
 import PlugboardHTTP
+import PlugboardHost
 import Testing
 @testable import PlugboardS3Server
 
@@ -319,8 +321,8 @@ import Testing
 
         let checksums = [("x-amz-checksum-crc32", "Ox7nCg=="), ("x-amz-checksum-sha1", "yBt20ll2Oj9Ev3fHrkTHwj+qSZk="),
                          ("x-amz-checksum-sha256", "RM591nyVng01JP+sF3Hfu6h9K2tLTpnkIDSouAP4sHI="),
-                         ("x-amz-checksum-crc32c", S3Base64.encode(Self.CRC32CBytes(Self.welcome))),
-                         ("x-amz-checksum-crc64nvme", S3Base64.encode(Self.CRC64Bytes(Self.welcome)))]
+                         ("x-amz-checksum-crc32c", Base64.encode(Self.CRC32CBytes(Self.welcome))),
+                         ("x-amz-checksum-crc64nvme", Base64.encode(Self.CRC64Bytes(Self.welcome)))]
         for header in checksums {
             let ok = try await Self.plainOutcome(Self.welcome, headers: [header] + md5)
             #expect(ok.error == nil, "\(header.0): \(ok.error?.description ?? "")")

@@ -1,5 +1,6 @@
 import InMemoryStorage
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardCrypto
 @testable import PlugboardHTTP
 @testable import PlugboardS3Server
@@ -10,7 +11,7 @@ import Testing
 @Suite struct ChecksumKeptTests {
     static let modeOn = [("x-amz-checksum-mode", "ENABLED")]
 
-    static func base64CRC32(_ bytes: [UInt8]) -> String { S3Base64.encode(CRCBytes.bigEndian(UInt64(CRC32.checksum(bytes)), count: 4)) }
+    static func base64CRC32(_ bytes: [UInt8]) -> String { Base64.encode(CRCBytes.bigEndian(UInt64(CRC32.checksum(bytes)), count: 4)) }
 
     @Test func crcCombine_isTheCRCOfTheConcatenation() {
         let whole = (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
@@ -83,7 +84,7 @@ import Testing
             let parts = [Array("first part, ".utf8), Array("second".utf8), Array(" and third".utf8)]
             var listed: [(Int, String, String)] = []
             for (index, bytes) in parts.enumerated() {
-                let value = S3Base64.encode(try algorithm.digest(of: bytes))
+                let value = Base64.encode(try algorithm.digest(of: bytes))
                 let answer = try await MultipartOperations.uploadPart(s3.context, s3.request("PUT", bucket: "bkt", key: "big",
                     query: [("partNumber", "\(index + 1)"), ("uploadId", id)], headers: [(algorithm.headerName, value)], body: bytes))
                 listed.append((index + 1, try #require(answer.header("ETag")), value))
@@ -115,8 +116,8 @@ import Testing
             // Independently of the server's code: composite is the hash of the parts'
             // digests with -N; full object is the checksum of all the bytes.
             let expected = typeName == "COMPOSITE"
-                ? S3Base64.encode(try algorithm.digest(of: try parts.flatMap { try algorithm.digest(of: $0) })) + "-3"
-                : S3Base64.encode(try algorithm.digest(of: parts.flatMap { $0 }))
+                ? Base64.encode(try algorithm.digest(of: try parts.flatMap { try algorithm.digest(of: $0) })) + "-3"
+                : Base64.encode(try algorithm.digest(of: parts.flatMap { $0 }))
             #expect(completed.text("Checksum" + algorithmName) == expected)
             #expect(completed.text("ChecksumType") == typeName)
 
@@ -153,10 +154,10 @@ import Testing
             let id = try #require(try created.document().text("UploadId"))
             let copied = try await MultipartOperations.uploadPartCopy(s3.context, s3.request("PUT", bucket: "bkt", key: "joined",
                 query: [("partNumber", "1"), ("uploadId", id)], headers: [("x-amz-copy-source", "/bkt/source")])).document()
-            let firstValue = S3Base64.encode(try algorithm.digest(of: source))
+            let firstValue = Base64.encode(try algorithm.digest(of: source))
             #expect(copied.text("Checksum" + algorithmName) == firstValue)
             let second = Array(" and a part uploaded".utf8)
-            let secondValue = S3Base64.encode(try algorithm.digest(of: second))
+            let secondValue = Base64.encode(try algorithm.digest(of: second))
             let uploaded = try await MultipartOperations.uploadPart(s3.context, s3.request("PUT", bucket: "bkt", key: "joined",
                 query: [("partNumber", "2"), ("uploadId", id)], headers: [(algorithm.headerName, secondValue)], body: second))
             let document = "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>\(try #require(copied.text("ETag")))</ETag></Part>"
@@ -164,8 +165,8 @@ import Testing
             let completed = try await MultipartOperations.completeMultipartUpload(s3.context, s3.request("POST", bucket: "bkt", key: "joined",
                 query: [("uploadId", id)], body: Array(document.utf8))).document()
             let expected = typeName == "COMPOSITE"
-                ? S3Base64.encode(try algorithm.digest(of: try algorithm.digest(of: source) + algorithm.digest(of: second))) + "-2"
-                : S3Base64.encode(try algorithm.digest(of: source + second))
+                ? Base64.encode(try algorithm.digest(of: try algorithm.digest(of: source) + algorithm.digest(of: second))) + "-2"
+                : Base64.encode(try algorithm.digest(of: source + second))
             #expect(completed.text("Checksum" + algorithmName) == expected)
             #expect(try await s3.storage.get("bkt/joined").data == source + second)
         }

@@ -2,6 +2,7 @@ import InMemoryStorage
 import PlugboardAPI
 @testable import PlugboardHTTP
 @testable import PlugboardS3Server
+import PlugboardTesting
 import Synchronization
 import Testing
 
@@ -143,30 +144,22 @@ import Testing
 /// A storage whose one large object is made chunk by chunk as it is read, and whose put
 /// reads the body chunk by chunk without keeping it: a copy through it holds at most one
 /// chunk at a time, or the largest chunk put sees says otherwise.
-final class ChunkedStorage: ObjectStorage {
+final class ChunkedStorage: ForwardingStorage {
     static let size = 8 << 20, chunk = 64 << 10
-    let inner = InMemoryObjectStorage()
+    let base = InMemoryObjectStorage()
     private let largestChunk = Atomic<Int>(0)
     private let putBytes = Atomic<Int>(0)
     var largestChunkPut: Int { largestChunk.load(ordering: .relaxed) }
     var bytesPut: Int { putBytes.load(ordering: .relaxed) }
 
-    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
-        try await inner.put(key, data: data, contentType: contentType, metadata: metadata)
-    }
-    func get(_ key: String) async throws -> StoredObject { try await inner.get(key) }
     func head(_ key: String) async throws -> ObjectInfo {
         if key == "src/huge" { return Self.hugeInfo }
-        return try await inner.head(key)
-    }
-    func delete(_ key: String) async throws { try await inner.delete(key) }
-    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
-        try await inner.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
+        return try await base.head(key)
     }
     func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
              condition: WriteCondition) async throws -> ObjectInfo {
         guard key == "dst/huge" else {
-            return try await inner.put(key, body: body, contentType: contentType, metadata: metadata, condition: condition)
+            return try await base.put(key, body: body, contentType: contentType, metadata: metadata, condition: condition)
         }
         var largest = 0
         let total = try await body.forEachChunk(upTo: Self.size) { chunk in largest = max(largest, chunk.count) }
@@ -175,7 +168,7 @@ final class ChunkedStorage: ObjectStorage {
         return ObjectInfo(key: key, size: total, etag: "0123456789abcdef0123456789abcdef", lastModified: Timestamp(secondsSince1970: 1_700_000_100))
     }
     func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
-        guard key == "src/huge" else { return try await inner.get(key, range: range) }
+        guard key == "src/huge" else { return try await base.get(key, range: range) }
         let produced = Atomic<Int>(0)
         let body = ObjectBody(length: Self.size) {
             let done = produced.load(ordering: .relaxed)

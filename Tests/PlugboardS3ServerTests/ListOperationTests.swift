@@ -2,6 +2,7 @@ import InMemoryStorage
 import PlugboardAPI
 @testable import PlugboardHTTP
 @testable import PlugboardS3Server
+import PlugboardTesting
 import Synchronization
 import Testing
 
@@ -334,20 +335,8 @@ import Testing
 
 /// A storage whose tokens are its own: ListingRequest's scheme is refused, so start-after
 /// must be found by walking from the prefix's start.
-final class OwnTokenStorage: ObjectStorage {
-    let inner = InMemoryObjectStorage()
-
-    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
-        try await inner.put(key, data: data, contentType: contentType, metadata: metadata)
-    }
-    func get(_ key: String) async throws -> StoredObject { try await inner.get(key) }
-    func head(_ key: String) async throws -> ObjectInfo { try await inner.head(key) }
-    func delete(_ key: String) async throws { try await inner.delete(key) }
-    func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
-             condition: WriteCondition) async throws -> ObjectInfo {
-        try await inner.put(key, body: body, contentType: contentType, metadata: metadata, condition: condition)
-    }
-    func get(_ key: String, range: ByteRange?) async throws -> ObjectStream { try await inner.get(key, range: range) }
+final class OwnTokenStorage: ForwardingStorage {
+    let base = InMemoryObjectStorage()
 
     func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
         var innerToken: String?
@@ -357,7 +346,7 @@ final class OwnTokenStorage: ObjectStorage {
             }
             innerToken = String(continuationToken.dropFirst(4))
         }
-        var page = try await inner.list(prefix: prefix, limit: min(limit, 3), continuationToken: innerToken)
+        var page = try await base.list(prefix: prefix, limit: min(limit, 3), continuationToken: innerToken)
         page.nextContinuationToken = page.nextContinuationToken.map { "own:" + $0 }
         // Listings of this storage carry no metadata.
         page.objects = page.objects.map {
@@ -385,25 +374,14 @@ final class OwnTokenStorage: ObjectStorage {
 }
 
 /// InMemoryObjectStorage, counting the listing pages asked for.
-final class CountingStorage: ObjectStorage {
-    let inner = InMemoryObjectStorage()
+final class CountingStorage: ForwardingStorage {
+    let base = InMemoryObjectStorage()
     private let lists = Atomic<Int>(0)
     var listCalls: Int { lists.load(ordering: .relaxed) }
 
-    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
-        try await inner.put(key, data: data, contentType: contentType, metadata: metadata)
-    }
-    func get(_ key: String) async throws -> StoredObject { try await inner.get(key) }
-    func head(_ key: String) async throws -> ObjectInfo { try await inner.head(key) }
-    func delete(_ key: String) async throws { try await inner.delete(key) }
-    func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
-             condition: WriteCondition) async throws -> ObjectInfo {
-        try await inner.put(key, body: body, contentType: contentType, metadata: metadata, condition: condition)
-    }
-    func get(_ key: String, range: ByteRange?) async throws -> ObjectStream { try await inner.get(key, range: range) }
     func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
         lists.add(1, ordering: .relaxed)
-        return try await inner.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
+        return try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
     }
 }
 

@@ -3,6 +3,7 @@ import PlugboardAPI
 import PlugboardCrypto
 @testable import PlugboardHTTP
 @testable import PlugboardS3Server
+import PlugboardTesting
 import Synchronization
 import Testing
 
@@ -684,7 +685,7 @@ extension String {
 }
 
 /// InMemoryObjectStorage behind a log of the streamed gets and puts, read chunk by chunk.
-fileprivate final class RecordingStorage: ObjectStorage {
+fileprivate final class RecordingStorage: ForwardingStorage {
     let base: InMemoryObjectStorage
     let log = Mutex<[String]>([])
 
@@ -692,15 +693,6 @@ fileprivate final class RecordingStorage: ObjectStorage {
 
     func record(_ line: String) { log.withLock { $0.append(line) } }
 
-    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
-        try await base.put(key, data: data, contentType: contentType, metadata: metadata)
-    }
-    func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
-    func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
-    func delete(_ key: String) async throws { try await base.delete(key) }
-    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
-        try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
-    }
     func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
              condition: WriteCondition) async throws -> ObjectInfo {
         let short = key.hasPrefix(S3Namespace.uploadsPrefix) ? String(key.split(separator: "/").suffix(2).joined(separator: "/")) : key

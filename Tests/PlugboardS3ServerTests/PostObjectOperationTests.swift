@@ -1,7 +1,9 @@
 import InMemoryStorage
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardCrypto
 @testable import PlugboardHTTP
+import PlugboardHost
 @testable import PlugboardS3Server
 import Testing
 
@@ -23,7 +25,7 @@ import Testing
         let expiration = Timestamp(secondsSince1970: now.seconds + expiresIn).iso8601
         let all = ["{\"bucket\": \"\(bucket)\"}", "{\"x-amz-algorithm\": \"AWS4-HMAC-SHA256\"}",
                    "{\"x-amz-credential\": \"\(credential)\"}", "{\"x-amz-date\": \"\(date)\"}"] + conditions
-        let policy = S3Base64.encode(Array("{\"expiration\": \"\(expiration)\", \"conditions\": [\(all.joined(separator: ", "))]}".utf8))
+        let policy = Base64.encode(Array("{\"expiration\": \"\(expiration)\", \"conditions\": [\(all.joined(separator: ", "))]}".utf8))
         var key = Array(("AWS4" + secret).utf8)
         for part in [day, region, "s3", "aws4_request"] { key = try HMACSHA256.authenticationCode(for: Array(part.utf8), key: key) }
         let signature = Hex.encode(try HMACSHA256.authenticationCode(for: Array(policy.utf8), key: key))

@@ -4,6 +4,7 @@ import PlugboardCrypto
 @testable import PlugboardHTTP
 import PlugboardHost
 @testable import PlugboardS3Server
+import PlugboardTesting
 import Testing
 
 /// The S3 router in process, over a container of the test's own: requests are signed
@@ -14,32 +15,14 @@ import Testing
     static let keyID = "AKIDROUTERTEST"
     static let secret = "router-test-secret"
 
-    final class ContainerProvider: StorageProvider {
-        let container = Container()
-        let refusal: PlugboardError?
-        let secrets = SecretScrubber(secrets: [])
-
-        init(refusal: PlugboardError? = nil) { self.refusal = refusal }
-
-        var objectRequestsRefusal: PlugboardError? { refusal }
-
-        func boundStorage(_ resolver: some ServiceResolver) -> Result<any ObjectStorage, PlugboardError> {
-            do throws(PlugboardError) {
-                return .success(try resolver.resolve((any ObjectStorage).self, name: nil))
-            } catch {
-                return .failure(error)
-            }
-        }
-    }
-
     static func router(refusal: PlugboardError? = nil) async throws -> (S3Router, InMemoryObjectStorage) {
         let provider = ContainerProvider(refusal: refusal)
         let storage = InMemoryObjectStorage()
         try await provider.container.transaction(owner: "test") { tx in
             try tx.register((any ObjectStorage).self, instance: storage)
         }
-        let options = S3Router.Options(credentials: [S3Credential(accessKeyID: keyID, secretAccessKey: secret)])
-        return (S3Router(provider: provider, options: options, logger: .disabled), storage)
+        let configuration = S3Router.Configuration(credentials: [S3Credential(accessKeyID: keyID, secretAccessKey: secret)])
+        return (S3Router(provider: provider, configuration: configuration, logger: .disabled), storage)
     }
 
     /// A SigV4-signed request with an `x-amz-content-sha256` of `body`.
@@ -168,7 +151,7 @@ import Testing
     /// The server's own refusals (a body over the limit, a head too large, no room for a
     /// body) carry a request ID too, in the header as in the XML.
     @Test func theServersRefusals_carryARequestID() throws {
-        let router = S3Router(provider: ContainerProvider(), options: S3Router.Options(credentials: []), logger: .disabled)
+        let router = S3Router(provider: ContainerProvider(), configuration: S3Router.Configuration(credentials: []), logger: .disabled)
         let refused = router.refusal(HTTPError.payloadTooLarge(limit: 5 << 30, found: "6442450944"), head: nil)
         #expect(refused.status == 400)  // S3 answers EntityTooLarge with 400
         let id = try #require(Self.header(refused, "x-amz-request-id"))

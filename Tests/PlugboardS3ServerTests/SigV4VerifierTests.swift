@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHTTP
+import PlugboardHost
 import Testing
 @testable import PlugboardS3Server
 

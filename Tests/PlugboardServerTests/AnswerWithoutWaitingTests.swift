@@ -3,13 +3,14 @@ import PlugboardAPI
 @testable import PlugboardHTTP
 import PlugboardHost
 @testable import PlugboardServer
+import PlugboardTesting
 import Testing
 
 /// A GET the bound storage can read at once is answered on the event loop without a task
 /// (`APIRouter.respondWithoutWaiting`): the answer must be the one the task would give,
 /// byte for byte, and everything the storage would wait for goes to the task.
 @Suite struct AnswerWithoutWaitingTests {
-    typealias Provider = RouterOverProviderTests.ContainerProvider
+    typealias Provider = ContainerProvider
 
     static func router(_ storage: any ObjectStorage, token: String? = nil) async throws -> (APIRouter, Provider) {
         let provider = Provider()
@@ -70,7 +71,7 @@ import Testing
             #expect(router.respondWithoutWaiting(to: Self.request(method, target)) == nil, "\(method) \(target)")
         }
         // A storage that does not implement the read at once (the API's default) is read by the task.
-        let (plain, _) = try await Self.router(ForwardingStorage(storage, readsAtOnce: false))
+        let (plain, _) = try await Self.router(AtOnceStorage(storage, readsAtOnce: false))
         #expect(plain.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k")) == nil)
         #expect(await plain.respond(to: Self.request("GET", "/v1/objects/k")).status == 200)
     }
@@ -101,7 +102,7 @@ import Testing
     @Test func theAnswerCarriesItsGeneration_andLeavesNoLease() async throws {
         let host = try await LeasePerRequestTests.emptyHost()
         let events = Events()
-        let storage = ForwardingStorage(readsAtOnce: true, events: events)
+        let storage = AtOnceStorage(readsAtOnce: true, events: events)
         _ = try await storage.put("k", data: [7], contentType: nil, metadata: [:])
         try await host.container.transaction(owner: "p") { tx in
             try tx.register((any ObjectStorage).self, managed: true) { _ in storage }
@@ -120,7 +121,7 @@ import Testing
 
 /// An in-memory storage that reads at once or not (`readsAtOnce`), and says when it stops
 /// (a managed service when registered as one).
-private final class ForwardingStorage: ObjectStorage, ManagedService {
+private final class AtOnceStorage: ForwardingStorage, ManagedService {
     let base: InMemoryObjectStorage
     private let readsAtOnce: Bool
     private let events: Events?
@@ -136,14 +137,5 @@ private final class ForwardingStorage: ObjectStorage, ManagedService {
 
     func getWithoutWaiting(_ key: String, range: ByteRange?) throws(PlugboardError) -> ReadyObject? {
         readsAtOnce ? try base.getWithoutWaiting(key, range: range) : nil
-    }
-    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
-        try await base.put(key, data: data, contentType: contentType, metadata: metadata)
-    }
-    func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
-    func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
-    func delete(_ key: String) async throws { try await base.delete(key) }
-    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
-        try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
     }
 }

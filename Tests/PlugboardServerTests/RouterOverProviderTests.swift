@@ -3,34 +3,13 @@ import PlugboardAPI
 @testable import PlugboardHTTP
 import PlugboardHost
 @testable import PlugboardServer
+import PlugboardTesting
 import Testing
 
 /// The router over a `StorageProvider` that is not a `PluginHost`: a container of the
 /// test's own. The object, listing, health and readiness routes work over it alone; the
 /// routes that report on or act on a plugin host are unknown there.
 @Suite struct RouterOverProviderTests {
-    /// A provider as small as the protocol allows: whatever the container binds.
-    final class ContainerProvider: StorageProvider {
-        let container = Container()
-        let refusal: PlugboardError?
-        let secrets: SecretScrubber
-
-        init(refusal: PlugboardError? = nil, secrets: [String] = []) {
-            self.refusal = refusal
-            self.secrets = SecretScrubber(secrets: secrets)
-        }
-
-        var objectRequestsRefusal: PlugboardError? { refusal }
-
-        func boundStorage(_ resolver: some ServiceResolver) -> Result<any ObjectStorage, PlugboardError> {
-            do throws(PlugboardError) {
-                return .success(try resolver.resolve((any ObjectStorage).self, name: nil))
-            } catch {
-                return .failure(error)
-            }
-        }
-    }
-
     @Test func objectsGoThroughTheProvidersStorage_andHostRoutesAreUnknown() async throws {
         let provider = ContainerProvider()
         let storage = InMemoryObjectStorage()
@@ -63,14 +42,8 @@ import Testing
 
     /// InMemoryObjectStorage whose listing, like S3's ListObjectsV2, carries neither
     /// content type nor metadata.
-    struct ListsWithoutTypes: ObjectStorage {
+    struct ListsWithoutTypes: ForwardingStorage {
         let base = InMemoryObjectStorage()
-        func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
-            try await base.put(key, data: data, contentType: contentType, metadata: metadata)
-        }
-        func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
-        func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
-        func delete(_ key: String) async throws { try await base.delete(key) }
         func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
             let page = try await base.list(prefix: prefix, limit: limit, continuationToken: continuationToken)
             return ObjectListing(objects: page.objects.map { info in

@@ -51,16 +51,10 @@ struct ObjectStorageConveniencesTests {
 }
 
 /// A broken backend whose every page says "more follows" with the same token.
-private struct RepeatingTokenStorage: ObjectStorage {
+private struct RepeatingTokenStorage: ForwardingStorage {
     var descending = false
-    private let base = InMemoryObjectStorage()
+    let base = InMemoryObjectStorage()
 
-    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
-        try await base.put(key, data: data, contentType: contentType, metadata: metadata)
-    }
-    func get(_ key: String) async throws -> StoredObject { try await base.get(key) }
-    func head(_ key: String) async throws -> ObjectInfo { try await base.head(key) }
-    func delete(_ key: String) async throws { try await base.delete(key) }
     func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
         let date = Timestamp(secondsSince1970: 0)
         let keys = descending ? ["b", "a"] : ["a"]

@@ -1,11 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
 
-extension PlugboardError.Code {
-    /// The command line is wrong: an unknown option, a missing value or argument.
-    public static let usage: Self = "cli.usage"
-}
-
 /// Errors of the command line itself; the CLI exits with status 2 for them.
 enum UsageError {
     static func make(_ message: String, detail: String? = nil, hint: String? = nil) -> PlugboardError {

@@ -88,9 +88,8 @@ enum ServeCommand {
 
     /// `--s3-listen`: the S3 endpoint, with the key pairs of the manifest's `s3` object and
     /// the environment's PLUGBOARD_S3_ACCESS_KEY_ID / PLUGBOARD_S3_SECRET_ACCESS_KEY (which
-    /// wins over a manifest pair with the same ID). There is no anonymous mode, on loopback
-    /// either: S3 clients always sign, and a signature the server has no secret to check
-    /// protects nothing.
+    /// wins over a manifest pair with the same ID). The flags and the pairs are read here;
+    /// `S3Router.Configuration.validate()` holds every rule they must keep.
     static func s3FrontEnd(_ ctx: CommandContext, listen: ListenAddress, token: (String) -> String?,
                            manifest: Result<Manifest, PlugboardError>) throws(PlugboardError) -> ServeLifecycle.FrontEnd? {
         let region = ctx.parsed.value("s3-region")
@@ -110,46 +109,30 @@ enum ServeCommand {
         if address == listen && address.port != 0 {
             throw UsageError.make("--s3-listen \(text) is the address --listen already uses", hint: "Give the S3 API a port of its own, such as 9000.")
         }
-        if let region, region.isEmpty || region.count > 64 || !region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
-            throw UsageError.make("invalid --s3-region \"\(region.prefix(80))\"", detail: "Expected a region name of letters, digits and '-', such as us-east-1.")
+        var configuration = S3Router.Configuration(credentials: [], region: region ?? "us-east-1", domain: domain)
+        // The flags before the manifest is looked at: a flag error always has its turn first.
+        try configuration.validateAddressing()
+        let manifest = try manifest.get()
+        configuration.credentials = try manifest.s3?.resolvedCredentials(environment: ctx.processEnvironment) ?? []
+        let idVariable = "PLUGBOARD_S3_ACCESS_KEY_ID", secretVariable = "PLUGBOARD_S3_SECRET_ACCESS_KEY"
+        let id = token(idVariable), secret = token(secretVariable)
+        if let id, let secret {
+            configuration.credentials.append(S3Credential(accessKeyID: id, secretAccessKey: secret,
+                                                          origin: .environment(accessKeyIDVariable: idVariable, secretVariable: secretVariable)))
         }
-        if let domain, domain.isEmpty || domain.hasPrefix(".") || domain.contains("/") || domain.contains(":") {
-            throw UsageError.make("invalid --s3-domain \"\(domain.prefix(80))\"", detail: "Expected a host name such as s3.example.test, without a port.",
-                                  hint: "Clients then address bucket b as b.s3.example.test.")
-        }
-        let credentials = try s3Credentials(ctx, listenText: text, token: token, manifest: try manifest.get())
-        let s3Options = S3Router.Options(credentials: credentials, region: region ?? "us-east-1", domain: domain?.lowercased())
-        return ServeLifecycle.FrontEnd(name: "S3", listen: address) { host, logger in
-            let router = S3Router(provider: host, options: s3Options, logger: logger)
+        configuration.sources = .init(listen: text, manifestPath: manifest.path,
+                                      unsetVariables: [id == nil ? idVariable : nil, secret == nil ? secretVariable : nil].compactMap { $0 })
+        try configuration.validate()
+        return ServeLifecycle.FrontEnd(name: "S3", listen: address) { [configuration] host, logger in
+            let router = S3Router(provider: host, configuration: configuration, logger: logger)
             let metrics = router.metrics
             return (router, { metrics.render() })
         }
     }
 
-    /// Refuses (`serve.weak_credential`, exit 2) a credential that breaks ``CredentialRule``.
+    /// Refuses (`serve.weak_credential`, exit 2) a token that breaks ``CredentialRule``.
     static func checkCredential(_ value: String, name: String, what: String) throws(PlugboardError) {
-        guard let violation = CredentialRule.violation(value, what: what) else { return }
-        throw PlugboardError(.serveWeakCredential, "refusing to serve with \(name) as it is: \(violation)",
-                             detail: CredentialRule.text, hint: CredentialRule.hint + " Set \(name) to it here and in the clients.")
-    }
-
-    /// The manifest's key pairs, then the environment's pair in place of a manifest pair
-    /// with its ID or after them; refused (`serve.unprotected_listen`) when there is none.
-    static func s3Credentials(_ ctx: CommandContext, listenText: String, token: (String) -> String?,
-                              manifest: Manifest) throws(PlugboardError) -> [S3Credential] {
-        var credentials = try (manifest.s3?.resolvedCredentials(environment: ctx.processEnvironment) ?? [])
-            .map { S3Credential(accessKeyID: $0.accessKeyID, secretAccessKey: $0.secretAccessKey) }
-        let id = token("PLUGBOARD_S3_ACCESS_KEY_ID"), secret = token("PLUGBOARD_S3_SECRET_ACCESS_KEY")
-        if let id, let secret {
-            try checkCredential(secret, name: "PLUGBOARD_S3_SECRET_ACCESS_KEY", what: "a secret access key")
-            credentials.removeAll { $0.accessKeyID == id }
-            credentials.append(S3Credential(accessKeyID: id, secretAccessKey: secret))
-        }
-        guard credentials.isEmpty else { return credentials }
-        let missing = [id == nil ? "PLUGBOARD_S3_ACCESS_KEY_ID" : nil, secret == nil ? "PLUGBOARD_S3_SECRET_ACCESS_KEY" : nil].compactMap { $0 }
-        throw PlugboardError(.serveUnprotected, "refusing to serve the S3 API without credentials",
-            detail: "--s3-listen \(listenText) was given, the manifest \(ConfigValue.string(manifest.path).description) has no \"s3\" credentials, and \(missing.joined(separator: " and ")) \(missing.count == 1 ? "is" : "are") not set: every S3 request is checked against a key pair (SigV4).",
-            hint: "Add \"s3\": {\"credentials\": [{\"accessKeyId\": \"${S3_KEY_ID}\", \"secretAccessKey\": {\"secret\": \"${S3_SECRET}\"}}]} to the manifest (docs/MANIFEST.md), or set PLUGBOARD_S3_ACCESS_KEY_ID and PLUGBOARD_S3_SECRET_ACCESS_KEY; give the S3 client the same pair (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).")
+        if let refusal = CredentialRule.refusal(value, variable: name, what: what) { throw refusal }
     }
 
     private static func integer(_ ctx: CommandContext, _ name: String, default value: Int,

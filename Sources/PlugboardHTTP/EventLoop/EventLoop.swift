@@ -41,7 +41,7 @@ final class EventLoop: @unchecked Sendable {
     private var running = true
     /// The monotonic time when the loop last woke (loop thread only): deadlines and
     /// transfer rates read it instead of the clock, which they asked six times a request.
-    private(set) var now = Clock.now()
+    private(set) var now = MonotonicClock.now()
     /// Work queued from the loop's own thread: no lock, no doorbell (loop thread only).
     private var local: [@Sendable () -> Void] = []
     private var localBatch: [@Sendable () -> Void] = []
@@ -174,7 +174,7 @@ final class EventLoop: @unchecked Sendable {
         pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         var data = [UInt64](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
-        now = Clock.now()
+        now = MonotonicClock.now()
         var nextTick = now + Self.tickSeconds
         while running {
             let timeout = max(0, Int32(((nextTick - now) * 1000).rounded(.up)))
@@ -183,7 +183,7 @@ final class EventLoop: @unchecked Sendable {
                     plugboard_epoll_wait(epoll, d.baseAddress, e.baseAddress, 256, timeout)
                 }
             }
-            now = Clock.now()
+            now = MonotonicClock.now()
             if n > 0 {
                 for i in 0..<Int(n) {
                     if data[i] == Self.doorbellID {
@@ -196,7 +196,7 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             runQueued()
-            now = Clock.now()
+            now = MonotonicClock.now()
             if now >= nextTick {
                 nextTick = now + Self.tickSeconds
                 for source in registeredSources() { source.tick(now, loop: self) }

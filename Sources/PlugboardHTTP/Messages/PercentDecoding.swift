@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import PlugboardHTTPCodec
+import PlugboardBytes
+
 /// Percent-decoding of request targets (RFC 3986 section 2.1), as the HTTP API defines
 /// it: every `%XX` (either case) is a byte, `+` stays a plus, `/` stays a slash.
 public enum PercentDecoding {
@@ -13,26 +14,12 @@ public enum PercentDecoding {
         var text = text
         let utf8 = text.withUTF8 { Array($0) }
         if utf8.withUnsafeBufferPointer({ $0.isEmpty || memchr($0.baseAddress!, 0x25, $0.count) == nil }) { return utf8 }
-        var out: [UInt8] = []
-        out.reserveCapacity(utf8.count)
-        var i = 0
-        while i < utf8.count {
-            let b = utf8[i]
-            if b == UInt8(ascii: "%") {
-                guard i + 2 < utf8.count, let hi = HTTPByte.hexValue(utf8[i + 1]),
-                      let lo = HTTPByte.hexValue(utf8[i + 2]) else {
-                    throw HTTPError.badRequest("malformed percent escape in \"\(text.prefix(200))\"",
-                                               detail: "A % must be followed by two hexadecimal digits.",
-                                               hint: "Write a literal % as %25.")
-                }
-                out.append(UInt8(hi * 16 + lo))
-                i += 3
-            } else {
-                out.append(b)
-                i += 1
-            }
+        guard let decoded = PercentEncoding.decode(utf8) else {
+            throw HTTPError.badRequest("malformed percent escape in \"\(text.prefix(200))\"",
+                                       detail: "A % must be followed by two hexadecimal digits.",
+                                       hint: "Write a literal % as %25.")
         }
-        return out
+        return decoded
     }
 
     /// `name=value` pairs of a query, both decoded (a pair without `=` has an empty

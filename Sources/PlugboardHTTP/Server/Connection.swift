@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CPlugboardNetwork
 import PlugboardAPI
+import PlugboardConcurrency
 
 /// One client connection, owned by one event loop: a state machine fed by readiness
 /// events. Requests are taken one at a time (bytes of a pipelined next request wait in
@@ -580,7 +581,7 @@ final class Connection: EventSource, @unchecked Sendable {
         exchange.channel?.discard()
         handler.completed(PlugboardHTTP.Exchange(
             method: exchange.head?.method ?? "-", target: exchange.head?.target ?? "-", status: exchange.status,
-            bytes: exchange.bytes, durationSeconds: Clock.now() - exchange.started, peer: peer, label: exchange.label))
+            bytes: exchange.bytes, durationSeconds: MonotonicClock.now() - exchange.started, peer: peer, label: exchange.label))
     }
 
     /// Answers a request refused at the HTTP level, then lingers and closes.

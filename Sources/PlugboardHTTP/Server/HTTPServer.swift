@@ -153,8 +153,8 @@ public final class HTTPServer: Sendable {
     /// `timeoutSeconds`; returns the connections still open (0 when drained).
     @discardableResult
     public func waitUntilDrained(timeoutSeconds: Double) -> Int {
-        let deadline = Clock.now() + timeoutSeconds
-        while Clock.now() < deadline {
+        let deadline = MonotonicClock.now() + timeoutSeconds
+        while MonotonicClock.now() < deadline {
             if state.withLock({ $0.acceptDone }) && core.limits.open == 0 { return 0 }
             usleep(10_000)
         }
@@ -299,7 +299,7 @@ final class Listener: EventSource {
             let code = errno
             if code == EINTR || code == ECONNABORTED { continue }
             if code == EMFILE || code == ENFILE {
-                let now = Clock.now()
+                let now = MonotonicClock.now()
                 if now - lastWarning > 5 {
                     lastWarning = now
                     core.logger.warning("out of file descriptors; accepting again shortly",
@@ -327,7 +327,7 @@ final class Listener: EventSource {
             return
         }
         Socket.setNoDelay(client)
-        let connection = Connection(fd: client, peer: peer, server: core, handler: handler, loop: loop, now: Clock.now())
+        let connection = Connection(fd: client, peer: peer, server: core, handler: handler, loop: loop, now: MonotonicClock.now())
         if !connection.register() {
             core.limits.release(peer: peer)
             close(client)

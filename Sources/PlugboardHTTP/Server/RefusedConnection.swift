@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CPlugboardNetwork
+import PlugboardConcurrency
 
 /// A connection refused over a limit, after its 503 and the shutdown of the server's
 /// side: what the client sends is read and dropped for a moment before the close. A close
@@ -28,7 +29,7 @@ final class RefusedConnection: EventSource {
     /// Lingers on `fd` (its answer already written and its side shut), or closes it at
     /// once when the loop cannot watch it; `onClose` runs on the loop once it is closed.
     static func linger(_ fd: Int32, on loop: EventLoop, onClose: @escaping () -> Void) {
-        let refused = RefusedConnection(fd: fd, until: Clock.now() + lingerSeconds, onClose: onClose)
+        let refused = RefusedConnection(fd: fd, until: MonotonicClock.now() + lingerSeconds, onClose: onClose)
         guard let id = loop.register(fd, events: UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_RDHUP), source: refused) else {
             close(fd)
             onClose()

@@ -1,3 +1,5 @@
+import PlugboardAPI
+
 /// A response body produced while it is sent: exactly `length` bytes from `next`, which
 /// returns nil at the end. The server asks for the next chunk only when the socket has
 /// taken the previous ones (backpressure), so a slow client slows the producer instead of
@@ -10,5 +12,23 @@ public struct ResponseStream: Sendable {
     public init(length: Int, next: @escaping @Sendable () async throws -> [UInt8]?) {
         self.length = length
         self.next = next
+    }
+
+    /// A storage body sent as it is read: what both APIs answer a large GET with.
+    public init(length: Int, body: ObjectBody) {
+        let chunks = Chunks(body)
+        self.init(length: length) { try await chunks.next() }
+    }
+
+    /// The body's iterator behind the `@Sendable` closure the writer calls.
+    ///
+    /// `@unchecked Sendable`: `iterator` is used by the one task writing the answer, never
+    /// by two calls at once (the writer awaits each chunk before it asks for the next).
+    private final class Chunks: @unchecked Sendable {
+        private var iterator: ObjectBody.Iterator
+
+        init(_ body: ObjectBody) { iterator = body.makeAsyncIterator() }
+
+        func next() async throws -> [UInt8]? { try await iterator.next() }
     }
 }

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 
 extension JSONParser {
     /// Reads a string whose opening quote is at `index`, leaving `index` after the
@@ -93,7 +94,7 @@ extension JSONParser {
         var value: UInt32 = 0
         for k in 0..<4 {
             let at = start + 2 + k
-            guard at < bytes.count, let digit = Self.hexValue(bytes[at]) else {
+            guard at < bytes.count, let digit = HexDigits.value(bytes[at]) else {
                 throw syntaxError(at: at, "expected four hex digits after '\\u', found \(found(at: at))",
                                   detail: "A \\u escape is written with exactly four hex digits, as in \\u00e9.")
             }
@@ -134,15 +135,6 @@ extension JSONParser {
         return syntaxError(at: offset, inSecret ? "invalid UTF-8 in a secret value" : "invalid UTF-8 byte 0x\(Self.hex2(b))",
                            detail: "The bytes at this position are not valid UTF-8 (a stray, truncated or overlong sequence).",
                            hint: "Save the manifest as UTF-8.")
-    }
-
-    static func hexValue(_ b: UInt8) -> UInt8? {
-        switch b {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 
     static func hex2(_ b: UInt8) -> String {

@@ -1,3 +1,5 @@
+import PlugboardAPI
+
 /// The one rule for every credential a client is checked against: `PLUGBOARD_API_TOKEN`,
 /// `PLUGBOARD_ADMIN_TOKEN`, and every S3 secret access key (the manifest's
 /// `s3.credentials` and `PLUGBOARD_S3_SECRET_ACCESS_KEY`). A one-character admin token
@@ -20,5 +22,15 @@ public enum CredentialRule {
             return "expected \(what) of printable ASCII without spaces, found \(found) at character \(scalars.distance(from: scalars.startIndex, to: offset) + 1)"
         }
         return nil
+    }
+}
+
+extension CredentialRule {
+    /// `serve.weak_credential` for the environment variable `name` whose value, a `what`,
+    /// breaks the rule; nil when it keeps it. The message never quotes the value.
+    public static func refusal(_ value: String, variable name: String, what: String) -> PlugboardError? {
+        guard let violation = violation(value, what: what) else { return nil }
+        return PlugboardError(.serveWeakCredential, "refusing to serve with \(name) as it is: \(violation)",
+                              detail: text, hint: hint + " Set \(name) to it here and in the clients.")
     }
 }

@@ -21,6 +21,9 @@ extension ManifestDecoder {
         return S3Settings(credentials: credentials, manifestPath: reader.source)
     }
 
+    /// The pairs as written, 1 to 100 of them (the schema's bounds); what their values must
+    /// be is the S3 front end's rule (`S3Router.Configuration`). A malformed `${...}` is
+    /// refused here, for every manifest.
     private func decodeS3Credentials(_ value: JSONValue) throws(PlugboardError) -> [S3Settings.RawCredential] {
         let elements = try reader.array(value, hint: "Write \"credentials\" as an array of {\"accessKeyId\": ..., \"secretAccessKey\": ...} objects.")
         guard !elements.isEmpty else {
@@ -34,19 +37,10 @@ extension ManifestDecoder {
                 hint: "Let clients share key pairs, or remove the ones no longer used.")
         }
         var out: [S3Settings.RawCredential] = []
-        var literalIds: [String: Int] = [:]
-        for (index, element) in elements.enumerated() {
+        for element in elements {
             let credential = try decodeS3Credential(element)
-            if let id = try literal(credential.accessKeyId) {
-                try S3Settings.checkAccessKeyId(id, credential.accessKeyId, source: reader.source, expanded: false)
-                if let first = literalIds[id] {
-                    throw S3Settings.duplicate(credential.accessKeyId, first: first, index: index, source: reader.source)
-                }
-                literalIds[id] = index
-            }
-            if let secret = try literal(credential.secretAccessKey) {
-                try S3Settings.checkSecret(secret, credential.secretAccessKey, source: reader.source, expanded: false)
-            }
+            try checkReferences(credential.accessKeyId)
+            try checkReferences(credential.secretAccessKey)
             out.append(credential)
         }
         return out
@@ -90,23 +84,14 @@ extension ManifestDecoder {
         return S3Settings.RawCredential(value: value, accessKeyId: id, secretAccessKey: secret)
     }
 
-    /// The string's value when it names no variable (`$${` read as `${`), nil when it
-    /// does; a malformed `${...}` is refused here, for every manifest.
-    private func literal(_ value: JSONValue) throws(PlugboardError) -> String? {
-        guard case .string(let text) = value.kind else { return nil }
-        guard text.contains("$") else { return text }
-        let parts: [VariableExpander.Part]
+    /// Refuses a malformed `${...}` in the string.
+    private func checkReferences(_ value: JSONValue) throws(PlugboardError) {
+        guard case .string(let text) = value.kind, text.contains("$") else { return }
         do {
-            parts = try VariableExpander.parts(of: text)
+            _ = try VariableExpander.parts(of: text)
         } catch {
             throw reader.invalidValue(value, "malformed variable reference", detail: error.reason,
                 hint: "Write ${NAME} or ${NAME:-default}; write $${ for a literal \"${\".")
         }
-        var out = ""
-        for part in parts {
-            guard case .literal(let l) = part else { return nil }
-            out += l
-        }
-        return out
     }
 }

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardHost
 
 /// The policy of a browser upload (POST Object): a base64 JSON document, signed by the
@@ -63,7 +64,7 @@ struct PostPolicy: Sendable {
 
     /// The policy of a form's `policy` field.
     init(base64 text: String) throws(S3Error) {
-        guard let bytes = S3Base64.decode(text.filter { $0 != "\r" && $0 != "\n" }) else {
+        guard let bytes = Base64.decode(text.filter { $0 != "\r" && $0 != "\n" }) else {
             throw Self.invalid("expected the policy field to be base64 (RFC 4648, padded), found \"\(text.prefix(40))\"")
         }
         try self.init(json: bytes)
@@ -191,7 +192,7 @@ struct PostPolicy: Sendable {
             // S3: each type of a comma-separated Content-Type must start with the prefix.
             if field == "content-type" {
                 return value.split(separator: ",", omittingEmptySubsequences: false)
-                    .allSatisfy { SigV4Verifier.trim($0).utf8.starts(with: prefix.utf8) }
+                    .allSatisfy { ASCIIText.trimmed($0).utf8.starts(with: prefix.utf8) }
             }
             return value.utf8.starts(with: prefix.utf8)
         case .contentLengthRange: return true

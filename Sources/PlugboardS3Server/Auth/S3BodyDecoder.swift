@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardConcurrency
 import PlugboardCrypto
 import PlugboardHTTP
@@ -59,7 +60,7 @@ public enum S3BodyDecoder {
             throw S3Error("MissingContentLength", status: 411,
                           "You must provide the x-amz-decoded-content-length header with an aws-chunked body (x-amz-content-sha256 STREAMING-*): found none.")
         }
-        let trimmed = SigV4Verifier.trim(text)
+        let trimmed = ASCIIText.trimmed(text)
         guard !trimmed.isEmpty, trimmed.utf8.count <= 18, trimmed.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let length = Int(trimmed) else {
             throw S3Error.invalidArgument(
                 "x-amz-decoded-content-length must be the decoded body's length in bytes: found \"\(text.prefix(40))\".",
@@ -126,8 +127,8 @@ final class BodyChecks: @unchecked Sendable {
 
     init(headers: HTTPHeaders, payload: PayloadMode, trailerMode: Bool) throws(S3Error) {
         if let text = headers["content-md5"] {
-            let value = SigV4Verifier.trim(text)
-            guard let bytes = S3Base64.decode(value), bytes.count == 16 else {
+            let value = ASCIIText.trimmed(text)
+            guard let bytes = Base64.decode(value), bytes.count == 16 else {
                 throw S3Error("InvalidDigest", status: 400,
                               "The Content-MD5 you specified is not valid: expected the base64 of 16 bytes, found \"\(text.prefix(64))\".",
                               fields: [("Content-MD5", String(text.prefix(64)))])
@@ -142,8 +143,8 @@ final class BodyChecks: @unchecked Sendable {
         for algorithm in ChecksumAlgorithm.allCases {
             let values = headers.values(algorithm.headerName)
             guard let text = values.first else { continue }
-            let value = SigV4Verifier.trim(text)
-            guard values.count == 1, let bytes = S3Base64.decode(value), bytes.count == algorithm.byteCount else {
+            let value = ASCIIText.trimmed(text)
+            guard values.count == 1, let bytes = Base64.decode(value), bytes.count == algorithm.byteCount else {
                 throw S3Error.invalidRequest(
                     "Value for \(algorithm.headerName) header is invalid: expected the base64 of \(algorithm.byteCount) bytes, found \"\(text.prefix(64))\"\(values.count > 1 ? " (and \(values.count - 1) more)" : "").")
             }
@@ -158,7 +159,7 @@ final class BodyChecks: @unchecked Sendable {
         var announced: [ChecksumAlgorithm] = []
         for text in headers.values("x-amz-trailer") {
             for name in text.split(separator: ",") {
-                let name = SigV4Verifier.trim(name).lowercased()
+                let name = ASCIIText.trimmed(name).lowercased()
                 guard name.hasPrefix("x-amz-checksum-"), let algorithm = ChecksumAlgorithm(rawValue: String(name.dropFirst(15))) else {
                     throw S3Error.invalidRequest(
                         "The value specified in the x-amz-trailer header is not supported: expected one of \(ChecksumAlgorithm.allCases.map(\.headerName).joined(separator: ", ")), found \"\(name.prefix(64))\".")
@@ -219,8 +220,8 @@ final class BodyChecks: @unchecked Sendable {
             let digest = md5Digest ?? []
             guard digest == contentMD5.bytes else {
                 throw S3Error("BadDigest", status: 400,
-                              "The Content-MD5 you specified did not match what we received: the header says \(contentMD5.text), the body's MD5 is \(S3Base64.encode(digest)).",
-                              fields: [("ExpectedDigest", contentMD5.text), ("CalculatedDigest", S3Base64.encode(digest))])
+                              "The Content-MD5 you specified did not match what we received: the header says \(contentMD5.text), the body's MD5 is \(Base64.encode(digest)).",
+                              fields: [("ExpectedDigest", contentMD5.text), ("CalculatedDigest", Base64.encode(digest))])
             }
         }
         if let contentSHA256 {
@@ -231,7 +232,7 @@ final class BodyChecks: @unchecked Sendable {
             let found = computed[header.algorithm] ?? []
             guard found == header.bytes else {
                 throw S3Error.badDigest(
-                    "Value for \(header.algorithm.headerName) header is invalid: the header says \(header.text), the body's \(header.algorithm.displayName) is \(S3Base64.encode(found)).")
+                    "Value for \(header.algorithm.headerName) header is invalid: the header says \(header.text), the body's \(header.algorithm.displayName) is \(Base64.encode(found)).")
             }
             checked.append((header.algorithm.headerName, header.text))
         }
@@ -246,14 +247,14 @@ final class BodyChecks: @unchecked Sendable {
                               "The request contained trailing data that was not well-formed or did not conform to our published schema: x-amz-trailer announced \(algorithm.headerName), and the trailer carries it \(lines.count) times (expected once).")
             }
             let value = lines[0].value
-            guard let bytes = S3Base64.decode(value), bytes.count == algorithm.byteCount else {
+            guard let bytes = Base64.decode(value), bytes.count == algorithm.byteCount else {
                 throw S3Error.invalidRequest(
                     "Value for \(algorithm.headerName) trailing header is invalid: expected the base64 of \(algorithm.byteCount) bytes, found \"\(value.prefix(64))\".")
             }
             let found = computed[algorithm] ?? []
             guard found == bytes else {
                 throw S3Error.badDigest(
-                    "Value for \(algorithm.headerName) trailing header is invalid: the trailer says \(value), the body's \(algorithm.displayName) is \(S3Base64.encode(found)).")
+                    "Value for \(algorithm.headerName) trailing header is invalid: the trailer says \(value), the body's \(algorithm.displayName) is \(Base64.encode(found)).")
             }
             checked.append((algorithm.headerName, value))
         }
@@ -528,13 +529,13 @@ struct AWSChunkedParser {
         let semicolon = text.firstIndex(of: UInt8(ascii: ";"))
         let sizeText = text[..<(semicolon ?? text.count)]
         let shown = String(decoding: text.prefix(100), as: UTF8.self)
-        guard !sizeText.isEmpty, sizeText.count <= 16, sizeText.allSatisfy({ SigV4Verifier.hexValue($0) != nil }) else {
+        guard !sizeText.isEmpty, sizeText.count <= 16, sizeText.allSatisfy({ HexDigits.value($0) != nil }) else {
             throw S3Error.incompleteBody(
                 "The aws-chunked body is malformed: expected a chunk-size line \"<hex size>\(signing == nil ? "" : ";chunk-signature=<signature>")\", found \"\(shown)\".")
         }
         var size = 0
         for digit in sizeText {
-            size = size << 4 | Int(SigV4Verifier.hexValue(digit)!)
+            size = size << 4 | Int(HexDigits.value(digit)!)
             guard size <= S3BodyDecoder.maxChunkSize else {
                 throw S3Error.invalidRequest(
                     "An aws-chunked chunk is too large: chunk \(chunkIndex + 1) declares \(String(decoding: sizeText, as: UTF8.self)) (hex) bytes, at most \(S3BodyDecoder.maxChunkSize) are accepted.")
@@ -606,8 +607,8 @@ struct AWSChunkedParser {
             throw S3Error("MalformedTrailerError", status: 400,
                           "The request contained trailing data that was not well-formed or did not conform to our published schema: expected \"name:value\", found \"\(String(decoding: text.prefix(100), as: UTF8.self))\".")
         }
-        let name = SigV4Verifier.trim(String(decoding: text[..<colon], as: UTF8.self)).lowercased()
-        let value = SigV4Verifier.trim(String(decoding: text[(colon + 1)...], as: UTF8.self))
+        let name = ASCIIText.trimmed(String(decoding: text[..<colon], as: UTF8.self)).lowercased()
+        let value = ASCIIText.trimmed(String(decoding: text[(colon + 1)...], as: UTF8.self))
         if name == "x-amz-trailer-signature" {
             guard signing != nil else {
                 throw S3Error("MalformedTrailerError", status: 400,

@@ -3,6 +3,7 @@ import PlugboardBytes
 import PlugboardConcurrency
 import PlugboardCrypto
 import PlugboardHTTP
+import PlugboardHost
 import PlugboardSigV4
 
 /// What `x-amz-content-sha256` (or a presigned URL's `X-Amz-Content-Sha256`) says about
@@ -113,7 +114,7 @@ public struct SigV4Verifier: Sendable {
                     "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified: found both an Authorization header and X-Amz-* query parameters.",
                     name: "Authorization", value: authorization)
             }
-            let text = Self.trim(authorization)
+            let text = ASCIIText.trimmed(authorization)
             if let components = Self.algorithmComponents(text) {
                 return try verifyHeaderForm(components, method: method, rawPath: rawPath,
                                             query: query, headers: headers, now: now)
@@ -220,9 +221,9 @@ public struct SigV4Verifier: Sendable {
             }
         } else {
             for part in components.split(separator: ",", omittingEmptySubsequences: false) {
-                let item = Self.trim(part)
+                let item = String(ASCIIText.trimmed(part))
                 guard let eq = item.firstIndex(of: "=") else { throw withoutEquals(item) }
-                try take(Self.trim(item[..<eq]), Self.trim(item[item.index(after: eq)...]))
+                try take(String(ASCIIText.trimmed(item[..<eq])), String(ASCIIText.trimmed(item[item.index(after: eq)...])))
             }
         }
         guard let credential, let signedHeaders, let signature else {
@@ -231,7 +232,7 @@ public struct SigV4Verifier: Sendable {
             throw Form.header.malformed(
                 "the authorization header requires three components: Credential, SignedHeaders, and Signature; missing: \(missing).")
         }
-        guard let payloadText = headers["x-amz-content-sha256"].map({ Self.trim($0) }) else {
+        guard let payloadText = headers["x-amz-content-sha256"].map({ ASCIIText.trimmed($0) }) else {
             throw S3Error.invalidRequest(
                 "Missing required header for this request: x-amz-content-sha256 (expected UNSIGNED-PAYLOAD, a STREAMING-* value or the body's hex SHA-256; found none).")
         }
@@ -243,7 +244,7 @@ public struct SigV4Verifier: Sendable {
         let dateSource: String
         let requestTime: Timestamp?
         if let value = headers["x-amz-date"] {
-            let trimmed = Self.trim(value)
+            let trimmed = ASCIIText.trimmed(value)
             guard let time = Self.parseAmzDate(trimmed) else {
                 throw S3Error.accessDenied(
                     "AWS authentication requires a valid Date or x-amz-date header: expected x-amz-date as yyyyMMdd'T'HHmmss'Z' (20130524T000000Z), found \"\(value.prefix(40))\".")
@@ -253,7 +254,7 @@ public struct SigV4Verifier: Sendable {
             requestTime = time
         } else if let value = headers["date"], signedNames.contains("date") {
             // The signature covers the header as sent; only the time is read from it.
-            guard let time = Self.parseDateHeader(Self.trim(value)) else {
+            guard let time = Self.parseDateHeader(ASCIIText.trimmed(value)) else {
                 throw S3Error.accessDenied(
                     "AWS authentication requires a valid Date or x-amz-date header: expected an RFC 2822 or HTTP date (Fri, 24 May 2013 00:00:00 GMT, or with a numeric zone such as -0000 or +0130), found \"\(value.prefix(40))\".")
             }
@@ -523,7 +524,7 @@ public struct SigV4Verifier: Sendable {
             let eq = piece.firstIndex(of: UInt8(ascii: "="))
             let rawName = eq.map { piece[..<$0] } ?? piece[...]
             let rawValue = eq.map { piece[piece.index(after: $0)...] } ?? []
-            guard let name = percentDecode(rawName, plusIsSpace: true), let value = percentDecode(rawValue, plusIsSpace: true) else {
+            guard let name = PercentEncoding.decode(rawName, plusAsSpace: true), let value = PercentEncoding.decode(rawValue, plusAsSpace: true) else {
                 throw S3Error("InvalidURI", status: 400,
                               "Couldn't parse the specified URI: the query item \"\(String(decoding: piece.prefix(64), as: UTF8.self))\" has a \"%\" not followed by two hex digits.")
             }
@@ -542,7 +543,7 @@ public struct SigV4Verifier: Sendable {
     /// ``canonicalURI(_:)``'s bytes: each segment's bytes `UriEncode`d, the `/` between
     /// them kept.
     static func canonicalURIBytes(_ rawPath: [UInt8]) throws(S3Error) -> [UInt8] {
-        guard let decoded = percentDecode(rawPath[...], plusIsSpace: false) else {
+        guard let decoded = PercentEncoding.decode(rawPath) else {
             throw S3Error("InvalidURI", status: 400,
                           "Couldn't parse the specified URI: the path has a \"%\" not followed by two hex digits.")
         }
@@ -572,34 +573,6 @@ public struct SigV4Verifier: Sendable {
         }
     }
 
-    static func percentDecode(_ bytes: ArraySlice<UInt8>, plusIsSpace: Bool) -> [UInt8]? {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = bytes.startIndex
-        while i < bytes.endIndex {
-            let byte = bytes[i]
-            if byte == UInt8(ascii: "%") {
-                guard i + 2 < bytes.endIndex,
-                      let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) else { return nil }
-                out.append(high << 4 | low)
-                i += 3
-            } else {
-                out.append(plusIsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-                i += 1
-            }
-        }
-        return out
-    }
-
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-
     static func parseSignedHeaders(_ text: String, form: Form) throws(S3Error) -> [String] {
         let names: [String]
         if let pieces = splitASCII(text, separator: UInt8(ascii: ";")) {
@@ -624,7 +597,7 @@ public struct SigV4Verifier: Sendable {
         case "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER": return .signedChunks(trailer: true)
         case "STREAMING-UNSIGNED-PAYLOAD-TRAILER": return .unsignedChunksWithTrailer
         default:
-            guard text.utf8.count == 64, text.utf8.allSatisfy({ hexValue($0) != nil }) else {
+            guard text.utf8.count == 64, text.utf8.allSatisfy({ HexDigits.value($0) != nil }) else {
                 throw S3Error.invalidArgument(
                     "\(name) must be UNSIGNED-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, STREAMING-UNSIGNED-PAYLOAD-TRAILER or the body's hex SHA-256: found \"\(text.prefix(80))\".",
                     name: name, value: text)
@@ -749,16 +722,6 @@ public struct SigV4Verifier: Sendable {
             return bytes.count == count || bytes[count] < 0x80 ? true : nil
         }
         return byByte ?? name.hasPrefix("x-amz-")
-    }
-
-    /// Leading and trailing spaces and tabs removed.
-    static func trim(_ text: String) -> String { trim(text[...]) }
-
-    static func trim(_ text: Substring) -> String {
-        let utf8 = text.utf8
-        guard let first = utf8.firstIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }),
-              let last = utf8.lastIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return "" }
-        return String(text[first..<utf8.index(after: last)])
     }
 
     /// Equal texts, compared in time that depends only on their lengths.

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardHTTP
 
 /// CopyObject: `PUT /bucket/key` with `x-amz-copy-source`. The source's body streams from
@@ -81,7 +82,7 @@ enum CopyObjectOperation {
             for item in query.split(separator: "&") {
                 let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 guard parts[0] == "versionId" else { throw invalid("found the query item \"\(item.prefix(64))\"") }
-                let version = parts.count > 1 ? S3OperationSupport.percentDecoded(parts[1]) ?? "" : ""
+                let version = parts.count > 1 ? PercentEncoding.decodedText(parts[1]) ?? "" : ""
                 guard version == "null" else {
                     throw S3Error.invalidArgument("Invalid version id specified: expected \"null\" (buckets here are not versioned), found \"\(version.prefix(128))\".",
                                                   name: "x-amz-copy-source", value: header)
@@ -89,7 +90,7 @@ enum CopyObjectOperation {
             }
         }
         if text.hasPrefix("/") { text = text.dropFirst() }
-        guard let decoded = S3OperationSupport.percentDecoded(text) else {
+        guard let decoded = PercentEncoding.decodedText(text) else {
             throw invalid("found a malformed %-escape or bytes that are not UTF-8")
         }
         guard let slash = decoded.utf8.firstIndex(of: UInt8(ascii: "/")) else { throw invalid("found no '/' between them") }

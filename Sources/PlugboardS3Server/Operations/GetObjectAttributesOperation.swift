@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardHTTP
 
 /// GetObjectAttributes (`GET /bucket/key?attributes`): what `x-amz-object-attributes`
@@ -59,7 +60,7 @@ enum GetObjectAttributesOperation {
     /// The attributes `x-amz-object-attributes` names (comma-separated, at least one).
     static func attributes(_ request: S3Request) throws(S3Error) -> Set<String> {
         let values = request.head.headers.values("x-amz-object-attributes")
-        let asked = values.flatMap { $0.split(separator: ",") }.map { String(S3OperationSupport.trimmed($0)) }.filter { !$0.isEmpty }
+        let asked = values.flatMap { $0.split(separator: ",") }.map { String(ASCIIText.trimmed($0)) }.filter { !$0.isEmpty }
         guard !asked.isEmpty else {
             throw S3Error.invalidArgument("The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty: expected one or more of \(names.joined(separator: ", ")).",
                                           name: "x-amz-object-attributes")

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardHTTP
 
 /// ListObjectsV2, ListObjects (V1) and ListObjectVersions (of an unversioned bucket: one
@@ -167,7 +168,7 @@ enum ListOperations {
         /// StartAfter, with Marker and NextMarker; ListObjectVersions KeyMarker,
         /// NextKeyMarker, Prefix, Delimiter, Key and CommonPrefixes' Prefix.
         func encode(_ text: String) -> String {
-            urlEncoding ? S3OperationSupport.urlEncoded(text) : text
+            urlEncoding ? PercentEncoding.encode(text, keepingSlashes: true, spaceAsPlus: true) : text
         }
     }
 

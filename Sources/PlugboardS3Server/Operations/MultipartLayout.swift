@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardCrypto
 
 /// Where a multipart upload lives in the bound storage, so that it lives in the backend
@@ -98,65 +99,11 @@ public enum MultipartLayout {
 /// `%XX`, so that any key or value fits on one line with no spaces.
 enum MultipartText {
     static func encode(_ text: String, keepSlash: Bool = true) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count)
-        let digits = Array("0123456789ABCDEF".utf8)
-        for b in text.utf8 {
-            let plain = (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)
-                || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "~")
-                || (keepSlash && b == UInt8(ascii: "/"))
-            if plain {
-                out.append(b)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(digits[Int(b >> 4)])
-                out.append(digits[Int(b & 0x0F)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        PercentEncoding.encode(text, keepingSlashes: keepSlash)
     }
 
     /// The text `encode` wrote; nil for a bad escape or bytes that are not UTF-8.
-    static func decode(_ text: Substring) -> String? {
-        var out: [UInt8] = []
-        let bytes = Array(text.utf8)
-        var i = 0
-        while i < bytes.count {
-            if bytes[i] == UInt8(ascii: "%") {
-                guard i + 2 < bytes.count, let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) else { return nil }
-                out.append(high << 4 | low)
-                i += 3
-            } else {
-                out.append(bytes[i])
-                i += 1
-            }
-        }
-        return String(validating: out, as: UTF8.self)
-    }
-
-    static func hexValue(_ b: UInt8) -> UInt8? {
-        switch b {
-        case 0x30...0x39: return b - 0x30
-        case 0x41...0x46: return b - 0x41 + 10
-        case 0x61...0x66: return b - 0x61 + 10
-        default: return nil
-        }
-    }
-
-    /// The bytes of lowercase or uppercase hex text; nil when it is not hex.
-    static func hexBytes(_ text: String) -> [UInt8]? {
-        let bytes = Array(text.utf8)
-        guard bytes.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count / 2)
-        var i = 0
-        while i < bytes.count {
-            guard let high = hexValue(bytes[i]), let low = hexValue(bytes[i + 1]) else { return nil }
-            out.append(high << 4 | low)
-            i += 2
-        }
-        return out
-    }
+    static func decode(_ text: Substring) -> String? { PercentEncoding.decodedText(text) }
 
     /// The lines of a record as (field, rest) pairs, after checking its first line.
     static func fields(_ content: [UInt8], header: String) -> [(String, [Substring])]? {
@@ -418,17 +365,4 @@ final class PartConcatenation: @unchecked Sendable {
             left = part.size
         }
     }
-}
-
-/// A storage body read one chunk at a time by the server's writer (one task, one call
-/// after another).
-///
-/// `@unchecked Sendable`: `iterator` is used by the one task writing the answer, never
-/// by two calls at once.
-final class MultipartChunkReader: @unchecked Sendable {
-    private var iterator: ObjectBody.Iterator
-
-    init(_ body: ObjectBody) { iterator = body.makeAsyncIterator() }
-
-    func next() async throws -> [UInt8]? { try await iterator.next() }
 }

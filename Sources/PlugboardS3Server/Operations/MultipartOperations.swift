@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardCrypto
 import PlugboardHTTP
 
@@ -96,7 +97,7 @@ public enum MultipartOperations {
     /// An upload made with a checksum algorithm takes parts that carry that one, in a
     /// header or announced for the trailer, as S3 requires.
     static func requirePartChecksum(_ algorithm: ChecksumAlgorithm, _ request: S3Request) throws(S3Error) {
-        let announced = (request.header("x-amz-trailer") ?? "").lowercased().split(separator: ",").map { SigV4Verifier.trim(String($0)) }
+        let announced = (request.header("x-amz-trailer") ?? "").lowercased().split(separator: ",").map { ASCIIText.trimmed(String($0)) }
         let carried = ChecksumAlgorithm.allCases.filter { request.header($0.headerName) != nil || announced.contains($0.headerName) }
         guard carried == [algorithm] else {
             throw S3Error.invalidRequest("The upload was created using a \(algorithm.displayName) checksum: expected each part to carry x-amz-checksum-\(algorithm.rawValue), found \(carried.isEmpty ? "none" : carried.map(\.headerName).joined(separator: ", ")).")
@@ -135,7 +136,7 @@ public enum MultipartOperations {
                 throw S3Error.invalidArgument("Range specified is not valid for source object of size: \(stream.info.size): expected a last byte below \(stream.info.size), found \(range.last).",
                                               name: "x-amz-copy-source-range", value: "bytes=\(range.first)-\(range.last)")
             }
-            try checkCopySourceConditions(request, stream.info)
+            try S3Conditions.copySource(request.head.headers).requireCopySource(stream.info)
             let length = stream.range?.count ?? stream.info.size
             if length > MultipartLayout.maxPartSize {
                 throw S3Error.entityTooLarge("Your proposed upload exceeds the maximum allowed object size: expected a part of at most \(MultipartLayout.maxPartSize) bytes, found \(length); copy it in ranges.")
@@ -245,7 +246,7 @@ public enum MultipartOperations {
         var digests: [UInt8] = []
         digests.reserveCapacity(16 * requested.count)
         for part in requested {
-            guard let digest = MultipartText.hexBytes(part.etag), digest.count == 16 else {
+            guard let digest = HexDigits.bytes(part.etag), digest.count == 16 else {
                 throw S3Error.invalidPart("One or more of the specified parts could not be found or the specified entity tag might not have matched the part's entity tag: expected part \(part.number)'s ETag to be an MD5 (32 hex digits, as UploadPart answers it), found \"\(part.etag.prefix(80))\".")
             }
             digests += digest
@@ -512,7 +513,7 @@ public enum MultipartOperations {
             } catch let error as PlugboardError where error.code == .storageNotFound {
                 throw S3Error.noSuchKey(key)
             }
-            if let refusal = try conditionalRefusal(request, info) { return refusal }
+            if let refusal = try S3Conditions(request.head.headers).readRefusal(info) { return refusal }
             let sizes = try await partSizes(context, bucket: bucket, key: key, info: info)
             guard partNumber <= (sizes?.count ?? 1) else { throw invalidPartNumber(partNumber, count: sizes?.count ?? 1) }
             let offset = sizes.map { $0.prefix(partNumber - 1).reduce(0, +) } ?? 0
@@ -534,8 +535,7 @@ public enum MultipartOperations {
             if size <= wholeAnswerBytes {
                 return HTTPResponse(status: 206, headers: headers, body: try await stream.body.collect(upTo: size))
             }
-            let chunks = MultipartChunkReader(stream.body)
-            return HTTPResponse(status: 206, headers: headers, stream: ResponseStream(length: size) { try await chunks.next() })
+            return HTTPResponse(status: 206, headers: headers, stream: ResponseStream(length: size, body: stream.body))
         }
         throw S3Error.serviceUnavailable("The object \(key) was replaced three times while its part \(partNumber) was being read; retry.")
     }
@@ -809,7 +809,7 @@ public enum MultipartOperations {
             var checksum: S3Checksum?
             for algorithm in ChecksumAlgorithm.allCases {
                 if let value = element.text("Checksum" + algorithm.displayName) {
-                    checksum = S3Checksum(algorithm: algorithm, value: SigV4Verifier.trim(value), type: .fullObject)
+                    checksum = S3Checksum(algorithm: algorithm, value: ASCIIText.trimmed(value), type: .fullObject)
                 }
             }
             parts.append(CompletionPart(number: number, etag: etag.lowercased(), checksum: checksum))
@@ -854,62 +854,6 @@ public enum MultipartOperations {
         guard spec.count == 2, spec.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 18 && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }),
               let first = Int(spec[0]), let last = Int(spec[1]), first <= last else { throw refusal }
         return (first, last)
-    }
-
-    /// `x-amz-copy-source-if-match`, `-if-none-match`, `-if-modified-since` and
-    /// `-if-unmodified-since` against the source, as S3 checks them (PreconditionFailed).
-    static func checkCopySourceConditions(_ request: S3Request, _ info: ObjectInfo) throws(S3Error) {
-        let etag = S3Objects.etag(info)
-        func matches(_ list: String) -> Bool {
-            list.split(separator: ",").contains { item in
-                let tag = item.split(separator: " ").first.map(String.init) ?? ""
-                return tag == "*" || tag == etag || "\"" + tag + "\"" == etag
-            }
-        }
-        let ifMatch = request.header("x-amz-copy-source-if-match")
-        if let ifMatch, !matches(ifMatch) { throw S3Error.preconditionFailed("x-amz-copy-source-If-Match") }
-        if let ifNoneMatch = request.header("x-amz-copy-source-if-none-match"), matches(ifNoneMatch) {
-            throw S3Error.preconditionFailed("x-amz-copy-source-If-None-Match")
-        }
-        // As S3: a matching If-Match overrides If-Unmodified-Since.
-        if ifMatch == nil, let text = request.header("x-amz-copy-source-if-unmodified-since"), let date = Timestamp(httpDate: text),
-           info.lastModified.seconds > date.seconds {
-            throw S3Error.preconditionFailed("x-amz-copy-source-If-Unmodified-Since")
-        }
-        if let text = request.header("x-amz-copy-source-if-modified-since"), let date = Timestamp(httpDate: text),
-           info.lastModified.seconds <= date.seconds, request.header("x-amz-copy-source-if-none-match") == nil {
-            throw S3Error.preconditionFailed("x-amz-copy-source-If-Modified-Since")
-        }
-    }
-
-    /// GET and HEAD's conditions (RFC 9110's order, as S3 applies them): `If-Match` and
-    /// `If-Unmodified-Since` fail with `PreconditionFailed`, `If-None-Match` and
-    /// `If-Modified-Since` answer 304; nil when the read goes ahead.
-    static func conditionalRefusal(_ request: S3Request, _ info: ObjectInfo) throws(S3Error) -> HTTPResponse? {
-        let etag = S3Objects.etag(info)
-        func matches(_ list: String) -> Bool {
-            list.split(separator: ",").contains { item in
-                var tag = Substring(item)
-                while tag.first == " " { tag = tag.dropFirst() }
-                while tag.last == " " { tag = tag.dropLast() }
-                if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-                return tag == "*" || tag == etag || "\"" + tag + "\"" == etag
-            }
-        }
-        let notModified = { HTTPResponse(status: 304, headers: [("ETag", etag), ("Last-Modified", info.lastModified.httpDate)]) }
-        let ifMatch = request.header("if-match")
-        if let ifMatch, !matches(ifMatch) { throw S3Error.preconditionFailed("If-Match") }
-        if ifMatch == nil, let text = request.header("if-unmodified-since"), let date = Timestamp(httpDate: text),
-           info.lastModified.seconds > date.seconds {
-            throw S3Error.preconditionFailed("If-Unmodified-Since")
-        }
-        let ifNoneMatch = request.header("if-none-match")
-        if let ifNoneMatch, matches(ifNoneMatch) { return notModified() }
-        if ifNoneMatch == nil, let text = request.header("if-modified-since"), let date = Timestamp(httpDate: text),
-           info.lastModified.seconds <= date.seconds {
-            return notModified()
-        }
-        return nil
     }
 
     static func owner(_ xml: inout S3XMLWriter, _ element: String, _ id: String) {

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardHTTP
 
 /// PutObject, GetObject, HeadObject and DeleteObject.
@@ -63,7 +64,7 @@ enum ObjectOperations {
                                key: String) async throws -> WriteCondition {
         let ifNoneMatch = request.header("if-none-match")
         let ifMatch = request.header("if-match")
-        if let ifNoneMatch, S3OperationSupport.trimmed(Substring(ifNoneMatch)) != "*" {
+        if let ifNoneMatch, ASCIIText.trimmed(Substring(ifNoneMatch)) != "*" {
             throw S3Error.notImplemented("If-None-Match on PUT with a value other than * (found \(ifNoneMatch.prefix(80)))")
         }
         guard let ifMatch else { return ifNoneMatch == nil ? .none : .absent }
@@ -121,8 +122,7 @@ enum ObjectOperations {
         if length <= S3OperationSupport.wholeAnswerBytes {
             return HTTPResponse(status: status, headers: headers, body: try await stream.body.collect(upTo: length))
         }
-        let chunks = S3BodyChunks(stream.body)
-        return HTTPResponse(status: status, headers: headers, stream: ResponseStream(length: length) { try await chunks.next() })
+        return HTTPResponse(status: status, headers: headers, stream: ResponseStream(length: length, body: stream.body))
     }
 
     /// `HEAD /bucket/key`: GET's headers and conditions, no body. A `Range` is answered

@@ -134,7 +134,7 @@ enum PostObjectOperation {
             return HTTPResponse(status: 303, headers: [("Location", target + separator + query), ("ETag", etag)] + checksums)
         }
         let headers = [("ETag", etag), ("Location", location)] + checksums
-        switch fields["success_action_status"].map({ SigV4Verifier.trim($0) }) {
+        switch fields["success_action_status"].map({ ASCIIText.trimmed($0) }) {
         case "200":
             return HTTPResponse(status: 200, headers: headers)
         case "201":

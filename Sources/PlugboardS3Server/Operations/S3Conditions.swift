@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardHTTP
 
 /// The conditional headers of an S3 request, evaluated against an object in the order
@@ -127,7 +128,7 @@ struct S3Conditions: Sendable {
         var list: [String] = []
         for value in values {
             for item in value.split(separator: ",") {
-                let tag = S3OperationSupport.trimmed(Substring(item))
+                let tag = ASCIIText.trimmed(Substring(item))
                 if tag == "*" { return .any }
                 if !tag.isEmpty { list.append(String(tag)) }
             }

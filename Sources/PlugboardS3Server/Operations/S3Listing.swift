@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 
 /// The walk behind ListObjectsV2, ListObjects (V1) and ListObjectVersions: the storage's
 /// pages of `bucket/prefix`, `bucket/` stripped, keys under the delimiter folded into
@@ -179,7 +180,7 @@ struct S3Listing: Sendable {
             bytes.append(contentsOf: [0xFF, 0xFF, 0xFF, 0xFF])
         }
         bytes.append(contentsOf: (position.after ?? "").utf8)
-        return S3OperationSupport.base64URL(bytes)
+        return Base64.encodeURL(bytes)
     }
 
     /// The position a token of ``token(_:)`` names; `InvalidArgument` for any other text.
@@ -189,7 +190,7 @@ struct S3Listing: Sendable {
             .invalidArgument("The continuation token provided is incorrect: expected a NextContinuationToken this endpoint answered, found one that \(why).",
                              name: "continuation-token", value: text)
         }
-        guard let bytes = S3OperationSupport.base64URLDecoded(text), bytes.count >= magic.count + 13,
+        guard let bytes = Base64.decodeURL(text), bytes.count >= magic.count + 13,
               bytes.starts(with: magic) else { throw invalid("it did not issue") }
         var at = magic.count
         guard bytes[at] <= 1 else { throw invalid("it did not issue") }

@@ -2,7 +2,6 @@ import PlugboardAPI
 import PlugboardConcurrency
 import PlugboardHTTP
 import PlugboardHost
-import PlugboardServer
 
 /// The S3 endpoint (`serve --s3-listen`): addresses each request (path style, or virtual
 /// hosted with `--s3-domain`), checks its SigV4 signature, names its operation, and runs
@@ -10,32 +9,22 @@ import PlugboardServer
 /// native API does, so a hot swap never fails an S3 request either. Errors are S3's XML
 /// with `x-amz-request-id`.
 public final class S3Router: HTTPHandler {
-    public struct Options: Sendable {
-        public var credentials: [S3Credential]
-        /// Answered by GetBucketLocation and HeadBucket, and required in signatures' scope.
-        public var region: String
-        /// With a domain, `bucket.domain` in `Host` names the bucket (virtual-hosted style).
-        public var domain: String?
-
-        public init(credentials: [S3Credential], region: String = "us-east-1", domain: String? = nil) {
-            self.credentials = credentials
-            self.region = region
-            self.domain = domain
-        }
-    }
-
     let provider: any StorageProvider
-    let options: Options
+    let configuration: Configuration
+    /// ``Configuration/domain`` in lower case, as `Host` is compared.
+    let domain: String?
     let verifier: SigV4Verifier
     let logger: Logger
     public let metrics = S3Metrics()
     private let ids = S3RequestIDs()
     private let buckets = S3BucketGate()
 
-    public init(provider: any StorageProvider, options: Options, logger: Logger) {
+    /// Serves with `configuration` as it is: `serve` has called its ``Configuration/validate()``.
+    public init(provider: any StorageProvider, configuration: Configuration, logger: Logger) {
         self.provider = provider
-        self.options = options
-        verifier = SigV4Verifier(credentials: options.credentials, region: options.region)
+        self.configuration = configuration
+        domain = configuration.domain?.lowercased()
+        verifier = SigV4Verifier(credentials: configuration.effectiveCredentials, region: configuration.region)
         self.logger = logger
     }
 
@@ -105,7 +94,7 @@ public final class S3Router: HTTPHandler {
 
     private func run(_ request: HTTPRequest, id: String, address: inout Address?, operation label: inout String?) async throws -> HTTPResponse {
         let head = request.head
-        let addressed = try Self.address(head, domain: options.domain)
+        let addressed = try Self.address(head, domain: domain)
         address = addressed
         let query: [(name: String, value: String)]
         do throws(HTTPError) {
@@ -153,21 +142,18 @@ public final class S3Router: HTTPHandler {
         }
         let s3 = S3Request(head: head, bucket: addressed.bucket, key: addressed.key, query: query, body: body,
                            requestID: id, accessKeyID: authentication?.accessKeyID ?? "", verifiedChecksums: checksums)
-        let context = S3Context(storage: storage, logger: logger, region: options.region, buckets: buckets)
-        if operation == .postObject {
-            return try await PostObjectOperation.postObject(context, s3, verifier: verifier, now: Timestamp.now())
-        }
-        return try await Self.dispatch(operation, context, s3)
+        let context = S3Context(storage: storage, logger: logger, region: configuration.region, buckets: buckets)
+        return try await dispatch(operation, context, s3)
     }
 
-    static func dispatch(_ operation: S3Operation, _ c: S3Context, _ r: S3Request) async throws -> HTTPResponse {
+    private func dispatch(_ operation: S3Operation, _ c: S3Context, _ r: S3Request) async throws -> HTTPResponse {
         switch operation {
         case .listBuckets: return try await BucketOperations.listBuckets(c, r)
         case .createBucket: return try await BucketOperations.createBucket(c, r)
         case .headBucket: return try await BucketOperations.headBucket(c, r)
         case .deleteBucket: return try await BucketOperations.deleteBucket(c, r)
         case .getBucketLocation: return try await BucketOperations.getBucketLocation(c, r)
-        case .getBucketVersioning: return try await getBucketVersioning(c, r)
+        case .getBucketVersioning: return try await Self.getBucketVersioning(c, r)
         case .listObjects: return try await ListOperations.listObjectsV1(c, r)
         case .listObjectsV2: return try await ListOperations.listObjectsV2(c, r)
         case .listObjectVersions: return try await ListOperations.listObjectVersions(c, r)
@@ -189,9 +175,8 @@ public final class S3Router: HTTPHandler {
         case .abortMultipartUpload: return try await MultipartOperations.abortMultipartUpload(c, r)
         case .listParts: return try await MultipartOperations.listParts(c, r)
         case .listMultipartUploads: return try await MultipartOperations.listMultipartUploads(c, r)
-        case .postObject:
-            // Signed by its form, so it needs the verifier: ``run`` calls it with one.
-            throw S3Error.internalError("PostObject reached the dispatch of header-signed operations; it is run with the endpoint's verifier.")
+        // Signed by its form, which the operation checks with the endpoint's verifier.
+        case .postObject: return try await PostObjectOperation.postObject(c, r, verifier: verifier, now: Timestamp.now())
         case .unsupported: throw S3Error.notImplemented("this operation")
         }
     }

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardCrypto
 import PlugboardHTTP
 
@@ -48,7 +49,7 @@ struct S3Checksum: Sendable, Equatable {
 
     /// The digest's bytes; nil for a composite value (its `-N`) or text that is not base64.
     var digest: [UInt8]? {
-        guard let bytes = S3Base64.decode(value), bytes.count == algorithm.byteCount else { return nil }
+        guard let bytes = Base64.decode(value), bytes.count == algorithm.byteCount else { return nil }
         return bytes
     }
 
@@ -56,7 +57,7 @@ struct S3Checksum: Sendable, Equatable {
     static func declared(in headers: HTTPHeaders) -> S3Checksum? {
         for algorithm in ChecksumAlgorithm.allCases {
             if let value = headers[algorithm.headerName] {
-                return S3Checksum(algorithm: algorithm, value: SigV4Verifier.trim(value), type: .fullObject)
+                return S3Checksum(algorithm: algorithm, value: ASCIIText.trimmed(value), type: .fullObject)
             }
         }
         return nil
@@ -123,7 +124,7 @@ struct S3Checksum: Sendable, Equatable {
             } catch {
                 throw S3Error.internalError("Could not compute the composite checksum: \(error).")
             }
-            return S3Checksum(algorithm: algorithm, value: S3Base64.encode(digest) + "-\(parts.count)", type: .composite)
+            return S3Checksum(algorithm: algorithm, value: Base64.encode(digest) + "-\(parts.count)", type: .composite)
         case .fullObject:
             guard let polynomial = algorithm.reflectedPolynomial else {
                 throw S3Error.invalidRequest("The FULL_OBJECT checksum type cannot be used with the \(algorithm.rawValue) checksum algorithm.")
@@ -136,7 +137,7 @@ struct S3Checksum: Sendable, Equatable {
                 crc = first ? value : CRCCombine.combine(crc, value, lengthOfSecond: part.size, polynomial: polynomial, width: width)
                 first = false
             }
-            return S3Checksum(algorithm: algorithm, value: S3Base64.encode(CRCBytes.bigEndian(crc, count: algorithm.byteCount)), type: .fullObject)
+            return S3Checksum(algorithm: algorithm, value: Base64.encode(CRCBytes.bigEndian(crc, count: algorithm.byteCount)), type: .fullObject)
         }
     }
 }
@@ -292,6 +293,6 @@ final class RunningChecksum: @unchecked Sendable {
         case .sha1: if let hasher = sha1.take() { digest = try hasher.finalize() }
         case .sha256: if let hasher = sha256.take() { digest = try hasher.finalize() }
         }
-        return S3Checksum(algorithm: algorithm, value: S3Base64.encode(digest), type: .fullObject)
+        return S3Checksum(algorithm: algorithm, value: Base64.encode(digest), type: .fullObject)
     }
 }

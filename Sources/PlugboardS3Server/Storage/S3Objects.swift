@@ -1,5 +1,6 @@
 import PlugboardAPI
-import PlugboardServer
+import PlugboardBytes
+import PlugboardHTTP
 
 /// What every operation on objects shares: how an object's S3 face (ETag, the headers S3
 /// stores beside the content, user metadata) is kept in the storage's one metadata map,
@@ -110,7 +111,7 @@ public enum S3Objects {
     /// answer, so answering the encoded form is the same to a client.
     static func mailSafe(_ value: String) -> String {
         guard !value.utf8.allSatisfy({ $0 < 0x80 }) else { return value }
-        return "=?UTF-8?B?" + S3Base64.encode(Array(value.utf8)) + "?="
+        return "=?UTF-8?B?" + Base64.encode(Array(value.utf8)) + "?="
     }
 
     static let contentEncodingKey = "plugboard-s3-content-encoding"
@@ -121,7 +122,7 @@ public enum S3Objects {
     /// nothing else is left. A list without `aws-chunked` is kept as sent.
     static func storedContentEncoding(_ value: String) -> String? {
         let codings = value.split(separator: ",", omittingEmptySubsequences: false)
-            .map { S3OperationSupport.trimmed($0) }
+            .map { ASCIIText.trimmed($0) }
         guard codings.contains(where: { $0.lowercased() == "aws-chunked" }) else { return value }
         let kept = codings.filter { !$0.isEmpty && $0.lowercased() != "aws-chunked" }
         return kept.isEmpty ? nil : kept.joined(separator: ", ")

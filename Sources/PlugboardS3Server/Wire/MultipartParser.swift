@@ -1,3 +1,4 @@
+import PlugboardBytes
 /// `multipart/form-data` (RFC 7578 over RFC 2046's framing) as a push parser: the body is
 /// fed in whatever chunks the connection delivers, and each call answers what those bytes
 /// completed (a part's headers, some of its content, its end). A delimiter may be split
@@ -212,8 +213,7 @@ struct MultipartParser: Sendable {
             if b >= 0x20 && b < 0x7F && b != 0x22 && b != 0x5C {
                 out.unicodeScalars.append(Unicode.Scalar(b))
             } else {
-                let hex = Array("0123456789abcdef")
-                out += "\\x" + String(hex[Int(b >> 4)]) + String(hex[Int(b & 0x0F)])
+                out += "\\x" + String(decoding: [HexDigits.lower(b >> 4), HexDigits.lower(b & 0x0F)], as: UTF8.self)
             }
         }
         return out + "\""
@@ -261,7 +261,7 @@ struct MultipartPartHeaders: Sendable, Equatable {
                 throw MultipartParser.malformed("expected a part header \"Name: value\", found \(MultipartParser.quoted(line.prefix(64)[...]))")
             }
             let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
-            let value = SigV4Verifier.trim(String(decoding: line[(colon + 1)...], as: UTF8.self))
+            let value = ASCIIText.trimmed(String(decoding: line[(colon + 1)...], as: UTF8.self))
             switch name {
             case "content-disposition": disposition = value
             case "content-type": contentType = value
@@ -291,7 +291,7 @@ struct MultipartPartHeaders: Sendable, Equatable {
         func token() -> String {
             var out = String.UnicodeScalarView()
             while i < scalars.count, scalars[i] != ";", scalars[i] != "=" { out.append(scalars[i]); i += 1 }
-            return SigV4Verifier.trim(String(out))
+            return ASCIIText.trimmed(String(out))
         }
         let type = token()
         var parameters: [(String, String)] = []
@@ -321,7 +321,7 @@ struct MultipartPartHeaders: Sendable, Equatable {
                 // unquoted by some clients, though its "=" asks for quotes.
                 var value = String.UnicodeScalarView()
                 while i < scalars.count, scalars[i] != ";" { value.append(scalars[i]); i += 1 }
-                parameters.append((name, SigV4Verifier.trim(String(value))))
+                parameters.append((name, ASCIIText.trimmed(String(value))))
             }
         }
         return (type, parameters)

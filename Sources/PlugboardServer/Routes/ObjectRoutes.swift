@@ -106,8 +106,7 @@ enum ObjectRoutes {
         if length <= wholeAnswerBytes {
             return HTTPResponse(status: status, headers: headers, body: try await stream.body.collect(upTo: length))
         }
-        let chunks = ChunkReader(stream.body)
-        return HTTPResponse(status: status, headers: headers, stream: ResponseStream(length: length) { try await chunks.next() })
+        return HTTPResponse(status: status, headers: headers, stream: ResponseStream(length: length, body: stream.body))
     }
 
     /// GET answered on the caller's thread, when the storage has the bytes at once

@@ -1,5 +1,6 @@
-import PlugboardConcurrency
 import PlugboardAPI
+import PlugboardConcurrency
+import PlugboardHTTP
 import PlugboardHost
 
 /// The counters behind `GET /metrics`, in Prometheus' text format (version 0.0.4).

@@ -44,15 +44,3 @@ private func outcome(_ body: [UInt8], chunkSize: Int) -> String {
         return "refused \(error.code)"
     }
 }
-
-/// The one piece of SigV4Verifier the parser uses (it trims header values), written here
-/// because the verifier's module pieces (PlugboardHTTP) are not in this build: spaces and
-/// tabs off both ends, as `SigV4Verifier.trim` does.
-enum SigV4Verifier {
-    static func trim(_ text: String) -> String {
-        let utf8 = text.utf8
-        guard let first = utf8.firstIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }),
-              let last = utf8.lastIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return "" }
-        return String(text[first..<utf8.index(after: last)])
-    }
-}

@@ -297,9 +297,9 @@ extension ServerTests {
                 var sent = 0
                 var stalls = 0
                 var peak = 0
-                let deadline = Clock.now() + 30
+                let deadline = MonotonicClock.now() + 30
                 // Send until the socket has taken nothing for a while.
-                while sent < size && stalls < 5 && Clock.now() < deadline {
+                while sent < size && stalls < 5 && MonotonicClock.now() < deadline {
                     let offset = sent % patternBlock.count
                     let n = try c.sendSome(patternBlock[offset...].prefix(size - sent))
                     sent += n

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PlugboardConcurrency
 @testable import PlugboardHTTP
 import Testing
 
@@ -18,11 +19,11 @@ extension ServerTests {
                 #expect(eventually { s.probe.started("/slow") == 1 })
                 return (idle, busy)
             }
-            let started = Clock.now()
+            let started = MonotonicClock.now()
             s.server.stop()
             try await offPool {
                 #expect(idle.isClosedByServer())
-                #expect(Clock.now() - started < 4.5, "the idle connection closed after \(Clock.now() - started) s")
+                #expect(MonotonicClock.now() - started < 4.5, "the idle connection closed after \(MonotonicClock.now() - started) s")
                 let r = try busy.response()
                 #expect(r.status == 200)
                 #expect(r.text == "slow")
@@ -43,9 +44,9 @@ extension ServerTests {
                 #expect(eventually { s.probe.started("/hang") == 1 })
                 return c
             }
-            let started = Clock.now()
+            let started = MonotonicClock.now()
             let open = await s.stop(drainTimeoutSeconds: 0.5)
-            let waited = Clock.now() - started
+            let waited = MonotonicClock.now() - started
             #expect(open == 1)
             #expect(waited >= 0.45 && waited < 10, "stopped after \(waited) s")
             #expect(try await offPool { eventually { s.probe.cancelled("/hang") == 1 } })

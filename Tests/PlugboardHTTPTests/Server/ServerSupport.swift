@@ -50,8 +50,8 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
 /// Polls `condition` until it holds or `timeoutSeconds` pass (generous: CI machines are
 /// loaded); returns whether it held.
 func eventually(timeoutSeconds: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Clock.now() + timeoutSeconds
-    while Clock.now() < deadline {
+    let deadline = MonotonicClock.now() + timeoutSeconds
+    while MonotonicClock.now() < deadline {
         if try condition() { return true }
         usleep(5_000)
     }
