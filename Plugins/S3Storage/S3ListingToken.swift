@@ -1,5 +1,5 @@
-import Foundation
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardCrypto
 
 /// Wraps S3's continuation tokens so that the plugin can tell its own from any other text:
@@ -41,19 +41,11 @@ struct S3ListingToken: Sendable {
     }
 
     static func base64URL(_ bytes: [UInt8]) -> String {
-        var text = Data(bytes).base64EncodedString()
-        while text.hasSuffix("=") { text.removeLast() }
-        return String(text.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
+        Base64.encodeURL(bytes)
     }
 
-    /// Strict: only the URL-safe alphabet, no padding.
+    /// Strict: only the URL-safe alphabet, no padding, and never empty.
     static func decodeBase64URL(_ text: String) -> [UInt8]? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ byte in
-            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }) else { return nil }
-        var standard = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
-        standard += String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
-        return Data(base64Encoded: standard).map { Array($0) }
+        text.isEmpty ? nil : Base64.decodeURL(text)
     }
 }

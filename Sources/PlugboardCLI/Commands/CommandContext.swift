@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PlugboardAPI
 import PlugboardHost
+import PlugboardS3Server
 
 /// What every command gets: the global options, resolved once, the captured process
 /// environment, and the output channels.
@@ -59,6 +60,8 @@ struct CommandContext {
         // The preflight child (serve's hot swap, check) logs to the same standard error,
         // in the same format, told so on its command line.
         configuration.preflightArguments = ["--log-format", logFormat.rawValue]
+        // The S3 front end's rules for the manifest's `s3` pairs, on every read of it.
+        configuration.manifestRules = [{ manifest throws(PlugboardError) in try S3Router.Configuration.checkWritten(manifest) }]
         return configuration
     }
 

@@ -40,6 +40,11 @@ public final class PluginHost: Sendable {
         /// ``PluginLoader/Configuration/failureLogLevel``): lower it where the caller
         /// reports every plugin's state itself.
         public var pluginFailureLogLevel: Logger.Level = .error
+        /// Rules of other modules about a manifest's sections (the S3 front end's `s3`,
+        /// which PlugboardHost cannot know): run on every manifest read, at start, by
+        /// `check` and by every reload, right after the manifest's own checks, and refused
+        /// as those are.
+        public var manifestRules: [@Sendable (Manifest) throws(PlugboardError) -> Void] = []
         /// Arguments the preflight child gets after `preflight --parent-pid PID`: what it
         /// must do as this process does (the CLI passes its `--log-format`). Its
         /// environment is ``processEnvironment``, and nothing else.
@@ -56,6 +61,12 @@ public final class PluginHost: Sendable {
             self.logger = logger
             self.watchOverride = watchOverride
             self.preflightExecutable = preflightExecutable
+        }
+
+        /// `manifest`, once every one of ``manifestRules`` has passed it.
+        func checked(_ manifest: Manifest) throws(PlugboardError) -> Manifest {
+            for rule in manifestRules { try rule(manifest) }
+            return manifest
         }
 
         /// The runner of this host's preflight children.
@@ -167,7 +178,7 @@ public final class PluginHost: Sendable {
     ///   `loader.cache_untrusted`, `loader.cache_dir_unset`.
     public static func start(_ configuration: Configuration) async throws(PlugboardError) -> PluginHost {
         let bytes = try ManifestFile.read(path: configuration.manifestPath, maxBytes: 1 << 20)
-        let manifest = try Manifest.parse(bytes: bytes, path: configuration.manifestPath)
+        let manifest = try configuration.checked(Manifest.parse(bytes: bytes, path: configuration.manifestPath))
         let environment = configuration.environment ?? manifest.defaultEnvironment ?? .development
         let container = Container(environment: environment, logger: configuration.logger)
         let cache = try PluginCache.directory(configuration.cacheDirectory, environment: configuration.processEnvironment)

@@ -77,16 +77,15 @@ public final class FolderWatcher: Sendable {
         }
     }
 
-    /// Reads events on a thread of its own until ``stop()``.
-    public func start() {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        _ = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<FolderWatcher>.fromOpaque(raw).takeRetainedValue().loop()
-            return nil
-        }, context)
-        pthread_detach(thread)
+    /// Reads events on a thread of its own until ``stop()``; false (logged) when the
+    /// system refuses a thread: then no change is seen, and SIGHUP still reloads.
+    @discardableResult
+    public func start() -> Bool {
+        guard Threads.spawn({ [self] in loop() }) else {
+            logger.warning("cannot start the thread that watches files; changes are not seen (reload with SIGHUP)")
+            return false
+        }
+        return true
     }
 
     /// Ends the reading thread; the watches go with the descriptor.

@@ -71,7 +71,7 @@ extension PluginHost {
     /// One reload, recorded in the statistics, the events and the log.
     func perform(trigger: String) async -> ReloadOutcome {
         for observer in reloadStartObservers.withLock({ $0 }) { observer(trigger) }
-        let started = Clock.now()
+        let started = MonotonicClock.now()
         let startedAt = Timestamp.now()
         var outcome: ReloadOutcome
         do throws(PlugboardError) {
@@ -80,7 +80,7 @@ extension PluginHost {
             outcome = ReloadOutcome(result: .refused, trigger: trigger, generation: container.generation, error: error,
                                     startedAt: startedAt)
         }
-        outcome.durationSeconds = Clock.now() - started
+        outcome.durationSeconds = MonotonicClock.now() - started
         reloads.record(outcome)
         updateReadiness()
         for observer in reloadObservers.withLock({ $0 }) { observer(outcome) }
@@ -112,7 +112,7 @@ extension PluginHost {
     private func apply(trigger: String, startedAt: Timestamp) async throws(PlugboardError) -> ReloadOutcome {
         let current = state.withLock { $0 }
         let bytes = try ManifestFile.read(path: configuration.manifestPath, maxBytes: 1 << 20)
-        let manifest = try Manifest.parse(bytes: bytes, path: configuration.manifestPath)
+        let manifest = try configuration.checked(Manifest.parse(bytes: bytes, path: configuration.manifestPath))
         let digest = try Digest.sha256Hex(bytes)
         let selected = manifest.selectedPlugins(for: environment)
         let (configs, secrets) = try Self.resolvedConfigs(selected, configuration, s3Secrets: current.s3Secrets)

@@ -14,7 +14,7 @@ extension PluginHost {
     ///   `loader.cache_dir_unset`.
     public static func preflightCheck(_ configuration: Configuration) async throws(PlugboardError)
         -> (manifest: Manifest, environment: Environment, records: [PluginRecord]) {
-        let manifest = try Manifest.load(path: configuration.manifestPath)
+        let manifest = try configuration.checked(Manifest.load(path: configuration.manifestPath))
         let environment = configuration.environment ?? manifest.defaultEnvironment ?? .development
         let cache = try PluginCache.directory(configuration.cacheDirectory, environment: configuration.processEnvironment)
         let loader = try PluginLoader(container: Container(environment: environment),

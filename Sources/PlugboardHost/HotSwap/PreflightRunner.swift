@@ -72,14 +72,14 @@ public final class PreflightRunner: Sendable {
     /// Runs one child over `request` and waits for its verdict, at most `timeoutSeconds`.
     public func run(_ request: PreflightRequest, timeoutSeconds: Double) async -> Result {
         let (executable, environment, arguments) = (executable, environment, arguments)
-        let started = Clock.now()
+        let started = MonotonicClock.now()
         let (transcript, termination) = await onReloadThread {
             Self.runChild(executable, arguments: arguments, environment: environment, request: request, timeoutSeconds: timeoutSeconds)
         }
         let result = Self.verdict(request, transcript: transcript, termination: termination, timeoutSeconds: timeoutSeconds)
         logger.debug("preflight finished", metadata: [
             "plugins": .string(request.plugins.map(\.name).joined(separator: ",")),
-            "ms": .string(String(Int((Clock.now() - started) * 1000))), "termination": .string("\(termination)")])
+            "ms": .string(String(Int((MonotonicClock.now() - started) * 1000))), "termination": .string("\(termination)")])
         return result
     }
 
@@ -95,7 +95,7 @@ public final class PreflightRunner: Sendable {
 
     private static func runChild(_ executable: String, arguments: [String], environment: [String], request: PreflightRequest,
                                  timeoutSeconds: Double) -> (PreflightWire.Transcript, Termination) {
-        let deadline = Clock.now() + timeoutSeconds
+        let deadline = MonotonicClock.now() + timeoutSeconds
         var requestPipe: [Int32] = [-1, -1]
         var reportPipe: [Int32] = [-1, -1]
         guard plugboard_pipe_cloexec(&requestPipe) == 0 else { return (.init(), .notStarted("pipe: \(PluginFile.errnoText(errno))")) }
@@ -186,7 +186,7 @@ public final class PreflightRunner: Sendable {
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let left = deadline - Clock.now()
+            let left = deadline - MonotonicClock.now()
             guard left > 0 else { return (out, false) }
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&p, 1, Int32(min(left * 1000 + 1, 1_000)))
@@ -206,7 +206,7 @@ public final class PreflightRunner: Sendable {
             let r = waitpid(pid, &status, WNOHANG)
             if r == pid { return true }
             if r < 0 && errno != EINTR { return true }
-            if Clock.now() >= deadline { return false }
+            if MonotonicClock.now() >= deadline { return false }
             usleep(2_000)
         }
     }
@@ -311,15 +311,13 @@ final class SpawnerThread: Sendable {
     }
 
     private func startThread() {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        _ = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            let me = Unmanaged<SpawnerThread>.fromOpaque(raw).takeRetainedValue()
-            me.loop()
-            return nil
-        }, context)
-        pthread_detach(thread)
+        guard Threads.spawn({ [self] in loop() }) else {
+            // No thread now: the next submit tries again, and this job runs on Dispatch's
+            // pool, still off the cooperative one.
+            started.withLock { $0 = false }
+            if let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { DispatchQueue.global().async(execute: job) }
+            return
+        }
     }
 
     private func loop() {
@@ -328,14 +326,5 @@ final class SpawnerThread: Sendable {
             let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
             job?()
         }
-    }
-}
-
-/// Monotonic time in seconds.
-enum Clock {
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }

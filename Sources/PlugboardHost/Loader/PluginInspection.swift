@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 
 /// What the loader learns from a plugin file without running any of its code: the
 /// checks of steps 1 and 2, in PostgreSQL's order, most basic mismatch first.
@@ -106,6 +107,7 @@ public struct PluginInspection: Sendable, Equatable {
     }
 
     private static func hex(_ bytes: ArraySlice<UInt8>) -> String {
-        bytes.isEmpty ? "nothing" : bytes.map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined(separator: " ")
+        bytes.isEmpty ? "nothing" : bytes.map { b in String(decoding: [HexDigits.lower(b >> 4), HexDigits.lower(b & 0x0F)], as: UTF8.self) }
+            .joined(separator: " ")
     }
 }

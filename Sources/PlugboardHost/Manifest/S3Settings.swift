@@ -52,6 +52,26 @@ public struct S3Settings: Sendable {
         return pairs
     }
 
+    /// The pairs as written, without expanding anything: a value that names variables
+    /// (`${...}`) is left empty, and its place says so, for the rules that can be checked
+    /// from the file alone (`S3Router.Configuration.checkWritten`).
+    public func writtenCredentials() -> [S3Credential] {
+        var budget = VariableExpander.Budget()
+        return credentials.enumerated().map { index, credential in
+            func literal(_ value: JSONValue) -> String {
+                guard !Self.namesVariables(value), case .string(let text) = value.kind,
+                      case .success(let written)? = try? VariableExpander.expand(text, variables: [:], budget: &budget) else { return "" }
+                return written
+            }
+            let written = S3Credential.ManifestPlace(index: index, accessKeyID: place(credential.accessKeyId),
+                                                     secretAccessKey: place(credential.secretAccessKey),
+                                                     accessKeyIDNamesVariables: Self.namesVariables(credential.accessKeyId),
+                                                     secretNamesVariables: Self.namesVariables(credential.secretAccessKey))
+            return S3Credential(accessKeyID: literal(credential.accessKeyId), secretAccessKey: literal(credential.secretAccessKey),
+                                origin: .manifest(written))
+        }
+    }
+
     private func place(_ value: JSONValue) -> String { "\(manifestPath):\(value.location): \(value.path.spoken)" }
 
     /// Whether the string has a `${...}` (not `$${`, which is a literal).

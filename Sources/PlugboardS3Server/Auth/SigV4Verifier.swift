@@ -555,21 +555,19 @@ public struct SigV4Verifier: Sendable {
                 out.append(byte)
             } else {
                 out.append(UInt8(ascii: "%"))
-                out.append(upperHexDigits[Int(byte >> 4)])
-                out.append(upperHexDigits[Int(byte & 0x0F)])
+                out.append(HexDigits.upper(byte >> 4))
+                out.append(HexDigits.upper(byte & 0x0F))
             }
         }
         return out
     }
 
-    private static let upperHexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     /// Appends two lower-case hex digits per byte of `bytes`, as ``Hex/encode(_:)`` writes them.
     static func appendHex(_ bytes: [UInt8], to out: inout [UInt8]) {
-        func digit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value }
         for byte in bytes {
-            out.append(digit(byte >> 4))
-            out.append(digit(byte & 0x0F))
+            out.append(HexDigits.lower(byte >> 4))
+            out.append(HexDigits.lower(byte & 0x0F))
         }
     }
 

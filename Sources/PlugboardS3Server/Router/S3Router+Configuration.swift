@@ -80,6 +80,26 @@ extension S3Router {
             }
         }
 
+        /// The rules a manifest's `s3` pairs must keep that the file alone shows: every
+        /// value written without `${...}` (its ID, its secret, a duplicate ID), refused
+        /// whenever the manifest is read, by every command and every reload, as the
+        /// manifest's own errors are (``PluginHost/Configuration/manifestRules``). A value
+        /// that names variables is checked by ``validate()`` once `serve --s3-listen` has
+        /// expanded it.
+        public static func checkWritten(_ manifest: Manifest) throws(PlugboardError) {
+            guard let settings = manifest.s3 else { return }
+            var firstIndex: [String: Int] = [:]
+            for credential in settings.writtenCredentials() {
+                guard case .manifest(let place)? = credential.origin else { continue }
+                if !place.accessKeyIDNamesVariables {
+                    try checkAccessKeyID(credential.accessKeyID, place)
+                    if let first = firstIndex[credential.accessKeyID] { throw duplicate(place, first: first) }
+                    firstIndex[credential.accessKeyID] = place.index
+                }
+                if !place.secretNamesVariables { try checkSecret(credential.secretAccessKey, place) }
+            }
+        }
+
         private func validateCredentials() throws(PlugboardError) {
             var firstIndex: [String: Int] = [:]
             for credential in credentials {

@@ -131,3 +131,31 @@ import Testing
         expectRun(await sandbox.run(["check"], environment: environment), status: 0)
     }
 }
+
+/// The `s3` pairs a manifest writes out in full are the S3 API's rules, which its module
+/// holds, yet refused whenever the manifest is read: `check`, not only `serve --s3-listen`.
+@Suite struct S3WrittenCredentialTests {
+    @Test(arguments: [
+        (#"{"accessKeyId": "ab", "secretAccessKey": "a-Long-Enough-Secret"}"#, "s3.credentials[0].accessKeyId"),
+        (#"{"accessKeyId": "plugboard-test", "secretAccessKey": "short"}"#, "s3.credentials[0].secretAccessKey"),
+    ])
+    func aWrittenPairThatBreaksTheRules_isRefusedByCheck(pair: String, path: String) async throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", S3CredentialTests.manifest(s3: #"{"credentials": [\#(pair)]}"#))
+        let run = await sandbox.run(["check", "--json"])
+        #expect(run.status == 2, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("manifest.invalid_value"), "\(run.stdout)")
+        #expect(run.stdout.contains(path), "\(run.stdout)")
+        #expect(!run.stdout.contains("a-Long-Enough-Secret") && !run.stderr.contains("a-Long-Enough-Secret"))
+    }
+
+    @Test func aPairNamingVariables_waitsForServe() async throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let s3 = #"{"credentials": [{"accessKeyId": "plugboard-test", "secretAccessKey": {"secret": "${TEST_S3_SECRET}"}}]}"#
+        try sandbox.write("plugins.json", S3CredentialTests.manifest(s3: s3))
+        let run = await sandbox.run(["check", "--json"], environment: ["TEST_S3_SECRET": "x"])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    }
+}
