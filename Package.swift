@@ -69,7 +69,8 @@ let package = Package(
         .target(name: "CPlugboardSystem"),
         // The host: manifest, loader, plugin registry, hot swap. The CLI is a thin layer over it.
         .target(name: "PlugboardHost", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem"]),
-        // epoll, eventfd and accept4, which Glibc's Swift overlay does not expose.
+        // epoll, eventfd, accept4 and the systemd notify datagram, which Glibc's Swift overlay
+        // does not expose.
         .target(name: "CPlugboardNetwork"),
         // HTTP/1.1 on epoll event loops: the incremental request decoder with its limits,
         // responses, streamed bodies with backpressure, the server core, and what both front

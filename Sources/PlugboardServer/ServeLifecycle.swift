@@ -7,9 +7,11 @@ import PlugboardHost
 import PlugboardConcurrency
 import Synchronization
 
-/// `plugboard serve` from start to exit, in swift-service-lifecycle's shape: run the
-/// services, wait for SIGTERM or SIGINT, then shut down in order: stop accepting, let
-/// in-flight requests finish (bounded), stop the host's managed services, return 0.
+/// `plugboard serve` from start to exit: run the services, wait for SIGTERM or SIGINT,
+/// then shut down in order: stop accepting, let in-flight requests finish (bounded), stop
+/// the host's managed services, return 0. That is swift-service-lifecycle's shutdown
+/// order, but one sequential function, not its shape (no `Service` protocol or service
+/// group): serve runs one server and one host, so there is nothing to group.
 public enum ServeLifecycle {
     public struct Options: Sendable {
         public var listen: ListenAddress

@@ -272,7 +272,7 @@ public final class PluginHost: Sendable {
     /// The `required` plugins selected for this environment that are not active.
     public var requiredFailures: [PluginRecord] {
         let (manifest, records) = state.withLock { ($0.manifest, $0.records) }
-        let required = Set(manifest.plugins.filter { $0.required && $0.selection(for: environment) == .selected }.map(\.name))
+        let required = manifest.requiredPluginNames(for: environment)
         return records.filter { required.contains($0.name) && $0.state != .active }
     }
 

@@ -7,7 +7,8 @@ import Glibc
 /// The host library never calls it: the `plugboard` executable captures the environment
 /// once at start and hands it down (``PluginHost/Configuration/processEnvironment``, and
 /// from there to the preflight child and to every plugin's registrar), and so does the
-/// test kit for the plugins it loads. Nothing else reads `environ` or calls `getenv`.
+/// test kit for the plugins it loads. The host and the in-tree plugins read no variable
+/// themselves; the test kit's own temporary folder follows `TMPDIR`, as tests expect.
 public enum ProcessEnvironmentSnapshot {
     public static func capture() -> [String: String] {
         var environment: [String: String] = [:]

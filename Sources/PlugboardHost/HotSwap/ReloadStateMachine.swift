@@ -206,7 +206,8 @@ struct ReloadStateMachine {
 
     private mutating func checkRequiredThenMap() -> Action {
         let active = Set(current.records.filter { $0.state == .active }.map(\.name)).subtracting(plan.retiring).union(passing)
-        for plugin in next.manifest.plugins where plugin.required && plugin.selection(for: next.environment) == .selected {
+        let required = next.manifest.requiredPluginNames(for: next.environment)
+        for plugin in next.manifest.plugins where required.contains(plugin.name) {
             guard !active.contains(plugin.name) else { continue }
             let record = current.records.first { $0.name == plugin.name }
             return refuse(PlugboardError(.requiredNotActive,

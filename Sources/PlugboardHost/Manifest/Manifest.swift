@@ -72,6 +72,13 @@ public struct Manifest: Sendable {
         plugins.first { $0.name == name }
     }
 
+    /// The names of the plugins marked `required` that `environment` selects: the one
+    /// filter the `required` rule starts from (``PluginHost/requiredFailures``, a reload's
+    /// check that none would be left inactive).
+    public func requiredPluginNames(for environment: Environment) -> Set<String> {
+        Set(plugins.filter { $0.required && $0.selection(for: environment) == .selected }.map(\.name))
+    }
+
     /// The plugins to load in `environment` (those whose ``ManifestPlugin/selection(for:)``
     /// is `.selected`), each after the plugins it requires; plugins with no order between
     /// them keep manifest order.
