@@ -10,7 +10,8 @@ import Musl
 /// A listing reads a whole folder for every page, so this is its hot loop: with keys up
 /// to 125 bytes, 10,000 objects are 10,000 names in `objects/`. Records and C calls keep
 /// the cost per name small also in a debug build, where Swift's generic collection code
-/// is not specialized (an array-based version took about 50 µs per name there).
+/// is not specialized (docs/BENCHMARKS.md, "FileStorage listing", has what an
+/// array-based version cost there).
 ///
 /// Each record is ``recordSize`` bytes: the name's digits (after the `_` of a file),
 /// zero-padded to 250 bytes, then a kind byte (0 file, 1 folder), then the digit count.

@@ -39,9 +39,9 @@ struct LibCrypto: @unchecked Sendable {
     /// OpenSSL lacks it.
     ///
     /// Fetched once: OpenSSL 3 looks a legacy descriptor such as `EVP_sha256()` up in its
-    /// provider store, under a lock, on every `EVP_DigestInit_ex`, which costs about as
-    /// much as hashing a few hundred bytes (a SigV4 check starts three digests). A fetched
-    /// descriptor is kept for the life of the process, like the library.
+    /// provider store, under a lock, on every `EVP_DigestInit_ex`, and a SigV4 check starts
+    /// three digests (docs/BENCHMARKS.md, "The S3 API beside the native API", has the
+    /// cost). A fetched descriptor is kept for the life of the process, like the library.
     let sha256: OpaquePointer?
     /// MD5, fetched like ``sha256`` (else `EVP_md5()`); `nil` if this build of OpenSSL lacks it.
     let md5: OpaquePointer?

@@ -122,7 +122,8 @@ public struct HTTPHeadWriter: Sendable {
     }
 
     /// One copy of the string's contiguous bytes: the generic append of a `UTF8View`
-    /// went through an iterator, a few percent of a GET.
+    /// went through an iterator, for every field of every response (docs/BENCHMARKS.md,
+    /// "Reads answered without a task").
     @inline(__always)
     private mutating func append(_ text: String) {
         var text = text
@@ -131,7 +132,8 @@ public struct HTTPHeadWriter: Sendable {
 
     /// Whether every byte of `text` passes `test`, over its contiguous storage: the generic
     /// `allSatisfy` over `String.UTF8View` goes byte by byte through an index and a call,
-    /// and it ran for every field of every response (a sixth of a GET's instructions).
+    /// and it ran for every field of every response (docs/BENCHMARKS.md, "Instructions a
+    /// request").
     @inline(__always)
     private static func all(_ text: String, _ test: (UInt8) -> Bool) -> Bool {
         text.utf8.withContiguousStorageIfAvailable { raw in

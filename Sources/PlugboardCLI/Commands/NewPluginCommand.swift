@@ -5,13 +5,6 @@ import PlugboardAPI
 import PlugboardBytes
 import PlugboardHost
 
-extension PlugboardError.Code {
-    /// `new-plugin` found no Plugboard checkout to build the plugin against.
-    public static let sdkNotFound: Self = "cli.sdk_not_found"
-    /// `new-plugin` could not create its folder or write a file.
-    public static let scaffoldWriteFailed: Self = "cli.scaffold_write_failed"
-}
-
 /// `plugboard new-plugin NAME --dir PATH`: writes a SwiftPM package that builds a plugin.
 enum NewPluginCommand {
     /// The services a scaffold can start from.

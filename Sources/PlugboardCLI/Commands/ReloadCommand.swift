@@ -118,10 +118,3 @@ extension JSONValue {
         return nil
     }
 }
-
-extension PlugboardError.Code {
-    /// `plugboard reload` could not connect to the server.
-    public static let reloadUnreachable: Self = "cli.reload_unreachable"
-    /// `plugboard reload` got an answer that is not the reload API's.
-    public static let reloadAnswerInvalid: Self = "cli.reload_answer_invalid"
-}

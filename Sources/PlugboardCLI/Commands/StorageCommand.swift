@@ -130,11 +130,6 @@ enum StorageCommand {
     }
 }
 
-extension PlugboardError.Code {
-    /// A local file named on the command line could not be read or written.
-    public static let localFile: Self = "cli.local_file"
-}
-
 /// Reading and writing the local files the storage commands name.
 enum LocalFile {
     static func read(_ path: String) throws(PlugboardError) -> [UInt8] {

@@ -79,7 +79,8 @@ public struct HTTPHeaders: Sendable {
     /// Names compare by their bytes, as object keys do, and most differ in length already.
     /// (`String ==` compares by Unicode rules, which showed in the request's profile.) Not
     /// through ``ObjectKey/isSame(_:as:)``: across the API library's boundary that call is
-    /// not inlined, and at ten lookups a request it cost about 2,000 instructions a GET.
+    /// not inlined, and a request makes about ten lookups (docs/BENCHMARKS.md, "Instructions
+    /// a request", has what it cost).
     @inline(__always)
     static func same(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }

@@ -148,8 +148,9 @@ public struct RequestDecoder: Sendable {
         var scan = scanned, lineStart = lineStartAt, requestLineEnd = requestLineEndAt, emptyLinesSkipped = skipped
         while start + scan < end {
             // A byte that is neither CR nor LF, below the limit, only moves the scan on:
-            // such runs are skipped in one tight pass over the buffer (the loop below
-            // costs tens of instructions a byte, for every byte of every head).
+            // such runs are skipped in one tight pass over the buffer (the loop below is
+            // costly per byte, and every byte of every head went through it: docs/BENCHMARKS.md,
+            // "Instructions a request").
             let limit = requestLineEnd.map { Self.sum($0, 4, limits.maxHeaderBytes) } ?? Self.sum(limits.maxRequestLineBytes, 1, 0)
             let stop = min(end - start, limit)
             if scan < stop {

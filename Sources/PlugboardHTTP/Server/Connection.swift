@@ -365,8 +365,9 @@ final class Connection: EventSource, @unchecked Sendable {
         let request = HTTPRequest(head: head, body: body, screened: true)
         let handle = ConnectionHandle(connection: self, loop: loop, serial: serial)
         if !hasBody && server.configuration.answersWithoutWaiting, let answer = handler.respondWithoutWaiting(to: request) {
-            // No task at all: its start, frames and executor checks were a sixth of a
-            // small GET's instructions. Queued like a task's answer (see answer(_:)).
+            // No task at all: its start, frames and executor checks were the largest single
+            // cost of a small GET (docs/BENCHMARKS.md, "Reads answered without a task").
+            // Queued like a task's answer (see answer(_:)).
             if answer.stream == nil {
                 exchange?.readyAnswer = answer
                 loop.answerLater(self)
@@ -383,8 +384,9 @@ final class Connection: EventSource, @unchecked Sendable {
         // Started on this thread: a handler that never suspends (MemoryStorage, a cached
         // FileStorage read) answers without a thread hop. Without an executor
         // preference: with the loop as the task's preferred executor every await asked
-        // the runtime for it, 10% more CPU a request in the benchmark, to spare only the
-        // resumption after a real wait (a cold read) its hop from the pool back here.
+        // the runtime for it, more CPU a request (docs/BENCHMARKS.md, "The request path
+        // made cheaper"), to spare only the resumption after a real wait (a cold read) its
+        // hop from the pool back here.
         exchange?.task = server.configuration.immediateHandlers
             ? Task.immediate(operation: work) : Task(operation: work)
     }
@@ -702,7 +704,8 @@ struct ConnectionHandle: Sendable {
         let (connection, serial) = (self.connection, self.serial)
         // Queued even from the loop's own thread (a task that answered before its first
         // suspension): the loop writes the answers of a batch of events after reading
-        // them all. Writing each at once measured 10-20% more CPU an answer under wrk.
+        // them all. Writing each at once cost more CPU an answer, not less (docs/BENCHMARKS.md,
+        // "Instructions a request", tried and left out).
         loop.execute { connection.writeResponseFromTask(response, serial: serial) }
         guard let stream = response.stream, !response.forbidsContent else { return }
         var sent = 0

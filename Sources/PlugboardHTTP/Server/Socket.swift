@@ -106,8 +106,3 @@ enum Socket {
                                   : "Check the address and your permissions.")
     }
 }
-
-extension PlugboardError.Code {
-    /// The server could not bind or listen on the address asked for.
-    public static let httpListenFailed: Self = "http.listen_failed"
-}

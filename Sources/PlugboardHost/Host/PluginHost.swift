@@ -369,8 +369,3 @@ struct PluginFingerprint: Sendable, Equatable {
             && a.plugin.rawConfig.configValue == b.plugin.rawConfig.configValue
     }
 }
-
-extension PlugboardError.Code {
-    /// A plugin the manifest marks `required` is not active.
-    public static let requiredPluginFailed: Self = "host.required_plugin_failed"
-}

@@ -60,9 +60,3 @@ extension PluginHost: StorageProvider {
         }
     }
 }
-
-extension PlugboardError.Code {
-    /// No active plugin provides `ObjectStorage` in this environment: the CLI's storage
-    /// commands exit 1, the HTTP API's object routes answer 503.
-    public static let noStorage: Self = "host.no_storage"
-}

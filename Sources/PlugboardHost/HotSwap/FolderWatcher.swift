@@ -143,11 +143,6 @@ public final class FolderWatcher: Sendable {
     }
 }
 
-extension PlugboardError.Code {
-    /// The file watcher could not start.
-    public static let watchFailed: Self = "reload.watch_failed"
-}
-
 extension PluginHost {
     /// The folders to watch: the manifest's (its name, and `..` links), and each selected
     /// plugin file's (its name).

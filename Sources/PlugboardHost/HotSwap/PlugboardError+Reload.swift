@@ -20,4 +20,6 @@ extension PlugboardError.Code {
     /// A plugin that passed its preflight failed to map or register in the host (its file
     /// changed between the two, say). A failed commit keeps its own `container.*` code.
     public static let loadFailed: Self = "reload.load_failed"
+    /// The file watcher could not start.
+    public static let watchFailed: Self = "reload.watch_failed"
 }

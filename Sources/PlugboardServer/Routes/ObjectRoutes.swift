@@ -155,7 +155,8 @@ enum ObjectRoutes {
         do throws(PlugboardError) {
             // The usual key, ASCII, is made here and then held to the key rules as a
             // string; ObjectKey's check of bytes is generic code across the API library
-            // (a twentieth of a GET's instructions), kept for every other key.
+            // (costly on every GET: docs/BENCHMARKS.md, "The request path trimmed past
+            // 0.8×"), kept for every other key.
             if let key = bytes.withUnsafeBufferPointer(ASCIIText.string) {
                 try ObjectKey.validate(key)
                 return key
