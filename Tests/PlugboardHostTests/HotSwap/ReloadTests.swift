@@ -169,7 +169,9 @@ struct ReloadTests {
         let hung = await runner.run(request(["fault": .string("hang"), "faultIn": .string("start")]), timeoutSeconds: 1)
         #expect(hung.termination == .timedOut)
         #expect(hung.culprit?.error.code == .preflightTimeout)
-        #expect(MonotonicClock.now() - started < 10)
+        // Only says it did not hang: the child is killed at 1 s, and a busy machine can take
+        // seconds more to start a debug build of it (11.8 s seen with two builds running).
+        #expect(MonotonicClock.now() - started < 30)
         let unhealthy = await runner.run(request(["healthy": .bool(false)]), timeoutSeconds: 30)
         #expect(unhealthy.firstFailure?.error.code == .healthCheckFailed)
         let stopCrash = await runner.run(request(["fault": .string("segfault"), "faultIn": .string("stop")]), timeoutSeconds: 30)
