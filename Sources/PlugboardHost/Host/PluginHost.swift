@@ -24,8 +24,11 @@ public final class PluginHost: Sendable {
         public var environment: Environment?
         /// The plugin cache; nil for `$XDG_CACHE_HOME/plugboard` or `~/.cache/plugboard`.
         public var cacheDirectory: String?
-        /// The process environment, captured once: `${VAR}` expansion and
-        /// `PLUGBOARD_PLUGIN_PATH` read it, nothing reads the environment on its own.
+        /// The process environment, captured once (``ProcessEnvironmentSnapshot``): `${VAR}`
+        /// expansion and `PLUGBOARD_PLUGIN_PATH` read it, every plugin is given it
+        /// (``PluginRegistrar/processEnvironment``), and it is the whole environment of the
+        /// preflight children; nothing reads the environment on its own. Empty by default:
+        /// a host embedded without it gives its children and plugins no variable at all.
         public var processEnvironment: [String: String]
         /// Folders searched for `product` plugins, in order: by default the running
         /// executable's folder, then `PLUGBOARD_PLUGIN_PATH`'s.

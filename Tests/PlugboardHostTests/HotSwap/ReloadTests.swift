@@ -20,8 +20,12 @@ struct HotSwapFolder {
         rename(manifest + ".new", manifest)
     }
 
+    /// The host runs with this test process's environment, as `plugboard serve` does with
+    /// its own: its preflight children get exactly that (under AddressSanitizer, its
+    /// ASAN_OPTIONS, without which a child's expected SIGSEGV becomes ASan's exit 1).
     func configuration() -> PluginHost.Configuration {
         PluginHost.Configuration(manifestPath: manifest, cacheDirectory: "\(path)/cache",
+                                 processEnvironment: ProcessEnvironmentSnapshot.capture(),
                                  productSearchPath: [LoaderFixtures.productsFolder],
                                  preflightExecutable: "\(LoaderFixtures.productsFolder)/plugboard")
     }
@@ -155,7 +159,8 @@ struct ReloadTests {
         let folder = HotSwapFolder()
         let loader = try PluginLoader(container: Container(environment: .testing), configuration: .init(cacheDirectory: "\(folder.path)/cache"))
         let staged = try loader.stage(path: LoaderFixtures.product("MisbehavingPlugin"), name: "M", pin: nil).result.get()
-        let runner = PreflightRunner(executable: "\(LoaderFixtures.productsFolder)/plugboard", logger: .disabled)
+        let runner = PreflightRunner(executable: "\(LoaderFixtures.productsFolder)/plugboard",
+                                     environment: ProcessEnvironmentSnapshot.capture(), logger: .disabled)
         func request(_ config: [String: ConfigValue]) -> PreflightRequest {
             PreflightRequest(environment: .testing, cacheDirectory: "\(folder.path)/cache", plugins: [
                 .init(name: "M", path: staged.loadPath, sha256: staged.sha256, rank: 0,
