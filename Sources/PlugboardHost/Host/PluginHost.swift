@@ -202,7 +202,7 @@ public final class PluginHost: Sendable {
         let fingerprints = PluginFingerprint.all(selected, stagings)
         await DependencyWalk().run(selected) { plugin in
             guard let staging = stagings[plugin.name], let staged = staging.staged else {
-                byName[plugin.name] = loader.refused(plugin, stagings[plugin.name])
+                byName[plugin.name] = loader.refused(plugin.name, pin: plugin.sha256, stagings[plugin.name])
                 return false
             }
             let record = await loader.load(staged, config: configs[plugin.name] ?? PluginConfig(plugin: plugin.name),

@@ -30,7 +30,7 @@ extension PluginHost {
         // A requirement staged is the child's to judge.
         await DependencyWalk().run(selected) { plugin in
             guard let staged = stagings[plugin.name]?.staged else {
-                byName[plugin.name] = loader.refused(plugin, stagings[plugin.name])
+                byName[plugin.name] = loader.refused(plugin.name, pin: plugin.sha256, stagings[plugin.name])
                 return false
             }
             pending.append(PreflightRequest.Plugin(staged, plugin, config: configs[plugin.name]))

@@ -125,10 +125,8 @@ public final class PluginLoader: Sendable {
         switch staging.result {
         case .success(let staged):
             return prepare(staged, config: request.config, rank: request.rank, secrets: request.secrets)
-        case .failure(let error):
-            var record = PluginRecord(name: request.name, state: .rejected, path: request.path, sha256: request.sha256)
-            failed(&record, error)
-            return Prepared(record: record, transaction: nil)
+        case .failure:
+            return Prepared(record: refused(request.name, pin: request.sha256, staging), transaction: nil)
         }
     }
 
@@ -172,10 +170,10 @@ public final class PluginLoader: Sendable {
     /// The record of a plugin that staging refused: `rejected` with the error, logged as
     /// a load failure is, unless it could not even be located (its record says so, and
     /// nothing was tried).
-    func refused(_ plugin: ManifestPlugin, _ staging: StagingResult?) -> PluginRecord {
-        let error = staging?.error ?? PlugboardError(.loadFailed, "plugin \"\(plugin.name)\" was not staged")
-        guard let path = staging?.path else { return PluginRecord(name: plugin.name, state: .rejected, error: error) }
-        var record = PluginRecord(name: plugin.name, state: .rejected, path: path, sha256: plugin.sha256)
+    func refused(_ name: String, pin: String?, _ staging: StagingResult?) -> PluginRecord {
+        let error = staging?.error ?? PlugboardError(.loadFailed, "plugin \"\(name)\" was not staged")
+        guard let path = staging?.path else { return PluginRecord(name: name, state: .rejected, error: error) }
+        var record = PluginRecord(name: name, state: .rejected, path: path, sha256: pin)
         failed(&record, error)
         return record
     }

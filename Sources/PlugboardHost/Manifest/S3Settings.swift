@@ -43,11 +43,7 @@ public struct S3Settings: Sendable {
         for (index, credential) in credentials.enumerated() {
             let id = try expand(credential.accessKeyId, variables: variables, budget: &budget)
             let secret = try expand(credential.secretAccessKey, variables: variables, budget: &budget)
-            let written = S3Credential.ManifestPlace(index: index, accessKeyID: place(credential.accessKeyId),
-                                                     secretAccessKey: place(credential.secretAccessKey),
-                                                     accessKeyIDNamesVariables: Self.namesVariables(credential.accessKeyId),
-                                                     secretNamesVariables: Self.namesVariables(credential.secretAccessKey))
-            pairs.append(S3Credential(accessKeyID: id, secretAccessKey: secret, origin: .manifest(written)))
+            pairs.append(S3Credential(accessKeyID: id, secretAccessKey: secret, origin: .manifest(manifestPlace(index, credential))))
         }
         return pairs
     }
@@ -63,13 +59,17 @@ public struct S3Settings: Sendable {
                       case .success(let written)? = try? VariableExpander.expand(text, variables: [:], budget: &budget) else { return "" }
                 return written
             }
-            let written = S3Credential.ManifestPlace(index: index, accessKeyID: place(credential.accessKeyId),
-                                                     secretAccessKey: place(credential.secretAccessKey),
-                                                     accessKeyIDNamesVariables: Self.namesVariables(credential.accessKeyId),
-                                                     secretNamesVariables: Self.namesVariables(credential.secretAccessKey))
             return S3Credential(accessKeyID: literal(credential.accessKeyId), secretAccessKey: literal(credential.secretAccessKey),
-                                origin: .manifest(written))
+                                origin: .manifest(manifestPlace(index, credential)))
         }
+    }
+
+    /// Where pair `index` was written, as refusals name it.
+    private func manifestPlace(_ index: Int, _ credential: RawCredential) -> S3Credential.ManifestPlace {
+        S3Credential.ManifestPlace(index: index, accessKeyID: place(credential.accessKeyId),
+                                   secretAccessKey: place(credential.secretAccessKey),
+                                   accessKeyIDNamesVariables: Self.namesVariables(credential.accessKeyId),
+                                   secretNamesVariables: Self.namesVariables(credential.secretAccessKey))
     }
 
     private func place(_ value: JSONValue) -> String { "\(manifestPath):\(value.location): \(value.path.spoken)" }

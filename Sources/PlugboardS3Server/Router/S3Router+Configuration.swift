@@ -91,13 +91,20 @@ extension S3Router {
             var firstIndex: [String: Int] = [:]
             for credential in settings.writtenCredentials() {
                 guard case .manifest(let place)? = credential.origin else { continue }
-                if !place.accessKeyIDNamesVariables {
-                    try checkAccessKeyID(credential.accessKeyID, place)
-                    if let first = firstIndex[credential.accessKeyID] { throw duplicate(place, first: first) }
-                    firstIndex[credential.accessKeyID] = place.index
-                }
-                if !place.secretNamesVariables { try checkSecret(credential.secretAccessKey, place) }
+                try checkManifestPair(credential, place, writtenOnly: true, firstIndex: &firstIndex)
             }
+        }
+
+        /// The rules for one manifest pair (its ID, a duplicate of an earlier ID, its
+        /// secret); `writtenOnly` leaves out a value that names variables.
+        private static func checkManifestPair(_ credential: S3Credential, _ place: S3Credential.ManifestPlace, writtenOnly: Bool,
+                                              firstIndex: inout [String: Int]) throws(PlugboardError) {
+            if !(writtenOnly && place.accessKeyIDNamesVariables) {
+                try checkAccessKeyID(credential.accessKeyID, place)
+                if let first = firstIndex[credential.accessKeyID] { throw duplicate(place, first: first) }
+                firstIndex[credential.accessKeyID] = place.index
+            }
+            if !(writtenOnly && place.secretNamesVariables) { try checkSecret(credential.secretAccessKey, place) }
         }
 
         private func validateCredentials() throws(PlugboardError) {
@@ -105,10 +112,7 @@ extension S3Router {
             for credential in credentials {
                 switch credential.origin {
                 case .manifest(let place):
-                    try Self.checkAccessKeyID(credential.accessKeyID, place)
-                    if let first = firstIndex[credential.accessKeyID] { throw Self.duplicate(place, first: first) }
-                    firstIndex[credential.accessKeyID] = place.index
-                    try Self.checkSecret(credential.secretAccessKey, place)
+                    try Self.checkManifestPair(credential, place, writtenOnly: false, firstIndex: &firstIndex)
                 case .environment(_, let secretVariable):
                     if let refusal = CredentialRule.refusal(credential.secretAccessKey, variable: secretVariable, what: "a secret access key") {
                         throw refusal
