@@ -3,7 +3,8 @@
 # --s3-listen` hosts over one moto bucket (S3Storage), behind HAProxy configured by
 # docs/examples/haproxy-gateway.cfg. Multipart parts through different hosts assemble, an
 # abort on one host is seen by all, a presigned URL works on every host, and an AWS CLI
-# sync through HAProxy survives a host killed with SIGKILL: every object read back.
+# sync through HAProxy survives a host killed with SIGKILL: every object read back, and
+# the host, started again, serves them.
 # Needs: haproxy (apt-get install -y haproxy), and moto[server], boto3 and awscli in .venv
 # (python3 -m venv .venv && .venv/bin/pip install 'moto[server]' boto3 awscli).
 # Usage: Tests/e2e/gateway-fleet.sh [release|debug] [STEP ...]

@@ -20,6 +20,8 @@ redispatch). Checks that nothing of an upload lives in one host's memory:
               finishes (a second sync when the first reports failed files, which must then
               exit 0), and every object is listed and read back byte for byte; the
               output says how many retries the CLI made and what HAProxy saw
+  rejoin      host2 started again on its ports: UP in HAProxy again, and it lists and reads
+              what was written while it was down, and answers its share through HAProxy
 
 Usage: gateway_fleet.py BUILD_FOLDER [STEP ...]   (BUILD_FOLDER: .build/release or .build/debug)
 
@@ -170,7 +172,7 @@ class HAProxy:
         """The backend's retries, redispatches and errors so far (`show stat`, row BACKEND)."""
         text = self.command("show stat").lstrip("# ")
         row = [r for r in csv.DictReader(io.StringIO(text)) if r["pxname"] == "plugboard_s3" and r["svname"] == "BACKEND"][0]
-        return {name: int(row[name] or 0) for name in ("wretr", "wredis", "eresp", "srv_abrt", "cli_abrt", "econ")}
+        return {name: int(row[name] or 0) for name in ("stot", "wretr", "wredis", "eresp", "srv_abrt", "cli_abrt", "econ")}
 
     def log(self):
         with open(self.log_path) as f:
@@ -337,7 +339,7 @@ def step_sync_kill(fleet):
         def far_enough():
             check(first.poll() is None, "aws s3 sync ended (exit %s) before host 2 was killed" % first.returncode)
             lines = [l for l in fleet.haproxy.log()[logged:] if l.method == "PUT" and l.status == 200]
-            return sum("partNumber=" in l.target for l in lines) >= 2 and sum("partNumber=" not in l.target for l in lines) >= 40
+            return sum("partNumber=" in l.target for l in lines) >= 1 and sum("partNumber=" not in l.target for l in lines) >= 30
         fleet.haproxy.wait(far_enough, "UploadPart and PutObject answers through HAProxy", 120)
         victim = fleet.hosts[1]
         before_kill = len(fleet.haproxy.log())
@@ -362,7 +364,8 @@ def step_sync_kill(fleet):
     check(last_code == 0, "aws s3 sync run %d exited %d, expected 0 (the run before it reported failures): %s" % (
         last_run, last_code, sync_log(last_run, "out")[-1500:]))
     retries = sum(sync_log(n, "err").count("Retry needed") for n, _ in runs)
-    failed_files = sum(sync_log(n, "out").count("upload failed:") for n, _ in runs)
+    # The CLI names each file it gave up on ("upload failed: ...") on its standard error.
+    failed_files = sum(sync_log(n, "out").count("upload failed:") + sync_log(n, "err").count("upload failed:") for n, _ in runs[:1])
 
     listed = []
     for page in fleet.via.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix="tree/"):
@@ -380,22 +383,72 @@ def step_sync_kill(fleet):
     check(not differ, "%d objects differ from the source folder after the sync: %s" % (len(differ), differ[:3]))
     after_kill = [l for l in fleet.haproxy.log()[before_kill:] if l.method in ("PUT", "POST") and l.status == 200]
     check(len(after_kill) >= 20, "only %d uploads were answered after host2's kill: expected the sync to go on through the other hosts" % len(after_kill))
+    # Multipart uploads the kill fell in the middle of: a part stored before it, completed after.
+    parted = set(l.target.split("?")[0] for l in fleet.haproxy.log()[logged:before_kill] if "partNumber=" in l.target and l.status == 200)
+    spanning = parted & set(l.target.split("?")[0] for l in after_kill if l.method == "POST" and "uploadId=" in l.target)
     leftover = fleet.via.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])
 
     during = fleet.haproxy.log()[logged:]
     client_errors = [l for l in during if l.failed()]
     counters = {name: value - counted[name] for name, value in fleet.haproxy.counters().items()}
-    runs_text = "one run, exit 0" if len(runs) == 1 else "run 1 exit %d with %d files reported failed, run 2 exit 0" % (runs[0][1], failed_files)
-    # HAProxy's counters, not only its log: a request cut by the kill is not always logged.
-    print("     sync-kill: %s; the CLI retried %d requests (\"Retry needed\" in its debug log); HAProxy logged %d requests, "
-          "%d failed (%s), and counted %d connection retries (%d redispatched to another host), %d responses cut by a server "
-          "(eresp %d, srv_abrt %d); host2 marked DOWN %.1f s after the kill; %d uploads in progress left" % (
-              runs_text, retries, len(during), len(client_errors),
+    runs_text = "one run, exit 0" if len(runs) == 1 else "run 1 exit %d with %d files reported failed, run 2 exit 0 after sending %d files again" % (
+        runs[0][1], failed_files, sync_log(2, "out").count("upload: "))
+    # HAProxy's counters beside its log: it does not log every request the kill cut off
+    # (its backend counts more requests than it logs), so the CLI's count is the one to trust.
+    print("     sync-kill: %s; the CLI retried %d requests (\"Retry needed\" in its debug log); HAProxy passed %d requests "
+          "to the hosts and logged %d, %d of them failed (%s); it counted %d connection retries (%d redispatched to another host), %d responses cut by a server "
+          "(eresp %d, srv_abrt %d); host2 marked DOWN %.1f s after the kill; %d multipart uploads had parts stored before "
+          "the kill and were completed after it; %d uploads in progress left" % (
+              runs_text, retries, counters["stot"], len(during), len(client_errors),
               ", ".join("%s %s %d %s" % (l.server, l.method, l.status, l.termination) for l in client_errors[:6]) or "none",
               counters["wretr"], counters["wredis"], counters["eresp"] + counters["srv_abrt"], counters["eresp"],
-              counters["srv_abrt"], down_after, len(leftover)), flush=True)
+              counters["srv_abrt"], down_after, len(spanning), len(leftover)), flush=True)
     return "%d files (3 of them multipart, 12 MiB in 5 MiB parts) synced in %.1f s across host2's SIGKILL (%s, %d CLI retries): every object listed and read back byte for byte" % (
         len(expected), took, runs_text, retries)
+
+
+def step_rejoin(fleet):
+    """host2 started again on its ports after its SIGKILL (sync-kill, or killed here): back
+    in HAProxy's rotation, and it serves what was written while it was down, since it has
+    nothing of its own to catch up on."""
+    dead = fleet.hosts[1]
+    if 1 not in fleet.killed:
+        dead.proc.send_signal(signal.SIGKILL)
+        dead.proc.wait(10)
+        fleet.killed.add(1)
+    dead.stop()
+    folder = os.path.join(fleet.work, "host2-again")
+    os.mkdir(folder)
+    started = time.time()
+    host = Server(folder, fleet_manifest(fleet.moto_endpoint), args=["--no-watch"], env=MOTO_ENV,
+                  listen=("127.0.0.1:%d" % dead.port, "127.0.0.1:%d" % dead.s3_port))
+    fleet.hosts[1] = host
+    fleet.killed.discard(1)
+    fleet.haproxy.wait(lambda: fleet.haproxy.servers()["host2"]["status"] == "UP", "host2 UP again", 30)
+    back_after = time.time() - started
+    client = boto3_client(host.endpoint)
+    listed = []
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
+        listed += [o["Key"] for o in page.get("Contents", [])]
+    tree = os.path.join(fleet.work, "tree")
+    synced = sorted(k for k in listed if k.startswith("tree/"))
+    expected = ["tree/" + rel for rel in files_under(tree)] if os.path.isdir(tree) else []
+    check("assembled/parts-from-three-hosts.bin" in listed and synced == expected,
+          "ListObjectsV2 on host2 started again: expected the object of step multipart and the %d of the sync, found %d keys: %s" % (
+              len(expected), len(listed), listed[:5]))
+    for key in [k for k in synced if k.startswith("tree/big-")]:
+        with open(os.path.join(tree, key[len("tree/"):]), "rb") as f:
+            want = hashlib.sha256(f.read()).hexdigest()
+        got = hashlib.sha256(client.get_object(Bucket=BUCKET, Key=key)["Body"].read()).hexdigest()
+        check(got == want, "GET %s from host2 started again: expected sha256 %s, found %s" % (key, want, got))
+    before = len(fleet.haproxy.log())
+    for _ in range(2 * HOSTS):
+        fleet.via.head_object(Bucket=BUCKET, Key="assembled/parts-from-three-hosts.bin")
+    fleet.haproxy.wait(lambda: len(fleet.haproxy.log()) - before >= 2 * HOSTS, "log lines of the HEADs", 10)
+    answered = [l.server for l in fleet.haproxy.log()[before:] if l.method == "HEAD" and l.status == 200]
+    check("host2" in answered, "HEADs through HAProxy after host2 came back: expected some answered by host2, found %s" % answered)
+    return "host2 UP in HAProxy %.1f s after it was started again on its ports; lists %d keys and reads the multipart objects written while it was down; answers its share through HAProxy (%s)" % (
+        back_after, len(listed), ", ".join(answered))
 
 
 STEPS = [
@@ -403,6 +456,7 @@ STEPS = [
     ("abort", step_abort),
     ("presigned", step_presigned),
     ("sync-kill", step_sync_kill),
+    ("rejoin", step_rejoin),
 ]
 
 
