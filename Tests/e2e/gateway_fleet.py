@@ -205,18 +205,27 @@ class Fleet:
         self.via = boto3_client(self.haproxy.endpoint)
 
     def stop(self):
+        """Stops everything, then fails naming what did not stop cleanly (a host that did
+        not exit 0 on SIGTERM)."""
+        failures = []
+
+        def attempt(what, action):
+            try:
+                action()
+            except Exception as e:
+                failures.append("%s: %s" % (what, e))
         if self.haproxy:
-            self.haproxy.stop()
+            attempt("haproxy", self.haproxy.stop)
         for i, host in enumerate(self.hosts):
-            if i in self.killed:
-                host.stop()
-            else:
-                stopped_cleanly(host)
+            attempt("host%d" % (i + 1), host.stop if i in self.killed else (lambda h=host: stopped_cleanly(h)))
         if self.moto_proc:
-            stop_process(self.moto_proc, 10)
+            attempt("moto", lambda: stop_process(self.moto_proc, 10))
+        check(not failures, "; ".join(failures))
 
     def tails(self):
-        for name in ["host%d/serve.err" % i for i in range(1, HOSTS + 1)] + ["haproxy.log", "haproxy.err", "moto.err", "sync-1.err", "sync-2.err"]:
+        logs = ["host%d/serve.err" % i for i in range(1, HOSTS + 1)] + ["host2-again/serve.err", "haproxy.log", "haproxy.err", "moto.err",
+                                                                         "sync-1.out", "sync-1.err", "sync-2.out", "sync-2.err"]
+        for name in logs:
             path = os.path.join(self.work, name)
             if os.path.exists(path):
                 with open(path, errors="replace") as f:
