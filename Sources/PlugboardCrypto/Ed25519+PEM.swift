@@ -21,8 +21,8 @@ extension Ed25519PrivateKey {
     ///
     /// - Throws: ``CryptoError`` naming what was expected and found.
     public init(pemRepresentation text: String) throws(CryptoError) {
-        let der = try PEM.decode(text, label: "PRIVATE KEY")
-        try self.init(rawRepresentation: try PEM.key(der, prefix: Self.pkcs8Prefix, what: "an Ed25519 PKCS#8 private key"))
+        try self.init(rawRepresentation: try PEM.key(in: text, label: "PRIVATE KEY", prefix: Self.pkcs8Prefix,
+                                                     what: "an Ed25519 PKCS#8 private key"))
     }
 }
 
@@ -41,8 +41,7 @@ extension Ed25519PublicKey {
     ///
     /// - Throws: ``CryptoError`` naming what was expected and found.
     public init(pemRepresentation text: String) throws(CryptoError) {
-        let der = try PEM.decode(text, label: "PUBLIC KEY")
-        try self.init(rawRepresentation: try PEM.key(der, prefix: Self.spkiPrefix, what: "an Ed25519 public key"))
+        try self.init(rawRepresentation: try PEM.key(in: text, label: "PUBLIC KEY", prefix: Self.spkiPrefix, what: "an Ed25519 public key"))
     }
 }
 
@@ -76,7 +75,9 @@ enum PEM {
         return der
     }
 
-    static func key(_ der: [UInt8], prefix: [UInt8], what: String) throws(CryptoError) -> [UInt8] {
+    /// The 32 key bytes of the one `label` block in `text`, whose DER is `prefix` and them.
+    static func key(in text: String, label: String, prefix: [UInt8], what: String) throws(CryptoError) -> [UInt8] {
+        let der = try decode(text, label: label)
         guard der.count == prefix.count + 32, der.starts(with: prefix) else {
             throw CryptoError("not \(what)",
                 detail: "Expected \(prefix.count + 32) bytes of DER starting \(Hex.encode(prefix)), found \(der.count) bytes starting \(Hex.encode(der.prefix(prefix.count))).",
