@@ -15,14 +15,16 @@ import Testing
         let loader: PluginLoader
         let file: String
         let sha256: String
-        let release = try! Ed25519PrivateKey.generate()
-        let next = try! Ed25519PrivateKey.generate()
+        let release: Ed25519PrivateKey
+        let next: Ed25519PrivateKey
 
         init() throws {
             folder = LoaderFixtures.temporaryFolder("signatures")
             loader = try PluginLoader(container: Container(environment: .testing), configuration: .init(cacheDirectory: "\(folder)/cache"))
             file = try LoaderFixtures.copy(LoaderFixtures.product("MemoryStorage"), to: folder)
             sha256 = try Digest.sha256Hex(try PluginFile.readAll(file, plugin: "Store"))
+            release = try Ed25519PrivateKey.generate()
+            next = try Ed25519PrivateKey.generate()
         }
 
         func trust(required: Bool, _ keys: [(String, Ed25519PrivateKey)]) -> ManifestTrust {
