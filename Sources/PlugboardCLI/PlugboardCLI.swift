@@ -33,6 +33,8 @@ public enum PlugboardCLI {
             case ["plugins"]: return try await PluginsCommand.plugins(ctx)
             case ["services"]: return try await ServicesCommand.run(ctx)
             case ["inspect"]: return try await InspectCommand.run(ctx)
+            case ["keygen"]: return try SigningCommands.keygen(ctx)
+            case ["sign"]: return try SigningCommands.sign(ctx)
             case ["graph"]: return try await GraphCommand.run(ctx)
             case ["storage", "put"]: return try await StorageCommand.put(ctx)
             case ["storage", "get"]: return try await StorageCommand.get(ctx)

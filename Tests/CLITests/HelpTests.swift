@@ -45,6 +45,8 @@ import Testing
           services                List every service registration after loading the
                                   plugins.
           inspect                 Show what a plugin file declares.
+          keygen                  Make an Ed25519 key pair for signing plugins.
+          sign                    Sign a plugin file for its manifest entry.
           graph                   Show plugins, their services and who requires whom.
           storage                 Use the ObjectStorage the manifest binds (the
                                   highest-ranked one).

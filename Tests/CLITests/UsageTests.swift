@@ -52,7 +52,7 @@ import Testing
         defer { sandbox.remove() }
         expectRun(await sandbox.runExactly(["plugns"]), status: 2, stdout: .empty, stderr: .exactly("""
             plugboard: error: unknown command "plugns"
-            DETAIL: Expected one of: check, plugins, services, inspect, graph, storage, serve, reload, preflight, new-plugin, new-contract, completion, version.
+            DETAIL: Expected one of: check, plugins, services, inspect, keygen, sign, graph, storage, serve, reload, preflight, new-plugin, new-contract, completion, version.
             HINT: Did you mean "plugins"?
 
             """))
@@ -64,7 +64,7 @@ import Testing
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         expectRun(await sandbox.runExactly([]), status: 2, stdout: .empty,
-                  stderr: .contains("missing command", "check, plugins, services, inspect, graph, storage"))
+                  stderr: .contains("missing command", "check, plugins, services, inspect, keygen, sign, graph, storage"))
         expectRun(await sandbox.runExactly(["storage"]), status: 2, stdout: .empty,
                   stderr: .contains("missing subcommand for \"storage\"", "put, get, head, delete, list"))
     }

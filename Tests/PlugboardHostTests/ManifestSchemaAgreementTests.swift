@@ -12,7 +12,9 @@ import Testing
         #"{"$schema": "x", "schemaVersion": 1, "environment": "production", "plugins": [], "hotSwap": {"enabled": true, "allowInProduction": false, "debounceMilliseconds": 0, "preflightTimeoutSeconds": 0.5, "drainTimeoutSeconds": 0, "maxRetainedImages": 0}}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "rank": 1.0}]}"#,
         #"{"schemaVersion": 1.0, "plugins": []}"#,
-        #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": [{"accessKeyId": "${S3_KEY_ID}", "secretAccessKey": {"secret": "${S3_SECRET}"}}, {"accessKeyId": "admin", "secretAccessKey": "plain-secret"}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": [{"accessKeyId": "${S3_KEY_ID}", "secretAccessKey": {"secret": "${S3_SECRET}"}}, {"accessKeyId": "admin", "secretAccessKey": "plain-secret"}]}}"#,        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "signature": "ed25519:21fe31dfa154a261:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+Pw=="}], "trust": {"requireSignatures": true, "keys": [{"name": "release-2026", "ed25519": "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="}, {"name": "release-2027", "ed25519": "PUAXw+hDiVqStwqnTRt+vJyYLM8uxJaMwM1V8Sr0Zgw="}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {"requireSignatures": false, "keys": []}}"#,
     ]
 
     static let refused = [
@@ -65,7 +67,22 @@ import Testing
         #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": [{"accessKeyId": "admin", "secretAccessKey": 12345678}]}}"#,
         #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": [{"accessKeyId": "admin", "secretAccessKey": "plain-secret", "region": "x"}]}}"#,
         #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": [{"accessKeyId": "admin", "secretAccessKey": {"secret": 1}}]}}"#,
-        #"{"schemaVersion": 1, "plugins": [], "s3": {"users": []}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "s3": {"users": []}}"#,        #"{"schemaVersion": 1, "plugins": [], "trust": []}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {"requireSignatures": true}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {"requireSignatures": true, "keys": []}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {"requireSignatures": "yes", "keys": [{"name": "k", "ed25519": "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {"keys": [{"name": "k"}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {"keys": [{"ed25519": "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {"keys": [{"name": "", "ed25519": "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {"keys": [{"name": "k", "ed25519": "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcH"}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {"keys": [{"name": "k", "ed25519": "not base64!"}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {"keys": [{"name": "k", "ed25519": "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=", "rsa": "x"}]}}"#,
+        #"{"schemaVersion": 1, "plugins": [], "trust": {"require": true}}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "signature": "rsa:21fe31dfa154a261:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+Pw=="}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "signature": "ed25519:21FE31DFA154A261:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+Pw=="}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "signature": "ed25519:21fe31dfa154a261:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "signature": "ed25519:21fe31dfa154a261"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "signature": 7}]}"#,
     ]
 
     @Test(arguments: accepted)

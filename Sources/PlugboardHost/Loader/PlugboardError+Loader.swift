@@ -12,6 +12,12 @@ extension PlugboardError.Code {
     public static let insecurePermissions: Self = "loader.insecure_permissions"
     /// The file's SHA-256 differs from the manifest's pin.
     public static let checksumMismatch: Self = "loader.checksum_mismatch"
+    /// The trust section requires signatures and the plugin's entry has none.
+    public static let signatureMissing: Self = "loader.signature_missing"
+    /// The plugin's signature names a key the trust section does not list.
+    public static let signatureUntrusted: Self = "loader.signature_untrusted"
+    /// The plugin's signature does not verify for its name and its file's SHA-256.
+    public static let signatureInvalid: Self = "loader.signature_invalid"
     /// The file is larger than the loader accepts.
     public static let fileTooLarge: Self = "loader.file_too_large"
     /// The file is not an ELF file at all.

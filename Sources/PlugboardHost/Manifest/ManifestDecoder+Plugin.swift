@@ -3,7 +3,7 @@ import PlugboardAPI
 extension ManifestDecoder {
     /// The keys of a plugin object.
     static let pluginKeys = ["name", "path", "product", "sha256", "enabled", "required", "environments", "rank",
-                             "requires", "config"]
+                             "requires", "config", "signature"]
 
     /// One entry of `plugins`.
     func decodePlugin(_ value: JSONValue, index: Int) throws(PlugboardError) -> ManifestPlugin {
@@ -14,6 +14,7 @@ extension ManifestDecoder {
         var product: JSONValue.Member?
         var source: PluginSource?
         var sha256: String?
+        var signature: PluginSignature?
         var enabled = true
         var required = false
         var environments = Environment.all
@@ -42,6 +43,8 @@ extension ManifestDecoder {
                 source = .product(text)
             case "sha256":
                 sha256 = try decodeSHA256(v)
+            case "signature":
+                signature = try decodeSignature(v)
             case "enabled":
                 enabled = try reader.bool(v)
             case "required":
@@ -78,7 +81,7 @@ extension ManifestDecoder {
                 detail: "Plugin \(ManifestReader.quoted(name.text)) says neither where its file is (\"path\") nor which product it is (\"product\").",
                 hint: "Add \"product\": \"X\" for libX.so built with the host, or \"path\" for a file, relative to the manifest's folder.")
         }
-        return ManifestPlugin(name: name.text, source: source, sha256: sha256, enabled: enabled, required: required,
+        return ManifestPlugin(name: name.text, source: source, sha256: sha256, signature: signature, enabled: enabled, required: required,
                               environments: environments, rank: rank, requires: requires, index: index,
                               location: value.location, manifestPath: reader.source, manifestDirectory: directory,
                               rawConfig: config, requirementLocations: requirementLocations, nameLocation: name.location)
