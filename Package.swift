@@ -68,7 +68,8 @@ let package = Package(
         // the plugin whose code was running.
         .target(name: "CPlugboardSystem"),
         // The host: manifest, loader, plugin registry, hot swap. The CLI is a thin layer over it.
-        .target(name: "PlugboardHost", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem"]),
+        .target(name: "PlugboardHost", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem",
+                                                      "PlugboardHTTPClient", "PlugboardSigV4"]),
         // epoll, eventfd, accept4 and the systemd notify datagram, which Glibc's Swift overlay
         // does not expose.
         .target(name: "CPlugboardNetwork"),
@@ -84,7 +85,7 @@ let package = Package(
         .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardSigV4", "PlugboardHost",
                                                           "PlugboardHTTP", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
-        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
+        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardConcurrency", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
                                                     "PlugboardS3Server"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
@@ -140,7 +141,7 @@ let package = Package(
                                    "RESTStorageClient", "PlugboardHTTPClient", "PlugboardURLSession", "PlugboardTestSupport"]),
         // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
         .testTarget(name: "S3StorageTests", dependencies: [api, "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto",
-                                                     "PlugboardConcurrency", "PlugboardHTTPClient", "PlugboardTestSupport"],
+                                                     "PlugboardConcurrency", "PlugboardHTTPClient", "PlugboardSigV4", "PlugboardTestSupport"],
                     exclude: ["Python"]),
         // The plain-HTTP client's reader, streamed bodies, pool, timeouts and cancellation,
         // against scripted loopback servers; the retry policy both storage plugins share.
