@@ -68,8 +68,8 @@ public final class PluginLoader: Sendable {
 
     public let container: Container
     public let configuration: Configuration
-    private let cache: PluginCache
-    private let logger: Logger
+    let cache: PluginCache
+    let logger: Logger
 
     typealias EntryPoint = @convention(c) (Int32, UnsafeMutableRawPointer?) -> Int32
 
