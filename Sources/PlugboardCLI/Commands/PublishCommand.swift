@@ -28,7 +28,7 @@ enum PublishCommand {
             ctx.out(.object([("entry", entry), ("uploaded", .bool(published.uploaded)), ("size", .int(Int64(published.size)))]))
         } else {
             ctx.out("\(published.uploaded ? "uploaded" : "already in the store:") \(published.source) (\(published.size) bytes)\n")
-            ctx.out(entry.render() + "\n")
+            ctx.out(entry.render(pretty: false) + "\n")
         }
         return 0
     }
