@@ -48,6 +48,7 @@ extension PluginLoader {
                 }
             } catch {
                 guard broken != nil, attempt < store.retry.maxRetries else { throw error }
+                PluginStore.sleep(store.retry.delay(beforeRetry: attempt))
                 attempt += 1
             }
         }

@@ -221,7 +221,8 @@ public struct PluginStore: Sendable {
         return try result.withLock { $0! }.get()
     }
 
-    private static func sleep(_ duration: Duration) {
+    /// Waits `duration` on this (blocking) thread.
+    static func sleep(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         var time = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
         var left = timespec()
