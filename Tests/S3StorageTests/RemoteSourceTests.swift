@@ -134,6 +134,37 @@ struct RemoteSourceTests {
         #expect(!"\(error)".contains("not-the-secret"))
     }
 
+    /// The misbehaving store of Python/s3_stub.py: its bucket name picks the answer.
+    static func stubError(bucket: String) async throws -> PlugboardError {
+        let stub = try S3Stub.get()
+        let (host, cache) = try await Self.start(source: "s3://\(bucket)/plugins/x.so", sha256: try Self.sha256(Self.plugin),
+                                                 environment: Self.environment(endpoint: stub.endpoint))
+        #expect(Self.entries(cache).isEmpty, "nothing of a failed download stays in the cache")
+        return try #require(host.records.first?.error)
+    }
+
+    @Test func storeFailure_500_saysItIsTheStores() async throws {
+        let error = try await Self.stubError(bucket: "broken")
+        #expect(error.code == .sourceFailed && error.message.contains("500"), "\(error)")
+        #expect(error.detail?.contains("failed on its side") == true && error.hint?.contains("store's health") == true)
+    }
+
+    @Test func storeUnavailable_503_isRetriedThenRefused() async throws {
+        let error = try await Self.stubError(bucket: "down")
+        #expect(error.code == .sourceFailed && error.message.contains("503"), "\(error)")
+    }
+
+    @Test func storeThatRecovers_isRetried_andItsBytesStillMeetThePin() async throws {
+        // Two 503s, then "ok": the retries reach the answer, whose bytes are not the pin's.
+        let error = try await Self.stubError(bucket: "flaky-2")
+        #expect(error.code == .checksumMismatch, "\(error)")
+    }
+
+    @Test func answerThatBreaksOff_isRetriedThenUnreachable() async throws {
+        let error = try await Self.stubError(bucket: "cut")
+        #expect(error.code == .sourceUnreachable && error.message.contains("broke off"), "\(error)")
+    }
+
     @Test func httpSource_isFetchedFromAPlainServer() async throws {
         let folder = BuildProducts.temporaryFolder("remote-http")
         try FileManager.default.copyItem(atPath: Self.plugin, toPath: "\(folder)/libMemoryStorage.so")
