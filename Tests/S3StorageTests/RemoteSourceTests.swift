@@ -179,6 +179,39 @@ struct RemoteSourceTests {
         #expect(missing.records.first?.error?.code == .sourceNotFound)
     }
 
+    /// A reload to another digest fetches it and runs it through the preflight child from
+    /// the cache; the same source and digest again is no change.
+    @Test func reloadToAnotherDigest_fetchesIt_andPreflightsTheCachedCopy() async throws {
+        let folder = BuildProducts.temporaryFolder("remote-reload")
+        for file in [Self.plugin, Self.other] {
+            try FileManager.default.copyItem(atPath: file, toPath: "\(folder)/\(URL(fileURLWithPath: file).lastPathComponent)")
+        }
+        let port = try ServerProcess.freePort()
+        _ = try ServerProcess(try MotoServer.python(), ["-m", "http.server", "--bind", "127.0.0.1", "--directory", folder, String(port)],
+                              port: port)
+        func write(_ file: String, sha: String, config: String) throws {
+            let text = """
+                {"schemaVersion": 1, "environment": "testing", "hotSwap": {"enabled": true, "debounceMilliseconds": 0},
+                 "plugins": [{"name": "Store", "source": "http://127.0.0.1:\(port)/\(file)", "sha256": "\(sha)", "config": \(config)}]}
+                """
+            try text.write(toFile: "\(folder)/plugins.new", atomically: false, encoding: .utf8)
+            rename("\(folder)/plugins.new", "\(folder)/plugins.json")
+        }
+        try write("libMemoryStorage.so", sha: try Self.sha256(Self.plugin), config: "{}")
+        let cache = BuildProducts.temporaryFolder("remote-cache")
+        let host = try await PluginHost.start(PluginHost.Configuration(
+            manifestPath: "\(folder)/plugins.json", cacheDirectory: cache, processEnvironment: ProcessEnvironmentSnapshot.capture(),
+            productSearchPath: [], preflightExecutable: "\(BuildProducts.folder)/plugboard"))
+        #expect(host.records.first?.state == .active)
+        let next = try Self.sha256(Self.other)
+        try write("libFileStorage.so", sha: next, config: #"{"root": "\#(folder)/data"}"#)
+        let outcome = await host.reload(trigger: "test")
+        #expect(outcome.result == .applied && outcome.changed == ["Store"], "\(outcome.error.map { "\($0)" } ?? "")")
+        #expect(host.records.first?.path == "\(cache)/\(next).so")
+        #expect(await host.reload(trigger: "test").result == .unchanged)
+        await host.shutdown()
+    }
+
     @Test func httpsSource_isRefusedNamingTheLimitation() async throws {
         let (host, _) = try await Self.start(source: "https://127.0.0.1:1/libMemoryStorage.so", sha256: try Self.sha256(Self.plugin),
                                              environment: [:])
