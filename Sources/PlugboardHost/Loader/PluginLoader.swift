@@ -9,7 +9,8 @@ import PlugboardConcurrency
 ///
 /// For one plugin, in this order (each refusal names what was expected, what was found,
 /// and what to do):
-/// 1. the file: path, regular file, permissions, the sha256 pin;
+/// 1. the file: path, regular file, permissions, the sha256 pin (a remote source's file is
+///    its copy in the cache, fetched first by ``fetch(_:sha256:plugin:)``);
 /// 2. before `dlopen`: the ELF header, the plugin header, the toolchain;
 /// 3. a content-addressed copy in the cache, with the libraries it needs beside it;
 ///    `dlopen` of that copy;

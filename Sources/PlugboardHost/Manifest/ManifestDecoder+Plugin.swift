@@ -66,9 +66,8 @@ extension ManifestDecoder {
         }
 
         let written = [("path", path), ("product", product), ("source", remote)].compactMap { key, member in member.map { (key, $0) } }
-        if written.count > 1 {
-            let later = written.max { $0.1.keyLocation < $1.1.keyLocation }!
-            let first = written.first { $0.0 != later.0 }!
+        if written.count > 1, let later = written.max(by: { $0.1.keyLocation < $1.1.keyLocation }),
+           let first = written.first(where: { $0.0 != later.0 }) {
             throw PlugboardError(.manifestConflictingKeys,
                 "\(reader.at(later.1.keyLocation)): \(value.path.spoken) has both \"\(first.0)\" and \"\(later.0)\"",
                 detail: "A plugin is loaded from exactly one of a file (\"path\"), a product name (\"product\") or a store (\"source\").",
