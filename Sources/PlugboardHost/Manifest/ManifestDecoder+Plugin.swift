@@ -86,7 +86,7 @@ extension ManifestDecoder {
         if sha256 == nil, case .remote(let store) = source {
             throw PlugboardError(.manifestMissingKey,
                 "\(reader.at(value.location)): missing key \"sha256\" in \(value.path.spoken)",
-                detail: "Plugin \(ManifestReader.quoted(name.text)) is fetched from \(ManifestReader.quoted(store.url)); its \"sha256\" says which bytes to accept from there, so it is required.",
+                detail: "Plugin \(ManifestReader.quoted(name.text)) is fetched from \(ManifestReader.quoted(store.shown)); its \"sha256\" says which bytes to accept from there, so it is required.",
                 hint: "Add the \"sha256\" that plugboard publish printed with the source, or run sha256sum on the plugin's file.")
         }
         return ManifestPlugin(name: name.text, source: source, sha256: sha256, enabled: enabled, required: required,

@@ -15,7 +15,7 @@ public enum PluginSource: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .path(let p): return "path \"\(p)\""
         case .product(let p): return "product \"\(p)\""
-        case .remote(let r): return "source \"\(r.url)\""
+        case .remote(let r): return "source \"\(r.shown)\""
         }
     }
 }

@@ -13,7 +13,7 @@ extension PluginLoader {
                 logger.debug("plugin found in the cache", metadata: ["plugin": .string(plugin), "sha256": .string(String(sha256.prefix(12)))])
                 return .success(hit)
             }
-            logger.info("fetching plugin", metadata: ["plugin": .string(plugin), "source": .string(source.url),
+            logger.info("fetching plugin", metadata: ["plugin": .string(plugin), "source": .string(source.shown),
                                                        "sha256": .string(String(sha256.prefix(12)))])
             return .success(try download(source, sha256: sha256, plugin: plugin))
         } catch {
@@ -35,13 +35,13 @@ extension PluginLoader {
             // from the start; a digest that does not match is not.
             var broken: String?
             do {
-                return try cache.write(sha256: sha256, source: source.url, plugin: plugin) { () throws(PlugboardError) -> [UInt8]? in
+                return try cache.write(sha256: sha256, source: source.shown, plugin: plugin) { () throws(PlugboardError) -> [UInt8]? in
                     do {
                         return try PluginStore.wait { try await body.next() }
                     } catch {
                         broken = (error as? TransportFailure)?.description ?? "\(error)"
                         throw PlugboardError(.sourceUnreachable,
-                            "the store's answer for plugin \"\(plugin)\"'s source \(PlugboardError.quoted(source.url, maxCharacters: 512)) broke off",
+                            "the store's answer for plugin \"\(plugin)\"'s source \(PlugboardError.quoted(source.shown, maxCharacters: 512)) broke off",
                             detail: "After \(body.bytesReceived) bytes of \(body.length.map(String.init) ?? "an unknown length"): \(broken ?? "").",
                             hint: "Check the store and the network between it and this host, then reload.")
                     }

@@ -82,7 +82,7 @@ public struct PluginStore: Sendable {
             return try S3Endpoint.parse(written)
         } catch {
             // The URL may carry a password: describe it, never echo it.
-            throw PlugboardError(.sourceUnsupported, "invalid S3 endpoint for \(purpose.text)'s source \(PlugboardError.quoted(source.url, maxCharacters: 512))",
+            throw PlugboardError(.sourceUnsupported, "invalid S3 endpoint for \(purpose.text)'s source \(PlugboardError.quoted(source.shown, maxCharacters: 512))",
                 detail: "Expected AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL) to be http://host[:port] or https://host[:port] without path, user name or query.",
                 hint: "Correct AWS_ENDPOINT_URL_S3, or unset it for AWS's own endpoint.")
         }
@@ -104,11 +104,11 @@ public struct PluginStore: Sendable {
             case .missingProfile(let profile, let file, _):
                 detail = "AWS_PROFILE names profile \(PlugboardError.quoted(profile)), which \(PlugboardError.quoted(file)) does not have."
             }
-            throw PlugboardError(.sourceUnsupported, "incomplete AWS credentials for \(purpose.text)'s source \(PlugboardError.quoted(source.url, maxCharacters: 512))",
+            throw PlugboardError(.sourceUnsupported, "incomplete AWS credentials for \(purpose.text)'s source \(PlugboardError.quoted(source.shown, maxCharacters: 512))",
                 detail: detail, hint: "Set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or fix the shared credentials file.")
         }
         guard let found else {
-            throw PlugboardError(.sourceUnsupported, "no AWS credentials for \(purpose.text)'s source \(PlugboardError.quoted(source.url, maxCharacters: 512))",
+            throw PlugboardError(.sourceUnsupported, "no AWS credentials for \(purpose.text)'s source \(PlugboardError.quoted(source.shown, maxCharacters: 512))",
                 detail: "Looked at AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, then at profile \(PlugboardError.quoted(environment.profile)) of \(environment.sharedCredentialsFile.map { PlugboardError.quoted($0) } ?? "~/.aws/credentials (HOME is not set)").",
                 hint: "Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or AWS_PROFILE, in the host's environment.")
         }
@@ -117,7 +117,7 @@ public struct PluginStore: Sendable {
 
     private func httpsUnsupported(_ source: RemoteSource, endpoint: S3Endpoint? = nil, purpose: Purpose) -> PlugboardError {
         let over = endpoint.map { "through the https endpoint \($0.description)" } ?? "over https"
-        return PlugboardError(.sourceUnsupported, "\(purpose.text)'s source \(PlugboardError.quoted(source.url, maxCharacters: 512)) would be fetched \(over), which plugboard does not speak",
+        return PlugboardError(.sourceUnsupported, "\(purpose.text)'s source \(PlugboardError.quoted(source.shown, maxCharacters: 512)) would be fetched \(over), which plugboard does not speak",
             detail: "plugboard loads no TLS library at start (docs/ARCHITECTURE.md): sources are fetched over plain http, where the sha256 pin, not the connection, vouches for the bytes.",
             hint: endpoint == nil ? "Serve the file over http:// (the pin still refuses any other bytes), or publish it to an S3 store reached over http."
                                   : "Set AWS_ENDPOINT_URL_S3 to the store's http:// endpoint.")
@@ -161,7 +161,7 @@ public struct PluginStore: Sendable {
     /// The store's answer of `status` as an error that says what it means.
     func refusal(_ response: HTTPResponse, _ request: HTTPRequest, source: RemoteSource, purpose: Purpose) -> PlugboardError {
         let code = Self.s3ErrorCode(response.body).map { " (\($0))" } ?? ""
-        let what = "\(request.method.rawValue) \(PlugboardError.quoted(source.url, maxCharacters: 512)) for \(purpose.text)"
+        let what = "\(request.method.rawValue) \(PlugboardError.quoted(source.shown, maxCharacters: 512)) for \(purpose.text)"
         switch response.status {
         case 401, 403:
             return PlugboardError(.sourceDenied, "the store refused \(what): \(response.status)\(code)",
@@ -169,7 +169,7 @@ public struct PluginStore: Sendable {
                 hint: source.isS3 ? "Check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in the host's environment, and that the key may \(request.method == .put ? "s3:PutObject" : "s3:GetObject") on this bucket."
                                   : "Check that the URL is one this host may read without credentials.")
         case 404:
-            return PlugboardError(.sourceNotFound, "no plugin file at \(PlugboardError.quoted(source.url, maxCharacters: 512)) for \(purpose.text): the store answered 404\(code)",
+            return PlugboardError(.sourceNotFound, "no plugin file at \(PlugboardError.quoted(source.shown, maxCharacters: 512)) for \(purpose.text): the store answered 404\(code)",
                 detail: "The store has no such \(source.isS3 ? "bucket or key" : "file").",
                 hint: "Check the source's \(source.isS3 ? "bucket and key" : "URL"): plugboard publish prints the source to use.")
         default:
@@ -183,7 +183,7 @@ public struct PluginStore: Sendable {
 
     private func unreachable(_ request: HTTPRequest, source: RemoteSource, _ what: String, attempts: Int,
                              purpose: Purpose) -> PlugboardError {
-        PlugboardError(.sourceUnreachable, "could not reach the store for \(purpose.text)'s source \(PlugboardError.quoted(source.url, maxCharacters: 512))",
+        PlugboardError(.sourceUnreachable, "could not reach the store for \(purpose.text)'s source \(PlugboardError.quoted(source.shown, maxCharacters: 512))",
             detail: "\(request.method.rawValue) \(Self.origin(request.url)) got no answer after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(what).",
             hint: "Check that the store is up and reachable from this host\(source.isS3 ? " (AWS_ENDPOINT_URL_S3 names its endpoint)" : ""); a host whose plugin cache already holds the digest starts without it.")
     }

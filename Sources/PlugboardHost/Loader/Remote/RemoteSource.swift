@@ -18,7 +18,14 @@ public struct RemoteSource: Sendable, Hashable, CustomStringConvertible {
     public let url: String
     public let location: Location
 
-    public var description: String { url }
+    /// The URL as messages and logs show it: without its query, which may carry a token
+    /// (a presigned URL's signature), written `?…` when there was one.
+    public var shown: String {
+        guard let query = url.firstIndex(of: "?") else { return url }
+        return "\(url[..<query])?…"
+    }
+
+    public var description: String { shown }
 
     /// The schemes a source may have, for messages.
     static let schemes = "s3://, http:// or https://"
