@@ -13,7 +13,7 @@ public enum SharedCredentialsFile {
         case contents(String)
     }
 
-    /// The file's text (at most 1 MiB of it), or `missing` when it cannot be read.
+    /// The file's text, or `missing` when it cannot be read.
     public static func read(_ path: String) -> Read {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .missing }
