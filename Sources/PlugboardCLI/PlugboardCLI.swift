@@ -45,6 +45,7 @@ public enum PlugboardCLI {
             case ["new-contract"]: return try await NewContractCommand.run(ctx)
             case ["serve"]: return try await ServeCommand.run(ctx)
             case ["reload"]: return try await ReloadCommand.run(ctx)
+            case ["publish"]: return try await PublishCommand.run(ctx)
             case ["preflight"]: return try await PreflightCommand.run(ctx)
             case ["completion"]: return try CompletionCommand.run(ctx)
             default:

@@ -54,6 +54,8 @@ import Testing
                                   or SIGINT.
           reload                  Ask a running plugboard serve to reload its manifest,
                                   and print the outcome.
+          publish                 Put a built plugin in an S3 store by its digest, and
+                                  print the manifest entry that loads it.
           preflight               Internal: the child process in which the host tries
                                   plugins before it maps them.
           new-plugin              Write a SwiftPM package for a new plugin, ready to

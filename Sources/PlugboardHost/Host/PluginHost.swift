@@ -303,7 +303,7 @@ public final class PluginHost: Sendable {
                       previous: [String: StagedPlugin] = [:]) -> [String: StagingResult] {
         var out: [String: StagingResult] = [:]
         for plugin in selected where out[plugin.name] == nil {
-            switch locate(plugin.source, plugin: plugin.name, searchPath: searchPath) {
+            switch locate(plugin, searchPath: searchPath, loader: loader) {
             case .success(let path):
                 out[plugin.name] = loader.stage(path: path, name: plugin.name, pin: plugin.sha256, signing: trust.signing(for: plugin),
                                                previous: previous[plugin.name])
@@ -321,9 +321,13 @@ public final class PluginHost: Sendable {
     }
 
     /// The file a plugin source names: a `path` as is, a `product` found in the search
-    /// path.
-    static func locate(_ source: PluginSource, plugin: String, searchPath: [String]) -> Result<String, PlugboardError> {
-        switch source {
+    /// path, a remote `source` as its copy in the cache (fetched on a miss).
+    static func locate(_ entry: ManifestPlugin, searchPath: [String], loader: PluginLoader) -> Result<String, PlugboardError> {
+        let plugin = entry.name
+        switch entry.source {
+        case .remote(let store):
+            // The decoder refuses a source without its pin.
+            return loader.fetch(store, sha256: entry.sha256 ?? "", plugin: plugin)
         case .path(let p):
             return .success(p)
         case .product(let product):

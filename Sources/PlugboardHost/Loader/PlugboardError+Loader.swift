@@ -46,6 +46,20 @@ extension PlugboardError.Code {
     public static let productNotFound: Self = "loader.product_not_found"
 }
 
+// A remote `source`'s store, on a cache miss (docs/ERRORS.md, "loader").
+extension PlugboardError.Code {
+    /// Nothing answered: the store refused the connection, timed out or dropped it.
+    public static let sourceUnreachable: Self = "loader.source_unreachable"
+    /// The store answered 401 or 403: the credentials are missing, wrong or not allowed to read.
+    public static let sourceDenied: Self = "loader.source_denied"
+    /// The store answered 404: no object under that bucket and key, or at that URL.
+    public static let sourceNotFound: Self = "loader.source_not_found"
+    /// The store answered with its own failure (5xx after the retries) or another status.
+    public static let sourceFailed: Self = "loader.source_failed"
+    /// No AWS credentials for an `s3://` source, or a source this host cannot fetch.
+    public static let sourceUnsupported: Self = "loader.source_unsupported"
+}
+
 extension PlugboardError.Code {
     /// A plugin `requires` another that is not active.
     public static let requirementUnavailable: Self = "loader.requirement_unavailable"

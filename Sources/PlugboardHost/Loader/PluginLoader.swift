@@ -9,7 +9,8 @@ import PlugboardConcurrency
 ///
 /// For one plugin, in this order (each refusal names what was expected, what was found,
 /// and what to do):
-/// 1. the file: path, regular file, permissions, the sha256 pin, the signature;
+/// 1. the file: path, regular file, permissions, the sha256 pin (a remote source's file is
+///    its copy in the cache, fetched first by ``fetch(_:sha256:plugin:)``), the signature;
 /// 2. before `dlopen`: the ELF header, the plugin header, the toolchain;
 /// 3. a content-addressed copy in the cache, with the libraries it needs beside it;
 ///    `dlopen` of that copy;
@@ -68,8 +69,8 @@ public final class PluginLoader: Sendable {
 
     public let container: Container
     public let configuration: Configuration
-    private let cache: PluginCache
-    private let logger: Logger
+    let cache: PluginCache
+    let logger: Logger
 
     typealias EntryPoint = @convention(c) (Int32, UnsafeMutableRawPointer?) -> Int32
 
