@@ -94,7 +94,8 @@ public struct EtcdWatch: AsyncSequence, Sendable {
             let endpoint = self.endpoint
             let body = EtcdGateway.watch(watch.key, prefix: watch.prefix, fromRevision: nextRevision)
             do {
-                let opened = try await client.watchHTTP.open(EtcdClient.request("/v3/watch", body, to: endpoint), streamingSuccess: true)
+                let request = EtcdClient.request("/v3/watch", Array(body.render(pretty: false).utf8), to: endpoint)
+                let opened = try await client.watchHTTP.open(request, streamingSuccess: true)
                 guard let streamed = opened.body else {
                     let refusal = (try? EtcdGateway.parse(opened.response.body)).flatMap { EtcdGateway.error($0, status: opened.response.status) }
                     failed(refusal.map { "\($0.message) (gRPC \($0.codeName))" } ?? "HTTP \(opened.response.status)")

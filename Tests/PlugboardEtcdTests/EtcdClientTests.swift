@@ -155,6 +155,18 @@ struct EtcdClientTests {
         #expect(changes.first?.key == key)
     }
 
+    @Test func everyMemberNamesTheSameLeader_andItsOwnID() async throws {
+        let cluster = try await SharedEtcd.get()
+        let client = cluster.client()
+        var statuses: [(leader: UInt64, member: UInt64)] = []
+        for endpoint in cluster.etcdEndpoints { statuses.append(try await client.status(of: endpoint)) }
+        #expect(Set(statuses.map(\.member)).count == 3)
+        #expect(Set(statuses.map(\.leader)).count == 1)
+        #expect(statuses.contains { $0.member == $0.leader })
+        let leader = try await cluster.leader()
+        #expect(statuses[leader].member == statuses[leader].leader)
+    }
+
     @Test func sessionGrantsANewLease_whenItsLeaseIsLost() async throws {
         let cluster = try await SharedEtcd.get()
         let client = cluster.client()
