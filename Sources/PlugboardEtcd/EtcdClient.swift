@@ -149,8 +149,10 @@ public final class EtcdClient: Sendable {
                 guard let refusal = EtcdGateway.error(root, status: response.status) else {
                     throw .etcdMalformed(path, endpoint, expected: "an error object with HTTP \(response.status)", found: "none")
                 }
-                guard refusal.isTransient, idempotent || refusal.certainlyNotApplied else {
-                    throw Self.refused(path, endpoint, refusal)
+                guard refusal.isTransient else { throw Self.refused(path, endpoint, refusal) }
+                // "leader changed", "request timed out": the proposal may still apply.
+                if !idempotent, !refusal.certainlyNotApplied {
+                    throw .etcdOutcomeUnknown(path, endpoint, "etcd answered \"\(refusal.message)\"")
                 }
                 logger.debug("etcd \(path): \(endpoint) cannot serve now", metadata: ["error": "\(refusal.message)"])
                 failures.append((endpoint, "\(refusal.message) (gRPC \(refusal.codeName))"))
