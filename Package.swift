@@ -150,9 +150,11 @@ let package = Package(
         // against scripted loopback servers; the retry policy both storage plugins share.
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
-        // The etcd client's gateway parsing, and the client against a real three-member
-        // cluster on loopback (EtcdCluster in PlugboardTestSupport; skipped without etcd).
-        .testTarget(name: "PlugboardEtcdTests", dependencies: [api, "PlugboardEtcd", "PlugboardHost", "PlugboardTestSupport"]),
+        // The etcd client's gateway parsing and retry rules (against fake members), and the
+        // client against a real three-member cluster on loopback (EtcdCluster in
+        // PlugboardTestSupport; skipped without etcd).
+        .testTarget(name: "PlugboardEtcdTests", dependencies: [api, "PlugboardEtcd", "PlugboardHost", "PlugboardHTTPClient", "PlugboardConcurrency",
+                                                             "PlugboardTestSupport"]),
         // The S3 front end in process (signatures, aws-chunked, XML, operations over
         // InMemoryStorage); the real clients run against `plugboard serve` in Tests/e2e.
         .testTarget(name: "PlugboardS3ServerTests", dependencies: [api, "PlugboardS3Server", "PlugboardBytes", "PlugboardHTTP", "PlugboardHost",
