@@ -279,7 +279,7 @@ public final class EtcdCluster: Sendable {
 
     /// A loopback port that was free a moment ago.
     public static func freePort() throws(EtcdClusterError) -> Int {
-        guard let port = ChildProcess.freePort() else { throw EtcdClusterError("could not bind a loopback port: \(String(cString: strerror(errno)))") }
+        guard let port = LoopbackSocket.freePort() else { throw EtcdClusterError("could not bind a loopback port: \(String(cString: strerror(errno)))") }
         return port
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardConcurrency
+import PlugboardTestSupport
 
 /// A loopback server that plays one etcd member badly, as a real one cannot be made to on
 /// cue: it reads each request whole, then closes without an answer (a member that died
@@ -18,19 +19,9 @@ final class FakeEtcdMember: Sendable {
     private let requests = LockedValueBox(0)
 
     init(_ behaviour: Behaviour) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard fd >= 0, bound else { throw FakeMemberError() }
+        guard let (fd, port) = LoopbackSocket.bound(listening: true) else { throw FakeMemberError() }
         listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let requests = self.requests
         _ = Threads.spawn {
             while true {

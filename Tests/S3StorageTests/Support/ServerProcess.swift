@@ -50,7 +50,7 @@ final class ServerProcess: @unchecked Sendable {
 
     /// A port that was free a moment ago.
     static func freePort() throws -> Int {
-        guard let port = ChildProcess.freePort() else { throw TestFailure("could not bind a loopback port") }
+        guard let port = LoopbackSocket.freePort() else { throw TestFailure("could not bind a loopback port") }
         return port
     }
 
