@@ -87,6 +87,10 @@ let package = Package(
         // native API (docs/S3_API.md).
         .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardSigV4", "PlugboardHost",
                                                           "PlugboardHTTP", "PlugboardConcurrency"]),
+        // The etcd v3 client (keys, transactions, leases, watches that resume, a session's
+        // lease kept alive, the fleet URL) over etcd's JSON gateway with PlainHTTPClient:
+        // HTTP/1.1 and JSON, no gRPC library. The fleet's store.
+        .target(name: "PlugboardEtcd", dependencies: [api, "PlugboardHost", "PlugboardHTTPClient", "PlugboardBytes", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardConcurrency", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
                                                     "PlugboardS3Server"]),
@@ -151,6 +155,11 @@ let package = Package(
         // against scripted loopback servers; the retry policy both storage plugins share.
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
+        // The etcd client's gateway parsing and retry rules (against fake members), and the
+        // client against a real three-member cluster on loopback (EtcdCluster in
+        // PlugboardTestSupport; skipped without etcd).
+        .testTarget(name: "PlugboardEtcdTests", dependencies: [api, "PlugboardEtcd", "PlugboardHost", "PlugboardHTTPClient", "PlugboardConcurrency",
+                                                             "PlugboardTestSupport"]),
         // The S3 front end in process (signatures, aws-chunked, XML, operations over
         // InMemoryStorage); the real clients run against `plugboard serve` in Tests/e2e.
         .testTarget(name: "PlugboardS3ServerTests", dependencies: [api, "PlugboardS3Server", "PlugboardBytes", "PlugboardHTTP", "PlugboardHost",
