@@ -83,9 +83,12 @@ let package = Package(
         // native API (docs/S3_API.md).
         .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardSigV4", "PlugboardHost",
                                                           "PlugboardHTTP", "PlugboardConcurrency"]),
+        // The fleet (docs/FLEET.md): the key layout, the host's agent, the rollout's state
+        // machine and controller, over a store protocol (etcd, or in memory for tests).
+        .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
-                                                    "PlugboardS3Server"]),
+                                                    "PlugboardS3Server", "PlugboardFleet"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
         .target(name: "MemoryStorage", dependencies: [api, "InMemoryStorage", "PlugboardConcurrency"],
@@ -146,6 +149,9 @@ let package = Package(
         // against scripted loopback servers; the retry policy both storage plugins share.
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
+        // The rollout's state machine, the waves, the records and the host's agent over the
+        // in-memory store.
+        .testTarget(name: "PlugboardFleetTests", dependencies: [api, "PlugboardFleet", "PlugboardHost", "PlugboardTestSupport"]),
         // The S3 front end in process (signatures, aws-chunked, XML, operations over
         // InMemoryStorage); the real clients run against `plugboard serve` in Tests/e2e.
         .testTarget(name: "PlugboardS3ServerTests", dependencies: [api, "PlugboardS3Server", "PlugboardBytes", "PlugboardHTTP", "PlugboardHost",
