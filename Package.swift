@@ -83,6 +83,10 @@ let package = Package(
         // native API (docs/S3_API.md).
         .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardSigV4", "PlugboardHost",
                                                           "PlugboardHTTP", "PlugboardConcurrency"]),
+        // The etcd v3 client (keys, transactions, leases, watches that resume, a session's
+        // lease kept alive, the fleet URL) over etcd's JSON gateway with PlainHTTPClient:
+        // HTTP/1.1 and JSON, no gRPC library. The fleet's store.
+        .target(name: "PlugboardEtcd", dependencies: [api, "PlugboardHost", "PlugboardHTTPClient", "PlugboardBytes", "PlugboardConcurrency"]),
         // The fleet (docs/FLEET.md): the key layout, the host's agent, the rollout's state
         // machine and controller, over a store protocol (etcd, or in memory for tests).
         .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency"]),
@@ -149,6 +153,9 @@ let package = Package(
         // against scripted loopback servers; the retry policy both storage plugins share.
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
+        // The etcd client's gateway parsing, and the client against a real three-member
+        // cluster on loopback (EtcdCluster in PlugboardTestSupport; skipped without etcd).
+        .testTarget(name: "PlugboardEtcdTests", dependencies: [api, "PlugboardEtcd", "PlugboardHost", "PlugboardTestSupport"]),
         // The rollout's state machine, the waves, the records and the host's agent over the
         // in-memory store.
         .testTarget(name: "PlugboardFleetTests", dependencies: [api, "PlugboardFleet", "PlugboardHost", "PlugboardTestSupport"]),

@@ -64,17 +64,30 @@ public final class PlainHTTPResponseBody: Sendable {
     ///   received when the body ends early, `.badResponse` for a malformed chunk,
     ///   `.timedOut`, `.cancelled`. Once it has thrown, it throws the same again.
     public func next(maxBytes: Int = chunkBytes) async throws -> [UInt8]? {
+        try await next(maxBytes: maxBytes, whatArrived: false)
+    }
+
+    /// The bytes of the body that one read brings, at most `maxBytes` and at least one,
+    /// or nil after the last: for a body that streams events without end (etcd's watch),
+    /// where waiting for a full piece would hold back each event until more came.
+    ///
+    /// - Throws: as ``next(maxBytes:)``.
+    public func nextArrived(maxBytes: Int = chunkBytes) async throws -> [UInt8]? {
+        try await next(maxBytes: maxBytes, whatArrived: true)
+    }
+
+    private func next(maxBytes: Int, whatArrived: Bool) async throws -> [UInt8]? {
         let box = self.box
         return try await withTaskCancellationHandler {
             try await PlainHTTPClient.run(on: queue) { [self] () throws(PlainHTTPError) -> [UInt8]? in
-                try read(maxBytes)
+                try read(maxBytes, whatArrived: whatArrived)
             }
         } onCancel: {
             box.cancel()
         }
     }
 
-    private func read(_ maxBytes: Int) throws(PlainHTTPError) -> [UInt8]? {
+    private func read(_ maxBytes: Int, whatArrived: Bool) throws(PlainHTTPError) -> [UInt8]? {
         try state.withLock { state throws(PlainHTTPError) -> [UInt8]? in
             guard case .reading(var reader) = state else {
                 if case .failed(let error) = state { throw error }
@@ -84,7 +97,7 @@ public final class PlainHTTPResponseBody: Sendable {
             do throws(PlainHTTPError) {
                 if box.isCancelled { throw .cancelled }
                 defer { received.withLock { $0 = reader.bodyBytesRead } }
-                let chunk = try reader.nextBodyChunk(maxBytes: maxBytes)
+                let chunk = try reader.nextBodyChunk(maxBytes: maxBytes, whatArrived: whatArrived)
                 guard reader.bodyEnded else {
                     state = .reading(reader)
                     return chunk

@@ -138,11 +138,15 @@ struct PlainHTTPResponseReader<Source: PlainHTTPByteSource> {
 
     /// The next piece of the body, at most `maxBytes` (and fewer only at its end), or nil
     /// once it has ended. Reads no further than the piece needs, bar the few bytes a chunk
-    /// header line brings along: a consumer that stops asking stops the reading.
-    mutating func nextBodyChunk(maxBytes: Int) throws(PlainHTTPError) -> [UInt8]? {
+    /// header line brings along: a consumer that stops asking stops the reading. With
+    /// `whatArrived`, the piece is what one read brought (at least a byte): a body that
+    /// never ends (a stream of events) hands each event over as it comes.
+    mutating func nextBodyChunk(maxBytes: Int, whatArrived: Bool = false) throws(PlainHTTPError) -> [UInt8]? {
         var chunk: [UInt8] = []
         chunk.reserveCapacity(min(maxBytes, 1 << 20))
-        while chunk.count < maxBytes, try appendBody(to: &chunk, upTo: maxBytes - chunk.count) {}
+        while chunk.count < maxBytes, try appendBody(to: &chunk, upTo: maxBytes - chunk.count) {
+            if whatArrived { break }
+        }
         // A body framed by its length is over with its last byte: say so now, so that the
         // connection can be reused without waiting for a consumer to ask once more.
         if case .length(0, _) = body { body = .done }

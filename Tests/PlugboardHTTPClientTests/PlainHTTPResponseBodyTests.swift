@@ -68,6 +68,19 @@ import Testing
         #expect(Array(chunks.joined()) == body && chunks.allSatisfy { $0.count <= 128 } && !reader.isReusable)
     }
 
+    /// A body that streams events without end (etcd's watch) is handed over as each read
+    /// brings it, never held back until a full piece has come.
+    @Test(arguments: [1, 7, 100]) func whatArrivedIsWhatOneReadBrought(piece: Int) throws {
+        let body = Self.data(1000)
+        let wire = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + Self.chunkedEncoding(body, sizes: [50, 3, 400])
+        var reader = PlainHTTPResponseReader(Pieces(bytes: wire, piece: piece))
+        _ = try reader.readHead(method: "GET")
+        var chunks: [[UInt8]] = []
+        while let chunk = try reader.nextBodyChunk(maxBytes: 256, whatArrived: true) { chunks.append(chunk) }
+        #expect(Array(chunks.joined()) == body && reader.isReusable)
+        #expect(chunks.allSatisfy { !$0.isEmpty && $0.count <= piece }, "\(chunks.map(\.count))")
+    }
+
     /// Backpressure: a piece costs reads of that piece, no more (a chunk's header line
     /// may bring up to one buffer's worth, 64 KiB, along).
     @Test func theReaderReadsNoFurtherThanThePieceAskedFor() throws {

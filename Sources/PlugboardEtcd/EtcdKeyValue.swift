@@ -1,0 +1,22 @@
+/// One key as etcd stores it, with the revisions that say when it was made and last changed.
+public struct EtcdKeyValue: Sendable, Equatable {
+    public var key: String
+    public var value: [UInt8]
+    /// The revision of the put that created the key (since it last did not exist).
+    public var createRevision: Int64
+    /// The revision of the key's last change.
+    public var modRevision: Int64
+    /// How many times the key was put since it was created (1 after the first put).
+    public var version: Int64
+    /// The lease the key is attached to; 0 for none.
+    public var lease: Int64
+
+    public init(key: String, value: [UInt8], createRevision: Int64, modRevision: Int64, version: Int64, lease: Int64) {
+        self.key = key
+        self.value = value
+        self.createRevision = createRevision
+        self.modRevision = modRevision
+        self.version = version
+        self.lease = lease
+    }
+}
