@@ -89,10 +89,10 @@ let package = Package(
         .target(name: "PlugboardEtcd", dependencies: [api, "PlugboardHost", "PlugboardHTTPClient", "PlugboardBytes", "PlugboardConcurrency"]),
         // The fleet (docs/FLEET.md): the key layout, the host's agent, the rollout's state
         // machine and controller, over a store protocol (etcd, or in memory for tests).
-        .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency"]),
+        .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency", "PlugboardEtcd"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
-                                                    "PlugboardS3Server", "PlugboardFleet"]),
+                                                    "PlugboardS3Server", "PlugboardEtcd", "PlugboardFleet"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
         .target(name: "MemoryStorage", dependencies: [api, "InMemoryStorage", "PlugboardConcurrency"],

@@ -1,9 +1,8 @@
 import PlugboardAPI
 
-// The fleet's codes (docs/ERRORS.md, "fleet"; docs/FLEET.md).
+// The fleet's codes (docs/ERRORS.md, "fleet"; docs/FLEET.md); `fleet.url_invalid` is
+// PlugboardEtcd's, beside the URL it reads.
 extension PlugboardError.Code {
-    /// A fleet URL is not `etcd://HOST:PORT[,HOST:PORT...]/PREFIX`.
-    public static let fleetURLInvalid: Self = "fleet.url_invalid"
     /// The fleet's store (etcd) could not be reached or refused a request.
     public static let fleetStoreFailed: Self = "fleet.store_failed"
     /// A record under the fleet's prefix is not the JSON docs/FLEET.md describes.

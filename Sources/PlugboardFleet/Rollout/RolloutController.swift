@@ -88,7 +88,7 @@ public struct RolloutController: Sendable {
                 do throws(PlugboardError) {
                     if try await !store.keepAlive(lease) { logger.error("the rollout lock's lease ended; another rollout may start") }
                 } catch {
-                    logger.warning("could not renew the rollout lock's lease: \(error.message)")
+                    if !Task.isCancelled { logger.warning("could not renew the rollout lock's lease: \(error.message)") }
                 }
             }
         }
