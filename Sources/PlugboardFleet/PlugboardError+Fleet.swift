@@ -14,10 +14,6 @@ extension PlugboardError.Code {
     public static let fleetRolloutInProgress: Self = "fleet.rollout_in_progress"
     /// A rollout needs a stable manifest to roll back to, and live hosts to roll out to.
     public static let fleetNothingToRollOut: Self = "fleet.nothing_to_roll_out"
-    /// A rollout stopped: a host refused the candidate, a wave timed out, a host was
-    /// lost, the error rate went over the bound, or it was aborted; its hosts were rolled
-    /// back to the previous manifest.
-    public static let fleetRolledBack: Self = "fleet.rolled_back"
     /// `fleet rollout --abort` found no rollout running.
     public static let fleetNoRollout: Self = "fleet.no_rollout"
     /// The host's local state folder (its copy of the last applied manifest) could not be
