@@ -62,7 +62,7 @@ public actor FleetAgent {
     private var reachable = true
 
     /// An empty manifest: a host with nothing to run yet serves not-ready.
-    static let emptyManifest = Array("{\"plugins\": []}\n".utf8)
+    static let emptyManifest = Array("{\"schemaVersion\": 1, \"plugins\": []}\n".utf8)
 
     public init(store: any FleetStore, configuration: Configuration) {
         self.store = store
