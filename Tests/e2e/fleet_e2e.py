@@ -307,8 +307,11 @@ def summary(entries):
 class Fleet:
     """etcd, the hosts, HAProxy and the load; `stop` stops whatever `start` got to start."""
 
-    def __init__(self, work):
+    def __init__(self, work, hosts=HOSTS, first=None, balanced=True):
+        """`hosts` hosts; `first(fleet)` is the manifest `fleet set` gives them (FileStorage
+        over the shared folder by default); without `balanced`, no HAProxy and no load."""
         self.work = work
+        self.count, self.first, self.balanced = hosts, first, balanced
         self.etcd, self.hosts, self.haproxy, self.load = None, [], None, None
         self.variant = 0
 
@@ -369,15 +372,17 @@ class Fleet:
         self.url = "etcd://%s/%s" % (self.etcd.endpoints, PREFIX)
         self.root = os.path.join(work, "objects")   # every host's FileStorage root: one store
         os.mkdir(self.root)
-        self.hosts = [Host(work, i, self.url) for i in range(1, HOSTS + 1)]
+        self.hosts = [Host(work, i, self.url) for i in range(1, self.count + 1)]
         for host in self.hosts:
             host.wait_listening()
         # The first manifest, set once the hosts run (with nothing: not ready).
-        text = self.next_file_storage()
+        text = self.first(self) if self.first else self.next_file_storage()
         code, out, err = self.cli("set", self.write("first.json", text), timeout=60, name="set")
         check(code == 0, "fleet set exited %d: %s" % (code, err[-800:]))
         self.stable = sha256_text(text)
         self.wait_converged(self.stable, "fleet set")
+        if not self.balanced:
+            return "etcd %s, %d hosts; fleet set: every host on %s" % (self.etcd.endpoints, self.count, self.stable[:12])
 
         def environment(port):
             env = {"FLEET_BIND": "127.0.0.1:%d" % port}
