@@ -20,6 +20,16 @@ converges on it; then:
   etcd-down    every etcd member stopped: the load keeps succeeding; host4 restarted
                meanwhile starts from its local copy and logs so; etcd started again: every
                host reports again, host4 with startedFrom "local copy", all on stable
+  signatures   a key from `plugboard keygen`, FileStorage signed by `plugboard sign`, the
+               manifest's trust with requireSignatures: the signed build rolls out (exit 0);
+               the same plugin unsigned, and a copy changed after it was signed, are each
+               `fleet set` and refused by every host before dlopen
+               (loader.signature_missing, loader.signature_invalid in each host's status)
+               while every host keeps serving stable
+  remote       FileStorage put in moto by `plugboard publish` and rolled out as a `source`
+               with its sha256 (exit 0, in every host's cache); the same source pinned to
+               another file's digest: exit 1, host1 refused it, loader.checksum_mismatch
+               naming the source
 
 Usage: fleet_e2e.py BUILD_FOLDER [STEP ...]   (BUILD_FOLDER: .build/release or .build/debug)
 
@@ -27,8 +37,8 @@ The steps share one fleet and run in the order above, each runnable alone after 
 start; each prints one PASS or FAIL line, and the run stops at the first failure, keeping
 its folder and printing the last lines of every log. A failed request is a connection
 error or a 5xx the step does not expect; every step checks the load's failures over its
-own span. The exit status is the number of failed steps. Needs etcd, curl and haproxy
-(Tests/e2e/fleet.sh checks).
+own span. The exit status is the number of failed steps. Needs etcd, curl and haproxy,
+and moto_server in the package's .venv for the remote step (Tests/e2e/fleet.sh checks).
 """
 import calendar
 import hashlib
@@ -46,11 +56,14 @@ import urllib.request
 
 from e2e_runner import free_port, request, stop_process
 from haproxy import HAProxy
-from s3_tools import BUILD, PLUGBOARD, REPO, Failure, check
+from s3_tools import BUILD, PLUGBOARD, REPO, Failure, check, sha256_file
 
 ETCD_SH = os.path.join(REPO, "Tests", "e2e", "etcd.sh")
 HAPROXY_CONFIG = os.path.join(REPO, "docs", "examples", "haproxy-fleet.cfg")
 HOSTS = 4
+# The plugins' store for remote sources: moto accepts any key pair.
+STORE_BUCKET = "plugins"
+STORE_KEYS = {"AWS_ACCESS_KEY_ID": "moto-key", "AWS_SECRET_ACCESS_KEY": "moto-secret"}
 PREFIX = "e2e"
 # Bounds that say "this hung", with room for a loaded 2-core machine and a debug build.
 CONVERGE_SECONDS = 120
@@ -188,8 +201,9 @@ class Host:
     """One `plugboard serve --fleet` on a port of its own; a restart keeps the port, the id
     and the cache (the local copy), and logs to a new file."""
 
-    def __init__(self, work, number, fleet_url):
+    def __init__(self, work, number, fleet_url, env=None):
         self.id = "host%d" % number
+        self.env = env or {}
         self.folder = os.path.join(work, self.id)
         os.makedirs(self.folder, exist_ok=True)
         self.port = free_port()
@@ -201,7 +215,7 @@ class Host:
     def start(self):
         self.starts += 1
         self.err_path = os.path.join(self.folder, "serve.err" if self.starts == 1 else "serve-%d.err" % self.starts)
-        env = dict(os.environ, SWIFT_BACKTRACE="enable=no")
+        env = dict(os.environ, SWIFT_BACKTRACE="enable=no", **self.env)
         self.proc = subprocess.Popen(
             [PLUGBOARD, "serve", "--fleet", self.fleet_url, "--host-id", self.id, "--listen", "127.0.0.1:%d" % self.port,
              "--cache-dir", os.path.join(self.folder, "cache"), "--env", "testing", "--log-level", "info"],
@@ -307,12 +321,14 @@ def summary(entries):
 class Fleet:
     """etcd, the hosts, HAProxy and the load; `stop` stops whatever `start` got to start."""
 
-    def __init__(self, work, hosts=HOSTS, first=None, balanced=True):
+    def __init__(self, work, hosts=HOSTS, first=None, balanced=True, store=False):
         """`hosts` hosts; `first(fleet)` is the manifest `fleet set` gives them (FileStorage
-        over the shared folder by default); without `balanced`, no HAProxy and no load."""
+        over the shared folder by default); without `balanced`, no HAProxy and no load;
+        with `store`, moto_server as the plugins' S3 store, in the hosts' environment."""
         self.work = work
-        self.count, self.first, self.balanced = hosts, first, balanced
-        self.etcd, self.hosts, self.haproxy, self.load = None, [], None, None
+        self.count, self.first, self.balanced, self.with_store = hosts, first, balanced, store
+        self.etcd, self.hosts, self.haproxy, self.load, self.moto = None, [], None, None, None
+        self.store_env = {}
         self.variant = 0
 
     def cli(self, *args, timeout=ROLLOUT_SECONDS, name=None):
@@ -372,7 +388,13 @@ class Fleet:
         self.url = "etcd://%s/%s" % (self.etcd.endpoints, PREFIX)
         self.root = os.path.join(work, "objects")   # every host's FileStorage root: one store
         os.mkdir(self.root)
-        self.hosts = [Host(work, i, self.url) for i in range(1, self.count + 1)]
+        if self.with_store:
+            from hot_swap import start_moto
+            self.moto, endpoint = start_moto(work)
+            self.store_env = dict(STORE_KEYS, AWS_ENDPOINT_URL_S3=endpoint, AWS_REGION="us-east-1")
+            status, _, _ = request(int(endpoint.rsplit(":", 1)[1]), "PUT", "/" + STORE_BUCKET)
+            check(status == 200, "moto: creating bucket %s answered %d" % (STORE_BUCKET, status))
+        self.hosts = [Host(work, i, self.url, self.store_env) for i in range(1, self.count + 1)]
         for host in self.hosts:
             host.wait_listening()
         # The first manifest, set once the hosts run (with nothing: not ready).
@@ -414,6 +436,8 @@ class Fleet:
             attempt(host.id, lambda h=host: check(h.stop() == 0, "exit %s on SIGTERM" % h.proc.returncode))
         if self.etcd:
             attempt("etcd", self.etcd.stop)
+        if self.moto:
+            attempt("moto", lambda: stop_process(self.moto, 10))
         check(not failures, "; ".join(failures))
 
     def tails(self):
@@ -581,12 +605,122 @@ def step_etcd_down(fleet):
         len(down), len(served), restarted.id, len(status["hosts"]), restarted.id, summary(entries))
 
 
+def refused_everywhere(fleet, text, name, code):
+    """`fleet set` of a manifest every host must refuse: each one's last reload is refused
+    with `code` and it still runs stable; then stable is set again. The hosts' refusals."""
+    digest = sha256_text(text)
+    exit_code, out, err = fleet.cli("set", fleet.write(name + ".json", text), timeout=60, name=name)
+    check(exit_code == 0, "fleet set %s exited %d: %s" % (name, exit_code, err[-800:]))
+    deadline = time.time() + CONVERGE_SECONDS
+    while True:
+        hosts = fleet.hosts_by_id()
+        tried = {i: h["lastReload"] for i, h in hosts.items() if h["lastReload"] and h["lastReload"]["digest"] == digest}
+        if len(tried) == HOSTS:
+            break
+        check(time.time() < deadline, "%s: not every host tried %s within %d s: %s" % (name, digest[:12], CONVERGE_SECONDS, sorted(tried)))
+        time.sleep(0.2)
+    wrong = {i: r for i, r in tried.items() if r["outcome"] != "refused" or (r.get("error") or {}).get("code") != code}
+    check(not wrong, "%s: expected every host to refuse it with %s, found %s" % (name, code, wrong))
+    off = [i for i, h in hosts.items() if h["manifestDigest"] != fleet.stable or not h["ready"]]
+    check(not off, "%s: hosts no longer serving stable %s: %s" % (name, fleet.stable[:12], off))
+    exit_code, _, err = fleet.cli("set", os.path.join(fleet.work, "stable.json"), timeout=60, name=name + "-back")
+    check(exit_code == 0, "fleet set of stable again exited %d: %s" % (exit_code, err[-800:]))
+    return tried["host1"]["error"]["message"]
+
+
+def step_signatures(fleet):
+    mark = fleet.load.mark()
+    keys = os.path.join(fleet.work, "keys")
+    os.mkdir(keys, 0o700)
+    key = os.path.join(keys, "release.key")
+    proc = subprocess.run([PLUGBOARD, "keygen", "--out", key, "--json"], capture_output=True, text=True, timeout=60)
+    check(proc.returncode == 0, "plugboard keygen exited %d: %s" % (proc.returncode, proc.stderr[-500:]))
+    trust = {"requireSignatures": True, "keys": [json.loads(proc.stdout)["trustKey"]]}
+
+    def signed(path):
+        proc = subprocess.run([PLUGBOARD, "sign", path, "--key", key, "--name", "Store", "--json"], capture_output=True, text=True, timeout=60)
+        check(proc.returncode == 0, "plugboard sign %s exited %d: %s" % (path, proc.returncode, proc.stderr[-500:]))
+        return json.loads(proc.stdout)["signature"]
+
+    def with_trust(plugin, variant):
+        text = file_storage(fleet.root, variant)
+        data = json.loads(text)
+        data["trust"] = trust
+        data["plugins"][0].pop("product")
+        data["plugins"][0].update(plugin)
+        return json.dumps(data, indent=1) + "\n"
+    # A copy of FileStorage signed as it is; the same copy with bytes appended after its
+    # signature was made (its ELF still loads: a tampered file, not a broken one).
+    folder = os.path.join(fleet.work, "plugins")
+    os.mkdir(folder)
+    good, bad = os.path.join(folder, "libFileStorage.so"), os.path.join(folder, "tampered", "libFileStorage.so")
+    os.mkdir(os.path.dirname(bad))
+    shutil.copyfile(lib("FileStorage"), good)
+    shutil.copyfile(lib("FileStorage"), bad)
+    os.chmod(good, 0o755)
+    signature = signed(bad)
+    with open(bad, "ab") as f:
+        f.write(b"\0tampered after signing\0")
+    os.chmod(bad, 0o755)
+    fleet.variant += 1
+    text = with_trust({"path": good, "signature": signed(good)}, fleet.variant)
+    code, out, err = fleet.cli("rollout", fleet.write("signed.json", text), "--waves", "1,100%", "--bake", "1", "--json", name="signed")
+    check(code == 0, "fleet rollout of the signed plugin under requireSignatures exited %d: %s" % (code, (out + err)[-1500:]))
+    fleet.stable = sha256_text(text)
+    fleet.write("stable.json", text)
+    unsigned = refused_everywhere(fleet, with_trust({"path": good}, fleet.variant + 100), "unsigned", "loader.signature_missing")
+    tampered = refused_everywhere(fleet, with_trust({"path": bad, "signature": signature}, fleet.variant + 200), "tampered", "loader.signature_invalid")
+    entries = no_failures(fleet, mark, "signatures")
+    return "signed FileStorage under requireSignatures rolled out (exit 0); unsigned refused on all 4 hosts (loader.signature_missing: %s); tampered refused on all 4 (loader.signature_invalid: %s); every host kept serving stable; load: %s" % (
+        unsigned, tampered, summary(entries))
+
+
+def step_remote(fleet):
+    mark = fleet.load.mark()
+    env = dict(os.environ, **fleet.store_env)
+    proc = subprocess.run([PLUGBOARD, "publish", lib("FileStorage"), "s3://%s/builds/" % STORE_BUCKET, "--name", "Store", "--json"],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=fleet.work)
+    check(proc.returncode == 0, "plugboard publish exited %d: %s" % (proc.returncode, (proc.stdout + proc.stderr)[-800:]))
+    entry = json.loads(proc.stdout)["entry"]
+
+    def remote(sha256, variant):
+        data = json.loads(file_storage(fleet.root, variant))
+        data["plugins"][0].pop("product")
+        data["plugins"][0].update({"source": entry["source"], "sha256": sha256})
+        return json.dumps(data, indent=1) + "\n"
+    fleet.variant += 1
+    text = remote(entry["sha256"], fleet.variant)
+    code, out, err = fleet.cli("rollout", fleet.write("remote.json", text), "--waves", "1,100%", "--bake", "1", "--json", name="remote")
+    check(code == 0, "fleet rollout of FileStorage from %s exited %d: %s" % (entry["source"], code, (out + err)[-1500:]))
+    fleet.stable = sha256_text(text)
+    cached = [h.id for h in fleet.hosts if any(entry["sha256"] + ".so" in files for _, _, files in os.walk(os.path.join(h.folder, "cache")))]
+    check(len(cached) == HOSTS, "the fetched plugin (%s.so) in the cache of %d hosts, expected all %d: %s" % (entry["sha256"][:12], len(cached), HOSTS, cached))
+    # Another file: a build no host has seen, so that no cache holds it (a cache that holds
+    # the pinned bytes loads them without asking the store, whatever the source says).
+    another = os.path.join(fleet.work, "another-build.so")
+    with open(lib("FileStorage"), "rb") as f, open(another, "wb") as g:
+        g.write(f.read() + b"\0another build\0")
+    other = sha256_file(another)
+    wrong = remote(other, fleet.variant + 100)
+    code, out, err = fleet.cli("rollout", fleet.write("remote-wrong.json", wrong), "--waves", "1,100%", "--bake", "1", "--json", name="remote-wrong")
+    check(code == 1, "fleet rollout of the same source pinned to another file's digest exited %d, expected 1: %s" % (code, (out + err)[-1500:]))
+    reason = json.loads(out)["rollout"]["reason"] or ""
+    check("host1" in reason and "loader.checksum_mismatch" in reason and entry["source"] in reason,
+          "the rollback's reason: expected host1, loader.checksum_mismatch and the source %s, found %s" % (entry["source"], reason))
+    fleet.wait_converged(fleet.stable, "after the refused digest", timeout=60)
+    entries = no_failures(fleet, mark, "remote")
+    return "published to moto as %s; rolled out by digest (exit 0, in the cache of %s); pinned to another build's digest: exit 1, %s; load: %s" % (
+        entry["source"], ", ".join(cached), reason, summary(entries))
+
+
 STEPS = [
     ("rollout", step_rollout),
     ("crash", step_crash),
     ("error-rate", step_error_rate),
     ("leader-kill", step_leader_kill),
     ("etcd-down", step_etcd_down),
+    ("signatures", step_signatures),
+    ("remote", step_remote),
 ]
 
 
@@ -603,7 +737,7 @@ def main():
     failed_steps, fleet, ran = 0, None, 0
     try:
         try:
-            fleet = Fleet(work)
+            fleet = Fleet(work, store=not wanted or "remote" in wanted)
             print("fleet: %s (%.1f s to start)" % (fleet.start(), time.time() - started), flush=True)
             for name, step in STEPS:
                 if wanted and name not in wanted:
