@@ -34,15 +34,13 @@ moto[server], boto3 and awscli in the package's .venv (Tests/e2e/gateway-fleet.s
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
-from e2e_runner import stop_process
+from e2e_runner import check_wanted, run_steps, stop_process
 from haproxy import HAProxy
 from hot_swap import start_moto
 from s3_tools import (ACCESS_KEY, MIB, REGION, REPO, SECRET_KEY, Failure, Server, aws_env, boto3_client, check, files_under,
@@ -121,6 +119,8 @@ class Fleet:
         self.haproxy = gateway_haproxy(work, self.hosts)
         self.clients = [boto3_client(h.endpoint) for h in self.hosts]
         self.via = boto3_client(self.haproxy.endpoint)
+        return "moto at %s, hosts on S3 ports %s, HAProxy at %s" % (
+            self.moto_endpoint, ", ".join(str(h.s3_port) for h in self.hosts), self.haproxy.endpoint)
 
     def stop(self):
         """Stops everything, then fails naming what did not stop cleanly (a host that did
@@ -389,55 +389,10 @@ STEPS = [
 
 def main():
     wanted = sys.argv[2:]
-    known = [name for name, _ in STEPS]
-    unknown = [w for w in wanted if w not in known]
-    if unknown:
-        print("unknown step %s; known: %s" % (", ".join(unknown), ", ".join(known)), file=sys.stderr)
-        sys.exit(2)
+    check_wanted(STEPS, wanted, "step")
     if wanted and "multipart" not in wanted:
         wanted = ["multipart"] + wanted   # it makes the bucket the others use
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    work = tempfile.mkdtemp(prefix="plugboard-gateway-fleet-")
-    started = time.time()
-    failed, fleet, ran = 0, None, 0
-    try:
-        try:
-            fleet = Fleet(work)
-            fleet.start()
-            print("fleet: moto at %s, hosts on S3 ports %s, HAProxy at %s (%.1f s to start)" % (
-                fleet.moto_endpoint, ", ".join(str(h.s3_port) for h in fleet.hosts), fleet.haproxy.endpoint, time.time() - started), flush=True)
-            for name, step in STEPS:
-                if wanted and name not in wanted:
-                    continue
-                ran += 1
-                step_started = time.time()
-                try:
-                    summary = step(fleet)
-                    print("PASS %-10s %5.1f s  %s" % (name, time.time() - step_started, summary), flush=True)
-                except Exception as e:
-                    failed += 1
-                    print("FAIL %-10s %5.1f s  %s" % (name, time.time() - step_started, e), flush=True)
-                    break
-        except Exception as e:
-            failed += 1
-            print("FAIL %-10s %5.1f s  %s" % ("fleet", time.time() - started, e), flush=True)
-        finally:
-            if fleet:
-                try:
-                    fleet.stop()
-                except Exception as e:
-                    failed += 1
-                    print("FAIL %-10s stopping the fleet: %s" % ("stop", e), flush=True)
-    finally:
-        if failed:
-            if fleet:
-                fleet.tails()
-            print("gateway_fleet: FAILED after %.1f s; files kept in %s" % (time.time() - started, work), flush=True)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-            print("gateway_fleet: %d steps passed in %.1f s" % (ran, time.time() - started), flush=True)
-    sys.exit(failed)
-
+    run_steps("gateway_fleet", STEPS, wanted, Fleet, "plugboard-gateway-fleet-", width=10)
 
 if __name__ == "__main__":
     main()
