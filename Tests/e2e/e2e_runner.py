@@ -102,6 +102,22 @@ def run_steps(label, steps, wanted, make_fleet, prefix, width=12):
     sys.exit(failed)
 
 
+def stop_each(stops):
+    """Runs every (what, action) of `stops` whatever the others do (an action of None is
+    left out), then fails naming each one that raised: a fleet is stopped in full even
+    when one of its processes does not stop cleanly."""
+    failures = []
+    for what, action in stops:
+        if action is None:
+            continue
+        try:
+            action()
+        except Exception as e:
+            failures.append("%s: %s" % (what, e))
+    if failures:
+        raise RuntimeError("; ".join(failures))
+
+
 def stop_process(proc, timeout=20, sig=signal.SIGTERM):
     """Sends `sig` to a child still running, waits up to `timeout` s, then kills it;
     returns its exit status."""

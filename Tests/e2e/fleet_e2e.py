@@ -53,7 +53,7 @@ import threading
 import time
 import urllib.request
 
-from e2e_runner import check_wanted, free_port, request, run_steps, stop_process
+from e2e_runner import check_wanted, free_port, request, run_steps, stop_each, stop_process
 from haproxy import HAProxy
 from s3_tools import BUILD, PLUGBOARD, REPO, Failure, check, sha256_file
 
@@ -420,24 +420,11 @@ class Fleet:
         return {i: h["generation"] for i, h in self.hosts_by_id().items()}
 
     def stop(self):
-        failures = []
-
-        def attempt(what, action):
-            try:
-                action()
-            except Exception as e:
-                failures.append("%s: %s" % (what, e))
-        if self.load:
-            attempt("load", self.load.stop)
-        if self.haproxy:
-            attempt("haproxy", self.haproxy.stop)
-        for host in self.hosts:
-            attempt(host.id, lambda h=host: check(h.stop() == 0, "exit %s on SIGTERM" % h.proc.returncode))
-        if self.etcd:
-            attempt("etcd", self.etcd.stop)
-        if self.moto:
-            attempt("moto", lambda: stop_process(self.moto, 10))
-        check(not failures, "; ".join(failures))
+        """Stops everything, then fails naming what did not stop cleanly (a host that did
+        not exit 0 on SIGTERM)."""
+        stop_each([("load", self.load and self.load.stop), ("haproxy", self.haproxy and self.haproxy.stop)]
+                  + [(host.id, lambda h=host: check(h.stop() == 0, "exit %s on SIGTERM" % h.proc.returncode)) for host in self.hosts]
+                  + [("etcd", self.etcd and self.etcd.stop), ("moto", self.moto and (lambda: stop_process(self.moto, 10)))])
 
     def tails(self):
         names = []

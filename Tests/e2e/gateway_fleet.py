@@ -40,7 +40,7 @@ import sys
 import time
 import urllib.request
 
-from e2e_runner import check_wanted, run_steps, stop_process
+from e2e_runner import check_wanted, run_steps, stop_each, stop_process
 from haproxy import HAProxy
 from hot_swap import start_moto
 from s3_tools import (ACCESS_KEY, MIB, REGION, REPO, SECRET_KEY, Failure, Server, aws_env, boto3_client, check, files_under,
@@ -125,20 +125,10 @@ class Fleet:
     def stop(self):
         """Stops everything, then fails naming what did not stop cleanly (a host that did
         not exit 0 on SIGTERM)."""
-        failures = []
-
-        def attempt(what, action):
-            try:
-                action()
-            except Exception as e:
-                failures.append("%s: %s" % (what, e))
-        if self.haproxy:
-            attempt("haproxy", self.haproxy.stop)
-        for i, host in enumerate(self.hosts):
-            attempt("host%d" % (i + 1), host.stop if i in self.killed else (lambda h=host: stopped_cleanly(h)))
-        if self.moto_proc:
-            attempt("moto", lambda: stop_process(self.moto_proc, 10))
-        check(not failures, "; ".join(failures))
+        stop_each([("haproxy", self.haproxy and self.haproxy.stop)]
+                  + [("host%d" % (i + 1), host.stop if i in self.killed else (lambda h=host: stopped_cleanly(h)))
+                     for i, host in enumerate(self.hosts)]
+                  + [("moto", self.moto_proc and (lambda: stop_process(self.moto_proc, 10)))])
 
     def tails(self):
         logs = ["host%d/serve.err" % i for i in range(1, HOSTS + 1)] + ["host2-again/serve.err", "haproxy.log", "haproxy.err", "moto.err",
