@@ -52,7 +52,7 @@ import Testing
         defer { sandbox.remove() }
         expectRun(await sandbox.runExactly(["plugns"]), status: 2, stdout: .empty, stderr: .exactly("""
             plugboard: error: unknown command "plugns"
-            DETAIL: Expected one of: check, plugins, services, inspect, graph, storage, serve, reload, preflight, new-plugin, new-contract, completion, version.
+            DETAIL: Expected one of: check, plugins, services, inspect, graph, storage, serve, fleet, reload, preflight, new-plugin, new-contract, completion, version.
             HINT: Did you mean "plugins"?
 
             """))

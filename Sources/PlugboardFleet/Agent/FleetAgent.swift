@@ -210,6 +210,9 @@ public actor FleetAgent {
         var written = status
         written.updatedAt = Timestamp.now().iso8601
         try await store.put(keys.host(configuration.hostID), written.json.bytes, lease: lease)
+        if lastWritten == nil {
+            logger.notice("fleet: host \"\(configuration.hostID)\" registered at \(address), running manifest \(applied.isEmpty ? "(none)" : applied)")
+        }
         lastWritten = status
         lastWrittenAt = now
     }

@@ -120,7 +120,9 @@ final class ServerProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, sandbox.path("stderr.txt"), O_WRONLY | O_CREAT | O_APPEND, 0o644)
         let executable = CommandRunner.executable
-        let argv = ([executable] + arguments + ["--manifest", sandbox.path("plugins.json"), "--cache-dir", sandbox.cacheDirectory])
+        // A fleet host takes its manifest from etcd, and refuses --manifest.
+        let manifest = arguments.contains("--fleet") ? [] : ["--manifest", sandbox.path("plugins.json")]
+        let argv = ([executable] + arguments + manifest + ["--cache-dir", sandbox.cacheDirectory])
             .map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for p in argv + envp { free(p) } }
