@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PlugboardHost
 import PlugboardTestSupport
+import Synchronization
 import Testing
 
 /// The fleet end to end: a real three-member etcd, real `plugboard serve --fleet` hosts and
@@ -15,6 +16,10 @@ struct FleetTests {
     static let next = ManifestText.make([#"{"name": "Mem", "product": "MemoryStorage", "rank": 5}"#], environment: "testing")
     /// Names a product no build has: the host's reload refuses it before anything loads.
     static let missing = ManifestText.make([#"{"name": "Mem", "product": "NoSuchStorage"}"#], environment: "testing")
+
+    /// Passes its preflight, but answers every GET of an object 503.
+    static let failing = ManifestText.make([#"{"name": "Mem", "product": "MemoryStorage", "config": {"failOperations": ["get"]}}"#],
+                                           environment: "testing")
 
     /// A fleet host, with its state folder outside its own sandbox so that a second
     /// process can start from it.
@@ -33,7 +38,7 @@ struct FleetTests {
         defer { admin.remove() }
         let fleet = "etcd://\(cluster.endpointList)/fleet-test"
         let good = try admin.write("good.json", Self.good), next = try admin.write("next.json", Self.next)
-        let missing = try admin.write("missing.json", Self.missing)
+        let missing = try admin.write("missing.json", Self.missing), failing = try admin.write("failing.json", Self.failing)
 
         // The first manifest, then two hosts that start from it.
         let set = await admin.runExactly(["fleet", "set", good, "--fleet", fleet])
@@ -75,6 +80,26 @@ struct FleetTests {
         #expect(try after.json()["rollout"]?["state"]?.string == "rolled back")
         #expect(try Self.readyz(h1) == 200)
 
+        // A candidate that fails its requests is rolled back by the error-rate gate while
+        // its first wave bakes; requests reach h1 the whole time.
+        let done = StopFlag()
+        let port = h1.port
+        let load = Task {
+            await OwnThread.run {
+                while !done.value.load(ordering: .relaxed) {
+                    _ = try? RawClient(port: port).request("GET", "/v1/objects/probe")
+                }
+            }
+        }
+        let gated = await admin.runExactly(["fleet", "rollout", failing, "--fleet", fleet, "--waves", "1,100%", "--bake", "3",
+                                            "--max-error-rate", "0.2"])
+        done.value.store(true, ordering: .relaxed)
+        await load.value
+        #expect(gated.status == 1)
+        #expect(gated.stderr.contains("error rate of wave 1"), "\(gated.stderr)")
+        #expect(gated.stderr.contains("host \"h1\""))
+        #expect(!h2.stderr.contains("fleet: applied manifest \(try Digest.sha256Hex(Array(Self.failing.utf8)))"))
+
         // etcd gone: the hosts serve on, and h1 restarted starts from its local copy.
         cluster.stopAll()
         #expect(h1.waitForStderr(containing: "fleet: etcd unreachable"), "\(h1.stderr)")
@@ -87,4 +112,9 @@ struct FleetTests {
         #expect(down.status == 1)
         #expect(down.stderr.contains("etcd"))
     }
+}
+
+/// Tells the load's thread to stop.
+final class StopFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }
