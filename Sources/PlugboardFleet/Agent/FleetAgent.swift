@@ -72,12 +72,14 @@ public actor FleetAgent {
     private var logger: Logger { configuration.logger.with("component", "fleet") }
     private var keys: FleetKeys { configuration.keys }
 
-    /// The desired digest: the host's target if it has one, else stable; nil when neither.
-    func desiredDigest() async throws(PlugboardError) -> String? {
+    /// The desired digest: the host's target if it has one (with its rollout), else
+    /// stable; nil when neither.
+    func desired() async throws(PlugboardError) -> (digest: String, rollout: String?)? {
         if let bytes = try await store.get(keys.target(configuration.hostID)) {
-            return try TargetRecord(bytes: bytes, what: "targets/\(configuration.hostID)").digest
+            let target = try TargetRecord(bytes: bytes, what: "targets/\(configuration.hostID)")
+            return (target.digest, target.rollout)
         }
-        return try await FleetManifests.stable(in: store, keys: keys)?.digest
+        return try await FleetManifests.stable(in: store, keys: keys).map { ($0.digest, nil) }
     }
 
     /// Writes the manifest the host is to start from: the desired one from etcd; the
@@ -89,7 +91,7 @@ public actor FleetAgent {
         let copy = local.applied()
         let copyDigest = try copy.map { b throws(PlugboardError) in try Digest.sha256Hex(b) }
         do throws(PlugboardError) {
-            if let desired = try await desiredDigest() {
+            if let desired = try await desired()?.digest {
                 if desired == copyDigest, let copy { return try begin(copy, digest: desired, from: "etcd") }
                 do throws(PlugboardError) {
                     let bytes = try await FleetManifests.fetch(desired, from: store, keys: keys)
@@ -135,9 +137,9 @@ public actor FleetAgent {
         return StartPlan(digest: digest, startedFrom: from)
     }
 
-    private func refuse(_ digest: String, _ error: PlugboardError) {
+    private func refuse(_ digest: String, _ error: PlugboardError, rollout: String? = nil) {
         refused = digest
-        lastReload = .init(outcome: "refused", digest: digest, errorCode: error.code.rawValue, errorMessage: error.message,
+        lastReload = .init(outcome: "refused", digest: digest, rollout: rollout, errorCode: error.code.rawValue, errorMessage: error.message,
                            at: Timestamp.now().iso8601)
         logger.error("fleet: refused manifest \(digest): \(error.code): \(error.message); still serving manifest \(applied.isEmpty ? "(none)" : applied)")
     }
@@ -153,6 +155,7 @@ public actor FleetAgent {
                                at: Timestamp.now().iso8601)
         }
         baseline = totals()
+        since = Timestamp.now().iso8601
         let wakeups = FleetWakeups(store: store, prefixes: [keys.stable, keys.target(configuration.hostID)],
                                    tickSeconds: configuration.heartbeatSeconds)
         defer { wakeups.stop() }
@@ -192,11 +195,11 @@ public actor FleetAgent {
             lastKeptAlive = now
             lastWritten = nil
         }
-        if let desired = try await desiredDigest() {
-            if desired == applied {
+        if let desired = try await desired() {
+            if desired.digest == applied {
                 refused = nil
-            } else if desired != refused {
-                try await apply(desired, host: host, totals: totals)
+            } else if desired.digest != refused {
+                try await apply(desired.digest, rollout: desired.rollout, host: host, totals: totals)
             }
         }
         var status = HostStatus(id: configuration.hostID, address: address, version: configuration.version,
@@ -218,12 +221,12 @@ public actor FleetAgent {
     }
 
     /// Fetches `digest`, writes it as the host's manifest and reloads.
-    private func apply(_ digest: String, host: PluginHost, totals: @Sendable () -> (requests: Int, errors: Int)) async throws(PlugboardError) {
+    private func apply(_ digest: String, rollout: String?, host: PluginHost, totals: @Sendable () -> (requests: Int, errors: Int)) async throws(PlugboardError) {
         let bytes: [UInt8]
         do throws(PlugboardError) {
             bytes = try await FleetManifests.fetch(digest, from: store, keys: keys)
         } catch where error.code == .fleetManifestMissing {
-            refuse(digest, error)
+            refuse(digest, error, rollout: rollout)
             return
         }
         let local = configuration.localCopy
@@ -237,11 +240,11 @@ public actor FleetAgent {
             refused = nil
             baseline = totals()
             since = Timestamp.now().iso8601
-            lastReload = .init(outcome: outcome.result.rawValue, digest: digest, at: Timestamp.now().iso8601)
+            lastReload = .init(outcome: outcome.result.rawValue, digest: digest, rollout: rollout, at: Timestamp.now().iso8601)
             logger.notice("fleet: applied manifest \(digest) (generation \(outcome.generation))")
         case .refused:
             try local.setManifest(local.applied() ?? Self.emptyManifest)
-            refuse(digest, outcome.error ?? PlugboardError(.fleetRecordInvalid, "the reload was refused without an error"))
+            refuse(digest, outcome.error ?? PlugboardError(.fleetRecordInvalid, "the reload was refused without an error"), rollout: rollout)
         }
     }
 
