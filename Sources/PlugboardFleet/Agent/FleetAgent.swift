@@ -60,6 +60,8 @@ public actor FleetAgent {
     private var lastWrittenAt = 0.0
     private var lastKeptAlive = 0.0
     private var reachable = true
+    /// The manifest the host was started from, kept as the local copy once it started.
+    private var startBytes: [UInt8] = []
 
     /// An empty manifest: a host with nothing to run yet serves not-ready.
     static let emptyManifest = Array("{\"plugins\": []}\n".utf8)
@@ -102,7 +104,7 @@ public actor FleetAgent {
                 }
             }
         } catch where error.code != .fleetLocalCopyFailed {
-            logger.warning("fleet: etcd unreachable at start (\(error.message)); \(copy == nil ? "no local copy, starting with no plugins" : "starting from the local copy")")
+            logger.warning("fleet: could not read the desired manifest from etcd at start (\(error.code): \(error.message)); \(copy == nil ? "no local copy, starting with no plugins" : "starting from the local copy")")
             reachable = false
         }
         if let copy, let copyDigest {
@@ -131,6 +133,7 @@ public actor FleetAgent {
 
     private func begin(_ bytes: [UInt8], digest: String, from: String) throws(PlugboardError) -> StartPlan {
         try configuration.localCopy.setManifest(bytes)
+        startBytes = bytes
         applied = digest
         startedFrom = from
         if from == "etcd" { logger.notice("fleet: starting from manifest \(digest) from etcd") }
@@ -144,16 +147,21 @@ public actor FleetAgent {
         logger.error("fleet: refused manifest \(digest): \(error.code): \(error.message); still serving manifest \(applied.isEmpty ? "(none)" : applied)")
     }
 
+    /// The host started from the plan; `requiredFailure` is its own
+    /// (``PluginHost/requiredFailure``). The start counts as the first reload, for the
+    /// rollout's view; a manifest from etcd that started with every required plugin
+    /// active becomes the local copy, to start from while etcd is down.
+    public func started(requiredFailure: PlugboardError?) throws(PlugboardError) {
+        guard startedFrom != "empty", lastReload == nil else { return }
+        lastReload = .init(outcome: requiredFailure == nil ? "applied" : "refused", digest: applied,
+                           errorCode: requiredFailure?.code.rawValue, errorMessage: requiredFailure?.message, at: Timestamp.now().iso8601)
+        if requiredFailure == nil && startedFrom == "etcd" { try configuration.localCopy.setApplied(startBytes) }
+    }
+
     /// Registers the host, then follows the desired manifest and keeps the status fresh
     /// until the task is cancelled; ``leave()`` then removes the host at once.
     /// `totals` are the server's object requests and 5xx answers so far.
     public func run(host: PluginHost, address: String, totals: @escaping @Sendable () -> (requests: Int, errors: Int)) async {
-        if startedFrom != "empty" && lastReload == nil {
-            // The start itself counts as the first reload, for the rollout's view.
-            lastReload = .init(outcome: host.requiredFailures.isEmpty ? "applied" : "refused", digest: applied,
-                               errorCode: host.requiredFailure?.code.rawValue, errorMessage: host.requiredFailure?.message,
-                               at: Timestamp.now().iso8601)
-        }
         baseline = totals()
         since = Timestamp.now().iso8601
         let wakeups = FleetWakeups(store: store, prefixes: [keys.stable, keys.target(configuration.hostID)],
