@@ -21,6 +21,8 @@ struct FleetTests {
     static let failing = ManifestText.make([#"{"name": "Mem", "product": "MemoryStorage", "config": {"failOperations": ["get"]}}"#],
                                            environment: "testing")
 
+    static let other = ManifestText.make([#"{"name": "Mem", "product": "MemoryStorage", "rank": 7}"#], environment: "testing")
+
     /// A fleet host, with its state folder outside its own sandbox so that a second
     /// process can start from it.
     static func host(_ id: String, fleet: String, state: String) throws -> ServerProcess {
@@ -99,6 +101,20 @@ struct FleetTests {
         #expect(gated.stderr.contains("error rate of wave 1"), "\(gated.stderr)")
         #expect(gated.stderr.contains("host \"h1\""))
         #expect(!h2.stderr.contains("fleet: applied manifest \(try Digest.sha256Hex(Array(Self.failing.utf8)))"))
+
+        // --abort stops a rollout that bakes: h1 goes back, the rollout exits 1, aborted.
+        let other = try admin.write("other.json", Self.other)
+        let otherDigest = try Digest.sha256Hex(Array(Self.other.utf8))
+        let backBefore = h1.stderrLines(containing: "fleet: applied manifest \(candidate)")
+        let long = Task { await admin.runExactly(["fleet", "rollout", other, "--fleet", fleet, "--waves", "1,100%", "--bake", "600"]) }
+        #expect(h1.waitForStderr(containing: "fleet: applied manifest \(otherDigest)"), "\(h1.stderr)")
+        let abort = await admin.runExactly(["fleet", "rollout", "--abort", "--fleet", fleet])
+        #expect(abort.status == 0, "\(abort.stderr)")
+        #expect(abort.stdout.contains("aborted"))
+        let aborted = await long.value
+        #expect(aborted.status == 1)
+        #expect(aborted.stderr.contains("aborted by plugboard fleet rollout --abort"))
+        #expect(h1.waitForStderr(containing: "fleet: applied manifest \(candidate)", times: backBefore + 1), "\(h1.stderr)")
 
         // etcd gone: the hosts serve on, and h1 restarted starts from its local copy.
         cluster.stopAll()
