@@ -53,8 +53,10 @@ let package = Package(
         // frame messages their own way (push and pull) over it. Only PlugboardBytes (hex digits).
         .target(name: "PlugboardHTTPCodec", dependencies: ["PlugboardBytes"]),
         // AWS Signature Version 4's shared parts (signing key, canonical query and request,
-        // string to sign): S3Storage signs with them and the S3 front end verifies with them,
-        // as NIOHTTP1 serves client and server. Linked statically wherever it is used.
+        // string to sign, the signer): S3Storage signs with them and the S3 front end verifies
+        // with them, as NIOHTTP1 serves client and server. With them the AWS settings, the
+        // credential chain and the S3 endpoint, which S3Storage and the host's remote plugin
+        // sources share. Linked statically wherever it is used.
         .target(name: "PlugboardSigV4", dependencies: ["PlugboardBytes", "PlugboardCrypto"]),
         // The reference ObjectStorage, kept in memory: MemoryStorage's backend and the test
         // kit's stand-in. Its own target so that a plugin using it links no host code.
@@ -68,7 +70,9 @@ let package = Package(
         // the plugin whose code was running.
         .target(name: "CPlugboardSystem"),
         // The host: manifest, loader, plugin registry, hot swap. The CLI is a thin layer over it.
-        .target(name: "PlugboardHost", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem"]),
+        // A remote plugin source is fetched with the plain HTTP client, signed by SigV4.
+        .target(name: "PlugboardHost", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem",
+                                                      "PlugboardHTTPClient", "PlugboardSigV4"]),
         // epoll, eventfd, accept4 and the systemd notify datagram, which Glibc's Swift overlay
         // does not expose.
         .target(name: "CPlugboardNetwork"),
@@ -91,7 +95,7 @@ let package = Package(
         // machine and controller, over a store protocol (etcd, or in memory for tests).
         .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency", "PlugboardEtcd"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
-        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
+        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardConcurrency", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
                                                     "PlugboardS3Server", "PlugboardEtcd", "PlugboardFleet"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
@@ -132,7 +136,8 @@ let package = Package(
         .target(name: "PlugboardTestSupport", dependencies: ["PlugboardConcurrency"], path: "Tests/PlugboardTestSupport"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),
-        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport"]),
+        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport",
+                                                           "PlugboardCrypto"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
         .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost", "CPlugboardNetwork", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardBytes", "PlugboardConcurrency", "PlugboardTestSupport"]),
@@ -147,7 +152,7 @@ let package = Package(
                                    "RESTStorageClient", "PlugboardHTTPClient", "PlugboardURLSession", "PlugboardTestSupport"]),
         // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
         .testTarget(name: "S3StorageTests", dependencies: [api, "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto",
-                                                     "PlugboardConcurrency", "PlugboardHTTPClient", "PlugboardTestSupport"],
+                                                     "PlugboardConcurrency", "PlugboardHTTPClient", "PlugboardSigV4", "PlugboardTestSupport"],
                     exclude: ["Python"]),
         // The plain-HTTP client's reader, streamed bodies, pool, timeouts and cancellation,
         // against scripted loopback servers; the retry policy both storage plugins share.

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardSigV4
 
 /// How an ``S3Storage`` is set up, validated once from the plugin's `config`.
 ///
@@ -19,7 +20,7 @@ struct S3Configuration: Sendable {
     var endpoint: S3Endpoint
     /// `https://endpoint/bucket/key` when true, `https://bucket.endpoint/key` when false.
     var pathStyle: Bool
-    var credentials: S3Credentials
+    var credentials: AWSCredentials
     /// The longest a request may wait for data from the server before it fails (and is
     /// retried), in whole seconds.
     var timeoutSeconds: Double
@@ -27,7 +28,7 @@ struct S3Configuration: Sendable {
     var maxRetries: Int
 
     init(bucket: String, region: String = defaultRegion, endpoint: S3Endpoint, pathStyle: Bool,
-         credentials: S3Credentials, timeoutSeconds: Double = defaultTimeoutSeconds, maxRetries: Int = defaultMaxRetries) {
+         credentials: AWSCredentials, timeoutSeconds: Double = defaultTimeoutSeconds, maxRetries: Int = defaultMaxRetries) {
         self.bucket = bucket
         self.region = region
         self.endpoint = endpoint
@@ -42,7 +43,7 @@ struct S3Configuration: Sendable {
     ///
     /// - Throws: `plugin.config_invalid` naming the key and what was expected, never a
     ///   secret's value.
-    init(_ config: PluginConfig, environment: ProcessEnvironment) throws(PlugboardError) {
+    init(_ config: PluginConfig, environment: AWSEnvironment) throws(PlugboardError) {
         try config.requireOnly(Self.keys)
         guard let bucket = try config.string("bucket", default: nil), !bucket.isEmpty else {
             throw PlugboardError(
@@ -55,7 +56,7 @@ struct S3Configuration: Sendable {
                                PlugboardError.quoted(bucket))
         }
         let writtenRegion = try config.string("region", default: nil).flatMap { $0.isEmpty ? nil : $0 }
-        let region = writtenRegion ?? environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"] ?? Self.defaultRegion
+        let region = writtenRegion ?? environment.region ?? Self.defaultRegion
         guard !region.isEmpty, region.utf8.count <= 64,
               region.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }) else {
             throw Self.invalid(config, "region", "an AWS region name such as \"us-east-1\" (lowercase letters, digits and \"-\")", PlugboardError.quoted(region))
@@ -91,7 +92,7 @@ struct S3Configuration: Sendable {
         guard (0...10).contains(retries) else {
             throw Self.invalid(config, "maxRetries", "an integer from 0 to 10", "\(retries)")
         }
-        let credentials = try S3Credentials.resolve(config, environment: environment)
+        let credentials = try AWSCredentials.resolve(config, environment: environment)
         self.init(bucket: bucket, region: region, endpoint: endpoint, pathStyle: pathStyle,
                   credentials: credentials, timeoutSeconds: timeout, maxRetries: retries)
     }

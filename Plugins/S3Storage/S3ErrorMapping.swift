@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardSigV4
 
 /// Turns an S3 error answer into the ObjectStorage error codes (docs/plugins/S3Storage.md
 /// lists the table). Every text passes through ``S3Redactor`` before it leaves.
@@ -117,7 +118,7 @@ struct S3ErrorMapping: Sendable {
 struct S3Redactor: Sendable {
     var secrets: [String]
 
-    init(_ credentials: S3Credentials) {
+    init(_ credentials: AWSCredentials) {
         secrets = credentials.secrets.filter { $0.count >= 4 }
     }
 

@@ -6,6 +6,7 @@ import PlugboardAPI
 import PlugboardConcurrency
 import PlugboardCrypto
 import PlugboardHTTPClient
+import PlugboardSigV4
 import PlugboardURLSession
 
 /// Signs and sends S3 requests, retrying what may be retried: over PlugboardHTTPClient's
@@ -66,7 +67,7 @@ final class S3HTTPClient: Sendable {
             let retryable: Bool
             var retryAfterSeconds: Int? = nil
             do {
-                let response = try await perform(try signed(request, date: AmzDate(Timestamp.now())), streamingSuccess: streamingSuccess)
+                let response = try await perform(try signed(request, date: AmzDate(iso8601: Timestamp.now().iso8601)), streamingSuccess: streamingSuccess)
                 if accept(response) { return response }
                 let (body, problem) = Self.errorBody(response.body)
                 failure = mapping.error(operation, status: response.status, body: body, bodyProblem: problem,
@@ -112,7 +113,7 @@ final class S3HTTPClient: Sendable {
         try Task.checkCancellation()
         var request = request
         request.payloadHash = SigV4Signer.unsignedPayload
-        let wire = try httpRequest(try signed(request, date: AmzDate(Timestamp.now())))
+        let wire = try httpRequest(try signed(request, date: AmzDate(iso8601: Timestamp.now().iso8601)))
         let response: S3Response
         do {
             response = S3Response(try await plain.upload(wire, length: length, expectsContinue: false, body))

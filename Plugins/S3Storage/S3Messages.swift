@@ -1,4 +1,5 @@
 import PlugboardHTTPClient
+import PlugboardSigV4
 
 // The values S3HTTPClient takes and answers.
 

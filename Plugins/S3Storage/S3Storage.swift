@@ -2,6 +2,7 @@ import Foundation
 import PlugboardAPI
 import PlugboardCrypto
 import PlugboardHTTPClient
+import PlugboardSigV4
 
 /// ``ObjectStorage`` over the S3 REST API: PutObject, GetObject, HeadObject, DeleteObject
 /// and ListObjectsV2, signed with SigV4, over URLSession.

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardSigV4
 
 /// What `libS3Storage.so`'s entry point registers, kept in the client target so that the
 /// plugin target is the entry point alone and tests link the client without a second
@@ -8,7 +9,7 @@ public enum S3StorageRegistration {
     /// S3Storage singleton: its `start` asks S3 for the bucket, so a missing bucket or
     /// refused keys fail the load before anything is published.
     public static func register(into registrar: PluginRegistrar) throws {
-        let configuration = try S3Configuration(registrar.config, environment: ProcessEnvironment(registrar.processEnvironment))
+        let configuration = try S3Configuration(registrar.config, environment: AWSEnvironment(registrar.processEnvironment))
         let logger = registrar.logger
         logger.info("S3 storage configured", metadata: [
             "bucket": .string(configuration.bucket), "region": .string(configuration.region),

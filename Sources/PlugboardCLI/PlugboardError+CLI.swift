@@ -13,4 +13,10 @@ extension PlugboardError.Code {
     public static let sdkNotFound: Self = "cli.sdk_not_found"
     /// `new-plugin` could not create its folder or write a file.
     public static let scaffoldWriteFailed: Self = "cli.scaffold_write_failed"
+    /// `keygen` found a key file where it would write one.
+    public static let keyExists: Self = "cli.key_exists"
+    /// `sign` was given a private key file others can read.
+    public static let keyInsecure: Self = "cli.key_insecure"
+    /// A key file is not an Ed25519 key in the PEM form expected, or libcrypto refused it.
+    public static let keyInvalid: Self = "cli.key_invalid"
 }

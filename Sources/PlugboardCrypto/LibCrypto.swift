@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 
-/// The few EVP functions of OpenSSL's libcrypto that the digests use, looked up at run
+/// The few EVP functions of OpenSSL's libcrypto that the digests and Ed25519 use, looked up at run
 /// time with `dlopen` and `dlsym`, so that building needs no OpenSSL headers.
 ///
 /// The library is loaded once per process, on first use (``shared``), and never closed:
@@ -22,6 +22,16 @@ struct LibCrypto: @unchecked Sendable {
     typealias DigestFinalEx = @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
     typealias MDGetter = @convention(c) () -> OpaquePointer?
     typealias MDFetch = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> OpaquePointer?
+    typealias PKeyNewRaw = @convention(c) (Int32, OpaquePointer?, UnsafePointer<UInt8>?, Int) -> OpaquePointer?
+    typealias PKeyGetRaw = @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?) -> Int32
+    typealias PKeyFree = @convention(c) (OpaquePointer?) -> Void
+    typealias DigestSignVerifyInit = @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?,
+                                                     OpaquePointer?, OpaquePointer?) -> Int32
+    typealias DigestSign = @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?,
+                                           UnsafePointer<UInt8>?, Int) -> Int32
+    typealias DigestVerify = @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int) -> Int32
+    typealias RandBytes = @convention(c) (UnsafeMutablePointer<UInt8>?, Int32) -> Int32
+    typealias ErrClear = @convention(c) () -> Void
 
     /// The library's name, as given to `dlopen`.
     static let libraryName = "libcrypto.so.3"
@@ -35,6 +45,20 @@ struct LibCrypto: @unchecked Sendable {
     let digestInitEx: DigestInitEx
     let digestUpdate: DigestUpdate
     let digestFinalEx: DigestFinalEx
+    /// Ed25519 (``Ed25519PrivateKey``, ``Ed25519PublicKey``): keys from their raw bytes,
+    /// one-shot signing and verifying, and the random seed of a new key.
+    let pkeyNewRawPrivate: PKeyNewRaw
+    let pkeyNewRawPublic: PKeyNewRaw
+    let pkeyGetRawPublic: PKeyGetRaw
+    let pkeyFree: PKeyFree
+    let digestSignInit: DigestSignVerifyInit
+    let digestSign: DigestSign
+    let digestVerifyInit: DigestSignVerifyInit
+    let digestVerify: DigestVerify
+    let randBytes: RandBytes
+    /// A refused verification leaves an entry on the thread's OpenSSL error queue; it is
+    /// an answer, not an error, so the entry is dropped.
+    let errClearError: ErrClear
     /// SHA-256 as `EVP_MD_fetch` gives it (else `EVP_sha256()`); `nil` if this build of
     /// OpenSSL lacks it.
     ///
@@ -92,6 +116,16 @@ struct LibCrypto: @unchecked Sendable {
                 digestInitEx: try symbol("EVP_DigestInit_ex", as: DigestInitEx.self),
                 digestUpdate: try symbol("EVP_DigestUpdate", as: DigestUpdate.self),
                 digestFinalEx: try symbol("EVP_DigestFinal_ex", as: DigestFinalEx.self),
+                pkeyNewRawPrivate: try symbol("EVP_PKEY_new_raw_private_key", as: PKeyNewRaw.self),
+                pkeyNewRawPublic: try symbol("EVP_PKEY_new_raw_public_key", as: PKeyNewRaw.self),
+                pkeyGetRawPublic: try symbol("EVP_PKEY_get_raw_public_key", as: PKeyGetRaw.self),
+                pkeyFree: try symbol("EVP_PKEY_free", as: PKeyFree.self),
+                digestSignInit: try symbol("EVP_DigestSignInit", as: DigestSignVerifyInit.self),
+                digestSign: try symbol("EVP_DigestSign", as: DigestSign.self),
+                digestVerifyInit: try symbol("EVP_DigestVerifyInit", as: DigestSignVerifyInit.self),
+                digestVerify: try symbol("EVP_DigestVerify", as: DigestVerify.self),
+                randBytes: try symbol("RAND_bytes", as: RandBytes.self),
+                errClearError: try symbol("ERR_clear_error", as: ErrClear.self),
                 sha256: descriptor("SHA256", legacy: sha256),
                 md5: descriptor("MD5", legacy: md5),
                 sha1: descriptor("SHA1", legacy: sha1)))

@@ -43,7 +43,7 @@ import Testing
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         for path in [["check"], ["plugins"], ["services"], ["inspect"], ["graph"], ["storage", "put"],
-                     ["storage", "get"], ["storage", "head"], ["storage", "delete"], ["storage", "list"], ["serve"], ["new-contract"]] {
+                     ["storage", "get"], ["storage", "head"], ["storage", "delete"], ["storage", "list"], ["serve"], ["publish"], ["new-contract"]] {
             #expect(document.contains("## plugboard \(path[0])") || document.contains("### storage \(path[1])"),
                     "no section for \(path)")
             let help = await sandbox.runExactly(path + ["--help"]).stdout

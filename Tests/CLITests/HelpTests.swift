@@ -45,6 +45,8 @@ import Testing
           services                List every service registration after loading the
                                   plugins.
           inspect                 Show what a plugin file declares.
+          keygen                  Make an Ed25519 key pair for signing plugins.
+          sign                    Sign a plugin file for its manifest entry.
           graph                   Show plugins, their services and who requires whom.
           storage                 Use the ObjectStorage the manifest binds (the
                                   highest-ranked one).
@@ -54,6 +56,8 @@ import Testing
                                   stable manifest, rollouts in waves.
           reload                  Ask a running plugboard serve to reload its manifest,
                                   and print the outcome.
+          publish                 Put a built plugin in an S3 store by its digest, and
+                                  print the manifest entry that loads it.
           preflight               Internal: the child process in which the host tries
                                   plugins before it maps them.
           new-plugin              Write a SwiftPM package for a new plugin, ready to

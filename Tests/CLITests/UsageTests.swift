@@ -42,6 +42,9 @@ import Testing
                   stdout: .contains("cli.usage", "does not apply to \\\"completion\\\"", "takes no global options"))
         expectRun(await sandbox.runExactly(["version", "--manifest", "p.json"]), status: 2, stdout: .empty,
                   stderr: .contains("option \"--manifest\" does not apply to \"version\""))
+        expectRun(await sandbox.runExactly(["publish", "libX.so", "ftp://plugins/"]), status: 2, stdout: .empty,
+                  stderr: .contains("invalid destination \"ftp://plugins/\"", "s3://bucket/prefix/"))
+        expectRun(await sandbox.runExactly(["publish", "libX.so"]), status: 2, stdout: .empty, stderr: .contains("DESTINATION"))
         // A command that reads the manifest takes it wherever it is written.
         expectRun(await sandbox.runExactly(["storage", "list", "--manifest", "missing.json"]), status: 2,
                   stderr: .contains("missing.json"))
@@ -52,7 +55,7 @@ import Testing
         defer { sandbox.remove() }
         expectRun(await sandbox.runExactly(["plugns"]), status: 2, stdout: .empty, stderr: .exactly("""
             plugboard: error: unknown command "plugns"
-            DETAIL: Expected one of: check, plugins, services, inspect, graph, storage, serve, fleet, reload, preflight, new-plugin, new-contract, completion, version.
+            DETAIL: Expected one of: check, plugins, services, inspect, keygen, sign, graph, storage, serve, fleet, reload, publish, preflight, new-plugin, new-contract, completion, version.
             HINT: Did you mean "plugins"?
 
             """))
@@ -64,7 +67,7 @@ import Testing
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         expectRun(await sandbox.runExactly([]), status: 2, stdout: .empty,
-                  stderr: .contains("missing command", "check, plugins, services, inspect, graph, storage"))
+                  stderr: .contains("missing command", "check, plugins, services, inspect, keygen, sign, graph, storage"))
         expectRun(await sandbox.runExactly(["storage"]), status: 2, stdout: .empty,
                   stderr: .contains("missing subcommand for \"storage\"", "put, get, head, delete, list"))
     }

@@ -388,6 +388,31 @@ import Testing
         }
     }
 
+    /// An UploadPart that found the record while AbortMultipartUpload was removing the
+    /// upload (the abort through one host, the part through another over the same backend,
+    /// or both through one): its part, stored after the abort had listed the upload, is
+    /// answered 200, and the abort's second look once the record is gone removes it, so
+    /// nothing of the upload is left (docs/S3_API.md, "Several gateways behind a load
+    /// balancer").
+    @Test func aPartStoredWhileAnAbortRemovesTheUpload_isRemovedWithIt() async throws {
+        var s = try await MultipartHarness()
+        let id = try await s.create("k")
+        _ = try await s.part(id, 1, [1])
+        let held = HeldStorage(s.storage, holding: .delete(MultipartLayout.recordKey(bucket: "b", uploadID: id)))
+        s.bound = held
+        let context = s.context
+        let abort = s.request("DELETE", key: "k", query: [("uploadId", id)])
+        async let aborted = MultipartOperations.abortMultipartUpload(context, abort)
+        // Released however the test ends, before the held request is awaited.
+        defer { held.release() }
+        await held.reached()
+        _ = try await s.part(id, 2, [2])
+        held.release()
+        #expect(try await aborted.status == 204)
+        let left = try await s.storage.list(prefix: MultipartLayout.uploadsPrefix(bucket: "b"))
+        #expect(left.isEmpty, "\(left.map(\.key))")
+    }
+
     @Test func anUploadOfAnotherKey_aMadeUpID_orAnotherStorage_isNoSuchUpload() async throws {
         let s = try await MultipartHarness()
         let id = try await s.create("k")

@@ -5,6 +5,7 @@ import FoundationNetworking
 import PlugboardAPI
 import Testing
 import PlugboardHTTPClient
+import PlugboardSigV4
 @testable import S3StorageClient
 
 /// The requests S3Storage builds: path-style and virtual-hosted URLs, signed headers,
@@ -13,7 +14,7 @@ import PlugboardHTTPClient
     static func client(endpoint: S3Endpoint, pathStyle: Bool, token: String? = nil) -> S3HTTPClient {
         S3HTTPClient(configuration: S3Configuration(
             bucket: "photos", region: "eu-west-1", endpoint: endpoint, pathStyle: pathStyle,
-            credentials: S3Credentials(accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", sessionToken: token, source: "test")),
+            credentials: AWSCredentials(accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", sessionToken: token, source: "test")),
                      logger: .disabled)
     }
 

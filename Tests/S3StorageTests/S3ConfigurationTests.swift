@@ -1,6 +1,7 @@
 import Foundation
 import PlugboardAPI
 import Testing
+import PlugboardSigV4
 @testable import S3StorageClient
 
 /// Reading the plugin config, and credentials in the order AWS SDKs use.
@@ -11,7 +12,7 @@ import Testing
     static func expectConfigInvalid(_ values: [String: ConfigValue], _ environment: [String: String] = [:],
                                     containing expected: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
         do {
-            _ = try S3Configuration(config(values), environment: ProcessEnvironment(environment))
+            _ = try S3Configuration(config(values), environment: AWSEnvironment(environment))
             Issue.record("expected plugin.config_invalid containing \(expected)", sourceLocation: sourceLocation)
         } catch {
             #expect(error.code == .configInvalid, sourceLocation: sourceLocation)
@@ -23,7 +24,7 @@ import Testing
     }
 
     @Test func defaults_awsVirtualHosted() throws {
-        let c = try S3Configuration(Self.config(["bucket": "photos"].merging(Self.keys) { $1 }), environment: ProcessEnvironment([:]))
+        let c = try S3Configuration(Self.config(["bucket": "photos"].merging(Self.keys) { $1 }), environment: AWSEnvironment([:]))
         #expect(c.region == "us-east-1" && c.endpoint == S3Endpoint.aws(region: "us-east-1") && !c.pathStyle)
         #expect(c.endpoint.description == "https://s3.us-east-1.amazonaws.com")
         #expect(c.timeoutSeconds == 30 && c.maxRetries == 3)
@@ -32,18 +33,18 @@ import Testing
     @Test func endpointOverride_pathStyleByDefault() throws {
         let c = try S3Configuration(Self.config(["bucket": "b-1", "endpoint": "http://127.0.0.1:9000/", "region": "eu-west-1",
                                                  "timeoutSeconds": 2.5, "maxRetries": 0].merging(Self.keys) { $1 }),
-                                    environment: ProcessEnvironment([:]))
+                                    environment: AWSEnvironment([:]))
         #expect(c.endpoint == S3Endpoint(scheme: "http", host: "127.0.0.1", port: 9000, isAWS: false))
         // URLSession counts whole seconds: 2.5 is rounded up, never down to less.
         #expect(c.pathStyle && c.region == "eu-west-1" && c.timeoutSeconds == 3 && c.maxRetries == 0)
         let virtual = try S3Configuration(Self.config(["bucket": "b-1", "endpoint": "https://minio.example:443", "pathStyle": false]
-            .merging(Self.keys) { $1 }), environment: ProcessEnvironment([:]))
+            .merging(Self.keys) { $1 }), environment: AWSEnvironment([:]))
         #expect(!virtual.pathStyle && virtual.endpoint.authority == "minio.example")
     }
 
     @Test func regionFromTheEnvironmentWhenTheConfigHasNone() throws {
         let c = try S3Configuration(Self.config(["bucket": "photos", "region": ""].merging(Self.keys) { $1 }),
-                                    environment: ProcessEnvironment(["AWS_REGION": "ap-south-1"]))
+                                    environment: AWSEnvironment(["AWS_REGION": "ap-south-1"]))
         #expect(c.region == "ap-south-1" && c.endpoint.host == "s3.ap-south-1.amazonaws.com")
     }
 
@@ -68,7 +69,7 @@ import Testing
                                  containing: "endpoint")
         do {
             _ = try S3Configuration(Self.config(["bucket": "photos", "endpoint": "https://AKID:hunter2hunter2@s3.example"]
-                .merging(Self.keys) { $1 }), environment: ProcessEnvironment([:]))
+                .merging(Self.keys) { $1 }), environment: AWSEnvironment([:]))
         } catch {
             #expect(!"\(error)".contains("hunter2"))
         }
@@ -101,20 +102,20 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: file) }
         var environment = Self.environmentKeys.merging(["AWS_SHARED_CREDENTIALS_FILE": file]) { $1 }
         let withKeys = Self.config(["bucket": "photos", "sessionToken": "config-token"].merging(Self.keys) { $1 })
-        let fromConfig = try S3Credentials.resolve(withKeys, environment: ProcessEnvironment(environment))
-        #expect(fromConfig == S3Credentials(accessKeyId: "AKIDCONFIG", secretAccessKey: "config-secret", sessionToken: "config-token", source: "plugin config"))
+        let fromConfig = try AWSCredentials.resolve(withKeys, environment: AWSEnvironment(environment))
+        #expect(fromConfig == AWSCredentials(accessKeyId: "AKIDCONFIG", secretAccessKey: "config-secret", sessionToken: "config-token", source: "plugin config"))
 
         let bare = Self.config(["bucket": "photos"])
-        let fromEnvironment = try S3Credentials.resolve(bare, environment: ProcessEnvironment(environment))
-        #expect(fromEnvironment == S3Credentials(accessKeyId: "AKIDENV", secretAccessKey: "env-secret", sessionToken: "env-token", source: "environment"))
+        let fromEnvironment = try AWSCredentials.resolve(bare, environment: AWSEnvironment(environment))
+        #expect(fromEnvironment == AWSCredentials(accessKeyId: "AKIDENV", secretAccessKey: "env-secret", sessionToken: "env-token", source: "environment"))
 
         for name in Self.environmentKeys.keys { environment.removeValue(forKey: name) }
-        let fromFile = try S3Credentials.resolve(bare, environment: ProcessEnvironment(environment))
+        let fromFile = try AWSCredentials.resolve(bare, environment: AWSEnvironment(environment))
         #expect(fromFile.accessKeyId == "AKIDFILEDEFAULT" && fromFile.secretAccessKey == "file-secret-default" && fromFile.sessionToken == nil)
         #expect(fromFile.source == "shared credentials file \(file), profile default")
 
         environment["AWS_PROFILE"] = "ci"
-        let fromProfile = try S3Credentials.resolve(bare, environment: ProcessEnvironment(environment))
+        let fromProfile = try AWSCredentials.resolve(bare, environment: AWSEnvironment(environment))
         #expect(fromProfile.accessKeyId == "AKIDFILECI" && fromProfile.secretAccessKey == "file-secret-ci" && fromProfile.sessionToken == "file-token-ci")
     }
 
@@ -123,7 +124,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: home) }
         try FileManager.default.createDirectory(atPath: "\(home)/.aws", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: try Self.credentialsFile(), toPath: "\(home)/.aws/credentials")
-        let found = try S3Credentials.resolve(Self.config(["bucket": "photos"]), environment: ProcessEnvironment(["HOME": home]))
+        let found = try AWSCredentials.resolve(Self.config(["bucket": "photos"]), environment: AWSEnvironment(["HOME": home]))
         #expect(found.accessKeyId == "AKIDFILEDEFAULT" && found.source.contains("\(home)/.aws/credentials"))
     }
 

@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardHTTPClient
 import Testing
+import PlugboardSigV4
 @testable import S3StorageClient
 
 /// S3 error codes onto ObjectStorage error codes, with hints; secrets never in the text.
@@ -9,7 +10,7 @@ import Testing
     static let token = "FQoGZXIvYXdzEXAMPLESESSIONTOKEN"
     static let configuration = S3Configuration(
         bucket: "photos", region: "eu-west-1", endpoint: .aws(region: "eu-west-1"), pathStyle: false,
-        credentials: S3Credentials(accessKeyId: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: secret, sessionToken: token, source: "environment"))
+        credentials: AWSCredentials(accessKeyId: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: secret, sessionToken: token, source: "environment"))
     static let mapping = S3ErrorMapping(configuration: configuration, redactor: S3Redactor(configuration.credentials))
 
     static func map(_ code: String?, status: Int, kind: S3Operation.Kind = .get, message: String = "m",

@@ -4,6 +4,7 @@ import PlugboardHTTPClient
 import PlugboardCrypto
 import PlugboardHost
 import Testing
+import PlugboardSigV4
 @testable import S3StorageClient
 
 /// Retries, timeouts, cancellation, bodies that are not S3's, and secrets, against the
@@ -17,7 +18,7 @@ import Testing
                         logger: Logger = .disabled) throws -> S3Storage {
         let configuration = S3Configuration(
             bucket: bucket, region: "us-east-1", endpoint: try S3Endpoint.parse(endpoint), pathStyle: true,
-            credentials: S3Credentials(accessKeyId: "AKIDSTUB", secretAccessKey: secret, sessionToken: token, source: "test"),
+            credentials: AWSCredentials(accessKeyId: "AKIDSTUB", secretAccessKey: secret, sessionToken: token, source: "test"),
             timeoutSeconds: timeout, maxRetries: retry.maxRetries)
         return S3Storage(configuration: configuration, logger: logger, retry: retry)
     }
@@ -190,7 +191,7 @@ import Testing
         // Operations on the missing bucket say so too; delete does not pass for success.
         let direct = S3Storage(configuration: try S3Configuration(
             PluginConfig(S3PluginFixture.config(bucket: "never-created-bucket", server: server), plugin: "S3Storage"),
-            environment: ProcessEnvironment([:])), logger: .disabled, retry: Self.fast)
+            environment: AWSEnvironment([:])), logger: .disabled, retry: Self.fast)
         await Self.expectError(.storageFailed, containing: "\"never-created-bucket\" does not exist") { try await direct.delete("k") }
         await Self.expectError(.storageFailed, containing: "Create the bucket") { _ = try await direct.get("k") }
         await Self.expectError(.storageFailed, containing: "NoSuchBucket") { _ = try await direct.list(prefix: "", limit: 1, continuationToken: nil) }

@@ -163,9 +163,10 @@ def write_atomic(path, text):
 
 class Server:
     """`plugboard serve` with the S3 API: `port` (native API) and `s3_port`; ready once
-    /readyz answers 200."""
+    /readyz answers 200. `listen` is the (native, S3) pair of addresses, free ports by
+    default."""
 
-    def __init__(self, work, manifest_text=None, args=(), env=None):
+    def __init__(self, work, manifest_text=None, args=(), env=None, listen=("127.0.0.1:0", "127.0.0.1:0")):
         self.work = work
         self.manifest = os.path.join(work, "plugins.json")
         if manifest_text is None:
@@ -178,7 +179,7 @@ class Server:
         self.out = open(os.path.join(work, "serve.out"), "w+")
         self.err = open(os.path.join(work, "serve.err"), "w+")
         self.proc = subprocess.Popen(
-            [PLUGBOARD, "serve", "--listen", "127.0.0.1:0", "--s3-listen", "127.0.0.1:0", "--manifest", self.manifest,
+            [PLUGBOARD, "serve", "--listen", listen[0], "--s3-listen", listen[1], "--manifest", self.manifest,
              "--cache-dir", os.path.join(work, "cache"), "--log-level", "info"] + list(args),
             cwd=work, env=environment, stdout=self.out, stderr=self.err)
         try:

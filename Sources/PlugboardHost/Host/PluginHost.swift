@@ -202,8 +202,8 @@ public final class PluginHost: Sendable {
         let (configs, secrets) = try resolvedConfigs(selected, configuration, s3Secrets: s3Secrets)
         var byName = unselectedRecords(manifest, environment)
         let searchPath = configuration.productSearchPath
-        let stagings = await BlockingWork.run { [loader] in stage(selected, searchPath: searchPath, loader: loader) }
-        let fingerprints = PluginFingerprint.all(selected, stagings)
+        let stagings = await BlockingWork.run { [loader] in stage(selected, trust: manifest.trust, searchPath: searchPath, loader: loader) }
+        let fingerprints = PluginFingerprint.all(selected, stagings, trust: manifest.trust)
         await DependencyWalk().run(selected) { plugin in
             guard let staging = stagings[plugin.name], let staged = staging.staged else {
                 byName[plugin.name] = loader.refused(plugin.name, pin: plugin.sha256, stagings[plugin.name])
@@ -303,13 +303,14 @@ public final class PluginHost: Sendable {
     /// Locates and stages every plugin of `selected` (``PluginLoader/stage(path:name:pin:)``):
     /// each file read, hashed, checked and copied into the cache once, for whatever the
     /// caller does next. Blocking: call it off the cooperative pool.
-    static func stage(_ selected: [ManifestPlugin], searchPath: [String], loader: PluginLoader,
+    static func stage(_ selected: [ManifestPlugin], trust: ManifestTrust, searchPath: [String], loader: PluginLoader,
                       previous: [String: StagedPlugin] = [:]) -> [String: StagingResult] {
         var out: [String: StagingResult] = [:]
         for plugin in selected where out[plugin.name] == nil {
-            switch locate(plugin.source, plugin: plugin.name, searchPath: searchPath) {
+            switch locate(plugin, searchPath: searchPath, loader: loader) {
             case .success(let path):
-                out[plugin.name] = loader.stage(path: path, name: plugin.name, pin: plugin.sha256, previous: previous[plugin.name])
+                out[plugin.name] = loader.stage(path: path, name: plugin.name, pin: plugin.sha256, signing: trust.signing(for: plugin),
+                                               previous: previous[plugin.name])
             case .failure(let error): out[plugin.name] = StagingResult(path: nil, sha256: nil, result: .failure(error))
             }
         }
@@ -324,9 +325,13 @@ public final class PluginHost: Sendable {
     }
 
     /// The file a plugin source names: a `path` as is, a `product` found in the search
-    /// path.
-    static func locate(_ source: PluginSource, plugin: String, searchPath: [String]) -> Result<String, PlugboardError> {
-        switch source {
+    /// path, a remote `source` as its copy in the cache (fetched on a miss).
+    static func locate(_ entry: ManifestPlugin, searchPath: [String], loader: PluginLoader) -> Result<String, PlugboardError> {
+        let plugin = entry.name
+        switch entry.source {
+        case .remote(let store):
+            // The decoder refuses a source without its pin.
+            return loader.fetch(store, sha256: entry.sha256 ?? "", plugin: plugin)
         case .path(let p):
             return .success(p)
         case .product(let product):
@@ -349,16 +354,22 @@ struct PluginFingerprint: Sendable, Equatable {
     let path: String?
     /// The SHA-256 of the file's bytes, when it was read.
     var sha256: String?
+    /// What the manifest asked of its signature: a plugin whose bytes stay but whose
+    /// signature or trust changes (signatures now required, its key removed) is staged
+    /// and checked again, not kept as it runs.
+    var signing: PluginSigning = .none
 
     /// The fingerprint of `plugin` as staged: where its file was found and the digest of
     /// the bytes read (nil when there were none).
-    init(_ plugin: ManifestPlugin, _ staging: StagingResult?) {
+    init(_ plugin: ManifestPlugin, _ staging: StagingResult?, trust: ManifestTrust) {
         self.init(plugin: plugin, path: staging?.path, sha256: staging?.sha256)
+        signing = trust.signing(for: plugin)
     }
 
     /// The fingerprints of every plugin of `selected`.
-    static func all(_ selected: [ManifestPlugin], _ stagings: [String: StagingResult]) -> [String: PluginFingerprint] {
-        Dictionary(selected.map { ($0.name, PluginFingerprint($0, stagings[$0.name])) }, uniquingKeysWith: { a, _ in a })
+    static func all(_ selected: [ManifestPlugin], _ stagings: [String: StagingResult],
+                    trust: ManifestTrust = .none) -> [String: PluginFingerprint] {
+        Dictionary(selected.map { ($0.name, PluginFingerprint($0, stagings[$0.name], trust: trust)) }, uniquingKeysWith: { a, _ in a })
     }
 
     init(plugin: ManifestPlugin, path: String?, sha256: String?) {
@@ -367,12 +378,12 @@ struct PluginFingerprint: Sendable, Equatable {
         self.sha256 = sha256
     }
 
-    /// The same file, bytes, pin, rank, requirements and config: nothing to reload.
+    /// The same file, bytes, pin, rank, requirements, config and signing: nothing to reload.
     /// (`required`, `enabled`, environments and the place in the file do not change what
     /// is loaded.)
     static func == (a: PluginFingerprint, b: PluginFingerprint) -> Bool {
         a.path == b.path && a.sha256 == b.sha256 && a.plugin.source == b.plugin.source && a.plugin.sha256 == b.plugin.sha256
             && a.plugin.rank == b.plugin.rank && a.plugin.requires == b.plugin.requires
-            && a.plugin.rawConfig.configValue == b.plugin.rawConfig.configValue
+            && a.plugin.rawConfig.configValue == b.plugin.rawConfig.configValue && a.signing == b.signing
     }
 }

@@ -122,7 +122,7 @@ extension PluginHost {
         // Reading, hashing and copying every plugin file blocks: off the cooperative pool.
         let searchPath = configuration.productSearchPath
         let stagings = await preflight.onReloadThread { [loader] in
-            Self.stage(selected, searchPath: searchPath, loader: loader, previous: current.staged)
+            Self.stage(selected, trust: manifest.trust, searchPath: searchPath, loader: loader, previous: current.staged)
         }
         var machine = ReloadStateMachine(current: current, next: .init(manifest: manifest, digest: digest, environment: environment,
                                                                       configs: configs, secrets: secrets, stagings: stagings))

@@ -25,7 +25,7 @@ extension PluginHost {
             selected, configuration, s3Secrets: manifest.s3?.knownSecrets(environment: configuration.processEnvironment) ?? [])
         var byName = unselectedRecords(manifest, environment)
         let searchPath = configuration.productSearchPath
-        let stagings = await BlockingWork.run { [loader] in stage(selected, searchPath: searchPath, loader: loader) }
+        let stagings = await BlockingWork.run { [loader] in stage(selected, trust: manifest.trust, searchPath: searchPath, loader: loader) }
         var pending: [PreflightRequest.Plugin] = []
         // A requirement staged is the child's to judge.
         await DependencyWalk().run(selected) { plugin in
@@ -36,6 +36,7 @@ extension PluginHost {
             pending.append(PreflightRequest.Plugin(staged, plugin, config: configs[plugin.name]))
             byName[plugin.name] = PluginRecord(name: plugin.name, state: .failed, path: staged.inspection.path,
                                                sha256: staged.sha256, header: staged.inspection.header)
+            byName[plugin.name]?.signedBy = staged.signer
             return true
         } blocked: { plugin, blocker in
             byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)

@@ -98,7 +98,7 @@ struct ReloadStateMachine {
         self.current = current
         self.next = next
         let selected = next.selected
-        fingerprints = PluginFingerprint.all(selected, next.stagings)
+        fingerprints = PluginFingerprint.all(selected, next.stagings, trust: next.manifest.trust)
         plan = ReloadPlan(selected: selected, next: fingerprints, current: current)
     }
 

@@ -12,6 +12,12 @@ extension PlugboardError.Code {
     public static let insecurePermissions: Self = "loader.insecure_permissions"
     /// The file's SHA-256 differs from the manifest's pin.
     public static let checksumMismatch: Self = "loader.checksum_mismatch"
+    /// The trust section requires signatures and the plugin's entry has none.
+    public static let signatureMissing: Self = "loader.signature_missing"
+    /// The plugin's signature names a key the trust section does not list.
+    public static let signatureUntrusted: Self = "loader.signature_untrusted"
+    /// The plugin's signature does not verify for its name and its file's SHA-256.
+    public static let signatureInvalid: Self = "loader.signature_invalid"
     /// The file is larger than the loader accepts.
     public static let fileTooLarge: Self = "loader.file_too_large"
     /// The file is not an ELF file at all.
@@ -38,6 +44,20 @@ extension PlugboardError.Code {
     public static let entryPointMissing: Self = "plugin.entry_point_missing"
     /// A `product` plugin was not found in any plugin folder.
     public static let productNotFound: Self = "loader.product_not_found"
+}
+
+// A remote `source`'s store, on a cache miss (docs/ERRORS.md, "loader").
+extension PlugboardError.Code {
+    /// Nothing answered: the store refused the connection, timed out or dropped it.
+    public static let sourceUnreachable: Self = "loader.source_unreachable"
+    /// The store answered 401 or 403: the credentials are missing, wrong or not allowed to read.
+    public static let sourceDenied: Self = "loader.source_denied"
+    /// The store answered 404: no object under that bucket and key, or at that URL.
+    public static let sourceNotFound: Self = "loader.source_not_found"
+    /// The store answered with its own failure (5xx after the retries) or another status.
+    public static let sourceFailed: Self = "loader.source_failed"
+    /// No AWS credentials for an `s3://` source, or a source this host cannot fetch.
+    public static let sourceUnsupported: Self = "loader.source_unsupported"
 }
 
 extension PlugboardError.Code {

@@ -248,7 +248,7 @@ struct PluginCache: Sendable {
     }
 
     /// Opens the cache folder itself, without following a link, and checks it.
-    private func openFolder() throws(PlugboardError) -> Int32 {
+    func openFolder() throws(PlugboardError) -> Int32 {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             let err = errno
@@ -333,7 +333,7 @@ struct PluginCache: Sendable {
         }
     }
 
-    private func cacheError(_ what: String, _ err: Int32) -> PlugboardError {
+    func cacheError(_ what: String, _ err: Int32) -> PlugboardError {
         PlugboardError(.cacheFailed, "\(what) in the plugin cache: \(PluginFile.errnoText(err))",
                        detail: "The cache folder is \"\(directory)\".",
                        hint: "Check free space and permissions, or choose another folder with --cache-dir.")

@@ -9,7 +9,8 @@ import PlugboardConcurrency
 ///
 /// For one plugin, in this order (each refusal names what was expected, what was found,
 /// and what to do):
-/// 1. the file: path, regular file, permissions, the sha256 pin;
+/// 1. the file: path, regular file, permissions, the sha256 pin (a remote source's file is
+///    its copy in the cache, fetched first by ``fetch(_:sha256:plugin:)``), the signature;
 /// 2. before `dlopen`: the ELF header, the plugin header, the toolchain;
 /// 3. a content-addressed copy in the cache, with the libraries it needs beside it;
 ///    `dlopen` of that copy;
@@ -68,8 +69,8 @@ public final class PluginLoader: Sendable {
 
     public let container: Container
     public let configuration: Configuration
-    private let cache: PluginCache
-    private let logger: Logger
+    let cache: PluginCache
+    let logger: Logger
 
     typealias EntryPoint = @convention(c) (Int32, UnsafeMutableRawPointer?) -> Int32
 
@@ -135,6 +136,7 @@ public final class PluginLoader: Sendable {
     public func prepare(_ staged: StagedPlugin, config: PluginConfig, rank: Int, secrets: SecretScrubber) -> Prepared {
         var record = PluginRecord(name: staged.name, state: .failed, path: staged.inspection.path, sha256: staged.sha256,
                                   header: staged.inspection.header)
+        record.signedBy = staged.signer
         let mapped: (library: DynamicLibrary, entry: EntryPoint)
         do {
             mapped = try open(staged.loadPath, plugin: staged.name)
@@ -212,10 +214,15 @@ public final class PluginLoader: Sendable {
     /// without mapping anything: the one read and the one hash of the file, whatever
     /// runs next (a preflight child, the host's `dlopen`, or only a reload's comparison).
     ///
+    /// `signing` is what the manifest asks of the plugin's signature, checked right after
+    /// the pin: bytes nobody trusted never reach the ELF parser, the cache or `dlopen`.
+    ///
     /// `previous` is the same plugin as the running host staged it: when the file still
     /// holds those bytes at that path, its checks and its cache copy stand, and only the
-    /// pin (which the manifest may have changed) is checked again.
-    public func stage(path: String, name: String, pin: String?, previous: StagedPlugin? = nil) -> StagingResult {
+    /// pin and the signature (which the manifest, its trust section included, may have
+    /// changed) are checked again.
+    public func stage(path: String, name: String, pin: String?, signing: PluginSigning = .none,
+                      previous: StagedPlugin? = nil) -> StagingResult {
         let file: PluginFile
         let sha: String
         do throws(PlugboardError) {
@@ -225,13 +232,16 @@ public final class PluginLoader: Sendable {
             return StagingResult(path: path, sha256: nil, result: .failure(error))
         }
         do throws(PlugboardError) {
-            if let previous, previous.sha256 == sha, previous.inspection.path == file.path {
-                try PluginInspection.checkPin(pin, sha256: sha, name: name, path: file.path)
-                return StagingResult(path: path, sha256: sha, result: .success(previous))
+            try PluginInspection.checkPin(pin, sha256: sha, name: name, path: file.path)
+            let signer = try signing.verify(name: name, sha256: sha, path: file.path)
+            if var reused = previous, reused.sha256 == sha, reused.inspection.path == file.path {
+                reused.signer = signer
+                return StagingResult(path: path, sha256: sha, result: .success(reused))
             }
-            let inspection = try PluginInspection.check(file, sha256: sha, name: name, pin: pin, requireHeader: true)
+            let inspection = try PluginInspection.check(file, sha256: sha, name: name, pin: nil, requireHeader: true)
             let loadPath = try store(inspection, bytes: file.bytes, plugin: name, requested: path)
-            return StagingResult(path: path, sha256: sha, result: .success(StagedPlugin(name: name, inspection: inspection, loadPath: loadPath)))
+            return StagingResult(path: path, sha256: sha, result: .success(StagedPlugin(name: name, inspection: inspection, loadPath: loadPath,
+                                                                                        signer: signer)))
         } catch {
             return StagingResult(path: path, sha256: sha, result: .failure(error))
         }

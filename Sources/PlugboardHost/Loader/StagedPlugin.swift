@@ -16,14 +16,19 @@ public struct StagedPlugin: Sendable, Equatable {
     /// The copy to `dlopen`: `<cache>/<sha256>.so`, or the plugin's entry in its
     /// `<sha256>.d/` link folder when it needs libraries from beside it.
     public let loadPath: String
+    /// The trusted key whose signature the staging verified, or nil for an unsigned plugin
+    /// the manifest let through. Set by each staging, a reused one too: the manifest's
+    /// trust may have changed since.
+    public var signer: TrustedKey?
 
     /// The SHA-256 of the bytes staged.
     public var sha256: String { inspection.sha256 }
 
-    public init(name: String, inspection: PluginInspection, loadPath: String) {
+    public init(name: String, inspection: PluginInspection, loadPath: String, signer: TrustedKey? = nil) {
         self.name = name
         self.inspection = inspection
         self.loadPath = loadPath
+        self.signer = signer
     }
 
     /// A copy another process staged (the preflight child is handed the host's): mapped

@@ -7,6 +7,10 @@ extension Manifest: CustomStringConvertible, CustomReflectable {
             + (defaultEnvironment.map { ", environment \($0)" } ?? "") + ")"]
         lines += plugins.map { "  \($0)" }
         if let s3 { lines.append("  \(s3)") }
+        if trust != .none {
+            lines.append("  trust: \(trust.keys.map(\.description).joined(separator: ", "))"
+                + (trust.requireSignatures ? ", signatures required" : ""))
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -15,7 +19,7 @@ extension Manifest: CustomStringConvertible, CustomReflectable {
         Mirror(self, children: [
             "path": path, "directory": directory, "schemaVersion": schemaVersion,
             "defaultEnvironment": defaultEnvironment?.name as Any, "plugins": plugins, "hotSwap": hotSwap,
-            "s3": s3.map { "\($0)" } as Any,
+            "s3": s3.map { "\($0)" } as Any, "trust": trust,
         ], displayStyle: .struct)
     }
 }

@@ -35,9 +35,12 @@ public struct Manifest: Sendable {
     public let hotSwap: HotSwapSettings
     /// The `s3` object: the S3 API's key pairs, or nil when there is none.
     public let s3: S3Settings?
+    /// The `trust` section: the keys plugin signatures are checked against and whether
+    /// every plugin must be signed; ``ManifestTrust/none`` when there is none.
+    public let trust: ManifestTrust
 
     init(path: String, directory: String, schemaVersion: Int, defaultEnvironment: Environment?,
-         plugins: [ManifestPlugin], hotSwap: HotSwapSettings, s3: S3Settings? = nil) {
+         plugins: [ManifestPlugin], hotSwap: HotSwapSettings, s3: S3Settings? = nil, trust: ManifestTrust = .none) {
         self.path = path
         self.directory = directory
         self.schemaVersion = schemaVersion
@@ -45,6 +48,7 @@ public struct Manifest: Sendable {
         self.plugins = plugins
         self.hotSwap = hotSwap
         self.s3 = s3
+        self.trust = trust
     }
 
     /// Reads and validates the manifest at `path` with the default limits.

@@ -2,8 +2,8 @@ import PlugboardAPI
 
 extension ManifestDecoder {
     /// The keys of a plugin object.
-    static let pluginKeys = ["name", "path", "product", "sha256", "enabled", "required", "environments", "rank",
-                             "requires", "config"]
+    static let pluginKeys = ["name", "path", "product", "sha256", "source", "enabled", "required", "environments", "rank",
+                             "requires", "config", "signature"]
 
     /// One entry of `plugins`.
     func decodePlugin(_ value: JSONValue, index: Int) throws(PlugboardError) -> ManifestPlugin {
@@ -12,8 +12,10 @@ extension ManifestDecoder {
         var name: (text: String, location: SourceLocation)?
         var path: JSONValue.Member?
         var product: JSONValue.Member?
+        var remote: JSONValue.Member?
         var source: PluginSource?
         var sha256: String?
+        var signature: PluginSignature?
         var enabled = true
         var required = false
         var environments = Environment.all
@@ -40,8 +42,13 @@ extension ManifestDecoder {
                 try checkProduct(text, v)
                 product = member
                 source = .product(text)
+            case "source":
+                remote = member
+                source = .remote(try decodeRemoteSource(v))
             case "sha256":
                 sha256 = try decodeSHA256(v)
+            case "signature":
+                signature = try decodeSignature(v)
             case "enabled":
                 enabled = try reader.bool(v)
             case "required":
@@ -61,12 +68,13 @@ extension ManifestDecoder {
             }
         }
 
-        if let path, let product {
-            let later = path.keyLocation > product.keyLocation ? path : product
+        let written = [("path", path), ("product", product), ("source", remote)].compactMap { key, member in member.map { (key, $0) } }
+        if written.count > 1, let later = written.max(by: { $0.1.keyLocation < $1.1.keyLocation }),
+           let first = written.first(where: { $0.0 != later.0 }) {
             throw PlugboardError(.manifestConflictingKeys,
-                "\(reader.at(later.keyLocation)): \(value.path.spoken) has both \"path\" and \"product\"",
-                detail: "A plugin is loaded either from a file (\"path\") or by product name (\"product\"), not both.",
-                hint: "Remove one of the two.")
+                "\(reader.at(later.1.keyLocation)): \(value.path.spoken) has both \"\(first.0)\" and \"\(later.0)\"",
+                detail: "A plugin is loaded from exactly one of a file (\"path\"), a product name (\"product\") or a store (\"source\").",
+                hint: "Remove all but one of them.")
         }
         guard let name else {
             throw reader.missingKey("name", in: value, detail: "Every plugin has a name, unique in the manifest.",
@@ -75,10 +83,16 @@ extension ManifestDecoder {
         guard let source else {
             throw PlugboardError(.manifestMissingKey,
                 "\(reader.at(value.location)): missing key \"path\" or \"product\" in \(value.path.spoken)",
-                detail: "Plugin \(ManifestReader.quoted(name.text)) says neither where its file is (\"path\") nor which product it is (\"product\").",
-                hint: "Add \"product\": \"X\" for libX.so built with the host, or \"path\" for a file, relative to the manifest's folder.")
+                detail: "Plugin \(ManifestReader.quoted(name.text)) says neither where its file is (\"path\"), nor which product it is (\"product\"), nor which store holds it (\"source\").",
+                hint: "Add \"product\": \"X\" for libX.so built with the host, \"path\" for a file, relative to the manifest's folder, or \"source\" with \"sha256\" for a file in a store.")
         }
-        return ManifestPlugin(name: name.text, source: source, sha256: sha256, enabled: enabled, required: required,
+        if sha256 == nil, case .remote(let store) = source {
+            throw PlugboardError(.manifestMissingKey,
+                "\(reader.at(value.location)): missing key \"sha256\" in \(value.path.spoken)",
+                detail: "Plugin \(ManifestReader.quoted(name.text)) is fetched from \(ManifestReader.quoted(store.shown)); its \"sha256\" says which bytes to accept from there, so it is required.",
+                hint: "Add the \"sha256\" that plugboard publish printed with the source, or run sha256sum on the plugin's file.")
+        }
+        return ManifestPlugin(name: name.text, source: source, sha256: sha256, signature: signature, enabled: enabled, required: required,
                               environments: environments, rank: rank, requires: requires, index: index,
                               location: value.location, manifestPath: reader.source, manifestDirectory: directory,
                               rawConfig: config, requirementLocations: requirementLocations, nameLocation: name.location)
@@ -111,6 +125,18 @@ extension ManifestDecoder {
             throw reader.invalidValue(v, "product name \(ManifestReader.quoted(text)) is a file name",
                 detail: "\"product\": \"X\" stands for libX.so, so this would look for lib\(text).so.",
                 hint: "Write \"product\": \(ManifestReader.quoted(bare)).")
+        }
+    }
+
+    private func decodeRemoteSource(_ v: JSONValue) throws(PlugboardError) -> RemoteSource {
+        let text = try reader.string(v, hint: "Write the plugin file's URL as a string, such as \"s3://bucket/plugins/X/<sha256>.so\".")
+        switch RemoteSource.parse(text) {
+        case .success(let source):
+            return source
+        case .failure(let refusal):
+            throw reader.invalidValue(v, "source is not a plugin store URL",
+                detail: "Expected \(RemoteSource.schemes) followed by where the file is, found \(refusal.found).",
+                hint: refusal.hint)
         }
     }
 

@@ -15,6 +15,7 @@ struct ManifestDecoder {
         var plugins: [ManifestPlugin]?
         var hotSwap = HotSwapSettings()
         var s3: S3Settings?
+        var trust = ManifestTrust.none
         for member in members {
             switch member.key {
             case "$schema":
@@ -29,6 +30,8 @@ struct ManifestDecoder {
                 hotSwap = try decodeHotSwap(member.value)
             case "s3":
                 s3 = try decodeS3(member.value)
+            case "trust":
+                trust = try decodeTrust(member.value)
             default:
                 try reader.checkKeys([member], known: ManifestLoader.topLevelKeys, in: root)
             }
@@ -39,7 +42,8 @@ struct ManifestDecoder {
         }
         try checkRequirements(plugins)
         return Manifest(path: reader.source, directory: directory, schemaVersion: schemaVersion,
-                        defaultEnvironment: environment, plugins: plugins, hotSwap: hotSwap, s3: s3)
+                        defaultEnvironment: environment, plugins: plugins, hotSwap: hotSwap, s3: s3,
+                        trust: trust)
     }
 
     private func decodeSchemaVersion(_ root: JSONValue) throws(PlugboardError) -> Int {

@@ -29,7 +29,7 @@ public struct ManifestLoader: Sendable {
     }
 
     /// The top-level keys.
-    static let topLevelKeys = ["$schema", "schemaVersion", "environment", "plugins", "hotSwap", "s3"]
+    static let topLevelKeys = ["$schema", "schemaVersion", "environment", "plugins", "hotSwap", "s3", "trust"]
 
     /// How this loader reads manifests.
     public let configuration: Configuration

@@ -6,6 +6,7 @@ extension ManifestPlugin: CustomStringConvertible, CustomDebugStringConvertible,
     public var description: String {
         var parts = [source.description]
         if let sha256 { parts.append("sha256 \(sha256)") }
+        if let signature { parts.append("signed by key \(signature.keyID)") }
         if !enabled { parts.append("disabled") }
         if required { parts.append("required") }
         parts.append("rank \(rank)")
@@ -21,7 +22,8 @@ extension ManifestPlugin: CustomStringConvertible, CustomDebugStringConvertible,
     /// What `dump` and debuggers show: the fields, with the configuration redacted.
     public var customMirror: Mirror {
         Mirror(self, children: [
-            "name": name, "source": source, "sha256": sha256 as Any, "enabled": enabled, "required": required,
+            "name": name, "source": source, "sha256": sha256 as Any, "signature": signature.map { "\($0)" } as Any,
+            "enabled": enabled, "required": required,
             "environments": environments.map(\.name), "rank": rank, "requires": requires,
             "location": "\(origin)", "config": redactedConfig,
         ], displayStyle: .struct)

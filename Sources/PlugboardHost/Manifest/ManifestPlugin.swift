@@ -7,7 +7,7 @@ import PlugboardAPI
 /// (`description`, `debugDescription`, `dump`) shows the redacted configuration only.
 ///
 /// Two plugins are equal when everything the manifest says about them is equal (name,
-/// source, pin, flags, environments, rank, requirements and configuration as written),
+/// source, pin, signature, flags, environments, rank, requirements and configuration as written),
 /// wherever they are in the file: the hot-swap component compares generations this way.
 public struct ManifestPlugin: Sendable, Hashable {
     /// Whether a plugin is loaded in an environment.
@@ -29,6 +29,9 @@ public struct ManifestPlugin: Sendable, Hashable {
     public let source: PluginSource
     /// The SHA-256 pin of its file, 64 lower-case hex digits, or nil when not pinned.
     public let sha256: String?
+    /// Its file's detached signature, checked against the manifest's ``Manifest/trust``,
+    /// or nil.
+    public let signature: PluginSignature?
     /// False to keep the plugin out in every environment. Default true.
     public let enabled: Bool
     /// True when the host must not start without this plugin. Default false.
@@ -58,13 +61,14 @@ public struct ManifestPlugin: Sendable, Hashable {
     /// Where the name is written.
     let nameLocation: SourceLocation
 
-    init(name: String, source: PluginSource, sha256: String?, enabled: Bool, required: Bool,
+    init(name: String, source: PluginSource, sha256: String?, signature: PluginSignature? = nil, enabled: Bool, required: Bool,
          environments: [Environment], rank: Int, requires: [String], index: Int, location: SourceLocation,
          manifestPath: String, manifestDirectory: String, rawConfig: JSONValue,
          requirementLocations: [SourceLocation], nameLocation: SourceLocation) {
         self.name = name
         self.source = source
         self.sha256 = sha256
+        self.signature = signature
         self.enabled = enabled
         self.required = required
         self.environments = environments
@@ -99,7 +103,7 @@ public struct ManifestPlugin: Sendable, Hashable {
     /// True when the manifest says the same about both plugins (see the type's discussion);
     /// their places in the file do not matter.
     public static func == (a: ManifestPlugin, b: ManifestPlugin) -> Bool {
-        a.name == b.name && a.source == b.source && a.sha256 == b.sha256 && a.enabled == b.enabled
+        a.name == b.name && a.source == b.source && a.sha256 == b.sha256 && a.signature == b.signature && a.enabled == b.enabled
             && a.required == b.required && a.environments == b.environments && a.rank == b.rank
             && a.requires == b.requires && a.rawConfig.configValue == b.rawConfig.configValue
     }

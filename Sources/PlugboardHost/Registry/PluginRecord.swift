@@ -20,6 +20,8 @@ public struct PluginRecord: Sendable {
     /// The container generation that published its services (for a retired plugin too:
     /// it served from that generation until the one that retired it).
     public var generation: UInt64?
+    /// The trusted key whose signature its file carried when it was staged, or nil.
+    public var signedBy: TrustedKey?
 
     public init(name: String, state: PluginState, version: String? = nil, path: String? = nil,
                 sha256: String? = nil, header: PluginHeader? = nil, services: [String] = [],

@@ -10,6 +10,7 @@ public enum Reports {
             ("path", .string(r.path)), ("sha256", .string(r.sha256)),
             ("services", .array(r.services.map { .string($0) })),
             ("generation", r.generation.map { .int(Int64($0)) } ?? .null), ("error", JSONOutput.errorBody(r.error)),
+            ("signedBy", r.signedBy.map { .object([("key", .string($0.name)), ("keyId", .string($0.keyID))]) } ?? .null),
         ] + extra)
     }
 

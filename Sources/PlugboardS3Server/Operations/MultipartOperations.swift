@@ -346,7 +346,7 @@ public enum MultipartOperations {
         let uploadID = try self.uploadID(request)
         try await S3Objects.requireBucket(context, bucket)
         _ = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
-        for piece in try await pieces(context, bucket: bucket, uploadID: uploadID) { try await context.storage.delete(piece) }
+        try await removePieces(context, bucket: bucket, uploadID: uploadID)
         return HTTPResponse(status: 204)
     }
 
@@ -762,11 +762,23 @@ public enum MultipartOperations {
         return keys + [record]
     }
 
+    /// Deletes every piece of the upload, the record last (so that a removal cut short can
+    /// be asked for again), then looks once more: an UploadPart that found the record
+    /// stores its part before it answers, so a part stored after the first look is listed
+    /// by the second, and one stored later finds no record and removes itself
+    /// (``confirmStillOpen(_:bucket:uploadID:partKey:)``). Whichever host each request
+    /// went through, nothing of the upload is left.
+    static func removePieces(_ context: S3Context, bucket: String, uploadID: String) async throws {
+        for key in try await pieces(context, bucket: bucket, uploadID: uploadID) { try await context.storage.delete(key) }
+        // The record, which `pieces` names last, is gone already.
+        for key in try await pieces(context, bucket: bucket, uploadID: uploadID).dropLast() { try await context.storage.delete(key) }
+    }
+
     /// Deletes what is left of a completed upload. Failures are logged: the object is
     /// complete, and a repeated Complete or a listing finishes the job.
     static func removeUpload(_ context: S3Context, bucket: String, uploadID: String) async {
         do {
-            for key in try await pieces(context, bucket: bucket, uploadID: uploadID) { try await context.storage.delete(key) }
+            try await removePieces(context, bucket: bucket, uploadID: uploadID)
         } catch {
             context.logger.warning("could not remove all of upload \(uploadID) after completing it: \(error)")
         }

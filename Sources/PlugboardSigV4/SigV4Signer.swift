@@ -1,6 +1,5 @@
-import PlugboardAPI
+import PlugboardBytes
 import PlugboardCrypto
-import PlugboardSigV4
 
 /// AWS Signature Version 4 for the `Authorization` header (docs.aws.amazon.com, "Signature
 /// Calculations for the Authorization Header"), with SHA-256 and HMAC from libcrypto.
@@ -8,36 +7,43 @@ import PlugboardSigV4
 /// The caller gives the canonical path (already encoded, `UriEncode` once: S3 paths are
 /// not normalized or encoded twice; ``S3URIEncoding/canonicalPath(_:)``), the query as raw name/value pairs (encoded here, as
 /// they are in the URL), and every header to sign (`host` and `x-amz-date` included).
-struct SigV4Signer: Sendable {
-    static let algorithm = SigV4.algorithm
+public struct SigV4Signer: Sendable {
+    public static let algorithm = SigV4.algorithm
     /// The hex SHA-256 of no bytes: the payload hash of a request without a body.
-    static let emptyPayloadHash = SigV4.emptyPayloadHash
+    public static let emptyPayloadHash = SigV4.emptyPayloadHash
     /// The payload hash of a request whose body is not signed (a streamed upload).
-    static let unsignedPayload = "UNSIGNED-PAYLOAD"
+    public static let unsignedPayload = "UNSIGNED-PAYLOAD"
 
-    var accessKeyId: String
-    var secretAccessKey: String
-    var region: String
-    var service: String
+    public var accessKeyId: String
+    public var secretAccessKey: String
+    public var region: String
+    public var service: String
+
+    public init(accessKeyId: String, secretAccessKey: String, region: String, service: String) {
+        self.accessKeyId = accessKeyId
+        self.secretAccessKey = secretAccessKey
+        self.region = region
+        self.service = service
+    }
 
     /// One signing's inputs and results; the intermediate texts are kept for tests and
     /// for SignatureDoesNotMatch diagnostics (they hold no secret).
-    struct Signed: Sendable {
-        var canonicalRequest: String
-        var stringToSign: String
-        var signedHeaders: String
-        var signature: String
-        var authorization: String
+    public struct Signed: Sendable {
+        public var canonicalRequest: String
+        public var stringToSign: String
+        public var signedHeaders: String
+        public var signature: String
+        public var authorization: String
     }
 
     /// The key for one day's signatures: four HMACs from the secret, the same all day.
-    func signingKey(day: String) throws(CryptoError) -> [UInt8] {
+    public func signingKey(day: String) throws(CryptoError) -> [UInt8] {
         try SigV4.signingKey(secret: secretAccessKey, day: day, region: region, service: service)
     }
 
     /// Signs one request; `signingKey`, when given, must be ``signingKey(day:)`` of
     /// `date`'s day (the client keeps it for the day).
-    func sign(method: String, path: String, query: [(String, String)], headers: [(String, String)],
+    public func sign(method: String, path: String, query: [(String, String)], headers: [(String, String)],
               payloadHash: String, date: AmzDate, signingKey: [UInt8]? = nil) throws(CryptoError) -> Signed {
         var byName: [String: [String]] = [:]
         for (name, value) in headers {
@@ -66,22 +72,21 @@ struct SigV4Signer: Sendable {
     }
 
     /// Leading and trailing spaces removed, inner runs of spaces folded into one.
-    static func canonicalValue(_ value: String) -> String {
+    public static func canonicalValue(_ value: String) -> String {
         value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
     }
 }
 
 /// The signing time: `20130524T000000Z` and its day `20130524`, in UTC.
-struct AmzDate: Sendable, Equatable {
-    var stamp: String
-    var day: String { String(stamp.prefix(8)) }
+public struct AmzDate: Sendable, Equatable {
+    public var stamp: String
+    public var day: String { String(stamp.prefix(8)) }
 
-    init(stamp: String) { self.stamp = stamp }
+    public init(stamp: String) { self.stamp = stamp }
 
-    /// The whole second of `timestamp`: its ISO 8601 text (`2013-05-24T00:00:00.000Z`)
-    /// without separators and fraction.
-    init(_ timestamp: Timestamp) {
-        let iso = timestamp.iso8601.prefix(19)
-        stamp = String(iso.filter { $0 != "-" && $0 != ":" }) + "Z"
+    /// The whole second of an ISO 8601 time in UTC (`2013-05-24T00:00:00.000Z`, as
+    /// PlugboardAPI's `Timestamp.iso8601` writes it) without separators and fraction.
+    public init(iso8601: String) {
+        stamp = String(iso8601.prefix(19).filter { $0 != "-" && $0 != ":" }) + "Z"
     }
 }

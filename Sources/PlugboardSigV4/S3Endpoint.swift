@@ -1,35 +1,42 @@
-/// Where S3 requests go: scheme, host and port, from the `endpoint` config key or AWS's
-/// regional endpoint. Parsed by hand so that a user name or password in the URL, a path or
+/// Where S3 requests go: scheme, host and port, from S3Storage's `endpoint` config key, a
+/// remote plugin source's `AWS_ENDPOINT_URL_S3`, or AWS's regional endpoint. Parsed by hand so that a user name or password in the URL, a path or
 /// a query is refused rather than silently sent or dropped.
-struct S3Endpoint: Sendable, Equatable, CustomStringConvertible {
+public struct S3Endpoint: Sendable, Equatable, CustomStringConvertible {
     /// `http` or `https`.
-    var scheme: String
+    public var scheme: String
     /// A DNS name, an IPv4 address or a bracketed IPv6 address.
-    var host: String
+    public var host: String
     /// The port when the URL names one that is not the scheme's default.
-    var port: Int?
+    public var port: Int?
     /// Whether this is AWS's own endpoint (virtual-hosted addressing is the default there).
-    var isAWS: Bool
+    public var isAWS: Bool
+
+    public init(scheme: String, host: String, port: Int?, isAWS: Bool) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.isAWS = isAWS
+    }
 
     /// AWS's regional endpoint, `https://s3.<region>.amazonaws.com`.
-    static func aws(region: String) -> S3Endpoint {
+    public static func aws(region: String) -> S3Endpoint {
         S3Endpoint(scheme: "https", host: "s3.\(region).amazonaws.com", port: nil, isAWS: true)
     }
 
     /// `host` or `host:port`, as the Host header and the signature carry it.
-    var authority: String {
+    public var authority: String {
         port.map { "\(host):\($0)" } ?? host
     }
 
-    var description: String { "\(scheme)://\(authority)" }
+    public var description: String { "\(scheme)://\(authority)" }
 
     /// Why `text` is not an endpoint, or nil; on success `parsed` holds it.
-    enum Problem: Error, Equatable {
+    public enum Problem: Error, Equatable {
         case scheme, userInfo, path, host, port
     }
 
     /// Parses `http://host[:port][/]` or `https://...`.
-    static func parse(_ text: String) throws(Problem) -> S3Endpoint {
+    public static func parse(_ text: String) throws(Problem) -> S3Endpoint {
         let scheme: String
         let rest: Substring
         if text.hasPrefix("https://") {
