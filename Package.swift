@@ -158,9 +158,11 @@ let package = Package(
         // against scripted loopback servers; the retry policy both storage plugins share.
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
-        // The etcd client's gateway parsing, and the client against a real three-member
-        // cluster on loopback (EtcdCluster in PlugboardTestSupport; skipped without etcd).
-        .testTarget(name: "PlugboardEtcdTests", dependencies: [api, "PlugboardEtcd", "PlugboardHost", "PlugboardTestSupport"]),
+        // The etcd client's gateway parsing and retry rules (against fake members), and the
+        // client against a real three-member cluster on loopback (EtcdCluster in
+        // PlugboardTestSupport; skipped without etcd).
+        .testTarget(name: "PlugboardEtcdTests", dependencies: [api, "PlugboardEtcd", "PlugboardHost", "PlugboardHTTPClient", "PlugboardConcurrency",
+                                                             "PlugboardTestSupport"]),
         // The rollout's state machine, the waves, the records and the host's agent over the
         // in-memory store.
         .testTarget(name: "PlugboardFleetTests", dependencies: [api, "PlugboardFleet", "PlugboardHost", "PlugboardTestSupport"]),

@@ -47,9 +47,11 @@ public final class EtcdClient: Sendable {
     ///   - watchIdleTimeout: how long a watch's stream may stay silent before it is
     ///     opened again (quietly: a watch on keys that do not change is silent).
     ///   - retry: the backoff between rounds of every endpoint while the cluster cannot
-    ///     serve or cannot be reached.
+    ///     serve or cannot be reached. No round starts once three request timeouts have
+    ///     passed since the first, so that members that accept and never answer make a
+    ///     request fail in bounded time too.
     public init(endpoints: [EtcdEndpoint], requestTimeout: Duration = .seconds(5), watchIdleTimeout: Duration = .seconds(60),
-                retry: RetryPolicy = RetryPolicy(maxRetries: 4, baseDelay: .milliseconds(200), maxDelay: .seconds(2)),
+                retry: RetryPolicy = RetryPolicy(maxRetries: 6, baseDelay: .milliseconds(200), maxDelay: .seconds(2)),
                 logger: Logger) {
         self.endpoints = endpoints
         self.requestTimeout = requestTimeout
@@ -77,11 +79,10 @@ public final class EtcdClient: Sendable {
         preferred.withLock { $0 = index }
     }
 
-    /// The wire request for `path` with `body` to the member at `endpoint`.
-    static func request(_ path: String, _ body: JSONOutput, to endpoint: EtcdEndpoint) -> PlainHTTPRequest {
+    /// The wire request for `path` with the JSON `body` to the member at `endpoint`.
+    static func request(_ path: String, _ body: [UInt8], to endpoint: EtcdEndpoint) -> PlainHTTPRequest {
         PlainHTTPRequest(method: "POST", host: endpoint.host, port: endpoint.port, hostHeader: endpoint.description, target: path,
-                         headers: [("Content-Type", "application/json")], body: Array(body.render(pretty: false).utf8),
-                         sendsLength: true)
+                         headers: [("Content-Type", "application/json")], body: body, sendsLength: true)
     }
 
     /// Sends `body` to `path` on the members in turn, from the preferred one, until one
@@ -97,8 +98,11 @@ public final class EtcdClient: Sendable {
               only: EtcdEndpoint? = nil) async throws(PlugboardError) -> (JSONValue, EtcdEndpoint) {
         var failures: [(EtcdEndpoint, String)] = []
         let members = only.map { [$0] } ?? endpoints
+        let bytes = Array(body.render(pretty: false).utf8)
+        let budget = ContinuousClock.now + requestTimeout * 3
         for round in 0...(only == nil ? retry.maxRetries : 0) {
             if round > 0 {
+                guard ContinuousClock.now < budget else { break }
                 do {
                     try await Task.sleep(for: retry.delay(beforeRetry: round - 1))
                 } catch {
@@ -111,14 +115,15 @@ public final class EtcdClient: Sendable {
                 let endpoint = members[index]
                 let response: PlainHTTPResponse
                 do {
-                    response = try await http.perform(Self.request(path, body, to: endpoint))
+                    response = try await http.perform(Self.request(path, bytes, to: endpoint))
                 } catch let error as PlainHTTPError {
                     switch error {
                     case .cancelled:
                         throw .etcdCancelled(path)
-                    case .cannotConnect, .badResponse, .tooLarge, .invalidRequest:
+                    case .cannotConnect, .invalidRequest:
                         break
-                    case .timedOut, .connectionLost:
+                    // Each may come after the member took the request.
+                    case .timedOut, .connectionLost, .badResponse, .tooLarge:
                         if !idempotent { throw .etcdOutcomeUnknown(path, endpoint, error.description) }
                     }
                     logger.debug("etcd \(path): \(endpoint) failed, trying the next member", metadata: ["error": "\(error)"])
@@ -144,8 +149,10 @@ public final class EtcdClient: Sendable {
                 guard let refusal = EtcdGateway.error(root, status: response.status) else {
                     throw .etcdMalformed(path, endpoint, expected: "an error object with HTTP \(response.status)", found: "none")
                 }
-                guard refusal.isTransient, idempotent || refusal.certainlyNotApplied else {
-                    throw Self.refused(path, endpoint, refusal)
+                guard refusal.isTransient else { throw Self.refused(path, endpoint, refusal) }
+                // "leader changed", "request timed out": the proposal may still apply.
+                if !idempotent, !refusal.certainlyNotApplied {
+                    throw .etcdOutcomeUnknown(path, endpoint, "etcd answered \"\(refusal.message)\"")
                 }
                 logger.debug("etcd \(path): \(endpoint) cannot serve now", metadata: ["error": "\(refusal.message)"])
                 failures.append((endpoint, "\(refusal.message) (gRPC \(refusal.codeName))"))

@@ -9,10 +9,12 @@ import PlugboardAPI
 /// `etcd://h:2379/fleet/` and `etcd://h:2379//fleet` name the same fleet as
 /// `etcd://h:2379/fleet`.
 public struct EtcdClusterURL: Sendable, Hashable, CustomStringConvertible {
+    /// The members, in the order written, each once.
     public var endpoints: [EtcdEndpoint]
     /// Where the fleet's keys are: `/fleet`, never ending in `/`.
     public var prefix: String
 
+    /// A URL from its parts; `prefix` as ``parse(_:)`` leaves it (`/fleet`).
     public init(endpoints: [EtcdEndpoint], prefix: String) {
         self.endpoints = endpoints
         self.prefix = prefix

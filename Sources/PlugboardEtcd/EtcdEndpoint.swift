@@ -2,8 +2,10 @@
 public struct EtcdEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// A name or an address; an IPv6 address without brackets.
     public var host: String
+    /// The client port (etcd's default is 2379).
     public var port: Int
 
+    /// An endpoint; `host` an IPv6 address without brackets when it is one.
     public init(host: String, port: Int) {
         self.host = host
         self.port = port

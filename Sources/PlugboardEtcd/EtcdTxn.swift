@@ -7,10 +7,14 @@
 ///                   success: [.put(key, value, lease: nil)], failure: [.get(key)])
 /// ```
 public struct EtcdTxn: Sendable {
+    /// The conditions, all of which must hold.
     public var compare: [EtcdCompare]
+    /// What runs when they hold.
     public var success: [EtcdOperation]
+    /// What runs when one does not.
     public var failure: [EtcdOperation]
 
+    /// A transaction; an empty `compare` always succeeds.
     public init(compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation] = []) {
         self.compare = compare
         self.success = success
@@ -38,9 +42,13 @@ public struct EtcdCompare: Sendable {
         case bytes([UInt8])
     }
 
+    /// The key compared.
     public var key: String
+    /// What of it is compared.
     public var target: Target
+    /// How.
     public var result: Result
+    /// With what: `key`'s `target` `result` `operand` (`version greater 3`).
     public var operand: Operand
 
     /// Compares a number (version, a revision, a lease id).
@@ -79,6 +87,7 @@ public struct EtcdTxnResult: Sendable {
     /// The keys each `.get` of the branch that ran found, in the order of the operations.
     public var ranges: [[EtcdKeyValue]]
 
+    /// A result as etcd reports one.
     public init(succeeded: Bool, revision: Int64, ranges: [[EtcdKeyValue]]) {
         self.succeeded = succeeded
         self.revision = revision

@@ -28,6 +28,7 @@ import PlugboardHost
 /// - Important: Iterate it from one task; each iterator holds its own stream.
 public struct EtcdWatch: AsyncSequence, Sendable {
     public typealias Element = EtcdWatchEvent
+    /// A watch does not fail: it reconnects until its task is cancelled.
     public typealias Failure = Never
 
     let client: EtcdClient
@@ -35,6 +36,7 @@ public struct EtcdWatch: AsyncSequence, Sendable {
     let prefix: Bool
     let fromRevision: Int64?
 
+    /// An iterator with a stream of its own, opened at its first `next()`.
     public func makeAsyncIterator() -> Iterator {
         Iterator(self)
     }
@@ -54,6 +56,8 @@ public struct EtcdWatch: AsyncSequence, Sendable {
         private var failures = 0
         /// Why the stream was lost, while the watch has not reconnected (logged once).
         private var lost: String?
+        /// Whether a stream was ever open: before that, a failure is not a loss.
+        private var connected = false
         /// The watch's revision was compacted and the keys must be read again.
         private var resyncPending = false
 
@@ -94,7 +98,8 @@ public struct EtcdWatch: AsyncSequence, Sendable {
             let endpoint = self.endpoint
             let body = EtcdGateway.watch(watch.key, prefix: watch.prefix, fromRevision: nextRevision)
             do {
-                let opened = try await client.watchHTTP.open(EtcdClient.request("/v3/watch", body, to: endpoint), streamingSuccess: true)
+                let request = EtcdClient.request("/v3/watch", Array(body.render(pretty: false).utf8), to: endpoint)
+                let opened = try await client.watchHTTP.open(request, streamingSuccess: true)
                 guard let streamed = opened.body else {
                     let refusal = (try? EtcdGateway.parse(opened.response.body)).flatMap { EtcdGateway.error($0, status: opened.response.status) }
                     failed(refusal.map { "\($0.message) (gRPC \($0.codeName))" } ?? "HTTP \(opened.response.status)")
@@ -151,11 +156,12 @@ public struct EtcdWatch: AsyncSequence, Sendable {
             if message.created {
                 if nextRevision == nil { nextRevision = message.revision + 1 }
                 if let lost {
-                    client.logger.warning("etcd watch on \(what) reconnected after losing its stream (\(lost))",
+                    client.logger.warning("etcd watch on \(what) reconnected after a failed stream (\(lost))",
                                           metadata: ["etcd.endpoint": "\(endpoint)", "etcd.revision": "\(nextRevision ?? 0)"])
                 }
                 lost = nil
                 failures = 0
+                connected = true
             }
             if message.canceled {
                 stream = nil
@@ -204,7 +210,8 @@ public struct EtcdWatch: AsyncSequence, Sendable {
         private mutating func failed(_ why: String) {
             stream = nil
             if lost == nil {
-                client.logger.warning("etcd watch on \(what) lost its stream: \(why); reconnecting with backoff",
+                let state = connected ? "lost its stream" : "could not open its stream"
+                client.logger.warning("etcd watch on \(what) \(state): \(why); reconnecting with backoff",
                                       metadata: ["etcd.endpoint": "\(endpoint)", "etcd.revision": "\(nextRevision ?? 0)"])
                 lost = why
             } else {

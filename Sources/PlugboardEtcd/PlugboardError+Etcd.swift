@@ -13,7 +13,8 @@ extension PlugboardError.Code {
     public static let etcdCompacted: Self = "etcd.compacted"
     /// The lease expired or was revoked (or never existed).
     public static let etcdLeaseExpired: Self = "etcd.lease_expired"
-    /// A transaction's connection broke after it was sent: it may or may not have applied.
+    /// A transaction's exchange failed after it was sent (the connection broke, it timed
+    /// out, the leader changed under it): it may or may not have applied.
     public static let etcdOutcomeUnknown: Self = "etcd.outcome_unknown"
     /// The calling task was cancelled while a request ran.
     public static let etcdCancelled: Self = "etcd.cancelled"
@@ -53,7 +54,7 @@ extension PlugboardError {
 
     static func etcdOutcomeUnknown(_ path: String, _ endpoint: EtcdEndpoint, _ why: String) -> PlugboardError {
         PlugboardError(.etcdOutcomeUnknown, "etcd transaction's outcome is unknown",
-            detail: "The connection to \(endpoint) broke after \(path) was sent (\(why)); the cluster may or may not have applied it.",
+            detail: "The exchange with \(endpoint) failed after \(path) was sent (\(why)); the cluster may or may not have applied it.",
             hint: "Read the keys the transaction compares to learn whether it applied, then decide whether to send it again.")
     }
 }

@@ -1,5 +1,4 @@
 import PlugboardAPI
-import PlugboardConcurrency
 import PlugboardEtcd
 import PlugboardTestSupport
 import Testing
@@ -135,6 +134,30 @@ struct EtcdClientTests {
         if case .put(let kv) = seen[0] { #expect(kv.key == prefix + "k0" && kv.value == Array("0".utf8)) }
     }
 
+    @Test func watchFromNow_seesOnlyLaterChanges_andReopensQuietlyWhenIdle() async throws {
+        let cluster = try await SharedEtcd.get()
+        let log = CapturedLog()
+        let client = EtcdClient(endpoints: cluster.etcdEndpoints, watchIdleTimeout: .seconds(1), logger: log.logger)
+        let key = freshPrefix("idle") + "k"
+        try await client.put(key, Array("before".utf8))
+        let (opened, signal) = AsyncStream.makeStream(of: Void.self)
+        let watching = Task {
+            var iterator = client.watch(key: key, fromRevision: nil).makeAsyncIterator()
+            signal.yield()
+            return await iterator.next()
+        }
+        _ = await opened.first { _ in true }
+        // Silent for longer than the idle timeout, twice over: a wait on time itself.
+        try await Task.sleep(for: .milliseconds(2500))
+        try await client.put(key, Array("after".utf8))
+        let event = try await within("the change after the silence") { await watching.value }
+        guard case .changes(let changes, _) = event else { Issue.record("expected changes, got \(String(describing: event))"); return }
+        #expect(changes.count == 1)
+        if case .put(let kv) = changes.first { #expect(kv.value == Array("after".utf8)) }
+        #expect(log.lines.filter { $0.level >= .warning }.isEmpty, "\(log.lines)")
+        #expect(log.lines.contains { $0.message.contains("idle timeout") })
+    }
+
     @Test func failsOver_whenTheFirstEndpointIsDead() async throws {
         let cluster = try await SharedEtcd.get()
         let dead = EtcdEndpoint(host: "127.0.0.1", port: try EtcdCluster.freePort())
@@ -153,6 +176,18 @@ struct EtcdClientTests {
         }
         guard case .changes(let changes, _) = event else { Issue.record("expected changes, got \(String(describing: event))"); return }
         #expect(changes.first?.key == key)
+    }
+
+    @Test func everyMemberNamesTheSameLeader_andItsOwnID() async throws {
+        let cluster = try await SharedEtcd.get()
+        let client = cluster.client()
+        var statuses: [(leader: UInt64, member: UInt64)] = []
+        for endpoint in cluster.etcdEndpoints { statuses.append(try await client.status(of: endpoint)) }
+        #expect(Set(statuses.map(\.member)).count == 3)
+        #expect(Set(statuses.map(\.leader)).count == 1)
+        #expect(statuses.contains { $0.member == $0.leader })
+        let leader = try await cluster.leader()
+        #expect(statuses[leader].member == statuses[leader].leader)
     }
 
     @Test func sessionGrantsANewLease_whenItsLeaseIsLost() async throws {

@@ -1,5 +1,4 @@
 import PlugboardAPI
-import PlugboardConcurrency
 import PlugboardEtcd
 import PlugboardTestSupport
 import Testing

@@ -37,6 +37,20 @@ import Testing
         #expect(contents(FleetLocalCopy(folder: folder).manifestPath) == Manifests.bytes("A"))
     }
 
+    @Test func aStartThatWorked_becomesTheLocalCopy_andOneThatDidNot_doesNot() async throws {
+        let store = InMemoryFleetStore()
+        _ = try await FleetManifests.setStable(Manifests.bytes("A"), source: "a", by: "t", in: store, keys: keys)
+        let folder = BuildProducts.temporaryFolder("fleet-started")
+        let failing = agent(store, folder: folder)
+        _ = try await failing.prepare()
+        try await failing.started(requiredFailure: PlugboardError(.requiredPluginFailed, "required plugin \"A\" is failed"))
+        #expect(FleetLocalCopy(folder: folder).applied() == nil)
+        let working = agent(store, folder: folder)
+        _ = try await working.prepare()
+        try await working.started(requiredFailure: nil)
+        #expect(FleetLocalCopy(folder: folder).applied() == Manifests.bytes("A"))
+    }
+
     @Test func aHostsTarget_winsOverStable() async throws {
         let store = InMemoryFleetStore()
         _ = try await FleetManifests.setStable(Manifests.bytes("A"), source: "a", by: "t", in: store, keys: keys)

@@ -13,10 +13,10 @@ enum Hosts {
     }
 
     /// A live host still on `running` that refused `digest`.
-    static func refused(_ id: String, _ digest: String, running: String, code: String = "reload.preflight_failed",
+    static func refused(_ id: String, _ digest: String, running: String, rollout: String = "r1", code: String = "reload.preflight_failed",
                         message: String = "plugin \"Bad\" crashed in its preflight (signal 11)") -> HostStatus {
         var status = on(id, running)
-        status.lastReload = .init(outcome: "refused", digest: digest, errorCode: code, errorMessage: message, at: "2026-12-03T00:00:01.000Z")
+        status.lastReload = .init(outcome: "refused", digest: digest, rollout: rollout, errorCode: code, errorMessage: message, at: "2026-12-03T00:00:01.000Z")
         return status
     }
 

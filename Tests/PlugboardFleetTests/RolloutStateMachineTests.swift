@@ -8,7 +8,7 @@ import Testing
     let c = Hosts.candidate, p = Hosts.previous
 
     func machine(_ waves: [[String]], bake: Double = 10, maxErrorRate: Double = 0.01, waveTimeout: Double = 60) -> Machine {
-        Machine(candidate: c, previous: p, waves: waves,
+        Machine(id: "r1", candidate: c, previous: p, waves: waves,
                 settings: .init(bakeSeconds: bake, maxErrorRate: maxErrorRate, waveTimeoutSeconds: waveTimeout, rollbackTimeoutSeconds: 30))
     }
 
@@ -65,6 +65,13 @@ import Testing
         var m = machine([["a"]])
         _ = m.start(now: 0)
         #expect(m.observed(Hosts.all([Hosts.refused("a", "other", running: p)]), now: 1) == .none)
+    }
+
+    @Test func aRefusalLeftByAnEarlierRolloutOfTheSameCandidate_doesNotCount() {
+        var m = machine([["a"]])
+        _ = m.start(now: 0)
+        #expect(m.observed(Hosts.all([Hosts.refused("a", c, running: p, rollout: "r0")]), now: 1) == .none)
+        #expect(m.waveStates == ["applying"])
     }
 
     @Test func waveTimeout_rollsBack_namingAHostThatDidNotApply() {

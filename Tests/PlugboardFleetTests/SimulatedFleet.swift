@@ -36,12 +36,16 @@ final class SimulatedFleet: Sendable {
     static func report(store: InMemoryFleetStore, keys: FleetKeys, id: String, lease: Int64, running: String?,
                        refusing: Set<String>) async throws -> String? {
         var desired = try await FleetManifests.stable(in: store, keys: keys)?.digest
-        if let target = try await store.get(keys.target(id)) { desired = try TargetRecord(bytes: target, what: "t").digest }
+        var rollout: String?
+        if let bytes = try await store.get(keys.target(id)) {
+            let target = try TargetRecord(bytes: bytes, what: "t")
+            (desired, rollout) = (target.digest, target.rollout)
+        }
         var now = running ?? desired ?? ""
         var last: HostStatus.LastReload?
         if let desired {
             if refusing.contains(desired) {
-                last = .init(outcome: "refused", digest: desired, errorCode: "reload.preflight_failed",
+                last = .init(outcome: "refused", digest: desired, rollout: rollout, errorCode: "reload.preflight_failed",
                              errorMessage: "plugin \"Bad\" crashed in its preflight (signal 11)", at: "t")
             } else {
                 now = desired

@@ -245,44 +245,17 @@ public final class EtcdCluster: Sendable {
         return String(decoding: bytes.suffix(1500), as: UTF8.self)
     }
 
-    /// Spawns `program` with an empty signal mask and default signal actions (a test
-    /// runner's threads block SIGTERM, and a child inherits that), its output to `log`.
+    /// Spawns `program` with this process's environment (bar systemd's and etcd's own
+    /// variables), its output and errors appended to `log`.
     static func spawn(_ program: String, _ arguments: [String], log: String) throws(EtcdClusterError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
         // No NOTIFY_SOCKET: a test runner started by systemd must not have etcd speak to it.
-        var environment: [UnsafeMutablePointer<CChar>?] = []
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if !text.hasPrefix("NOTIFY_SOCKET=") && !text.hasPrefix("ETCD_") { environment.append(strdup(text)) }
-            entry += 1
+        let environment = ChildProcess.environment.filter { $0.key != "NOTIFY_SOCKET" && !$0.key.hasPrefix("ETCD_") }
+        do throws(ChildProcessError) {
+            return try ChildProcess.spawn(program, arguments, environment: environment, stdout: .file(log, append: true),
+                                          stderr: .standardOutput)
+        } catch {
+            throw EtcdClusterError(error.description)
         }
-        environment.append(nil)
-        defer {
-            argv.forEach { free($0) }
-            environment.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, program, &actions, &attributes, argv, environment)
-        guard result == 0 else { throw EtcdClusterError("could not start \(program): \(String(cString: strerror(result)))") }
-        return pid
     }
 
     /// A shell that waits for this process to end, then stops what `FOLDER/pids` names
@@ -304,22 +277,10 @@ public final class EtcdCluster: Sendable {
         return path + "/e2e/etcd.sh"
     }
 
-    /// A port that was free a moment ago.
+    /// A loopback port that was free a moment ago.
     public static func freePort() throws(EtcdClusterError) -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw EtcdClusterError("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard bound else { throw EtcdClusterError("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard let port = LoopbackSocket.freePort() else { throw EtcdClusterError("could not bind a loopback port: \(String(cString: strerror(errno)))") }
+        return port
     }
 }
 

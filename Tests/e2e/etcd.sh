@@ -6,16 +6,23 @@
 # Usage: Tests/e2e/etcd.sh start DIR [MEMBERS]   starts MEMBERS (default 3) in DIR (new or
 #                                                empty), waits until each is healthy,
 #                                                writes DIR/env
-#        Tests/e2e/etcd.sh stop DIR              stops every member DIR/pids names
+#        Tests/e2e/etcd.sh stop DIR [NAME]       stops every member DIR/pids names (or
+#                                                member NAME alone: m0, m1, ...) with SIGTERM
+#        Tests/e2e/etcd.sh kill DIR NAME         kills member NAME with SIGKILL
+#        Tests/e2e/etcd.sh restart DIR NAME      starts a stopped member NAME again, with its
+#                                                data, and waits until it is healthy
+#        Tests/e2e/etcd.sh leader DIR            prints the leader's name, pid and client
+#                                                port ("m1 1234 2379"), waiting for one
 #
 # DIR/env is for `source` (or `set -a; . DIR/env; set +a`): PLUGBOARD_ETCD_ENDPOINTS
 # (127.0.0.1:PORT,... as --fleet etcd://$PLUGBOARD_ETCD_ENDPOINTS/PREFIX takes them) and
-# ETCD_MEMBER_<i>_PID / _CLIENT_PORT. DIR/pids has one "name pid" line per member started
-# (the Swift harness, Tests/PlugboardTestSupport/EtcdCluster.swift, writes the same, and
-# its watchdog runs `stop` on its folder). Logs are in DIR/<name>.log.
+# ETCD_MEMBER_<i>_PID (as started; `restart` makes a new one) and _CLIENT_PORT. DIR/pids
+# has one "name pid" line per member started (the Swift harness,
+# Tests/PlugboardTestSupport/EtcdCluster.swift, writes the same, and its watchdog runs
+# `stop` on its folder). Logs are in DIR/<name>.log.
 set -euo pipefail
 
-usage() { echo "usage: $0 start DIR [MEMBERS] | stop DIR" >&2; exit 2; }
+usage() { echo "usage: $0 start DIR [MEMBERS] | stop DIR [NAME] | kill DIR NAME | restart DIR NAME | leader DIR" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 command=$1
 dir=$2
@@ -51,16 +58,100 @@ stop_all() {
     done < "$dir/pids"
 }
 
-if [ "$command" = stop ]; then
-    [ $# -eq 2 ] || usage
-    [ -d "$dir" ] || { echo "etcd.sh stop: no folder $dir; expected the DIR given to etcd.sh start" >&2; exit 1; }
+# The pid of member $1 as DIR/pids last recorded it, if it still runs.
+member_pid() {
+    local name pid found=""
+    while read -r name pid; do [ "$name" = "$1" ] && found=$pid; done < "$dir/pids"
+    [ -n "$found" ] && is_ours "$found" && echo "$found"
+}
+
+# Waits until member $1 (client port $2) answers /health with true.
+wait_healthy() {
+    local name=$1 port=$2 started=$SECONDS pid
+    until curl -fsS --max-time 2 "http://127.0.0.1:$port/health" 2>/dev/null | grep -q '"health":"true"'; do
+        if ! pid=$(member_pid "$name"); then
+            echo "etcd.sh: member $name exited while starting; its log ($abs/$name.log) ends:" >&2
+            tail -n 20 "$abs/$name.log" >&2
+            return 1
+        fi
+        if [ $((SECONDS - started)) -ge "$deadline_seconds" ]; then
+            echo "etcd.sh: member $name not healthy within ${deadline_seconds} s (logs in $abs)" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+# Starts member $1 from the arguments DIR/$1.args holds (one a line), appending its pid.
+launch() {
+    local args=()
+    mapfile -t args < "$abs/$1.args"
+    env -u NOTIFY_SOCKET etcd "${args[@]}" < /dev/null >> "$abs/$1.log" 2>&1 &
+    echo "$1 $!" >> "$dir/pids"
+}
+
+if [ "$command" != start ]; then
+    [ -d "$dir" ] || { echo "etcd.sh $command: no folder $dir; expected the DIR given to etcd.sh start" >&2; exit 1; }
     abs=$(cd "$dir" && pwd)
-    [ -f "$dir/pids" ] || { echo "etcd.sh stop: $dir/pids not found: nothing was started in $dir" >&2; exit 1; }
-    stop_all
-    echo "etcd.sh: stopped the etcd members in $dir (logs kept there)"
-    exit 0
+    [ -f "$dir/pids" ] || { echo "etcd.sh $command: $dir/pids not found: nothing was started in $dir" >&2; exit 1; }
+    name=${3:-}
+    if [ -n "$name" ] && [ ! -f "$abs/$name.args" ]; then
+        echo "etcd.sh $command: no member \"$name\" in $dir; expected one of: $(cd "$abs" && ls -- *.args | sed 's/\.args$//' | tr '\n' ' ')" >&2
+        exit 1
+    fi
 fi
-[ "$command" = start ] || usage
+case "$command" in
+stop)
+    [ $# -le 3 ] || usage
+    if [ -z "$name" ]; then
+        stop_all
+        echo "etcd.sh: stopped the etcd members in $dir (logs kept there)"
+        exit 0
+    fi
+    pid=$(member_pid "$name") || { echo "etcd.sh: $name does not run"; exit 0; }
+    kill -TERM "$pid"
+    waited=0
+    while is_ours "$pid" && [ $waited -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
+    if is_ours "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
+    echo "etcd.sh: stopped $name (pid $pid)"
+    exit 0 ;;
+kill)
+    [ $# -eq 3 ] || usage
+    pid=$(member_pid "$name") || { echo "etcd.sh kill: $name does not run" >&2; exit 1; }
+    kill -KILL "$pid"
+    while is_ours "$pid"; do sleep 0.05; done
+    echo "etcd.sh: killed $name (pid $pid)"
+    exit 0 ;;
+restart)
+    [ $# -eq 3 ] || usage
+    if pid=$(member_pid "$name"); then echo "etcd.sh restart: $name runs already (pid $pid)" >&2; exit 1; fi
+    launch "$name"
+    port=$(grep -A1 -x -- "--listen-client-urls" "$abs/$name.args" | tail -n 1 | sed 's/.*://')
+    wait_healthy "$name" "$port" || exit 1
+    echo "etcd.sh: $name runs again (pid $(member_pid "$name"))"
+    exit 0 ;;
+leader)
+    [ $# -eq 2 ] || usage
+    started=$SECONDS
+    while true; do
+        for args in "$abs"/*.args; do
+            name=$(basename "$args" .args)
+            pid=$(member_pid "$name") || continue
+            port=$(grep -A1 -x -- "--listen-client-urls" "$args" | tail -n 1 | sed 's/.*://')
+            status=$(curl -fsS --max-time 2 -X POST -d '{}' "http://127.0.0.1:$port/v3/maintenance/status" 2>/dev/null) || continue
+            own=$(printf '%s' "$status" | grep -o '"member_id":"[0-9]*"' | grep -o '[0-9][0-9]*')
+            leader=$(printf '%s' "$status" | grep -o '"leader":"[0-9]*"' | grep -o '[0-9][0-9]*')
+            if [ -n "$own" ] && [ "$own" = "$leader" ]; then echo "$name $pid $port"; exit 0; fi
+        done
+        if [ $((SECONDS - started)) -ge "$deadline_seconds" ]; then
+            echo "etcd.sh leader: no running member is the leader after ${deadline_seconds} s" >&2
+            exit 1
+        fi
+        sleep 0.1
+    done ;;
+start) ;;
+*) usage ;;
+esac
 members=${3:-3}
 [[ "$members" =~ ^[1-9][0-9]?$ ]] || { echo "etcd.sh start: MEMBERS must be a number from 1 to 99, found \"$members\"" >&2; exit 2; }
 command -v etcd >/dev/null || { echo "etcd.sh: etcd not installed: apt-get install etcd-server" >&2; exit 1; }
@@ -89,38 +180,24 @@ for ((i = 0; i < members; i++)); do
 done
 token="plugboard-e2e-$(basename "$abs")-$$"
 
-# In parallel: each member waits for the others to elect a leader.
+# In parallel: each member waits for the others to elect a leader. Each member's
+# arguments are kept in DIR/mI.args, so that `restart` starts it the same way.
 trap 'stop_all' ERR
 for ((i = 0; i < members; i++)); do
     client=${ports[2 * i]} peer=${ports[2 * i + 1]}
     mkdir -p -m 700 "$abs/m$i.data"
-    env -u NOTIFY_SOCKET etcd --name "m$i" --data-dir "$abs/m$i.data" \
+    printf '%s\n' --name "m$i" --data-dir "$abs/m$i.data" \
         --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
         --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
         --initial-cluster "$cluster" --initial-cluster-state new --initial-cluster-token "$token" \
-        --logger zap --log-outputs stderr --log-level warn \
-        < /dev/null > "$abs/m$i.log" 2>&1 &
-    echo "m$i $!" >> "$dir/pids"
+        --logger zap --log-outputs stderr --log-level warn > "$abs/m$i.args"
+    : > "$abs/m$i.log"
+    launch "m$i"
 done
 
 started=$SECONDS
 for ((i = 0; i < members; i++)); do
-    client=${ports[2 * i]}
-    until curl -fsS --max-time 2 "http://127.0.0.1:$client/health" 2>/dev/null | grep -q '"health":"true"'; do
-        pid=$(sed -n "$((i + 1))p" "$dir/pids" | cut -d' ' -f2)
-        if ! is_ours "$pid"; then
-            echo "etcd.sh: member m$i exited while starting; its log ($abs/m$i.log) ends:" >&2
-            tail -n 20 "$abs/m$i.log" >&2
-            stop_all
-            exit 1
-        fi
-        if [ $((SECONDS - started)) -ge "$deadline_seconds" ]; then
-            echo "etcd.sh: member m$i not healthy within ${deadline_seconds} s (logs in $abs)" >&2
-            stop_all
-            exit 1
-        fi
-        sleep 0.1
-    done
+    wait_healthy "m$i" "${ports[2 * i]}" || { stop_all; exit 1; }
 done
 
 endpoints=""

@@ -123,7 +123,7 @@ enum CLISpec {
                             .value("fleet-state", "PATH", help: "Where a fleet host keeps the manifest it runs and the last one that applied, to start from while etcd is down.",
                                    default: "CACHE-DIR/fleet/ID", completion: .directory),
                         ]),
-            CommandSpec(name: "fleet", abstract: "Run a fleet of plugboard serve --fleet hosts on etcd: status, the stable manifest, rollouts in waves.",
+            CommandSpec(name: "fleet", abstract: "Run a fleet of hosts that serve from etcd: status, the stable manifest, rollouts in waves.",
                         discussion: "FLEET is etcd://HOST:PORT[,HOST:PORT...]/PREFIX; docs/FLEET.md describes the keys under PREFIX. Exit status: 0 on success, 1 when the operation failed (etcd unreachable, a rollout refused or rolled back), 2 for bad usage, an invalid URL or --waves, or a manifest that does not parse.",
                         subcommands: [
                             CommandSpec(name: "status", abstract: "Show the stable manifest, every live host and the current or last rollout.",
@@ -149,7 +149,8 @@ enum CLISpec {
                                         ],
                                         arguments: [ArgumentSpec(name: "MANIFEST", help: "The manifest to roll out (not with --abort).", optional: true)],
                                         globals: ["json", "log-level", "log-format", "version"]),
-                        ]),
+                        ],
+                        globals: ["json", "log-level", "log-format", "version"]),
             CommandSpec(name: "reload", abstract: "Ask a running plugboard serve to reload its manifest, and print the outcome.",
                         discussion: "Sends POST /v1/admin/reload with PLUGBOARD_ADMIN_TOKEN as the bearer token and waits for the outcome. Exits 0 when the reload was applied or nothing had changed, 1 when it was refused (the running generation keeps serving) or the server cannot be reached, 2 for bad usage.",
                         options: [.value("url", "URL", help: "The server's address.", default: "http://127.0.0.1:8080")],

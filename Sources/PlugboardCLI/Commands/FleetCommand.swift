@@ -26,7 +26,7 @@ enum FleetCommand {
 
     /// Who runs a command, for the records: USER@HOSTNAME.
     static func who(_ ctx: CommandContext) -> String {
-        "\(ctx.processEnvironment["USER"] ?? "unknown")@\(hostname())"
+        "\(ctx.processEnvironment["USER"] ?? ctx.processEnvironment["LOGNAME"] ?? "uid \(getuid())")@\(hostname())"
     }
 
     static func hostname() -> String {

@@ -17,7 +17,8 @@ enum NewPluginCommand {
         "PlugboardTesting", "PlugboardHost", "PlugboardCLI", "MemoryStorage", "FileStorage", "BenchFloor",
         "PlugboardHTTP", "PlugboardServer", "PlugboardS3Server", "PlugboardHTTPClient", "PlugboardHTTPCodec", "InMemoryStorage", "S3Storage", "S3StorageClient",
         "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CPlugboardSystem", "CPlugboardNetwork",
-        "CPlugboardFileSystem", "PlugboardBytes", "PlugboardTestSupport", "PlugboardSigV4", "PlugboardURLSession", "PlugboardFleet",
+        "CPlugboardFileSystem", "PlugboardBytes", "PlugboardTestSupport", "PlugboardSigV4", "PlugboardURLSession",
+        "PlugboardEtcd", "PlugboardFleet",
         "Swift", "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "XCTest",
         "Testing", "Synchronization", "Observation", "PackageDescription",
     ]

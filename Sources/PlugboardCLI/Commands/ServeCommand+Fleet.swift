@@ -48,6 +48,7 @@ extension ServeCommand {
                 plan = next
             }
         }
+        try await agent.started(requiredFailure: host.requiredFailure)
         logger.notice("fleet: host \"\(hostID)\" started from \(plan.startedFrom)",
                       metadata: ["manifest": .string(plan.digest.isEmpty ? "(none)" : plan.digest), "state": .string(folder)])
         let loaded = Result { () throws(PlugboardError) -> Manifest in host.manifest }

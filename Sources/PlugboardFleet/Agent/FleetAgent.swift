@@ -60,6 +60,8 @@ public actor FleetAgent {
     private var lastWrittenAt = 0.0
     private var lastKeptAlive = 0.0
     private var reachable = true
+    /// The manifest the host was started from, kept as the local copy once it started.
+    private var startBytes: [UInt8] = []
 
     /// An empty manifest: a host with nothing to run yet serves not-ready.
     static let emptyManifest = Array("{\"schemaVersion\": 1, \"plugins\": []}\n".utf8)
@@ -72,12 +74,14 @@ public actor FleetAgent {
     private var logger: Logger { configuration.logger.with("component", "fleet") }
     private var keys: FleetKeys { configuration.keys }
 
-    /// The desired digest: the host's target if it has one, else stable; nil when neither.
-    func desiredDigest() async throws(PlugboardError) -> String? {
+    /// The desired digest: the host's target if it has one (with its rollout), else
+    /// stable; nil when neither.
+    func desired() async throws(PlugboardError) -> (digest: String, rollout: String?)? {
         if let bytes = try await store.get(keys.target(configuration.hostID)) {
-            return try TargetRecord(bytes: bytes, what: "targets/\(configuration.hostID)").digest
+            let target = try TargetRecord(bytes: bytes, what: "targets/\(configuration.hostID)")
+            return (target.digest, target.rollout)
         }
-        return try await FleetManifests.stable(in: store, keys: keys)?.digest
+        return try await FleetManifests.stable(in: store, keys: keys).map { ($0.digest, nil) }
     }
 
     /// Writes the manifest the host is to start from: the desired one from etcd; the
@@ -89,7 +93,7 @@ public actor FleetAgent {
         let copy = local.applied()
         let copyDigest = try copy.map { b throws(PlugboardError) in try Digest.sha256Hex(b) }
         do throws(PlugboardError) {
-            if let desired = try await desiredDigest() {
+            if let desired = try await desired()?.digest {
                 if desired == copyDigest, let copy { return try begin(copy, digest: desired, from: "etcd") }
                 do throws(PlugboardError) {
                     let bytes = try await FleetManifests.fetch(desired, from: store, keys: keys)
@@ -100,7 +104,7 @@ public actor FleetAgent {
                 }
             }
         } catch where error.code != .fleetLocalCopyFailed {
-            logger.warning("fleet: etcd unreachable at start (\(error.message)); \(copy == nil ? "no local copy, starting with no plugins" : "starting from the local copy")")
+            logger.warning("fleet: could not read the desired manifest from etcd at start (\(error.code): \(error.message)); \(copy == nil ? "no local copy, starting with no plugins" : "starting from the local copy")")
             reachable = false
         }
         if let copy, let copyDigest {
@@ -129,30 +133,37 @@ public actor FleetAgent {
 
     private func begin(_ bytes: [UInt8], digest: String, from: String) throws(PlugboardError) -> StartPlan {
         try configuration.localCopy.setManifest(bytes)
+        startBytes = bytes
         applied = digest
         startedFrom = from
         if from == "etcd" { logger.notice("fleet: starting from manifest \(digest) from etcd") }
         return StartPlan(digest: digest, startedFrom: from)
     }
 
-    private func refuse(_ digest: String, _ error: PlugboardError) {
+    private func refuse(_ digest: String, _ error: PlugboardError, rollout: String? = nil) {
         refused = digest
-        lastReload = .init(outcome: "refused", digest: digest, errorCode: error.code.rawValue, errorMessage: error.message,
+        lastReload = .init(outcome: "refused", digest: digest, rollout: rollout, errorCode: error.code.rawValue, errorMessage: error.message,
                            at: Timestamp.now().iso8601)
         logger.error("fleet: refused manifest \(digest): \(error.code): \(error.message); still serving manifest \(applied.isEmpty ? "(none)" : applied)")
+    }
+
+    /// The host started from the plan; `requiredFailure` is its own
+    /// (``PluginHost/requiredFailure``). The start counts as the first reload, for the
+    /// rollout's view; a manifest from etcd that started with every required plugin
+    /// active becomes the local copy, to start from while etcd is down.
+    public func started(requiredFailure: PlugboardError?) throws(PlugboardError) {
+        guard startedFrom != "empty", lastReload == nil else { return }
+        lastReload = .init(outcome: requiredFailure == nil ? "applied" : "refused", digest: applied,
+                           errorCode: requiredFailure?.code.rawValue, errorMessage: requiredFailure?.message, at: Timestamp.now().iso8601)
+        if requiredFailure == nil && startedFrom == "etcd" { try configuration.localCopy.setApplied(startBytes) }
     }
 
     /// Registers the host, then follows the desired manifest and keeps the status fresh
     /// until the task is cancelled; ``leave()`` then removes the host at once.
     /// `totals` are the server's object requests and 5xx answers so far.
     public func run(host: PluginHost, address: String, totals: @escaping @Sendable () -> (requests: Int, errors: Int)) async {
-        if startedFrom != "empty" && lastReload == nil {
-            // The start itself counts as the first reload, for the rollout's view.
-            lastReload = .init(outcome: host.requiredFailures.isEmpty ? "applied" : "refused", digest: applied,
-                               errorCode: host.requiredFailure?.code.rawValue, errorMessage: host.requiredFailure?.message,
-                               at: Timestamp.now().iso8601)
-        }
         baseline = totals()
+        since = Timestamp.now().iso8601
         let wakeups = FleetWakeups(store: store, prefixes: [keys.stable, keys.target(configuration.hostID)],
                                    tickSeconds: configuration.heartbeatSeconds)
         defer { wakeups.stop() }
@@ -192,11 +203,11 @@ public actor FleetAgent {
             lastKeptAlive = now
             lastWritten = nil
         }
-        if let desired = try await desiredDigest() {
-            if desired == applied {
+        if let desired = try await desired() {
+            if desired.digest == applied {
                 refused = nil
-            } else if desired != refused {
-                try await apply(desired, host: host, totals: totals)
+            } else if desired.digest != refused {
+                try await apply(desired.digest, rollout: desired.rollout, host: host, totals: totals)
             }
         }
         var status = HostStatus(id: configuration.hostID, address: address, version: configuration.version,
@@ -210,17 +221,20 @@ public actor FleetAgent {
         var written = status
         written.updatedAt = Timestamp.now().iso8601
         try await store.put(keys.host(configuration.hostID), written.json.bytes, lease: lease)
+        if lastWritten == nil {
+            logger.notice("fleet: host \"\(configuration.hostID)\" registered at \(address), running manifest \(applied.isEmpty ? "(none)" : applied)")
+        }
         lastWritten = status
         lastWrittenAt = now
     }
 
     /// Fetches `digest`, writes it as the host's manifest and reloads.
-    private func apply(_ digest: String, host: PluginHost, totals: @Sendable () -> (requests: Int, errors: Int)) async throws(PlugboardError) {
+    private func apply(_ digest: String, rollout: String?, host: PluginHost, totals: @Sendable () -> (requests: Int, errors: Int)) async throws(PlugboardError) {
         let bytes: [UInt8]
         do throws(PlugboardError) {
             bytes = try await FleetManifests.fetch(digest, from: store, keys: keys)
         } catch where error.code == .fleetManifestMissing {
-            refuse(digest, error)
+            refuse(digest, error, rollout: rollout)
             return
         }
         let local = configuration.localCopy
@@ -234,11 +248,11 @@ public actor FleetAgent {
             refused = nil
             baseline = totals()
             since = Timestamp.now().iso8601
-            lastReload = .init(outcome: outcome.result.rawValue, digest: digest, at: Timestamp.now().iso8601)
+            lastReload = .init(outcome: outcome.result.rawValue, digest: digest, rollout: rollout, at: Timestamp.now().iso8601)
             logger.notice("fleet: applied manifest \(digest) (generation \(outcome.generation))")
         case .refused:
             try local.setManifest(local.applied() ?? Self.emptyManifest)
-            refuse(digest, outcome.error ?? PlugboardError(.fleetRecordInvalid, "the reload was refused without an error"))
+            refuse(digest, outcome.error ?? PlugboardError(.fleetRecordInvalid, "the reload was refused without an error"), rollout: rollout)
         }
     }
 

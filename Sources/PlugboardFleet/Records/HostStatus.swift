@@ -9,15 +9,21 @@ public struct HostStatus: Sendable, Equatable {
         public var outcome: String
         /// The digest it tried to apply.
         public var digest: String
+        /// The rollout whose target named it; nil for the stable manifest. A rollout
+        /// counts only its own hosts' refusals, not one left from an earlier rollout of
+        /// the same manifest.
+        public var rollout: String?
         /// Why it was refused.
         public var errorCode: String?
         public var errorMessage: String?
         /// When it ended (ISO 8601).
         public var at: String
 
-        public init(outcome: String, digest: String, errorCode: String? = nil, errorMessage: String? = nil, at: String) {
+        public init(outcome: String, digest: String, rollout: String? = nil, errorCode: String? = nil, errorMessage: String? = nil,
+                    at: String) {
             self.outcome = outcome
             self.digest = digest
+            self.rollout = rollout
             self.errorCode = errorCode
             self.errorMessage = errorMessage
             self.at = at
@@ -68,7 +74,7 @@ public struct HostStatus: Sendable, Equatable {
 
     public var json: JSONOutput {
         let reload: JSONOutput = lastReload.map { r in
-            .object([("outcome", .string(r.outcome)), ("digest", .string(r.digest)),
+            .object([("outcome", .string(r.outcome)), ("digest", .string(r.digest)), ("rollout", .string(r.rollout)),
                      ("error", r.errorCode.map { .object([("code", .string($0)), ("message", .string(r.errorMessage ?? ""))]) } ?? .null),
                      ("at", .string(r.at))])
         } ?? .null
@@ -83,7 +89,7 @@ public struct HostStatus: Sendable, Equatable {
         var last: LastReload?
         if let l = try r.object("lastReload") {
             let error = try l.object("error")
-            last = LastReload(outcome: try l.string("outcome"), digest: try l.string("digest"),
+            last = LastReload(outcome: try l.string("outcome"), digest: try l.string("digest"), rollout: try l.optionalString("rollout"),
                               errorCode: try error?.string("code"), errorMessage: try error?.string("message"), at: try l.string("at"))
         }
         self.init(id: try r.string("id"), address: try r.string("address"), version: try r.string("version"),

@@ -63,7 +63,7 @@ public struct RolloutController: Sendable {
         let startedAt = Timestamp.now().iso8601
         let id = "r" + startedAt.filter { $0.isNumber } .prefix(14) + "-" + candidate.prefix(8)
         let waves = configuration.waves.waves(Array(live.keys))
-        var machine = RolloutStateMachine(candidate: candidate, previous: stable.digest, waves: waves, settings: configuration.settings)
+        var machine = RolloutStateMachine(id: id, candidate: candidate, previous: stable.digest, waves: waves, settings: configuration.settings)
         let lease = try await store.grantLease(ttlSeconds: configuration.leaseTTLSeconds)
         let lock = RolloutLock(id: id, candidate: candidate, startedAt: startedAt, by: configuration.by)
         var record = RolloutRecord(id: id, candidate: candidate, previous: stable.digest, startedAt: startedAt, by: configuration.by,

@@ -54,6 +54,8 @@ public struct RolloutStateMachine: Sendable {
         case finished(Outcome)
     }
 
+    /// The rollout's id, which its targets carry and hosts report with a refusal.
+    public let id: String
     public let candidate: String
     public let previous: String
     public let settings: Settings
@@ -65,7 +67,8 @@ public struct RolloutStateMachine: Sendable {
     public private(set) var targeted: [String] = []
     private var state: State = .idle
 
-    public init(candidate: String, previous: String, waves: [[String]], settings: Settings) {
+    public init(id: String, candidate: String, previous: String, waves: [[String]], settings: Settings) {
+        self.id = id
         self.candidate = candidate
         self.previous = previous
         self.waves = waves
@@ -151,11 +154,11 @@ public struct RolloutStateMachine: Sendable {
         if let lost = targeted.first(where: { hosts[$0] == nil }) {
             return rollBack("host \"\(lost)\" was lost during wave \(wave + 1): its key under hosts/ vanished", aborted: false, now: now)
         }
-        for id in waves[wave] {
-            guard let status = hosts[id] else { continue }
-            if let reload = status.lastReload, reload.refused, reload.digest == candidate {
+        for host in waves[wave] {
+            guard let status = hosts[host] else { continue }
+            if let reload = status.lastReload, reload.refused, reload.digest == candidate, reload.rollout == id {
                 let error = reload.errorCode.map { "\($0): \(reload.errorMessage ?? "")" } ?? "no error given"
-                return rollBack("host \"\(id)\" refused the candidate in wave \(wave + 1): \(error)", aborted: false, now: now)
+                return rollBack("host \"\(host)\" refused the candidate in wave \(wave + 1): \(error)", aborted: false, now: now)
             }
         }
         let waiting = waves[wave].filter { id in hosts[id].map { !($0.manifestDigest == candidate && $0.ready) } ?? true }

@@ -7,10 +7,8 @@ import PlugboardTestSupport
 /// A real `plugboard serve` started by a test: the package's own executable, on a free
 /// loopback port, with its standard error kept in a file for failure messages.
 ///
-/// Spawned with `posix_spawn`, an empty signal mask and default signal actions, as a
-/// service manager starts a daemon: a child inherits the mask of the thread that spawns
-/// it, and a test runner's worker threads block SIGTERM (Foundation's `Process` passes
-/// that mask on), which would test the test runner's state instead of the server's.
+/// Spawned as a service manager starts a daemon (``ChildProcess``): an empty signal mask
+/// and default signal actions.
 final class ServeProcess: @unchecked Sendable {
     // @unchecked Sendable: `exitStatus` is only read and written under `lock`.
     let pid: pid_t
@@ -104,34 +102,11 @@ final class ServeProcess: @unchecked Sendable {
 
     private static func spawn(_ program: String, _ arguments: [String], environment: [String: String],
                               stdout: Int32, stderrPath: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+        do throws(ChildProcessError) {
+            return try ChildProcess.spawn(program, arguments, environment: environment, stdout: .descriptor(stdout),
+                                          stderr: .file(stderrPath, append: false))
+        } catch {
+            throw TestFailure(error.description)
         }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
-        guard result == 0 else { throw TestFailure("could not start \(program): \(String(cString: strerror(result)))") }
-        return pid
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import PlugboardTestSupport
 
 /// A server program the tests start on a loopback port and stop when the test process
 /// ends (moto_server, the misbehaving S3 stub).
@@ -49,21 +50,8 @@ final class ServerProcess: @unchecked Sendable {
 
     /// A port that was free a moment ago.
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard bound else { throw TestFailure("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard let port = LoopbackSocket.freePort() else { throw TestFailure("could not bind a loopback port") }
+        return port
     }
 
     static func canConnect(port: Int) -> Bool {

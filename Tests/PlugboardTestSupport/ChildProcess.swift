@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starting the servers the tests run (`plugboard serve`, etcd) as a service manager
+/// starts a daemon: `posix_spawn` with an empty signal mask and default signal actions. A
+/// child inherits the mask of the thread that spawns it, and a test runner's worker
+/// threads block SIGTERM (Foundation's `Process` passes that mask on), which would test
+/// the test runner's state instead of the server's.
+public enum ChildProcess {
+    /// Where one of the child's output descriptors goes.
+    public enum Output: Sendable {
+        /// A descriptor of this process (a pipe's write end), duplicated onto it.
+        case descriptor(Int32)
+        /// A file, created if needed, emptied first or appended to.
+        case file(String, append: Bool)
+        /// Wherever the child's standard output goes (for standard error).
+        case standardOutput
+    }
+
+    /// Spawns `program` (a path) with `arguments` and exactly `environment`; standard
+    /// input is /dev/null. Returns the child's pid, for the caller to signal and reap.
+    public static func spawn(_ program: String, _ arguments: [String], environment: [String: String],
+                             stdout: Output, stderr: Output) throws(ChildProcessError) -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        for (target, output) in [(Int32(1), stdout), (Int32(2), stderr)] {
+            switch output {
+            case .descriptor(let fd): posix_spawn_file_actions_adddup2(&actions, fd, target)
+            case .file(let path, let append):
+                posix_spawn_file_actions_addopen(&actions, target, path, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0o644)
+            case .standardOutput: posix_spawn_file_actions_adddup2(&actions, 1, target)
+            }
+        }
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
+        guard result == 0 else { throw ChildProcessError("could not start \(program): \(String(cString: strerror(result)))") }
+        return pid
+    }
+
+    /// This process's environment, read from `environ` (without Foundation).
+    public static var environment: [String: String] {
+        var out: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                out[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return out
+    }
+}
+
+/// Why a child could not be started.
+public struct ChildProcessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
