@@ -91,9 +91,12 @@ let package = Package(
         // lease kept alive, the fleet URL) over etcd's JSON gateway with PlainHTTPClient:
         // HTTP/1.1 and JSON, no gRPC library. The fleet's store.
         .target(name: "PlugboardEtcd", dependencies: [api, "PlugboardHost", "PlugboardHTTPClient", "PlugboardBytes", "PlugboardConcurrency"]),
+        // The fleet (docs/FLEET.md): the key layout, the host's agent, the rollout's state
+        // machine and controller, over a store protocol (etcd, or in memory for tests).
+        .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency", "PlugboardEtcd"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardConcurrency", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
-                                                    "PlugboardS3Server"]),
+                                                    "PlugboardS3Server", "PlugboardEtcd", "PlugboardFleet"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
         .target(name: "MemoryStorage", dependencies: [api, "InMemoryStorage", "PlugboardConcurrency"],
@@ -160,6 +163,9 @@ let package = Package(
         // PlugboardTestSupport; skipped without etcd).
         .testTarget(name: "PlugboardEtcdTests", dependencies: [api, "PlugboardEtcd", "PlugboardHost", "PlugboardHTTPClient", "PlugboardConcurrency",
                                                              "PlugboardTestSupport"]),
+        // The rollout's state machine, the waves, the records and the host's agent over the
+        // in-memory store.
+        .testTarget(name: "PlugboardFleetTests", dependencies: [api, "PlugboardFleet", "PlugboardHost", "PlugboardTestSupport"]),
         // The S3 front end in process (signatures, aws-chunked, XML, operations over
         // InMemoryStorage); the real clients run against `plugboard serve` in Tests/e2e.
         .testTarget(name: "PlugboardS3ServerTests", dependencies: [api, "PlugboardS3Server", "PlugboardBytes", "PlugboardHTTP", "PlugboardHost",

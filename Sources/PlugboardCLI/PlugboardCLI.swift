@@ -1,4 +1,6 @@
 import PlugboardAPI
+import PlugboardEtcd
+import PlugboardFleet
 import PlugboardHost
 import PlugboardServer
 
@@ -48,6 +50,9 @@ public enum PlugboardCLI {
             case ["publish"]: return try await PublishCommand.run(ctx)
             case ["preflight"]: return try await PreflightCommand.run(ctx)
             case ["completion"]: return try CompletionCommand.run(ctx)
+            case ["fleet", "status"]: return try await FleetCommand.status(ctx)
+            case ["fleet", "set"]: return try await FleetCommand.set(ctx)
+            case ["fleet", "rollout"]: return try await FleetCommand.rollout(ctx)
             default:
                 throw UsageError.make("command \"\(parsed.path.joined(separator: " "))\" cannot be run on its own",
                                       hint: UsageError.helpHint(parsed.path))
@@ -81,7 +86,8 @@ public enum PlugboardCLI {
     /// 2 for usage and manifest-level errors (and a server that would expose its admin
     /// API without a token), 1 for everything else.
     static func exitStatus(for error: PlugboardError) -> Int32 {
-        error.code == .usage || error.code == .serveUnprotected || error.code == .serveWeakCredential || error.code == .watchRefused || error.code.area == "manifest" ? 2 : 1
+        error.code == .usage || error.code == .serveUnprotected || error.code == .serveWeakCredential || error.code == .watchRefused || error.code.area == "manifest"
+            || error.code == .fleetURLInvalid || error.code == .fleetWavesInvalid ? 2 : 1
     }
 
     static func printVersion(json: Bool) -> Int32 {

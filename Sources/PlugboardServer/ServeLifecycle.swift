@@ -25,6 +25,9 @@ public enum ServeLifecycle {
         public var notifySocket: String?
         /// Further APIs on addresses of their own, on the same event loops (the S3 endpoint).
         public var frontEnds: [FrontEnd] = []
+        /// The counters the server records into; given by a caller that reads them too
+        /// (a fleet host reports its error rate from them).
+        public var metrics = ServerMetrics()
 
         public init(listen: ListenAddress, server: ServerConfiguration, shutdownTimeoutSeconds: Double,
                     apiToken: String?, adminToken: String?, notifySocket: String? = nil) {
@@ -97,7 +100,7 @@ public enum ServeLifecycle {
         var configuration = options.server
         configuration.host = options.listen.host
         configuration.port = options.listen.port
-        let metrics = ServerMetrics()
+        let metrics = options.metrics
         let connections = OpenConnections()
         let frontEnds = options.frontEnds.map { frontEnd in
             (frontEnd, frontEnd.makeHandler(host, logger.with("component", .string(frontEnd.name.lowercased()))))

@@ -52,6 +52,8 @@ import Testing
                                   highest-ranked one).
           serve                   Serve the bound ObjectStorage over HTTP until SIGTERM
                                   or SIGINT.
+          fleet                   Run a fleet of hosts that serve from etcd: status, the
+                                  stable manifest, rollouts in waves.
           reload                  Ask a running plugboard serve to reload its manifest,
                                   and print the outcome.
           publish                 Put a built plugin in an S3 store by its digest, and

@@ -31,22 +31,17 @@ keeping its folder and printing the last lines of every log. The exit status is 
 number of failed steps. Needs haproxy (Debian's, on the PATH or in /usr/sbin), and
 moto[server], boto3 and awscli in the package's .venv (Tests/e2e/gateway-fleet.sh checks).
 """
-import csv
 import hashlib
-import io
 import json
 import os
-import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
-from e2e_runner import free_port, stop_process
+from e2e_runner import check_wanted, run_steps, stop_each, stop_process
+from haproxy import HAProxy
 from hot_swap import start_moto
 from s3_tools import (ACCESS_KEY, MIB, REGION, REPO, SECRET_KEY, Failure, Server, aws_env, boto3_client, check, files_under,
                       stopped_cleanly, tool, write_big, write_tree)
@@ -92,94 +87,15 @@ def error_code(call):
     raise Failure("expected an S3 error, the request succeeded")
 
 
-# HAProxy's `option httplog` line: client [accept date] frontend backend/server
-# TR/Tw/Tc/Tr/Ta status bytes cookies termination-state act/fe/be/srv/retries queues "request".
-HTTPLOG = re.compile(r'^\S+ \[[^\]]+\] \S+ \S+/(\S+) [-+\d/]+ (-?\d+) \+?\d+ \S+ \S+ (\S{4}) [+\d/]+ \d+/\d+ "(\S+) (\S+)[^"]*"$')
-
-
-class LogLine:
-    def __init__(self, m):
-        self.server, self.status, self.termination = m.group(1), int(m.group(2)), m.group(3)
-        self.method, self.target = m.group(4), m.group(5)
-
-    def failed(self):
-        """An answer the client saw as an error: none (-1), or a 5xx."""
-        return self.status < 0 or self.status >= 500
-
-
-class HAProxy:
-    """Debian's haproxy in the foreground with docs/examples/haproxy-gateway.cfg as it is,
-    the addresses in its environment; its log (standard output) in haproxy.log."""
-
-    def __init__(self, work, hosts):
-        self.work = work
-        self.socket_path = os.path.join(work, "haproxy.sock")
-        self.log_path = os.path.join(work, "haproxy.log")
-        haproxy = tool("haproxy")
-        for _ in range(3):
-            self.port = free_port()
-            env = dict(os.environ, GATEWAY_BIND="127.0.0.1:%d" % self.port, GATEWAY_STATS_SOCKET=self.socket_path)
-            for i, host in enumerate(hosts, 1):
-                env["GATEWAY_HOST%d_S3" % i] = "127.0.0.1:%d" % host.s3_port
-                env["GATEWAY_HOST%d_CHECK_PORT" % i] = str(host.port)
-            self.proc = subprocess.Popen([haproxy, "-db", "-f", HAPROXY_CONFIG], env=env, cwd=work,
-                                         stdout=open(self.log_path, "w"), stderr=open(os.path.join(work, "haproxy.err"), "w"))
-            try:
-                self.wait(lambda: all(s["status"] == "UP" and s["check_status"] == "L7OK" for s in self.servers().values()),
-                          "every host UP after an L7OK health check", 30)
-                self.endpoint = "http://127.0.0.1:%d" % self.port
-                return
-            except Failure:
-                if self.proc.poll() is None:
-                    raise
-                stop_process(self.proc, 5)   # most likely the port was taken meanwhile: another one
-        with open(os.path.join(work, "haproxy.err")) as f:
-            raise Failure("haproxy did not start: %s" % f.read()[-1500:])
-
-    def wait(self, condition, what, timeout):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            check(self.proc.poll() is None, "haproxy exited with %s while waiting for %s" % (self.proc.returncode, what))
-            try:
-                if condition():
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise Failure("haproxy: no %s within %d s" % (what, timeout))
-
-    def command(self, text):
-        """One command on the runtime API socket; its answer."""
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(10)
-            s.connect(self.socket_path)
-            s.sendall(text.encode() + b"\n")
-            chunks = []
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        return b"".join(chunks).decode()
-
-    def servers(self):
-        """`show stat` of the backend's servers: name -> row."""
-        text = self.command("show stat").lstrip("# ")
-        rows = csv.DictReader(io.StringIO(text))
-        return {row["svname"]: row for row in rows if row["pxname"] == "plugboard_s3" and row["svname"] != "BACKEND"}
-
-    def counters(self):
-        """The backend's retries, redispatches and errors so far (`show stat`, row BACKEND)."""
-        text = self.command("show stat").lstrip("# ")
-        row = [r for r in csv.DictReader(io.StringIO(text)) if r["pxname"] == "plugboard_s3" and r["svname"] == "BACKEND"][0]
-        return {name: int(row[name] or 0) for name in ("stot", "wretr", "wredis", "eresp", "srv_abrt", "cli_abrt", "econ")}
-
-    def log(self):
-        with open(self.log_path) as f:
-            return [LogLine(m) for m in map(HTTPLOG.match, f.read().splitlines()) if m]
-
-    def stop(self):
-        return stop_process(self.proc, 10, signal.SIGUSR1)   # SIGUSR1: a soft stop
+def gateway_haproxy(work, hosts):
+    """HAProxy with docs/examples/haproxy-gateway.cfg, each host's S3 and check port given."""
+    def environment(port):
+        env = {"GATEWAY_BIND": "127.0.0.1:%d" % port}
+        for i, host in enumerate(hosts, 1):
+            env["GATEWAY_HOST%d_S3" % i] = "127.0.0.1:%d" % host.s3_port
+            env["GATEWAY_HOST%d_CHECK_PORT" % i] = str(host.port)
+        return env
+    return HAProxy(work, HAPROXY_CONFIG, "plugboard_s3", environment, "GATEWAY_STATS_SOCKET")
 
 
 class Fleet:
@@ -200,27 +116,19 @@ class Fleet:
             folder = os.path.join(work, "host%d" % i)
             os.mkdir(folder)
             self.hosts.append(Server(folder, manifest, args=["--no-watch"], env=MOTO_ENV))
-        self.haproxy = HAProxy(work, self.hosts)
+        self.haproxy = gateway_haproxy(work, self.hosts)
         self.clients = [boto3_client(h.endpoint) for h in self.hosts]
         self.via = boto3_client(self.haproxy.endpoint)
+        return "moto at %s, hosts on S3 ports %s, HAProxy at %s" % (
+            self.moto_endpoint, ", ".join(str(h.s3_port) for h in self.hosts), self.haproxy.endpoint)
 
     def stop(self):
         """Stops everything, then fails naming what did not stop cleanly (a host that did
         not exit 0 on SIGTERM)."""
-        failures = []
-
-        def attempt(what, action):
-            try:
-                action()
-            except Exception as e:
-                failures.append("%s: %s" % (what, e))
-        if self.haproxy:
-            attempt("haproxy", self.haproxy.stop)
-        for i, host in enumerate(self.hosts):
-            attempt("host%d" % (i + 1), host.stop if i in self.killed else (lambda h=host: stopped_cleanly(h)))
-        if self.moto_proc:
-            attempt("moto", lambda: stop_process(self.moto_proc, 10))
-        check(not failures, "; ".join(failures))
+        stop_each([("haproxy", self.haproxy and self.haproxy.stop)]
+                  + [("host%d" % (i + 1), host.stop if i in self.killed else (lambda h=host: stopped_cleanly(h)))
+                     for i, host in enumerate(self.hosts)]
+                  + [("moto", self.moto_proc and (lambda: stop_process(self.moto_proc, 10)))])
 
     def tails(self):
         logs = ["host%d/serve.err" % i for i in range(1, HOSTS + 1)] + ["host2-again/serve.err", "haproxy.log", "haproxy.err", "moto.err",
@@ -471,55 +379,10 @@ STEPS = [
 
 def main():
     wanted = sys.argv[2:]
-    known = [name for name, _ in STEPS]
-    unknown = [w for w in wanted if w not in known]
-    if unknown:
-        print("unknown step %s; known: %s" % (", ".join(unknown), ", ".join(known)), file=sys.stderr)
-        sys.exit(2)
+    check_wanted(STEPS, wanted, "step")
     if wanted and "multipart" not in wanted:
         wanted = ["multipart"] + wanted   # it makes the bucket the others use
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    work = tempfile.mkdtemp(prefix="plugboard-gateway-fleet-")
-    started = time.time()
-    failed, fleet, ran = 0, None, 0
-    try:
-        try:
-            fleet = Fleet(work)
-            fleet.start()
-            print("fleet: moto at %s, hosts on S3 ports %s, HAProxy at %s (%.1f s to start)" % (
-                fleet.moto_endpoint, ", ".join(str(h.s3_port) for h in fleet.hosts), fleet.haproxy.endpoint, time.time() - started), flush=True)
-            for name, step in STEPS:
-                if wanted and name not in wanted:
-                    continue
-                ran += 1
-                step_started = time.time()
-                try:
-                    summary = step(fleet)
-                    print("PASS %-10s %5.1f s  %s" % (name, time.time() - step_started, summary), flush=True)
-                except Exception as e:
-                    failed += 1
-                    print("FAIL %-10s %5.1f s  %s" % (name, time.time() - step_started, e), flush=True)
-                    break
-        except Exception as e:
-            failed += 1
-            print("FAIL %-10s %5.1f s  %s" % ("fleet", time.time() - started, e), flush=True)
-        finally:
-            if fleet:
-                try:
-                    fleet.stop()
-                except Exception as e:
-                    failed += 1
-                    print("FAIL %-10s stopping the fleet: %s" % ("stop", e), flush=True)
-    finally:
-        if failed:
-            if fleet:
-                fleet.tails()
-            print("gateway_fleet: FAILED after %.1f s; files kept in %s" % (time.time() - started, work), flush=True)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-            print("gateway_fleet: %d steps passed in %.1f s" % (ran, time.time() - started), flush=True)
-    sys.exit(failed)
-
+    run_steps("gateway_fleet", STEPS, wanted, Fleet, "plugboard-gateway-fleet-", width=10)
 
 if __name__ == "__main__":
     main()

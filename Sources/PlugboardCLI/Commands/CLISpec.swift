@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardFleet
 import PlugboardHost
 import PlugboardHTTP
 import PlugboardServer
@@ -27,6 +28,9 @@ enum CLISpec {
                default: "$XDG_CACHE_HOME/plugboard, else ~/.cache/plugboard", completion: .directory),
         .flag("version", help: "Print the version and exit."),
     ]
+
+    /// `--fleet`, which every fleet command needs.
+    static let fleetOption = OptionSpec.value("fleet", "URL", help: "The fleet: etcd://HOST:PORT[,HOST:PORT...]/PREFIX.")
 
     static let root = CommandSpec(
         name: "plugboard",
@@ -114,7 +118,39 @@ enum CLISpec {
                             .value("s3-domain", "DOMAIN", help: "Accept virtual-hosted S3 requests: Host BUCKET.DOMAIN names the bucket (path style works either way)."),
                             .flag("watch", help: "Hot swap on for this run, watching the manifest and plugin files, whatever hotSwap.enabled says (refused in production without hotSwap.allowInProduction)."),
                             .flag("no-watch", help: "Do not watch files; SIGHUP, POST /v1/admin/reload and plugboard reload still reload when hot swap is on."),
+                            .value("fleet", "URL", help: "Run as a host of the fleet etcd://HOST:PORT[,HOST:PORT...]/PREFIX: the manifest comes from etcd (the host's target, else the stable one), each new one is a hot-swap reload, and the host reports its status under PREFIX/hosts/ID (docs/FLEET.md). Excludes --manifest, --watch and --no-watch."),
+                            .value("host-id", "ID", help: "The host's id in the fleet: letters, digits, dots, dashes, underscores and colons.", default: "HOSTNAME:PORT of --listen"),
+                            .value("fleet-state", "PATH", help: "Where a fleet host keeps the manifest it runs and the last one that applied, to start from while etcd is down.",
+                                   default: "CACHE-DIR/fleet/ID", completion: .directory),
                         ]),
+            CommandSpec(name: "fleet", abstract: "Run a fleet of hosts that serve from etcd: status, the stable manifest, rollouts in waves.",
+                        discussion: "FLEET is etcd://HOST:PORT[,HOST:PORT...]/PREFIX; docs/FLEET.md describes the keys under PREFIX. Exit status: 0 on success, 1 when the operation failed (etcd unreachable, a rollout refused or rolled back), 2 for bad usage, an invalid URL or --waves, or a manifest that does not parse.",
+                        subcommands: [
+                            CommandSpec(name: "status", abstract: "Show the stable manifest, every live host and the current or last rollout.",
+                                        discussion: "One line per live host: id, address, manifest digest, generation, readiness, the last reload's outcome, 5xx answers over object requests since that reload, and whether it lags (runs another manifest than its desired one) or refused its desired one; then hosts that are gone mid-rollout, and the rollout. With --json: {\"stable\", \"hosts\": [...], \"gone\", \"rollout\"}.",
+                                        options: [fleetOption],
+                                        globals: ["json", "log-level", "log-format", "version"]),
+                            CommandSpec(name: "set", abstract: "Make MANIFEST the stable manifest every host runs, without waves.",
+                                        discussion: "Checks that MANIFEST parses, stores it under PREFIX/manifests/SHA256 and points PREFIX/stable at it; every host reloads to it. Refused while a rollout runs (fleet.rollout_in_progress names it).",
+                                        options: [fleetOption],
+                                        arguments: [ArgumentSpec(name: "MANIFEST", help: "The manifest file; in a fleet, plugins are products, absolute paths or remote sources.", optional: false)],
+                                        globals: ["json", "log-level", "log-format", "version"]),
+                            CommandSpec(name: "rollout", abstract: "Roll MANIFEST out in waves, rolling every host back by itself if one wave fails.",
+                                        discussion: "Hosts live at the start are taken sorted by id; each wave is a cumulative count or percentage of them (rounded up), and a last wave of every host left is implied. For each wave the hosts' targets point at MANIFEST; once each host of the wave reports it applied and ready, the wave bakes for --bake seconds with its error rate (5xx over object requests since the reload) at most --max-error-rate; then the next wave, and at the end MANIFEST becomes stable. A refusal, a wave that takes longer than --wave-timeout, a lost host or an error rate over the bound sends every host reached back to the previous manifest, and exits 1 naming the host and what failed. One rollout at a time: a second is refused, naming the first. Hosts that join during a rollout run the stable manifest until it ends. Progress goes to standard output (standard error with --json, whose report is the rollout's record).",
+                                        options: [
+                                            fleetOption,
+                                            .value("waves", "LIST", help: "The waves: cumulative host counts and percentages, comma-separated.", default: WavePlan.defaultText),
+                                            .value("bake", "SECONDS", help: "How long each wave runs under watch before the next.", default: seconds(FleetCommand.defaultBakeSeconds)),
+                                            .value("max-error-rate", "FRACTION", help: "The highest share of a wave's object requests that may fail with 5xx while it bakes.",
+                                                   default: String(FleetCommand.defaultMaxErrorRate)),
+                                            .value("wave-timeout", "SECONDS", help: "How long a wave's hosts have to apply the manifest and be ready (and, in a rollback, to return).",
+                                                   default: seconds(FleetCommand.defaultWaveTimeoutSeconds)),
+                                            .flag("abort", help: "Stop the running rollout instead: its hosts go back to the previous manifest."),
+                                        ],
+                                        arguments: [ArgumentSpec(name: "MANIFEST", help: "The manifest to roll out (not with --abort).", optional: true)],
+                                        globals: ["json", "log-level", "log-format", "version"]),
+                        ],
+                        globals: ["json", "log-level", "log-format", "version"]),
             CommandSpec(name: "reload", abstract: "Ask a running plugboard serve to reload its manifest, and print the outcome.",
                         discussion: "Sends POST /v1/admin/reload with PLUGBOARD_ADMIN_TOKEN as the bearer token and waits for the outcome. Exits 0 when the reload was applied or nothing had changed, 1 when it was refused (the running generation keeps serving) or the server cannot be reached, 2 for bad usage.",
                         options: [.value("url", "URL", help: "The server's address.", default: "http://127.0.0.1:8080")],

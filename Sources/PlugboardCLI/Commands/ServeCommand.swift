@@ -15,6 +15,7 @@ enum ServeCommand {
     static let handlerStarts = ["at-once", "immediate", "pool"]
 
     static func run(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
+        if ctx.parsed.value("fleet") != nil { return try await runFleet(ctx) }
         // Read once, here: --s3-listen takes the manifest's key pairs from it (at start; a
         // reload does not change them). A manifest error waits until a flag error had its turn.
         let loaded = Result { () throws(PlugboardError) -> Manifest in try Manifest.load(path: ctx.hostConfiguration.manifestPath) }
@@ -36,15 +37,19 @@ enum ServeCommand {
         let host = try await PluginHost.start(configuration)
         let json = ctx.json
         return try await ServeLifecycle.run(host: host, options: options, logger: ctx.logger) { url, frontEnds in
-            // The first line either way, so that a script can wait for it: with --json one
-            // object, the S3 endpoint's URL in it; as text, one more line per front end.
-            if json {
-                Output.write(JSONOutput.object([("listening", .string(url))] + frontEnds.map { ("\($0.name.lowercased())Listening", .string($0.url)) })
-                                 .render(pretty: false) + "\n", to: 1)
-            } else {
-                Output.write("plugboard serve: listening on \(url)\n" + frontEnds.map { "plugboard serve: \($0.name) API listening on \($0.url)\n" }.joined(),
-                             to: 1)
-            }
+            announce(url, frontEnds, json: json)
+        }
+    }
+
+    /// The first line either way, so that a script can wait for it: with --json one
+    /// object, the S3 endpoint's URL in it; as text, one more line per front end.
+    static func announce(_ url: String, _ frontEnds: [(name: String, url: String)], json: Bool) {
+        if json {
+            Output.write(JSONOutput.object([("listening", .string(url))] + frontEnds.map { ("\($0.name.lowercased())Listening", .string($0.url)) })
+                             .render(pretty: false) + "\n", to: 1)
+        } else {
+            Output.write("plugboard serve: listening on \(url)\n" + frontEnds.map { "plugboard serve: \($0.name) API listening on \($0.url)\n" }.joined(),
+                         to: 1)
         }
     }
 

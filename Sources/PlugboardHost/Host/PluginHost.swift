@@ -52,6 +52,10 @@ public final class PluginHost: Sendable {
         /// must do as this process does (the CLI passes its `--log-format`). Its
         /// environment is ``processEnvironment``, and nothing else.
         public var preflightArguments: [String] = []
+        /// `serve --fleet`: the manifest at ``manifestPath`` is written by the fleet agent,
+        /// which reloads after each write; hot swap is on (reloads, no watchers) whatever
+        /// the manifest and the environment say (docs/FLEET.md).
+        public var fleetManaged = false
 
         public init(manifestPath: String, environment: Environment? = nil, cacheDirectory: String? = nil,
                     processEnvironment: [String: String] = [:], productSearchPath: [String]? = nil,

@@ -37,7 +37,10 @@ extension PluginHost {
 
     /// This run's mode, from the manifest running now.
     public var hotSwapMode: HotSwapMode {
-        (try? Self.hotSwapMode(manifest.hotSwap, environment: environment, watchOverride: configuration.watchOverride))
+        // A fleet host's manifest changes only through the fleet (a rollout's waves and
+        // preflights, `fleet set`), which is its consent to reload in any environment.
+        if configuration.fleetManaged { return HotSwapMode(enabled: true, watching: false, reason: nil) }
+        return (try? Self.hotSwapMode(manifest.hotSwap, environment: environment, watchOverride: configuration.watchOverride))
             ?? HotSwapMode(enabled: false, watching: false, reason: "hot swap is off in production (hotSwap.allowInProduction is false)")
     }
 

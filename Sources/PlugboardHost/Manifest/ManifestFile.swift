@@ -4,8 +4,8 @@ import PlugboardBytes
 
 /// Reads a manifest file's bytes, refusing what is not a readable regular file of
 /// bounded size before reading it.
-enum ManifestFile {
-    static func read(path: String, maxBytes: Int) throws(PlugboardError) -> [UInt8] {
+public enum ManifestFile {
+    public static func read(path: String, maxBytes: Int) throws(PlugboardError) -> [UInt8] {
         let shown = ConfigValue.string(path).description
         guard !path.isEmpty, !path.utf8.contains(0) else {
             throw PlugboardError(.manifestNotFound, "manifest file \(shown) does not exist",

@@ -34,6 +34,19 @@ public final class ServerMetrics: Sendable {
         }
     }
 
+    /// Object requests answered (the object and listing routes), and how many of them
+    /// with a status of 500 or above: what a fleet host reports as its error rate.
+    public func objectTotals() -> (requests: Int, errors: Int) {
+        let objectRoutes = [Route.labelIndex("object"), Route.labelIndex("listing")].compactMap { $0 }
+        let all = state.withLock { Self.allRequests($0) }
+        var requests = 0, errors = 0
+        for (packed, count) in all where objectRoutes.contains(packed >> 24) {
+            requests += count
+            if packed & 0xFFFF >= 500 { errors += count }
+        }
+        return (requests, errors)
+    }
+
     /// Known methods keep their name as a label; anything else is `other`, so that a
     /// client cannot grow the label set without bound.
     private static let methods: [String] = ["GET", "HEAD", "PUT", "DELETE", "POST", "PATCH", "OPTIONS"]

@@ -69,13 +69,18 @@ final class ServerProcess: @unchecked Sendable {
     /// Waits (up to `timeoutMilliseconds`) until standard error holds `text`, as a line the
     /// server logs when something happened; whether it came. The file is read again every
     /// 20 ms: the log is a file, which has no event to wait on.
-    func waitForStderr(containing text: String, timeoutMilliseconds: Int64 = 60_000) -> Bool {
+    func waitForStderr(containing text: String, times: Int = 1, timeoutMilliseconds: Int64 = 60_000) -> Bool {
         let deadline = CommandRunner.monotonicMilliseconds() + timeoutMilliseconds
-        while !stderr.contains(text) {
+        while stderrLines(containing: text) < times {
             guard CommandRunner.monotonicMilliseconds() < deadline else { return false }
             usleep(20_000)
         }
         return true
+    }
+
+    /// How many lines of standard error hold `text`.
+    func stderrLines(containing text: String) -> Int {
+        stderr.split(separator: "\n").filter { $0.contains(text) }.count
     }
 
     func client() throws -> RawClient { try RawClient(port: port) }
@@ -120,7 +125,9 @@ final class ServerProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, sandbox.path("stderr.txt"), O_WRONLY | O_CREAT | O_APPEND, 0o644)
         let executable = CommandRunner.executable
-        let argv = ([executable] + arguments + ["--manifest", sandbox.path("plugins.json"), "--cache-dir", sandbox.cacheDirectory])
+        // A fleet host takes its manifest from etcd, and refuses --manifest.
+        let manifest = arguments.contains("--fleet") ? [] : ["--manifest", sandbox.path("plugins.json")]
+        let argv = ([executable] + arguments + manifest + ["--cache-dir", sandbox.cacheDirectory])
             .map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for p in argv + envp { free(p) } }
