@@ -216,11 +216,12 @@ struct RemoteSourceTests {
         await host.shutdown()
     }
 
-    @Test func httpsSource_isRefusedNamingTheLimitation() async throws {
-        let (host, _) = try await Self.start(source: "https://127.0.0.1:1/libMemoryStorage.so", sha256: try Self.sha256(Self.plugin),
-                                             environment: [:])
+    @Test func httpsSource_withNothingListening_isUnreachable() async throws {
+        let closed = "https://127.0.0.1:\(try ServerProcess.freePort())/libMemoryStorage.so"
+        let (host, _) = try await Self.start(source: closed, sha256: try Self.sha256(Self.plugin), environment: [:])
         let error = try #require(host.records.first?.error)
-        #expect(error.code == .sourceUnsupported && error.message.contains("https"), "\(error)")
+        #expect(error.code == .sourceUnreachable && error.message.contains(closed), "\(error)")
+        #expect(error.detail?.contains("https://127.0.0.1") == true && error.detail?.contains("4 attempts") == true, "\(error)")
     }
 
     @Test func publish_printsAnEntryThatLoads_andSkipsWhatIsThere() async throws {
