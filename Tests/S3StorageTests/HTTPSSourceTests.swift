@@ -60,6 +60,41 @@ struct HTTPSSourceTests {
         #expect(RemoteSourceTests.entries(cache).isEmpty)
     }
 
+    @Test func redirect_isNotFollowed_butReportedAsTheStoresAnswer() async throws {
+        let (front, url) = try Self.files.get()
+        let moved = url.replacingOccurrences(of: "libMemoryStorage.so", with: "moved.so")
+        let sha = try RemoteSourceTests.sha256(RemoteSourceTests.plugin)
+        let (host, _) = try await RemoteSourceTests.start(source: moved, sha256: sha, environment: ["SSL_CERT_FILE": front.certificate])
+        let error = try #require(host.records.first?.error)
+        #expect(error.code == .sourceFailed && error.message.contains("302"), "\(error)")
+    }
+
+    @Test func publish_throughAnHTTPSEndpoint_putsAnEntryThatLoads() async throws {
+        let server = try MotoServer.get()
+        let bucket = try server.makeBucket("https-publish")
+        let front = try TLSFront(upstreamPort: server.port)
+        var environment = RemoteSourceTests.environment(endpoint: "https://127.0.0.1:\(front.port)")
+        environment["SSL_CERT_FILE"] = front.certificate
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "\(BuildProducts.folder)/plugboard")
+        child.arguments = ["publish", RemoteSourceTests.plugin, "s3://\(bucket)/builds/", "--json"]
+        child.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        let output = Pipe()
+        child.standardOutput = output
+        try child.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 0, "\(String(decoding: data, as: UTF8.self))")
+        let printed = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let entry = try #require(printed["entry"] as? [String: String])
+        #expect(printed["uploaded"] as? Bool == true)
+        let (host, _) = try await RemoteSourceTests.start(source: entry["source"] ?? "", sha256: entry["sha256"] ?? "", environment: environment)
+        #expect(host.records.first?.state == .active, "\(host.records.first?.error.map { "\($0)" } ?? "")")
+        await host.shutdown()
+        let log = try String(contentsOfFile: "\(front.folder)/access.log", encoding: .utf8)
+        #expect(log.contains("HEAD /\(bucket)/") && log.contains("PUT /\(bucket)/") && log.contains("GET /\(bucket)/"), "\(log)")
+    }
+
     @Test func s3Source_throughAnHTTPSEndpoint_isSignedFetchedAndLoads() async throws {
         let server = try MotoServer.get()
         let (_, source) = try RemoteSourceTests.published(server, label: "https")
@@ -160,6 +195,7 @@ struct TLSFront: Sendable {
                     listen 127.0.0.1:\(port) ssl;
                     ssl_certificate \(folder)/cert.pem;
                     ssl_certificate_key \(folder)/key.pem;
+                    location = /moved.so { return 302 /libMemoryStorage.so; }
                     location / {
                         proxy_pass http://127.0.0.1:\(upstreamPort);
                         proxy_set_header Host $http_host;

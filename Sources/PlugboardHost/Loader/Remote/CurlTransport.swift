@@ -65,17 +65,18 @@ struct CurlTransport: Sendable {
         case .success(let loaded): library = loaded
         case .failure(let failure): return .failure(failure)
         }
-        guard let handle = library.easyInit() else {
-            return .failure(Failure(kind: .unavailable, text: "curl_easy_init failed"))
-        }
-        defer { library.easyCleanup(handle) }
-        let received = Received(limit: maxBodyBytes)
+        // The header list outlives the handle that points at it (freed after the cleanup).
         var list: OpaquePointer?
         defer { library.slistFreeAll(list) }
         // An empty Expect: a PUT waits for no 100 Continue.
         for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
             list = line.withCString { library.slistAppend(list, $0) }
         }
+        guard let handle = library.easyInit() else {
+            return .failure(Failure(kind: .unavailable, text: "curl_easy_init failed"))
+        }
+        defer { library.easyCleanup(handle) }
+        let received = Received(limit: maxBodyBytes)
         var errorBuffer = [CChar](repeating: 0, count: 256)
         let context = Unmanaged.passUnretained(received).toOpaque()
         let code: Int32 = errorBuffer.withUnsafeMutableBufferPointer { errorText in

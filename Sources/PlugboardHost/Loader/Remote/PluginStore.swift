@@ -127,12 +127,22 @@ public struct PluginStore: Sendable {
     func send(_ request: HTTPRequest, source: RemoteSource, streaming: Bool,
               purpose: Purpose) throws(PlugboardError) -> (HTTPResponse, PlainHTTPTransport.ResponseBody?) {
         let secure = request.url.lowercased().hasPrefix("https://")
-        let transport = PlainHTTPTransport(timeoutSeconds: Self.timeoutSeconds, maxIdlePerHost: 1)
+        let transport = secure ? nil : PlainHTTPTransport(timeoutSeconds: Self.timeoutSeconds, maxIdlePerHost: 1)
         let curl = CurlTransport(timeoutSeconds: Int(Self.timeoutSeconds), caFile: caFile, maxBodyBytes: PluginFile.maxSize)
         var attempt = 0
         while true {
             let outcome: Result<(HTTPResponse, PlainHTTPTransport.ResponseBody?), TransportFailure>
-            if secure {
+            if let transport {
+                do {
+                    outcome = .success(try Self.wait { () async throws -> (HTTPResponse, PlainHTTPTransport.ResponseBody?) in
+                        streaming ? try await transport.open(request) : (try await transport.send(request), nil)
+                    })
+                } catch let failure as TransportFailure {
+                    outcome = .failure(failure)
+                } catch {
+                    outcome = .failure(TransportFailure(.other, "\(error)"))
+                }
+            } else {
                 switch curl.send(request) {
                 case .success(let response):
                     outcome = .success((response, nil))
@@ -142,16 +152,6 @@ public struct PluginStore: Sendable {
                     throw untrusted(request, source: source, failure, purpose: purpose)
                 case .failure(let failure):
                     outcome = .failure(failure.transportFailure)
-                }
-            } else {
-                do {
-                    outcome = .success(try Self.wait { () async throws -> (HTTPResponse, PlainHTTPTransport.ResponseBody?) in
-                        streaming ? try await transport.open(request) : (try await transport.send(request), nil)
-                    })
-                } catch let failure as TransportFailure {
-                    outcome = .failure(failure)
-                } catch {
-                    outcome = .failure(TransportFailure(.other, "\(error)"))
                 }
             }
             let retryable = RetryPolicy.isRetryable(outcome.map(\.0))
