@@ -75,17 +75,7 @@ struct HTTPSSourceTests {
         let front = try TLSFront(upstreamPort: server.port)
         var environment = RemoteSourceTests.environment(endpoint: "https://127.0.0.1:\(front.port)")
         environment["SSL_CERT_FILE"] = front.certificate
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "\(BuildProducts.folder)/plugboard")
-        child.arguments = ["publish", RemoteSourceTests.plugin, "s3://\(bucket)/builds/", "--json"]
-        child.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
-        let output = Pipe()
-        child.standardOutput = output
-        try child.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        child.waitUntilExit()
-        #expect(child.terminationStatus == 0, "\(String(decoding: data, as: UTF8.self))")
-        let printed = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let printed = try RemoteSourceTests.publish(to: bucket, environment: environment)
         let entry = try #require(printed["entry"] as? [String: String])
         #expect(printed["uploaded"] as? Bool == true)
         let (host, _) = try await RemoteSourceTests.start(source: entry["source"] ?? "", sha256: entry["sha256"] ?? "", environment: environment)
