@@ -142,6 +142,8 @@ extension HTTPSSourceTests {
 
 /// nginx terminating TLS on a free loopback port with a fresh self-signed certificate for
 /// 127.0.0.1, proxying to a plain HTTP server on `upstreamPort`; ended with the test process.
+/// One process (no master): ServerProcess kills what it started with SIGKILL, and a
+/// master's workers would outlive it.
 struct TLSFront: Sendable {
     let port: Int
     let folder: String
@@ -168,7 +170,7 @@ struct TLSFront: Sendable {
         try FileManager.default.createDirectory(atPath: "\(folder)/tmp", withIntermediateDirectories: true)
         port = try ServerProcess.freePort()
         let configuration = """
-            worker_processes 1;
+            master_process off;
             \(geteuid() == 0 ? "user root;" : "")
             pid \(folder)/nginx.pid;
             error_log \(folder)/error.log info;
