@@ -70,7 +70,8 @@ let package = Package(
         // the plugin whose code was running.
         .target(name: "CPlugboardSystem"),
         // The host: manifest, loader, plugin registry, hot swap. The CLI is a thin layer over it.
-        // A remote plugin source is fetched with the plain HTTP client, signed by SigV4.
+        // A remote plugin source is fetched with the plain HTTP client, signed by SigV4;
+        // over https with libcurl, loaded on the first https fetch (no link-time dependency).
         .target(name: "PlugboardHost", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem",
                                                       "PlugboardHTTPClient", "PlugboardSigV4"]),
         // epoll, eventfd, accept4 and the systemd notify datagram, which Glibc's Swift overlay

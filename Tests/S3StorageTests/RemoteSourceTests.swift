@@ -216,30 +216,19 @@ struct RemoteSourceTests {
         await host.shutdown()
     }
 
-    @Test func httpsSource_isRefusedNamingTheLimitation() async throws {
-        let (host, _) = try await Self.start(source: "https://127.0.0.1:1/libMemoryStorage.so", sha256: try Self.sha256(Self.plugin),
-                                             environment: [:])
+    @Test func httpsSource_withNothingListening_isUnreachable() async throws {
+        let closed = "https://127.0.0.1:\(try ServerProcess.freePort())/libMemoryStorage.so"
+        let (host, _) = try await Self.start(source: closed, sha256: try Self.sha256(Self.plugin), environment: [:])
         let error = try #require(host.records.first?.error)
-        #expect(error.code == .sourceUnsupported && error.message.contains("https"), "\(error)")
+        #expect(error.code == .sourceUnreachable && error.message.contains(closed), "\(error)")
+        #expect(error.detail?.contains("https://127.0.0.1") == true && error.detail?.contains("4 attempts") == true, "\(error)")
     }
 
     @Test func publish_printsAnEntryThatLoads_andSkipsWhatIsThere() async throws {
         let server = try MotoServer.get()
         let bucket = try server.makeBucket("publish")
         let environment = Self.environment(endpoint: server.endpoint)
-        func publish() throws -> [String: Any] {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: "\(BuildProducts.folder)/plugboard")
-            child.arguments = ["publish", Self.plugin, "s3://\(bucket)/builds/", "--json"]
-            child.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
-            let output = Pipe()
-            child.standardOutput = output
-            try child.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            child.waitUntilExit()
-            #expect(child.terminationStatus == 0, "\(String(decoding: data, as: UTF8.self))")
-            return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        }
+        func publish() throws -> [String: Any] { try Self.publish(to: bucket, environment: environment) }
         let first = try publish()
         let entry = try #require(first["entry"] as? [String: String])
         let sha = try Self.sha256(Self.plugin)
@@ -253,6 +242,23 @@ struct RemoteSourceTests {
         let (host, _) = try await Self.start(source: entry["source"] ?? "", sha256: entry["sha256"] ?? "", environment: environment)
         #expect(host.records.first?.state == .active, "\(host.records.first?.error.map { "\($0)" } ?? "")")
         await host.shutdown()
+    }
+}
+
+extension RemoteSourceTests {
+    /// What `plugboard publish PLUGIN s3://BUCKET/builds/ --json` prints, run with `environment`.
+    static func publish(to bucket: String, environment: [String: String]) throws -> [String: Any] {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "\(BuildProducts.folder)/plugboard")
+        child.arguments = ["publish", plugin, "s3://\(bucket)/builds/", "--json"]
+        child.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        let output = Pipe()
+        child.standardOutput = output
+        try child.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 0, "\(String(decoding: data, as: UTF8.self))")
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 }
 

@@ -27,4 +27,21 @@ int plugboard_crash_register_library(const void *symbol, const char *names);
 /// the crashing thread's stack, if any. Idempotent.
 void plugboard_crash_install(void);
 
+
+// libcurl's variadic curl_easy_setopt and curl_easy_getinfo, called through the pointers
+// dlsym gave (the https fetch loads libcurl only when a source needs it), with the one
+// argument type each option takes: Swift cannot call a C variadic function pointer.
+
+/// curl_easy_setopt(handle, option, (long)value).
+int plugboard_curl_setopt_long(void *setopt, void *handle, int option, long value);
+/// curl_easy_setopt(handle, option, pointer): strings, lists, callbacks' data.
+int plugboard_curl_setopt_pointer(void *setopt, void *handle, int option, const void *value);
+/// curl_easy_setopt(handle, option, (curl_off_t)value).
+int plugboard_curl_setopt_offset(void *setopt, void *handle, int option, long long value);
+/// curl_easy_setopt(handle, option, callback) for CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION.
+int plugboard_curl_setopt_callback(void *setopt, void *handle, int option,
+                                   unsigned long (*callback)(char *data, unsigned long size, unsigned long count, void *context));
+/// curl_easy_getinfo(handle, info, &value) for a long.
+int plugboard_curl_getinfo_long(void *getinfo, void *handle, int info, long *value);
+
 #endif

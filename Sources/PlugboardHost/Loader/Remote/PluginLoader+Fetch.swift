@@ -5,8 +5,9 @@ extension PluginLoader {
     /// Makes sure the cache holds `<sha256>.so` for a remote `source` and returns its path,
     /// which is then staged as any local file is (the preflight child gets that copy). A
     /// cache hit downloads nothing and needs no store; a miss downloads into a temporary
-    /// file of the cache, hashed as it streams and renamed into place only when it
-    /// matches the pin. Blocking: called while staging, off the cooperative pool.
+    /// file of the cache, hashed as it streams (over https, once it has come whole) and
+    /// renamed into place only when it matches the pin. Blocking: called while staging, off
+    /// the cooperative pool.
     public func fetch(_ source: RemoteSource, sha256: String, plugin: String) -> Result<String, PlugboardError> {
         do throws(PlugboardError) {
             if let hit = try cache.verifiedEntry(sha256: sha256) {
@@ -28,8 +29,15 @@ extension PluginLoader {
         while true {
             let request = try store.request(.get, source, purpose: purpose)
             let (response, opened) = try store.send(request, source: source, streaming: true, purpose: purpose)
-            guard (200..<300).contains(response.status), let body = opened else {
+            guard (200..<300).contains(response.status) else {
                 throw store.refusal(response, request, source: source, purpose: purpose)
+            }
+            guard let body = opened else {
+                // Over https the body came whole with the answer: one piece, then the end.
+                var pieces = [response.body]
+                return try cache.write(sha256: sha256, source: source.shown, plugin: plugin) { () throws(PlugboardError) -> [UInt8]? in
+                    pieces.popLast()
+                }
             }
             // A connection that breaks in the middle of the body is worth another attempt,
             // from the start; a digest that does not match is not.

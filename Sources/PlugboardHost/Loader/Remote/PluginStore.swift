@@ -9,14 +9,15 @@ import PlugboardCrypto
 import PlugboardHTTPClient
 import PlugboardSigV4
 
-/// The store plugin files are fetched from and published to: plain `http://` through
-/// PlugboardHTTPClient, and S3 through a SigV4-signed, path-style request against the
+/// The store plugin files are fetched from and published to: `http://` through
+/// PlugboardHTTPClient, `https://` through ``CurlTransport`` (libcurl, loaded on the first
+/// https request), and S3 through a SigV4-signed, path-style request against the
 /// endpoint the AWS settings name (``AWSEnvironment``, read from the captured process
 /// environment), with the AWS credential chain (``AWSCredentials/fromEnvironment(_:)``).
 ///
 /// Its methods block the calling thread (staging runs on a blocking thread, `publish` on
 /// the CLI's): the sockets are PlainHTTPClient's, on its own queues, and only the hand-overs
-/// touch the cooperative pool.
+/// touch the cooperative pool; libcurl runs on the calling thread itself.
 public struct PluginStore: Sendable {
     /// How long a request may wait for data before it fails (and is retried).
     public static let timeoutSeconds = 30.0
@@ -25,9 +26,13 @@ public struct PluginStore: Sendable {
 
     let environment: AWSEnvironment
     let retry: RetryPolicy
+    /// `SSL_CERT_FILE` of the captured environment: the CAs an https store's certificate
+    /// must chain to, instead of libcurl's default bundle.
+    let caFile: String?
 
     public init(environment: [String: String], retry: RetryPolicy = PluginStore.retry) {
         self.environment = AWSEnvironment(environment)
+        caFile = environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
         self.retry = retry
     }
 
@@ -48,11 +53,10 @@ public struct PluginStore: Sendable {
         switch source.location {
         case .http(let url):
             return HTTPRequest(method: method, url: url, headers: headers.map { ($0.0, $0.1) }, body: body)
-        case .https:
-            throw httpsUnsupported(source, purpose: purpose)
+        case .https(let url):
+            return HTTPRequest(method: method, url: url, headers: headers.map { ($0.0, $0.1) }, body: body)
         case .s3(let bucket, let key):
             let endpoint = try s3Endpoint(source, purpose: purpose)
-            guard endpoint.scheme == "http" else { throw httpsUnsupported(source, endpoint: endpoint, purpose: purpose) }
             let credentials = try s3Credentials(source, purpose: purpose)
             let region = environment.region ?? "us-east-1"
             let path = "/\(PercentEncoding.encode(bucket))/\(PercentEncoding.encode(key, keepingSlashes: true))"
@@ -115,32 +119,40 @@ public struct PluginStore: Sendable {
         return found
     }
 
-    private func httpsUnsupported(_ source: RemoteSource, endpoint: S3Endpoint? = nil, purpose: Purpose) -> PlugboardError {
-        let over = endpoint.map { "through the https endpoint \($0.description)" } ?? "over https"
-        return PlugboardError(.sourceUnsupported, "\(purpose.text)'s source \(PlugboardError.quoted(source.shown, maxCharacters: 512)) would be fetched \(over), which plugboard does not speak",
-            detail: "plugboard loads no TLS library at start (docs/ARCHITECTURE.md): sources are fetched over plain http, where the sha256 pin, not the connection, vouches for the bytes.",
-            hint: endpoint == nil ? "Serve the file over http:// (the pin still refuses any other bytes), or publish it to an S3 store reached over http."
-                                  : "Set AWS_ENDPOINT_URL_S3 to the store's http:// endpoint.")
-    }
-
     // MARK: - Sending
 
-    /// Sends `request` (retrying by ``retry``) and returns its answer; a 2xx GET's body is
-    /// left on the connection for ``drain(_:into:)``.
+    /// Sends `request` (retrying by ``retry``) and returns its answer. Over http, a 2xx
+    /// GET's body is left on the connection when `streaming`; over https (``CurlTransport``)
+    /// the answer comes with its whole body, and the second value is nil.
     func send(_ request: HTTPRequest, source: RemoteSource, streaming: Bool,
               purpose: Purpose) throws(PlugboardError) -> (HTTPResponse, PlainHTTPTransport.ResponseBody?) {
-        let transport = PlainHTTPTransport(timeoutSeconds: Self.timeoutSeconds, maxIdlePerHost: 1)
+        let secure = request.url.lowercased().hasPrefix("https://")
+        let transport = secure ? nil : PlainHTTPTransport(timeoutSeconds: Self.timeoutSeconds, maxIdlePerHost: 1)
+        let curl = CurlTransport(timeoutSeconds: Int(Self.timeoutSeconds), caFile: caFile, maxBodyBytes: PluginFile.maxSize)
         var attempt = 0
         while true {
             let outcome: Result<(HTTPResponse, PlainHTTPTransport.ResponseBody?), TransportFailure>
-            do {
-                outcome = .success(try Self.wait { () async throws -> (HTTPResponse, PlainHTTPTransport.ResponseBody?) in
-                    streaming ? try await transport.open(request) : (try await transport.send(request), nil)
-                })
-            } catch let failure as TransportFailure {
-                outcome = .failure(failure)
-            } catch {
-                outcome = .failure(TransportFailure(.other, "\(error)"))
+            if let transport {
+                do {
+                    outcome = .success(try Self.wait { () async throws -> (HTTPResponse, PlainHTTPTransport.ResponseBody?) in
+                        streaming ? try await transport.open(request) : (try await transport.send(request), nil)
+                    })
+                } catch let failure as TransportFailure {
+                    outcome = .failure(failure)
+                } catch {
+                    outcome = .failure(TransportFailure(.other, "\(error)"))
+                }
+            } else {
+                switch curl.send(request) {
+                case .success(let response):
+                    outcome = .success((response, nil))
+                case .failure(let failure) where failure.kind == .unavailable:
+                    throw httpsUnavailable(source, failure, purpose: purpose)
+                case .failure(let failure) where failure.kind == .tls:
+                    throw untrusted(request, source: source, failure, purpose: purpose)
+                case .failure(let failure):
+                    outcome = .failure(failure.transportFailure)
+                }
             }
             let retryable = RetryPolicy.isRetryable(outcome.map(\.0))
             if retryable && attempt < retry.maxRetries {
@@ -186,6 +198,20 @@ public struct PluginStore: Sendable {
         PlugboardError(.sourceUnreachable, "could not reach the store for \(purpose.text)'s source \(PlugboardError.quoted(source.shown, maxCharacters: 512))",
             detail: "\(request.method.rawValue) \(Self.origin(request.url)) got no answer after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(what).",
             hint: "Check that the store is up and reachable from this host\(source.isS3 ? " (AWS_ENDPOINT_URL_S3 names its endpoint)" : ""); a host whose plugin cache already holds the digest starts without it.")
+    }
+
+    /// libcurl, which https needs, could not be loaded.
+    private func httpsUnavailable(_ source: RemoteSource, _ failure: CurlTransport.Failure, purpose: Purpose) -> PlugboardError {
+        PlugboardError(.sourceUnsupported, "\(purpose.text)'s source \(PlugboardError.quoted(source.shown, maxCharacters: 512)) needs https, and \(CurlTransport.libraryName) could not be used",
+            detail: "plugboard loads libcurl on the first https fetch, by name through the dynamic loader's search path (ld.so.conf, LD_LIBRARY_PATH): \(failure.text).",
+            hint: "Install libcurl 4 with OpenSSL (Debian: apt-get install libcurl4), or serve the file over http:// (the sha256 pin still refuses any other bytes).")
+    }
+
+    /// The TLS handshake failed: another attempt would fail alike.
+    private func untrusted(_ request: HTTPRequest, source: RemoteSource, _ failure: CurlTransport.Failure, purpose: Purpose) -> PlugboardError {
+        PlugboardError(.sourceUnreachable, "could not reach the store for \(purpose.text)'s source \(PlugboardError.quoted(source.shown, maxCharacters: 512)) over TLS",
+            detail: "\(request.method.rawValue) \(Self.origin(request.url)): the TLS handshake failed: \(failure.text); trusted CAs: \(caFile.map { "SSL_CERT_FILE \(PlugboardError.quoted($0))" } ?? "libcurl's default bundle").",
+            hint: "If the store's certificate is signed by a private CA, set SSL_CERT_FILE in the host's environment to a PEM file of that CA; otherwise check the certificate's names and dates.")
     }
 
     /// `http://host:port`, without the path (the request's path is the source, named already).
