@@ -195,7 +195,9 @@ struct EtcdClientTests {
         let client = cluster.client()
         let key = freshPrefix("session") + "host"
         let (leases, announce) = AsyncStream.makeStream(of: Int64.self)
-        let session = EtcdSession(client: client, ttl: 3, logger: Logger.disabled) { lease in
+        // A TTL of 9 s (a renewal every 3 s): with 3 s, a cooperative pool starved by the
+        // other suites' blocking waits once held the renewal back past the TTL.
+        let session = EtcdSession(client: client, ttl: 9, logger: Logger.disabled) { lease in
             _ = try? await client.put(key, [1], lease: lease)
             announce.yield(lease)
         }
@@ -210,7 +212,7 @@ struct EtcdClientTests {
         #expect(try await client.get(key).0?.lease == first)
 
         // Kept alive past its TTL.
-        try await Task.sleep(for: .seconds(4))
+        try await Task.sleep(for: .seconds(10))
         #expect(try await client.keepAliveOnce(first ?? 0) > 0)
 
         // Lost (revoked behind the session's back, as an expiry would): a new one, the key put again.

@@ -8,7 +8,9 @@ import Testing
 /// goes again only when etcd certainly did not take it.
 struct EtcdFailoverRulesTests {
     static func client(_ members: [FakeEtcdMember]) -> EtcdClient {
-        EtcdClient(endpoints: members.map { EtcdEndpoint(host: "127.0.0.1", port: $0.port) }, requestTimeout: .seconds(5),
+        // The rounds stop once three request timeouts have passed; with 5 s, a first round
+        // held up by the other suites on two cores ended the test's count at one round.
+        EtcdClient(endpoints: members.map { EtcdEndpoint(host: "127.0.0.1", port: $0.port) }, requestTimeout: .seconds(60),
                    retry: RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(1), maxDelay: .milliseconds(5)), logger: .disabled)
     }
 
