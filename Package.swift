@@ -157,7 +157,7 @@ let package = Package(
                     exclude: ["Python"]),
         // The plain-HTTP client's reader, streamed bodies, pool, timeouts and cancellation,
         // against scripted loopback servers; the retry policy both storage plugins share.
-        .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency"]),
+        .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
         // The etcd client's gateway parsing and retry rules (against fake members), and the
         // client against a real three-member cluster on loopback (EtcdCluster in

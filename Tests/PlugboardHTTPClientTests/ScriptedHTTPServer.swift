@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import PlugboardConcurrency
+import PlugboardTestSupport
 @testable import PlugboardHTTPClient
 
 /// A loopback HTTP server that answers each request line with a scripted reply, counting
@@ -39,19 +40,9 @@ final class ScriptedHTTPServer: Sendable {
 
     init(script: @escaping @Sendable (String) -> Reply) throws {
         self.script = script
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let (listener, port) = LoopbackSocket.bound(listening: true) else { throw CannotListen(errno: errno) }
         self.listener = listener
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(listener, raw, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, raw, &length) == 0
-            }
-        }
-        guard bound else { throw CannotListen(errno: errno) }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         // A serial queue each (overcommitting threads): connections blocked in recv never
         // hold back the next accept.
         DispatchQueue(label: "scripted-http-server").async { [self] in acceptLoop() }
@@ -153,19 +144,11 @@ final class FullListener {
     private let waiting: PlainHTTPSocket
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(listener, raw, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, raw, &length) == 0
-            }
+        guard let (listener, port) = LoopbackSocket.bound(listening: true, backlog: 0) else {
+            throw ScriptedHTTPServer.CannotListen(errno: errno)
         }
-        guard bound else { throw ScriptedHTTPServer.CannotListen(errno: errno) }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.listener = listener
+        self.port = port
         waiting = try PlainHTTPSocket.connect(host: "127.0.0.1", port: port, timeoutSeconds: 5)
     }
 

@@ -4,9 +4,9 @@ import Glibc
 
 /// TCP sockets on 127.0.0.1 for the servers and fakes the tests run.
 public enum LoopbackSocket {
-    /// A socket bound to a port the kernel picks, listening when asked; nil when the
-    /// system refuses. The caller owns (and closes) the descriptor.
-    public static func bound(listening: Bool) -> (fd: Int32, port: Int)? {
+    /// A socket bound to a port the kernel picks, listening when asked (with `backlog`);
+    /// nil when the system refuses. The caller owns (and closes) the descriptor.
+    public static func bound(listening: Bool, backlog: Int32 = 16) -> (fd: Int32, port: Int)? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         var address = sockaddr_in()
@@ -15,7 +15,7 @@ public enum LoopbackSocket {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && (!listening || listen(fd, 16) == 0) && getsockname(fd, raw, &length) == 0
+                bind(fd, raw, length) == 0 && (!listening || listen(fd, backlog) == 0) && getsockname(fd, raw, &length) == 0
             }
         }
         guard bound else {

@@ -163,6 +163,15 @@ if [ -f "$dir/pids" ]; then
         if is_ours "$pid"; then echo "etcd.sh start: $dir already has a running member (pid $pid); stop it first" >&2; exit 1; fi
     done < "$dir/pids"
 fi
+# A stopped cluster's data names its old ports: members started on new ones would wait
+# for peers that never answer until the deadline. Only `restart` starts a member again.
+for data in "$abs"/m*.data; do
+    if [ -d "$data" ] && [ -n "$(ls -A "$data" 2>/dev/null)" ]; then
+        echo "etcd.sh start: $dir holds the data of a cluster started before ($data); expected a new or empty folder." >&2
+        echo "  Give another folder (DIR=\$(mktemp -d)), remove this one, or start its members again with: $0 restart $dir NAME" >&2
+        exit 1
+    fi
+done
 : > "$dir/pids"
 
 # Free loopback ports, two a member, asked of the kernel at once so that none repeats.
