@@ -51,7 +51,7 @@ enum DeleteObjectsOperation {
             return (error.code, error.message)
         } catch let error as PlugboardError {
             context.logger.warning("DeleteObjects could not delete \(bucket)/\(object.key): \(error)")
-            let s3 = S3Error(storage: error, bucket: bucket, key: object.key)
+            let s3 = S3Error(storage: error, bucket: bucket, key: object.key, mapping: context.pluginErrorMapping(error.code))
             return (s3.code, s3.message)
         } catch {
             if error is CancellationError { throw error }
