@@ -52,7 +52,8 @@ enum DeleteObjectsOperation {
         } catch let error as PlugboardError {
             context.logger.warning("DeleteObjects could not delete \(bucket)/\(object.key): \(error)")
             let s3 = S3Error(storage: error, bucket: bucket, key: object.key, mapping: context.pluginErrorMapping(error.code))
-            return (s3.code, s3.message)
+            // The storage's texts may name server paths; the log line above keeps them.
+            return (s3.code, ServerPaths.scrubbed(s3.message))
         } catch {
             if error is CancellationError { throw error }
             return ("InternalError", "The storage failed: \(error).")
