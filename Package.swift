@@ -20,6 +20,9 @@ let package = Package(
         // A test fixture: a plugin that crashes, hangs, exits or fails its health check as
         // its config says (preflight and hot-swap tests load the real .so).
         .library(name: "MisbehavingPlugin", type: .dynamic, targets: ["MisbehavingPlugin"]),
+        // A test fixture: a storage that throws error codes of its own, mapped to answers as
+        // its config says (both front ends' mapping of a plugin's codes).
+        .library(name: "CodedErrorPlugin", type: .dynamic, targets: ["CodedErrorPlugin"]),
     ],
     dependencies: [
         .package(path: "Sources/PlugboardAPI"),
@@ -125,6 +128,8 @@ let package = Package(
                 path: "Plugins/S3Storage/Plugin"),
         .target(name: "MisbehavingPlugin", dependencies: [api, "InMemoryStorage"],
                 path: "Tests/Fixtures/MisbehavingPlugin"),
+        .target(name: "CodedErrorPlugin", dependencies: [api, "InMemoryStorage"],
+                path: "Tests/Fixtures/CodedErrorPlugin"),
         // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
         .executableTarget(name: "filestorage-crash-writer", dependencies: [api, "PlugboardHost"],
                           path: "Tests/Tools/filestorage-crash-writer"),

@@ -95,6 +95,25 @@ struct PluginReferenceTests {
         Self.expectListed(text, "| `.configInvalid` | `\(PlugboardError.Code.configInvalid)` |", "the configInvalid row")
     }
 
+    /// The areas a plugin may not remap are exactly those of the codes docs/ERRORS.md
+    /// lists (and `s3`, kept for the S3 endpoint); the allowed statuses are the ones both
+    /// pages name.
+    @Test func theErrorMappingsRules_agreeWithERRORSAndThisPage() throws {
+        let errors = try Self.read("docs/ERRORS.md")
+        // The area of each code a table row of the page starts with.
+        let areas = Set(errors.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("| `") else { return nil }
+            let area = line.dropFirst(3).prefix { $0 != "." && $0 != "`" }
+            return line.dropFirst(3 + area.count).hasPrefix(".") ? String(area) : nil
+        })
+        #expect(areas.count >= 12, "\(areas.sorted())")
+        #expect(PlugboardError.Mapping.reservedAreas == areas.union(["s3"]), "\(areas.sorted())")
+        let statuses = PlugboardError.Mapping.allowedStatuses.map(String.init)
+        let listed = statuses.dropLast().joined(separator: ", ") + " and " + statuses.last!
+        #expect(errors.replacingOccurrences(of: "\n  ", with: " ").contains(listed), "ERRORS.md: \(listed)")
+        Self.expectListed(try Self.reference, "`[\(statuses.joined(separator: ", "))]`", "allowedStatuses")
+    }
+
     @Test func everyConfigValueCase_isListedWithItsPayload() throws {
         let text = try Self.reference
         let source = try Self.read("Sources/PlugboardAPI/Sources/PlugboardAPI/Plugin/ConfigValue.swift")

@@ -51,8 +51,9 @@ enum DeleteObjectsOperation {
             return (error.code, error.message)
         } catch let error as PlugboardError {
             context.logger.warning("DeleteObjects could not delete \(bucket)/\(object.key): \(error)")
-            let s3 = S3Error(storage: error, bucket: bucket, key: object.key)
-            return (s3.code, s3.message)
+            let s3 = S3Error(storage: error, bucket: bucket, key: object.key, mapping: context.pluginErrorMapping(error.code))
+            // The storage's texts may name server paths; the log line above keeps them.
+            return (s3.code, ServerPaths.scrubbed(s3.message))
         } catch {
             if error is CancellationError { throw error }
             return ("InternalError", "The storage failed: \(error).")

@@ -215,7 +215,8 @@ public enum MultipartOperations {
                     do {
                         return try await context.storage.put(objectKey, body: concatenation.body, contentType: record.contentType,
                                                              metadata: metadata, condition: condition)
-                    } catch let error as PlugboardError where error.code != .storagePreconditionFailed {
+                    } catch let error as PlugboardError where error.code.area == "storage" && error.code != .storagePreconditionFailed {
+                        // A plugin's own code goes on to the router, which answers its mapping.
                         throw S3Error(storage: error, bucket: bucket, key: key)
                     }
                 }

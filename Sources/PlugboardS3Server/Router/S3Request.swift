@@ -58,6 +58,9 @@ public struct S3Context: Sendable {
     public var region: String
     /// The endpoint's one gate: orders DeleteBucket against the writes into the bucket.
     public var buckets: S3BucketGate
+    /// The answer a plugin mapped one of its own codes to, for an error an operation
+    /// answers itself (a key's `<Error>` in DeleteObjects); none by default.
+    public var pluginErrorMapping: @Sendable (PlugboardError.Code) -> PlugboardError.Mapping? = { _ in nil }
 
     public init(storage: any ObjectStorage, logger: Logger, region: String, buckets: S3BucketGate) {
         self.storage = storage

@@ -18,6 +18,8 @@ public final class S3Router: HTTPHandler {
     public let metrics = S3Metrics()
     private let ids = S3RequestIDs()
     private let buckets = S3BucketGate()
+    /// Made once: a closure built per request would cost an allocation on every one.
+    private let pluginErrorMapping: @Sendable (PlugboardError.Code) -> PlugboardError.Mapping?
 
     /// Serves with `configuration` as it is: `serve` has called its ``Configuration/validate()``.
     public init(provider: any StorageProvider, configuration: Configuration, logger: Logger) {
@@ -26,6 +28,7 @@ public final class S3Router: HTTPHandler {
         domain = configuration.domain?.lowercased()
         verifier = SigV4Verifier(credentials: configuration.effectiveCredentials, region: configuration.region)
         self.logger = logger
+        pluginErrorMapping = { [provider] code in provider.pluginErrorMapping(for: code) }
     }
 
     /// Every S3 request goes to ``respond(to:)``: its errors need a request ID and S3's
@@ -142,7 +145,8 @@ public final class S3Router: HTTPHandler {
         }
         let s3 = S3Request(head: head, bucket: addressed.bucket, key: addressed.key, query: query, body: body,
                            requestID: id, accessKeyID: authentication?.accessKeyID ?? "", verifiedChecksums: checksums)
-        let context = S3Context(storage: storage, logger: logger, region: configuration.region, buckets: buckets)
+        var context = S3Context(storage: storage, logger: logger, region: configuration.region, buckets: buckets)
+        context.pluginErrorMapping = pluginErrorMapping
         return try await dispatch(operation, context, s3)
     }
 
@@ -238,7 +242,8 @@ public final class S3Router: HTTPHandler {
             let scrubbed = provider.secrets.scrub(e)
             logger.warning("S3 request failed in the storage: \(scrubbed.code): \(scrubbed.message)",
                            metadata: ["request": .string(id), "detail": .string(scrubbed.detail ?? "-")])
-            var mapped = S3Error(storage: scrubbed, bucket: address?.bucket, key: address?.key)
+            var mapped = S3Error(storage: scrubbed, bucket: address?.bucket, key: address?.key,
+                                 mapping: pluginErrorMapping(scrubbed.code))
             mapped.message = ServerPaths.scrubbed(mapped.message)
             s3 = mapped
         case let e as HTTPError:

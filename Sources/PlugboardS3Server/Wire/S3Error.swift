@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardHost
 
 /// An error as the S3 API answers it: S3's code (`NoSuchKey`, `SignatureDoesNotMatch`),
 /// its HTTP status, a message for people, and the extra elements S3 puts beside them in
@@ -115,9 +116,10 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
 
 extension S3Error {
     /// A storage error as S3 names it. `key` and `bucket` name the object the operation
-    /// was about, for `NoSuchKey`'s `<Key>`. The storage's texts may name server paths;
-    /// the caller logs the original and answers this (see ``S3Router``).
-    public init(storage error: PlugboardError, bucket: String?, key: String?) {
+    /// was about, for `NoSuchKey`'s `<Key>`; `mapping` is the answer a plugin mapped its
+    /// own code to, used for a code S3 has no name for. The storage's texts may name
+    /// server paths; the caller logs the original and answers this (see ``S3Router``).
+    public init(storage error: PlugboardError, bucket: String?, key: String?, mapping: PlugboardError.Mapping? = nil) {
         switch error.code {
         case .storageNotFound:
             self = key.map { S3Error.noSuchKey($0) } ?? S3Error("NoSuchKey", status: 404, "The specified key does not exist.")
@@ -136,7 +138,12 @@ extension S3Error {
         case .storageUnsupported:
             self = S3Error("NotImplemented", status: 501, "The storage plugged in behind this endpoint cannot do this: \(error.message).")
         default:
-            self = .internalError("The storage failed: \(error.message).")
+            if let mapping {
+                self = S3Error(mapping.s3Code, status: mapping.status, error.message + (error.detail.map { ". " + $0 } ?? ""),
+                               headers: mapping.answerHeaders)
+            } else {
+                self = .internalError("The storage failed: \(error.message).")
+            }
         }
     }
 }

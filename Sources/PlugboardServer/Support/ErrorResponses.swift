@@ -3,7 +3,7 @@ import PlugboardHTTP
 import PlugboardHost
 
 /// Errors as the HTTP API answers them: the CLI's `--json` error shape, with the status
-/// the contract gives each code.
+/// the contract gives each code, or the one a plugin mapped its own code to.
 ///
 /// A client sees the code and the texts without the server's file system paths: storage
 /// and host errors name folders (FileStorage's root and object files) that tell a client
@@ -86,7 +86,10 @@ enum ErrorResponses {
         case .httpURITooLong: return (414, [])
         case .httpHeadersTooLarge: return (431, [])
         case .httpNotImplemented: return (501, [])
-        default: return (500, [])
+        default:
+            // A plugin's own code: the answer it mapped the code to, else 500.
+            guard let mapping = context.provider?.pluginErrorMapping(for: code) else { return (500, []) }
+            return (mapping.status, mapping.answerHeaders)
         }
     }
 }

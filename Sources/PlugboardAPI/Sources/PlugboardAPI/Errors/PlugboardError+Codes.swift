@@ -39,6 +39,9 @@ extension PlugboardError.Code {
     public static let configInvalid: Self = "plugin.config_invalid"
     /// The plugin's entry point broke the calling protocol.
     public static let protocolViolation: Self = "plugin.protocol_violation"
+    /// A plugin's mapping of its own error code to an answer breaks the rules: a
+    /// reserved area, a status a plugin may not claim, a malformed S3 code (PlugboardAPI 1.6).
+    public static let errorMappingInvalid: Self = "plugin.error_mapping_invalid"
 
     // MARK: storage
     /// No object under the key.
