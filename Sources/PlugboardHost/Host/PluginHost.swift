@@ -340,10 +340,29 @@ public final class PluginHost: Sendable {
                 return .success("\(folder)/\(file)")
             }
             let mode = searchPath.first.map { $0.hasSuffix("/release") ? " -c release" : $0.hasSuffix("/debug") ? "" : " -c release" } ?? " -c release"
+            // A misspelled product is likelier than an unbuilt one when a close name is
+            // there: say so before the build command.
+            let suggestion = Spelling.closest(to: product, among: products(in: searchPath))
             return .failure(PlugboardError(.productNotFound, "could not find plugin product \"\(product)\" of plugin \"\(plugin)\"",
                 detail: "Looked for \(file) in: \(searchPath.isEmpty ? "(no folders)" : searchPath.joined(separator: ", ")).",
-                hint: "Build it with: swift build\(mode) --product \(product); or add its folder to PLUGBOARD_PLUGIN_PATH."))
+                hint: (suggestion.map { "Did you mean \"\($0)\"? Otherwise build" } ?? "Build")
+                    + " it with: swift build\(mode) --product \(product); or add its folder to PLUGBOARD_PLUGIN_PATH."))
         }
+    }
+}
+
+extension PluginHost {
+    /// The products in the folders of `searchPath`: `X` for every `libX.so` there, the
+    /// API library left out (it is no plugin).
+    static func products(in searchPath: [String]) -> [String] {
+        var found: [String] = []
+        for folder in searchPath {
+            for file in PluginCache.fileNames(in: folder) where file.hasPrefix("lib") && file.hasSuffix(".so") {
+                let product = String(file.dropFirst(3).dropLast(3))
+                if !product.isEmpty, product != "PlugboardAPI", !found.contains(product) { found.append(product) }
+            }
+        }
+        return found
     }
 }
 
