@@ -56,6 +56,10 @@ public final class PluginHost: Sendable {
         /// which reloads after each write; hot swap is on (reloads, no watchers) whatever
         /// the manifest and the environment say (docs/FLEET.md).
         public var fleetManaged = false
+        /// `plugboard check`: the plugins are loaded only to be checked, and told so
+        /// (``PluginRegistrar/checkOnly``), so that their starts create nothing; in a
+        /// preflight child (``preflightCheck(_:)``) or in this process.
+        public var checkOnly = false
 
         public init(manifestPath: String, environment: Environment? = nil, cacheDirectory: String? = nil,
                     processEnvironment: [String: String] = [:], productSearchPath: [String]? = nil,
@@ -80,7 +84,7 @@ public final class PluginHost: Sendable {
         var preflightRunner: PreflightRunner {
             let executable = preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
             return PreflightRunner(executable: executable, environment: processEnvironment, arguments: preflightArguments,
-                                   logger: logger)
+                                   logger: logger, manifestPath: manifestPath)
         }
 
         /// The running executable's folder, then `PLUGBOARD_PLUGIN_PATH`'s folders.
@@ -192,7 +196,8 @@ public final class PluginHost: Sendable {
         let loader = try PluginLoader(container: container,
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger,
                                                            failureLogLevel: configuration.pluginFailureLogLevel,
-                                                           processEnvironment: configuration.processEnvironment))
+                                                           processEnvironment: configuration.processEnvironment,
+                                                           checkOnly: configuration.checkOnly, manifestPath: configuration.manifestPath))
         // A crash in plugin code later names the plugin on standard error.
         plugboard_crash_install()
         // Every selected plugin's configuration first: a missing variable stops the host
