@@ -70,9 +70,10 @@ struct PluginReferenceTests {
         return (functions, properties, initializers, parameters)
     }
 
-    /// `_ service: T.Type, name: String? = nil` -> `service`, `name`.
-    static func parameterNames(_ parameters: Substring) -> [String] {
-        var names: [String] = []
+    /// The words before the colon of each parameter: `_ key: String, default value: Int`
+    /// -> `[_, key]`, `[default, value]`.
+    static func parameterHeads(_ parameters: Substring) -> [[Substring]] {
+        var heads: [[Substring]] = []
         var depth = 0
         var current = ""
         for character in parameters + "," {
@@ -80,33 +81,24 @@ struct PluginReferenceTests {
             if ")]>".contains(character) && !current.hasSuffix("-") { depth -= 1 }
             if character == "," && depth == 0 {
                 let head = current.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
-                let words = head.split(whereSeparator: { $0 == " " || $0 == "\n" })
-                if let label = words.first { names.append(label == "_" && words.count > 1 ? String(words[1]) : String(label)) }
+                let words = head.split(whereSeparator: { $0 == " " || $0 == "\n" }).map { Substring($0) }
+                if !words.isEmpty { heads.append(words) }
                 current = ""
             } else {
                 current.append(character)
             }
         }
-        return names
+        return heads
+    }
+
+    /// `_ service: T.Type, name: String? = nil` -> `service`, `name`.
+    static func parameterNames(_ parameters: Substring) -> [String] {
+        parameterHeads(parameters).map { String($0[0] == "_" && $0.count > 1 ? $0[1] : $0[0]) }
     }
 
     /// `_ key: String, default value: Int` -> `_:default:`.
     static func labels(_ parameters: Substring) -> String {
-        var out = ""
-        var depth = 0
-        var current = ""
-        for character in parameters + "," {
-            if "([<".contains(character) { depth += 1 }
-            if ")]>".contains(character) && !current.hasSuffix("-") { depth -= 1 }
-            if character == "," && depth == 0 {
-                let head = current.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
-                if let label = head.split(whereSeparator: { $0 == " " || $0 == "\n" }).first { out += "\(label):" }
-                current = ""
-            } else {
-                current.append(character)
-            }
-        }
-        return out
+        parameterHeads(parameters).map { "\($0[0]):" }.joined()
     }
 
     /// Fails naming what is missing, without printing the whole page.
