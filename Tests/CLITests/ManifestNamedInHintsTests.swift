@@ -31,6 +31,13 @@ import Testing
                                                           not: ["plugins.json"]))
     }
 
+    /// A plugin's own check of a value (MemoryStorage's range) names it as the API's do.
+    @Test func aValueOutOfItsRange_isCorrectedIn_theManifestGiven() async throws {
+        let result = try await Self.run(#"{"name": "Mem", "product": "MemoryStorage", "config": {"failureRate": 1.5}}"#)
+        expectRun(result, status: 1, stdout: .containsNot(["plugin.config_invalid", "Correct \"failureRate\" in the plugin's config in other.json"],
+                                                          not: ["plugins.json"]))
+    }
+
     @Test func noStorageBound_isEnabledIn_theManifestGiven() async throws {
         let result = try await Self.run(#"{"name": "Mem", "product": "MemoryStorage", "enabled": false}"#, ["storage", "list"])
         expectRun(result, status: 1, stderr: .containsNot(["no ObjectStorage is bound", "for this environment in other.json"],
