@@ -80,7 +80,7 @@ extension FileStorage {
             PlugboardError(
                 .configInvalid, "plugin \"\(config.plugin)\": invalid value for configuration key \"\(config.path).\(key)\"",
                 detail: "Expected \(expected), found \(found).",
-                hint: "Correct \"\(key)\" in the plugin's config in plugins.json.")
+                hint: "Correct \"\(key)\" in the plugin's config in \(config.manifest ?? "the manifest").")
         }
     }
 }

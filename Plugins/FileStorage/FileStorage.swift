@@ -25,25 +25,36 @@ final class FileStorage: ObjectStorage, ManagedService {
     private let files: ObjectFiles
     private let plugin: String
     private let logger: Logger
+    private let checkOnly: Bool
 
     /// A storage over `configuration.root`; nothing touches the disk before ``start()``.
     ///
     /// - Parameters:
     ///   - plugin: The plugin's name in the manifest, for messages.
     ///   - logger: Where it reports start, stop and damaged files.
-    init(configuration: Configuration, plugin: String = "FileStorage", logger: Logger = .disabled) {
+    ///   - checkOnly: Loaded by `plugboard check` (``PluginRegistrar/checkOnly``): ``start()``
+    ///     checks the root and creates nothing.
+    init(configuration: Configuration, plugin: String = "FileStorage", logger: Logger = .disabled, checkOnly: Bool = false) {
         self.configuration = configuration
         self.files = ObjectFiles(root: configuration.root, sync: configuration.fsync)
         self.plugin = plugin
         self.logger = logger.with("root", .string(configuration.root))
+        self.checkOnly = checkOnly
     }
 
     // MARK: - ManagedService
 
-    /// Creates and checks the root folder and removes dead writers' temporary files.
+    /// Creates and checks the root folder and removes dead writers' temporary files; in a
+    /// check, only checks that it could.
     func start() async throws {
-        let files = self.files, plugin = self.plugin
-        let preparation = try await BlockingIO.run { () throws(PlugboardError) in try files.prepare(plugin: plugin) }
+        let files = self.files, plugin = self.plugin, checkOnly = self.checkOnly
+        let preparation = try await BlockingIO.run { () throws(PlugboardError) in
+            try files.prepare(plugin: plugin, checkOnly: checkOnly)
+        }
+        if checkOnly {
+            logger.info("file storage checked", metadata: ["rootMissing": .string("\(preparation.createdRoot)")])
+            return
+        }
         logger.info("file storage ready", metadata: [
             "createdRoot": .string("\(preparation.createdRoot)"),
             "removedTemporaryFiles": .string("\(preparation.removedTemporaryFiles)"),

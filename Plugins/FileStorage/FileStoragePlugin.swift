@@ -19,7 +19,8 @@ public func plugboardPluginEntry(_ op: Int32, _ arg: UnsafeMutableRawPointer?) -
 ///   before it returns.
 ///
 /// Registers a managed singleton: its `start` creates and checks the root, so a root that
-/// cannot be used fails the load and nothing is published.
+/// cannot be used fails the load and nothing is published. Under `plugboard check` it
+/// checks the root the same way and creates nothing.
 enum FileStoragePlugin: Plugin {
     static let name = "FileStorage"
     static let version = "1.0.0"
@@ -28,7 +29,7 @@ enum FileStoragePlugin: Plugin {
     static func register(into registrar: PluginRegistrar) throws {
         let configuration = try FileStorage.Configuration(registrar.config,
                                                           currentDirectory: FileSystem.currentDirectory())
-        let plugin = registrar.pluginName
+        let plugin = registrar.pluginName, checkOnly = registrar.checkOnly
         let logger = registrar.logger
         if case .string(let written)? = registrar.config["root"], !written.hasPrefix("/") {
             // Say where the store really is.
@@ -37,7 +38,7 @@ enum FileStoragePlugin: Plugin {
                 "against": .string(registrar.config.baseDirectory == nil ? "the working directory" : "the manifest's folder")])
         }
         try registrar.register((any ObjectStorage).self, managed: true, implementation: FileStorage.self) { _ in
-            FileStorage(configuration: configuration, plugin: plugin, logger: logger)
+            FileStorage(configuration: configuration, plugin: plugin, logger: logger, checkOnly: checkOnly)
         }
     }
 }

@@ -22,13 +22,21 @@ extension ObjectFiles {
     /// A folder that holds other files and no marker is refused rather than written into:
     /// a `root` pointing at the wrong folder (a home folder, `/`) must not become a store.
     ///
-    /// - Parameter plugin: The plugin's name in the manifest, for messages.
+    /// With `checkOnly` (`plugboard check`: ``PluginRegistrar/checkOnly``) nothing is
+    /// created, written or removed: the same refusals, and for what does not exist yet, a
+    /// check that its folder would take it; ``Preparation/createdRoot`` then says whether
+    /// the root would be created.
+    ///
+    /// - Parameters:
+    ///   - plugin: The plugin's name in the manifest, for messages.
+    ///   - checkOnly: Check what would be done, and do none of it.
     /// - Throws: `plugin.config_invalid` naming the path when the root (or a folder on its
     ///   way) is not a folder, holds other files, or holds another format, or when
     ///   `objects` or `tmp` is a symbolic link (nothing below the root is reached through a
     ///   link); `storage.access_denied` or `storage.failed` when it cannot be created or read.
-    func prepare(plugin: String) throws(PlugboardError) -> Preparation {
-        let createdRoot = try makeRoot(plugin: plugin)
+    func prepare(plugin: String, checkOnly: Bool = false) throws(PlugboardError) -> Preparation {
+        let createdRoot = try makeRoot(plugin: plugin, creating: !checkOnly)
+        if checkOnly && createdRoot { return Preparation(createdRoot: true, removedTemporaryFiles: 0) }
         let action = "could not prepare FileStorage root \(FileStorageText.quote(root))"
         let rootFolder: Folder
         do throws(FileSystemError) {
@@ -36,11 +44,24 @@ extension ObjectFiles {
         } catch {
             throw error.storageError(action, root: root)
         }
-        try checkMarker(in: rootFolder, plugin: plugin)
+        try checkMarker(in: rootFolder, plugin: plugin, writing: !checkOnly)
         for name in ["objects", "tmp"] {
             if let st = try? FileSystem.status(of: name, in: rootFolder), st.st_mode & S_IFMT == S_IFLNK {
                 throw linkedFolder(name, in: rootFolder, plugin: plugin)
             }
+        }
+        if checkOnly {
+            do throws(FileSystemError) {
+                for name in ["objects", "tmp"] {
+                    if let st = try FileSystem.status(of: name, in: rootFolder), !FileSystem.isFolder(st.st_mode) {
+                        throw FileSystemError("mkdir", rootFolder.path(of: name), code: ENOTDIR)
+                    }
+                }
+                try Self.checkWritable(root)
+            } catch {
+                throw error.storageError(action, root: root)
+            }
+            return Preparation(createdRoot: false, removedTemporaryFiles: 0)
         }
         let temporaryFiles: Folder
         do throws(FileSystemError) {
@@ -76,8 +97,9 @@ extension ObjectFiles {
     }
 
     /// Creates the root and its missing parents (mode 0700); returns whether it created
-    /// the root.
-    private func makeRoot(plugin: String) throws(PlugboardError) -> Bool {
+    /// the root. Not `creating`: stops at the first folder missing, once its parent is
+    /// found writable, and returns true (the root would be created).
+    private func makeRoot(plugin: String, creating: Bool) throws(PlugboardError) -> Bool {
         var path = ""
         var created = false
         let components = root.split(separator: "/", omittingEmptySubsequences: true)
@@ -91,6 +113,9 @@ extension ObjectFiles {
                 // with EACCES or EROFS rather than EEXIST.
                 if let existing = try FileSystem.status(path) {
                     found = existing
+                } else if !creating {
+                    try Self.checkWritable(parent)
+                    return true
                 } else if try FileSystem.makeFolder(path, mode: 0o700) {
                     created = isRoot
                     if sync { try FileSystem.syncFolder(parent) }
@@ -108,8 +133,14 @@ extension ObjectFiles {
         return created
     }
 
-    /// Checks the format marker, or writes it into a root that holds nothing else.
-    private func checkMarker(in rootFolder: Folder, plugin: String) throws(PlugboardError) {
+    /// Refuses a folder this process could not create entries in, as `mkdir` there would.
+    private static func checkWritable(_ folder: String) throws(FileSystemError) {
+        guard access(folder, W_OK | X_OK) == 0 else { throw FileSystemError("mkdir", folder, code: errno) }
+    }
+
+    /// Checks the format marker, or writes it into a root that holds nothing else (when
+    /// `writing`; otherwise only checks that the root holds nothing else).
+    private func checkMarker(in rootFolder: Folder, plugin: String, writing: Bool) throws(PlugboardError) {
         let action = "could not open FileStorage root \(FileStorageText.quote(root))"
         do {
             if try FileSystem.status(of: Self.markerName, in: rootFolder) != nil {
@@ -137,6 +168,7 @@ extension ObjectFiles {
                     detail: "It holds \(foreign.count) entries, among them \(FileStorageText.quote(String(decoding: first, as: UTF8.self))), and no \(Self.markerName) marker.",
                     hint: "Point \"root\" of plugin \"\(plugin)\" at a new or empty folder; FileStorage creates it and keeps only its own files there.")
             }
+            guard writing else { return }
             // Written whole under a temporary name, then renamed: a concurrent start sees
             // the marker complete or not at all.
             var generator = SystemRandomNumberGenerator()

@@ -42,6 +42,6 @@ struct FaultInjection: Sendable {
     private static func outOfRange(_ config: PluginConfig, _ key: String, _ expected: String, _ found: String) -> PlugboardError {
         PlugboardError(.configInvalid, "plugin \"\(config.plugin)\": invalid value for configuration key \"\(config.path).\(key)\"",
                        detail: "Expected \(expected), found \(found).",
-                       hint: "Correct \"\(key)\" in the plugin's config in plugins.json.")
+                       hint: "Correct \"\(key)\" in the plugin's config in \(config.manifest ?? "the manifest").")
     }
 }

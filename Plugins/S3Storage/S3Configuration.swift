@@ -111,7 +111,7 @@ struct S3Configuration: Sendable {
         PlugboardError(
             .configInvalid, "plugin \"\(config.plugin)\": invalid value for configuration key \"\(config.path).\(key)\"",
             detail: "Expected \(expected), found \(found).",
-            hint: "Correct \"\(key)\" in the plugin's config in plugins.json.")
+            hint: "Correct \"\(key)\" in the plugin's config in \(config.manifest ?? "the manifest").")
     }
 }
 

@@ -9,9 +9,10 @@ import Testing
 /// build the snippet names, which check would otherwise load without a word.
 @Suite struct StaleBuildTests {
     /// A package's build folder as SwiftPM lays it out, with real copies of
-    /// libMemoryStorage.so as its release and debug builds: the release one written an
-    /// hour before the debug one when `releaseIsOlder`, an hour after it otherwise.
-    static func package(in sandbox: Sandbox, releaseIsOlder: Bool) throws -> (release: String, debug: String) {
+    /// libMemoryStorage.so as its release and debug builds of `file`: the release one
+    /// written an hour before the debug one when `releaseIsOlder`, an hour after it otherwise.
+    static func package(in sandbox: Sandbox, releaseIsOlder: Bool,
+                        file: String = "libMemoryStorage.so") throws -> (release: String, debug: String) {
         let library = try sandbox.read("\(CommandRunner.productsFolder)/libMemoryStorage.so")
         for folder in ["pkg", "pkg/.build", "pkg/.build/x86_64-unknown-linux-gnu",
                        "pkg/.build/x86_64-unknown-linux-gnu/release", "pkg/.build/x86_64-unknown-linux-gnu/debug"] {
@@ -20,8 +21,8 @@ import Testing
         for configuration in ["release", "debug"] {
             try #require(symlink("x86_64-unknown-linux-gnu/\(configuration)", sandbox.path("pkg/.build/\(configuration)")) == 0)
         }
-        let release = try sandbox.write("pkg/.build/x86_64-unknown-linux-gnu/release/libMemoryStorage.so", library)
-        let debug = try sandbox.write("pkg/.build/x86_64-unknown-linux-gnu/debug/libMemoryStorage.so", library)
+        let release = try sandbox.write("pkg/.build/x86_64-unknown-linux-gnu/release/\(file)", library)
+        let debug = try sandbox.write("pkg/.build/x86_64-unknown-linux-gnu/debug/\(file)", library)
         let now = time(nil)
         try setModified(release, now + (releaseIsOlder ? -3600 : 3600))
         try setModified(debug, now)
@@ -62,5 +63,31 @@ import Testing
         expectRun(await sandbox.run(["check"]), status: 0, stderr: .containsNot(["check passed"], not: ["warning"]))
         let json = try await sandbox.run(["check", "--json"]).json()
         #expect(json.elements?.first?["warnings"]?.elements?.isEmpty == true)
+    }
+
+    /// A plugin author's package builds the SDK's products too, in both configurations; a
+    /// `product` the host finds in it (here through PLUGBOARD_PLUGIN_PATH, as an in-tree
+    /// product beside the host) is not the manifest's choice of build, so no warning.
+    @Test func aProductFoundInABuildFolderWithANewerBuild_isCheckedWithoutAWarning() async throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        // A product name the host's own folder does not hold, so the search reaches the package.
+        _ = try Self.package(in: sandbox, releaseIsOlder: true, file: "libSDKStorage.so")
+        try sandbox.write("plugins.json", ManifestText.make([#"{"name": "Sdk", "product": "SDKStorage"}"#]))
+        let environment = ["PLUGBOARD_PLUGIN_PATH": sandbox.path("pkg/.build/release")]
+        expectRun(await sandbox.run(["check"], environment: environment), status: 0,
+                  stdout: .contains("Sdk", "active"), stderr: .containsNot(["check passed"], not: ["warning"]))
+        let json = try await sandbox.run(["check", "--json"], environment: environment).json()
+        #expect(json.elements?.first?["warnings"]?.elements?.isEmpty == true)
+    }
+
+    /// The hint names the manifest given with `--manifest`, not the default one.
+    @Test func theHint_namesTheManifestGiven() async throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        _ = try Self.package(in: sandbox, releaseIsOlder: true)
+        try sandbox.write("other.json", Self.manifest)
+        expectRun(await sandbox.run(["check", "--manifest", "other.json"]), status: 0, stderr: .contains(
+            "or point the plugin's path in other.json at the newer build.\n", "check passed"))
     }
 }

@@ -27,19 +27,26 @@ struct PluginReferenceTests {
         }
     }
 
-    /// The selectors (`int(_:default:)`) of the `public ... func` declarations in a source
-    /// file, and the names of its `public let` and `public var` members.
-    static func publicMembers(in text: String) -> (functions: [String], properties: [String]) {
+    /// What a source file declares `public`: the selectors (`int(_:default:)`) of its
+    /// functions and of its initializers (`init(_:plugin:)`), the names of its `let` and
+    /// `var` members, and each function's parameters by selector (as a reference names
+    /// them: the label, or the parameter's own name where the label is `_`).
+    static func publicMembers(in text: String)
+        -> (functions: [String], properties: [String], initializers: [String], parameters: [String: [String]]) {
         var functions: [String] = []
         var properties: [String] = []
+        var initializers: [String] = []
+        var parameters: [String: [String]] = [:]
         var rest = Substring(text)
         while let found = rest.range(of: "public ") {
             rest = rest[found.upperBound...]
             let words = rest.prefix { $0 != "(" && $0 != ":" && $0 != "=" && $0 != "{" && $0 != "\n" }
                 .split(separator: " ")
-            guard let kind = words.dropLast().last ?? words.first, words.count >= 2 else { continue }
-            let name = String(words.last!)
-            if kind == "func" {
+            guard let last = words.last else { continue }
+            // Generic parameters are no part of a selector: `register<T>(` is `register(`.
+            let name = String(last.prefix { $0 != "<" })
+            let kind = words.count >= 2 ? words[words.count - 2] : ""
+            if kind == "func" || name == "init" {
                 guard let open = rest.firstIndex(of: "(") else { continue }
                 var depth = 0
                 var close = open
@@ -48,17 +55,25 @@ struct PluginReferenceTests {
                     if ")]".contains(rest[index]) { depth -= 1 }
                     if depth == 0 { close = index; break }
                 }
-                functions.append(name + "(" + labels(rest[rest.index(after: open)..<close]) + ")")
+                let list = rest[rest.index(after: open)..<close]
+                let selector = name + "(" + labels(list) + ")"
+                if name == "init" {
+                    initializers.append(selector)
+                } else {
+                    functions.append(selector)
+                    parameters[selector] = parameterNames(list)
+                }
             } else if kind == "let" || kind == "var" {
                 properties.append(name)
             }
         }
-        return (functions, properties)
+        return (functions, properties, initializers, parameters)
     }
 
-    /// `_ key: String, default value: Int` -> `_:default:`.
-    static func labels(_ parameters: Substring) -> String {
-        var out = ""
+    /// The words before the colon of each parameter: `_ key: String, default value: Int`
+    /// -> `[_, key]`, `[default, value]`.
+    static func parameterHeads(_ parameters: Substring) -> [[Substring]] {
+        var heads: [[Substring]] = []
         var depth = 0
         var current = ""
         for character in parameters + "," {
@@ -66,13 +81,24 @@ struct PluginReferenceTests {
             if ")]>".contains(character) && !current.hasSuffix("-") { depth -= 1 }
             if character == "," && depth == 0 {
                 let head = current.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
-                if let label = head.split(whereSeparator: { $0 == " " || $0 == "\n" }).first { out += "\(label):" }
+                let words = head.split(whereSeparator: { $0 == " " || $0 == "\n" }).map { Substring($0) }
+                if !words.isEmpty { heads.append(words) }
                 current = ""
             } else {
                 current.append(character)
             }
         }
-        return out
+        return heads
+    }
+
+    /// `_ service: T.Type, name: String? = nil` -> `service`, `name`.
+    static func parameterNames(_ parameters: Substring) -> [String] {
+        parameterHeads(parameters).map { String($0[0] == "_" && $0.count > 1 ? $0[1] : $0[0]) }
+    }
+
+    /// `_ key: String, default value: Int` -> `_:default:`.
+    static func labels(_ parameters: Substring) -> String {
+        parameterHeads(parameters).map { "\($0[0]):" }.joined()
     }
 
     /// Fails naming what is missing, without printing the whole page.
@@ -139,7 +165,75 @@ struct PluginReferenceTests {
         for property in members.properties {
             Self.expectListed(text, "| `\(property)` |", "PluginConfig.\(property)")
         }
-        Self.expectListed(text, "`PluginConfig(_:plugin:path:baseDirectory:)`", "PluginConfig's initializer")
+        #expect(members.initializers.contains("init(_:plugin:path:baseDirectory:)"), "\(members.initializers)")
+        for initializer in members.initializers {
+            Self.expectListed(text, "`PluginConfig\(initializer.dropFirst(4))`", "PluginConfig's \(initializer)")
+        }
+    }
+
+    /// Every public member of the registrar, and every parameter of its `register`
+    /// methods in the parameter table: what an author writes `register(into:)` with.
+    @Test func everyPublicMemberOfPluginRegistrar_andEveryParameterOfRegister_isListed() throws {
+        let text = try Self.reference
+        let members = Self.publicMembers(in: try Self.read("Sources/PlugboardAPI/Sources/PlugboardAPI/Plugin/PluginRegistrar.swift"))
+        let registerFactory = "register(_:name:rank:scope:managed:implementation:factory:)"
+        #expect(members.functions.contains(registerFactory) && members.functions.contains("resolve(_:name:)"), "\(members.functions)")
+        #expect(members.properties.contains("processEnvironment") && members.properties.contains("checkOnly"), "\(members.properties)")
+        for function in members.functions {
+            Self.expectListed(text, "| `\(function)` |", "PluginRegistrar.\(function)")
+        }
+        for property in members.properties {
+            Self.expectListed(text, "| `\(property)` |", "PluginRegistrar.\(property)")
+        }
+        let table = try #require(text.range(of: "The parameters of `register`, in order:")).upperBound
+        // The table is the paragraph after that line.
+        let rows = text[table...].components(separatedBy: "\n\n").dropFirst().first ?? ""
+        for function in members.functions where function.hasPrefix("register(") {
+            let names = members.parameters[function] ?? []
+            #expect(names.first == "service" && names.count >= 5, "\(function): \(names)")
+            for name in names where name != "instance" {
+                Self.expectListed(String(rows), "| `\(name)` |", "parameter \(name) of \(function)")
+            }
+        }
+    }
+
+    /// Each requirement of ManagedService with its whole signature: that `stop()` is
+    /// async and does not throw is what an author gets wrong.
+    @Test func everyRequirementOfManagedService_isListedWithItsSignature() throws {
+        let text = try Self.reference
+        let source = try Self.read("Sources/PlugboardAPI/Sources/PlugboardAPI/Container/ManagedService.swift")
+        let start = try #require(source.range(of: "public protocol ManagedService")).lowerBound
+        let body = source[start...]
+        let requirements = body.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { $0.hasPrefix("func ") }
+        #expect(requirements.contains("func stop() async"), "\(requirements)")
+        for requirement in requirements {
+            let name = requirement.dropFirst(5).prefix { $0 != "(" }
+            Self.expectListed(text, "| `\(name)()` | `\(requirement)", "ManagedService.\(requirement)")
+        }
+    }
+
+    /// Every public member of ObjectBody, its 1.6 extension included: what a layer that
+    /// wraps a body reads.
+    @Test func everyPublicMemberOfObjectBody_isListed() throws {
+        let text = try Self.reference
+        var functions: [String] = [], properties: [String] = [], initializers: [String] = []
+        for file in ["ObjectBody.swift", "ObjectBody+Chunks.swift"] {
+            let members = Self.publicMembers(in: try Self.read("Sources/PlugboardAPI/Sources/PlugboardAPI/Storage/\(file)"))
+            functions += members.functions
+            properties += members.properties
+            initializers += members.initializers
+        }
+        #expect(functions.contains("mapChunks(_:)") && initializers.contains("init(length:next:)"), "\(functions) \(initializers)")
+        for function in functions {
+            Self.expectListed(text, "| `\(function)` |", "ObjectBody.\(function)")
+        }
+        for property in properties {
+            Self.expectListed(text, "| `\(property)` |", "ObjectBody.\(property)")
+        }
+        for initializer in initializers {
+            Self.expectListed(text, "| `ObjectBody\(initializer.dropFirst(4))` |", "ObjectBody.\(initializer)")
+        }
     }
 
     @Test func everyPublicMemberOfPluginUnderTestAndLoadedPlugin_isListed() throws {

@@ -116,7 +116,7 @@ extension RESTStorage {
             PlugboardError(
                 .configInvalid, "plugin \"\(config.plugin)\": invalid value for configuration key \"\(config.path).\(key)\"",
                 detail: "Expected \(expected), found \(found).",
-                hint: hint ?? "Correct \"\(key)\" in the plugin's config in plugins.json.")
+                hint: hint ?? "Correct \"\(key)\" in the plugin's config in \(config.manifest ?? "the manifest").")
         }
     }
 }

@@ -68,9 +68,11 @@ struct CommandContext {
     /// Starts the host from the manifest. `reportsPlugins`: the command prints every
     /// plugin's state and error itself, so a failure's log line drops to `info` (shown
     /// with --log-level info) instead of telling the same story twice.
-    func startHost(reportsPlugins: Bool = false) async throws(PlugboardError) -> PluginHost {
+    /// `checkOnly`: `check`'s load (``PluginHost/Configuration/checkOnly``).
+    func startHost(reportsPlugins: Bool = false, checkOnly: Bool = false) async throws(PlugboardError) -> PluginHost {
         var configuration = hostConfiguration
         if reportsPlugins { configuration.pluginFailureLogLevel = .info }
+        configuration.checkOnly = checkOnly
         return try await PluginHost.start(configuration)
     }
 

@@ -23,15 +23,20 @@ enum PluginsCommand {
     static func check(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         let records: [PluginRecord]
         let environment: Environment
+        let manifest: Manifest
         if ctx.parsed.flag("in-process") {
-            let host = try await ctx.startHost(reportsPlugins: true)
+            let host = try await ctx.startHost(reportsPlugins: true, checkOnly: true)
             await host.shutdown()
             records = host.records
             environment = host.environment
+            manifest = host.manifest
         } else {
-            (_, environment, records) = try await PluginHost.preflightCheck(ctx.hostConfiguration)
+            var configuration = ctx.hostConfiguration
+            // check leaves the file system as it found it: the plugins' starts create nothing.
+            configuration.checkOnly = true
+            (manifest, environment, records) = try await PluginHost.preflightCheck(configuration)
         }
-        let stale = StaleBuild.find(in: records)
+        let stale = StaleBuild.find(in: records, manifest: manifest)
         if ctx.json {
             ctx.out(Reports.checkedPlugins(records, staleBuilds: stale))
         } else {

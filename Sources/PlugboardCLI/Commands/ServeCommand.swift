@@ -33,7 +33,7 @@ enum ServeCommand {
         // Refuse --watch in production before anything loads (exit 2).
         let manifest = try loaded.get()
         _ = try PluginHost.hotSwapMode(manifest.hotSwap, environment: configuration.environment ?? manifest.defaultEnvironment ?? .development,
-                                       watchOverride: configuration.watchOverride)
+                                       watchOverride: configuration.watchOverride, manifestPath: manifest.path)
         let host = try await PluginHost.start(configuration)
         let json = ctx.json
         return try await ServeLifecycle.run(host: host, options: options, logger: ctx.logger) { url, frontEnds in

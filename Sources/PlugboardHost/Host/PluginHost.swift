@@ -56,6 +56,10 @@ public final class PluginHost: Sendable {
         /// which reloads after each write; hot swap is on (reloads, no watchers) whatever
         /// the manifest and the environment say (docs/FLEET.md).
         public var fleetManaged = false
+        /// `plugboard check`: the plugins are loaded only to be checked, and told so
+        /// (``PluginRegistrar/checkOnly``), so that their starts create nothing; in a
+        /// preflight child (``preflightCheck(_:)``) or in this process.
+        public var checkOnly = false
 
         public init(manifestPath: String, environment: Environment? = nil, cacheDirectory: String? = nil,
                     processEnvironment: [String: String] = [:], productSearchPath: [String]? = nil,
@@ -80,7 +84,7 @@ public final class PluginHost: Sendable {
         var preflightRunner: PreflightRunner {
             let executable = preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
             return PreflightRunner(executable: executable, environment: processEnvironment, arguments: preflightArguments,
-                                   logger: logger)
+                                   logger: logger, manifestPath: manifestPath)
         }
 
         /// The running executable's folder, then `PLUGBOARD_PLUGIN_PATH`'s folders.
@@ -192,7 +196,8 @@ public final class PluginHost: Sendable {
         let loader = try PluginLoader(container: container,
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger,
                                                            failureLogLevel: configuration.pluginFailureLogLevel,
-                                                           processEnvironment: configuration.processEnvironment))
+                                                           processEnvironment: configuration.processEnvironment,
+                                                           checkOnly: configuration.checkOnly, manifestPath: configuration.manifestPath))
         // A crash in plugin code later names the plugin on standard error.
         plugboard_crash_install()
         // Every selected plugin's configuration first: a missing variable stops the host
@@ -340,10 +345,29 @@ public final class PluginHost: Sendable {
                 return .success("\(folder)/\(file)")
             }
             let mode = searchPath.first.map { $0.hasSuffix("/release") ? " -c release" : $0.hasSuffix("/debug") ? "" : " -c release" } ?? " -c release"
+            // A misspelled product is likelier than an unbuilt one when a close name is
+            // there: say so before the build command.
+            let suggestion = Spelling.closest(to: product, among: products(in: searchPath))
             return .failure(PlugboardError(.productNotFound, "could not find plugin product \"\(product)\" of plugin \"\(plugin)\"",
                 detail: "Looked for \(file) in: \(searchPath.isEmpty ? "(no folders)" : searchPath.joined(separator: ", ")).",
-                hint: "Build it with: swift build\(mode) --product \(product); or add its folder to PLUGBOARD_PLUGIN_PATH."))
+                hint: (suggestion.map { "Did you mean \"\($0)\"? Otherwise build" } ?? "Build")
+                    + " it with: swift build\(mode) --product \(product); or add its folder to PLUGBOARD_PLUGIN_PATH."))
         }
+    }
+}
+
+extension PluginHost {
+    /// The products in the folders of `searchPath`: `X` for every `libX.so` there, the
+    /// API library left out (it is no plugin).
+    static func products(in searchPath: [String]) -> [String] {
+        var found: [String] = []
+        for folder in searchPath {
+            for file in PluginCache.fileNames(in: folder) where file.hasPrefix("lib") && file.hasSuffix(".so") {
+                let product = String(file.dropFirst(3).dropLast(3))
+                if !product.isEmpty, product != "PlugboardAPI", !found.contains(product) { found.append(product) }
+            }
+        }
+        return found
     }
 }
 

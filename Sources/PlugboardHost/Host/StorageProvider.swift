@@ -53,7 +53,7 @@ extension PluginHost: StorageProvider {
             let states = records.map { "\($0.name) is \($0.state)" }.joined(separator: ", ")
             return .failure(PlugboardError(.noStorage, "no ObjectStorage is bound in the \(environment) environment",
                 detail: states.isEmpty ? "The manifest \"\(manifest.path)\" loads no plugin." : "Plugins: \(states).",
-                hint: "Enable a storage plugin (FileStorage, MemoryStorage, S3Storage, RESTStorage) for this environment in plugins.json; plugboard check shows why one failed."))
+                hint: "Enable a storage plugin (FileStorage, MemoryStorage, S3Storage, RESTStorage) for this environment in \(manifest.path); plugboard check shows why one failed."))
         } catch {
             // Bound, but its factory failed: say why, not that nothing is bound.
             return .failure(error)

@@ -20,13 +20,13 @@ extension PluginHost {
     ///   `allowInProduction` (exit status 2: the command line asks for what the manifest
     ///   forbids).
     public static func hotSwapMode(_ settings: HotSwapSettings, environment: Environment,
-                                   watchOverride: Bool?) throws(PlugboardError) -> HotSwapMode {
+                                   watchOverride: Bool?, manifestPath: String = "plugins.json") throws(PlugboardError) -> HotSwapMode {
         let asked = watchOverride == true || settings.enabled
         if environment == .production && !settings.allowInProduction {
             if watchOverride == true {
                 throw PlugboardError(.watchRefused, "--watch is refused in the production environment",
                     detail: "The manifest's hotSwap.allowInProduction is false, so plugins are not swapped in production.",
-                    hint: "Set \"hotSwap\": {\"enabled\": true, \"allowInProduction\": true} in plugins.json if you mean it, or leave out --watch.")
+                    hint: "Set \"hotSwap\": {\"enabled\": true, \"allowInProduction\": true} in \(manifestPath) if you mean it, or leave out --watch.")
             }
             return HotSwapMode(enabled: false, watching: false,
                                reason: asked ? "hot swap is off in production (hotSwap.allowInProduction is false)" : "hot swap is off (hotSwap.enabled is false)")
@@ -40,7 +40,8 @@ extension PluginHost {
         // A fleet host's manifest changes only through the fleet (a rollout's waves and
         // preflights, `fleet set`), which is its consent to reload in any environment.
         if configuration.fleetManaged { return HotSwapMode(enabled: true, watching: false, reason: nil) }
-        return (try? Self.hotSwapMode(manifest.hotSwap, environment: environment, watchOverride: configuration.watchOverride))
+        return (try? Self.hotSwapMode(manifest.hotSwap, environment: environment, watchOverride: configuration.watchOverride,
+                                      manifestPath: manifest.path))
             ?? HotSwapMode(enabled: false, watching: false, reason: "hot swap is off in production (hotSwap.allowInProduction is false)")
     }
 
@@ -53,7 +54,7 @@ extension PluginHost {
         guard mode.enabled else {
             return ReloadOutcome(result: .refused, trigger: trigger, generation: container.generation,
                                  error: PlugboardError(.hotSwapOff, "\(mode.reason ?? "hot swap is off"); restart to apply",
-                                     hint: "Enable it with \"hotSwap\": {\"enabled\": true} in plugins.json (or serve --watch), then restart plugboard serve."))
+                                     hint: "Enable it with \"hotSwap\": {\"enabled\": true} in \(manifest.path) (or serve --watch), then restart plugboard serve."))
         }
         return await queue.run(trigger: trigger) { [self] t in await perform(trigger: t) }
     }

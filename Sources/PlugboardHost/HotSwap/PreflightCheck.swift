@@ -19,7 +19,8 @@ extension PluginHost {
         let cache = try PluginCache.directory(configuration.cacheDirectory, environment: configuration.processEnvironment)
         let loader = try PluginLoader(container: Container(environment: environment),
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger,
-                                                           processEnvironment: configuration.processEnvironment))
+                                                           processEnvironment: configuration.processEnvironment,
+                                                           manifestPath: configuration.manifestPath))
         let selected = manifest.selectedPlugins(for: environment)
         let (configs, secrets) = try Self.resolvedConfigs(
             selected, configuration, s3Secrets: manifest.s3?.knownSecrets(environment: configuration.processEnvironment) ?? [])
@@ -43,7 +44,8 @@ extension PluginHost {
         }
         let runner = configuration.preflightRunner
         let verdicts = await runner.runAll(pending, environment: environment, cacheDirectory: cache,
-                                           timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets)
+                                           timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets,
+                                           checkOnly: configuration.checkOnly)
         for (name, verdict) in verdicts {
             var record = byName[name] ?? verdict
             record.state = verdict.state

@@ -40,23 +40,28 @@ public struct PreflightRequest: Sendable {
     /// The manifest's secrets: the child hides them in what the plugins hand back before
     /// it reports, as the host does.
     public var secrets: SecretScrubber
+    /// `plugboard check`'s request: the plugins are told so (``PluginRegistrar/checkOnly``).
+    public var checkOnly: Bool
 
-    public init(environment: Environment, cacheDirectory: String, plugins: [Plugin], secrets: SecretScrubber = .none) {
+    public init(environment: Environment, cacheDirectory: String, plugins: [Plugin], secrets: SecretScrubber = .none,
+                checkOnly: Bool = false) {
         self.environment = environment
         self.cacheDirectory = cacheDirectory
         self.plugins = plugins
         self.secrets = secrets
+        self.checkOnly = checkOnly
     }
 
     func encoded() -> [UInt8] {
         let plugins: [JSONOutput] = plugins.map { p in
             .object([("name", .string(p.name)), ("path", .string(p.path)), ("sha256", .string(p.sha256)),
                      ("rank", .int(Int64(p.rank))), ("config", .config(.object(p.config.values))),
-                     ("baseDirectory", .string(p.config.baseDirectory)),
+                     ("baseDirectory", .string(p.config.baseDirectory)), ("manifest", .string(p.config.manifest)),
                      ("requires", .array(p.requires.map { .string($0) }))])
         }
         let doc = JSONOutput.object([("environment", .string(environment.name)), ("cacheDirectory", .string(cacheDirectory)),
-                                     ("plugins", .array(plugins)), ("secrets", .array(secrets.secrets.map { .string($0) }))])
+                                     ("plugins", .array(plugins)), ("secrets", .array(secrets.secrets.map { .string($0) })),
+                                     ("checkOnly", .bool(checkOnly))])
         return Array(doc.render(pretty: false).utf8)
     }
 
@@ -76,13 +81,16 @@ public struct PreflightRequest: Sendable {
             var requires: [String] = []
             if case .array(let names)? = item["requires"]?.kind { requires = names.compactMap(\.stringValue) }
             plugins.append(Plugin(name: name, path: path, sha256: sha, rank: Int(rank),
-                                  config: PluginConfig(values, plugin: name, baseDirectory: item["baseDirectory"]?.stringValue),
+                                  config: PluginConfig(values, plugin: name, baseDirectory: item["baseDirectory"]?.stringValue,
+                                                       manifest: item["manifest"]?.stringValue),
                                   requires: requires))
         }
         var secrets: [String] = []
         if case .array(let values)? = doc["secrets"]?.kind { secrets = values.compactMap(\.stringValue) }
+        var checkOnly = false
+        if case .bool(let value)? = doc["checkOnly"]?.kind { checkOnly = value }
         return PreflightRequest(environment: environment, cacheDirectory: cache, plugins: plugins,
-                                secrets: SecretScrubber(secrets: secrets))
+                                secrets: SecretScrubber(secrets: secrets), checkOnly: checkOnly)
     }
 }
 

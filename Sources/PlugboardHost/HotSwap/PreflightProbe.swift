@@ -54,7 +54,8 @@ public enum PreflightProbe {
             // the record this child sends: its own log line would tell it a second time.
             loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: request.cacheDirectory, logger: logger,
                                                                                  failureLogLevel: .info,
-                                                                                 processEnvironment: environment))
+                                                                                 processEnvironment: environment,
+                                                                                 checkOnly: request.checkOnly))
         } catch {
             let records = request.plugins.map { PluginRecord(name: $0.name, state: .failed, error: error) }
             for r in records { emit(PreflightWire.record(r)) }

@@ -52,13 +52,17 @@ public final class PreflightRunner: Sendable {
     private let arguments: [String]
     private let logger: Logger
     private let spawner = SpawnerThread()
+    /// The manifest as the host was given it, which a timeout's hint names.
+    public let manifestPath: String
 
     /// `environment` is the host's, captured once at start: the child reads nothing else.
     /// Set there for every child: `SWIFT_BACKTRACE=enable=no` (a crash is what a
     /// preflight expects; the backtracer would take seconds over it); left out:
     /// `NOTIFY_SOCKET` (only the host speaks to systemd).
-    public init(executable: String, environment: [String: String] = [:], arguments: [String] = [], logger: Logger) {
+    public init(executable: String, environment: [String: String] = [:], arguments: [String] = [], logger: Logger,
+                manifestPath: String = "plugins.json") {
         self.executable = executable
+        self.manifestPath = manifestPath
         var pairs = environment.filter { $0.key != "SWIFT_BACKTRACE" && $0.key != "NOTIFY_SOCKET" }
             .map { "\($0.key)=\($0.value)" }.sorted()
         pairs.append("SWIFT_BACKTRACE=enable=no")
@@ -76,7 +80,8 @@ public final class PreflightRunner: Sendable {
         let (transcript, termination) = await onReloadThread {
             Self.runChild(executable, arguments: arguments, environment: environment, request: request, timeoutSeconds: timeoutSeconds)
         }
-        let result = Self.verdict(request, transcript: transcript, termination: termination, timeoutSeconds: timeoutSeconds)
+        let result = Self.verdict(request, transcript: transcript, termination: termination, timeoutSeconds: timeoutSeconds,
+                                  manifestPath: manifestPath)
         logger.debug("preflight finished", metadata: [
             "plugins": .string(request.plugins.map(\.name).joined(separator: ",")),
             "ms": .string(String(Int((MonotonicClock.now() - started) * 1000))), "termination": .string("\(termination)")])
@@ -220,7 +225,7 @@ public final class PreflightRunner: Sendable {
     // MARK: - The verdict
 
     static func verdict(_ request: PreflightRequest, transcript: PreflightWire.Transcript,
-                        termination: Termination, timeoutSeconds: Double) -> Result {
+                        termination: Termination, timeoutSeconds: Double, manifestPath: String = "plugins.json") -> Result {
         let names = request.plugins.map(\.name)
         let reported = Set(transcript.records.map(\.name))
         var result = Result(records: transcript.records, culprit: nil,
@@ -242,7 +247,7 @@ public final class PreflightRunner: Sendable {
         case .timedOut:
             error = PlugboardError(.preflightTimeout, "plugin \"\(culprit)\" did not finish its preflight within \(formatSeconds(timeoutSeconds)) s",
                 detail: "The preflight child was still running the plugin's code (registration, start or health check) at the deadline; it was killed with its process group.",
-                hint: "Fix what hangs (a start that waits on an unreachable server?), or raise hotSwap.preflightTimeoutSeconds in plugins.json.")
+                hint: "Fix what hangs (a start that waits on an unreachable server?), or raise hotSwap.preflightTimeoutSeconds in \(manifestPath).")
         case .exited(let code):
             error = PlugboardError(.preflightExited, "plugin \"\(culprit)\" ended the preflight process with exit status \(code)",
                 detail: "The preflight child exited while running the plugin's code, before it reported on it: the plugin calls exit (or _exit).",
@@ -261,13 +266,16 @@ public final class PreflightRunner: Sendable {
     ///
     /// The child hides `secrets` in its records; the host hides them again in what it
     /// reads, so that a report never carries a secret whatever the child did.
+    ///
+    /// `checkOnly` is `plugboard check`'s (``PreflightRequest/checkOnly``).
     public func runAll(_ plugins: [PreflightRequest.Plugin], environment: Environment, cacheDirectory: String,
-                       timeoutSeconds: Double, secrets: SecretScrubber = .none) async -> [String: PluginRecord] {
+                       timeoutSeconds: Double, secrets: SecretScrubber = .none,
+                       checkOnly: Bool = false) async -> [String: PluginRecord] {
         var verdicts: [String: PluginRecord] = [:]
         var pending = plugins
         while !pending.isEmpty {
             let result = await run(PreflightRequest(environment: environment, cacheDirectory: cacheDirectory, plugins: pending,
-                                                    secrets: secrets),
+                                                    secrets: secrets, checkOnly: checkOnly),
                                    timeoutSeconds: timeoutSeconds)
             for record in result.records { verdicts[record.name] = secrets.scrub(record) }
             guard let culprit = result.culprit else { break }

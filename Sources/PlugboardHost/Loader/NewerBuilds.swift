@@ -8,6 +8,13 @@ import PlugboardAPI
 /// `swift build` and `swift test`, which write `.build/debug/libX.so` and leave the release
 /// file as it was. Loading the old file is correct (it is the one named), but silent, and
 /// every test the author ran was green on the new one; so the host says so.
+///
+/// Only for a plugin the manifest names by `path`, the one way a manifest picks a build
+/// folder and a configuration. A `product` is the file the host finds beside itself (or in
+/// `PLUGBOARD_PLUGIN_PATH`): the host's own in-tree products, whose debug and release
+/// copies sit side by side in every package that builds the SDK (a plugin author's among
+/// them), and a copy of another configuration there is no mistake of the manifest's. A
+/// remote `source` is pinned by its digest and loaded from the cache.
 public struct StaleBuild: Sendable, Equatable {
     /// A newer build of the product.
     public struct Newer: Sendable, Equatable {
@@ -23,6 +30,8 @@ public struct StaleBuild: Sendable, Equatable {
     public let loadedModified: Timestamp
     /// The builds of the same file name in the same build folder written after it, newest first.
     public let newer: [Newer]
+    /// The manifest as it was given (`--manifest`), which the hint names.
+    public var manifestPath = "plugins.json"
 
     /// The build configuration of the file loaded (`release`, `debug`), from its folder's name.
     public var configuration: String {
@@ -38,7 +47,7 @@ public struct StaleBuild: Sendable, Equatable {
             : "Rebuild the file the manifest names"
         return PlugboardError(.newerBuildBeside, "a newer build of \(file) sits beside the one loaded",
                               detail: "Loaded \(PlugboardError.quoted(loadedPath, maxCharacters: 4096)) (written \(loadedModified.iso8601)); newer: \(listed.joined(separator: ", ")).",
-                              hint: "\(rebuild), or point the plugin's path in plugins.json at the newer build.")
+                              hint: "\(rebuild), or point the plugin's path in \(manifestPath) at the newer build.")
     }
 
     /// The newer builds of the file at `path`, or nil when there are none or the file is
@@ -65,11 +74,15 @@ public struct StaleBuild: Sendable, Equatable {
     }
 
     /// The stale builds among the plugins a command loaded or tried to load, by plugin
-    /// name: a failed or refused one too, since its newer build may be the fix.
-    public static func find(in records: [PluginRecord]) -> [String: StaleBuild] {
+    /// name: a failed or refused one too, since its newer build may be the fix. Only the
+    /// plugins `manifest` names by `path` are looked at (see the type's discussion).
+    public static func find(in records: [PluginRecord], manifest: Manifest) -> [String: StaleBuild] {
         var found: [String: StaleBuild] = [:]
         for r in records where [.active, .failed, .rejected].contains(r.state) {
-            if let path = r.path, let stale = find(for: path) { found[r.name] = stale }
+            guard case .path? = manifest.plugin(named: r.name)?.source,
+                  let path = r.path, var stale = find(for: path) else { continue }
+            stale.manifestPath = manifest.path
+            found[r.name] = stale
         }
         return found
     }

@@ -174,6 +174,14 @@ struct PluginCache: Sendable {
         return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The names in the folder at `path`, `.` and `..` left out; none when it cannot be read.
+    static func fileNames(in path: String) -> [String] {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        return entries(fd)
+    }
+
     private static func entries(_ folder: Int32) -> [String] {
         let copy = dup(folder)
         guard copy >= 0, let dir = fdopendir(copy) else { return [] }

@@ -16,14 +16,16 @@ struct PluginFile {
     /// Resolves `path` and refuses, in this order: a missing or unreadable file, one that
     /// is not a regular file, one that others can write, one whose folder others can write
     /// without the sticky bit. Group write is allowed (SwiftPM's output is group-writable
-    /// under a 002 umask).
-    static func read(_ path: String, plugin: String) throws(PlugboardError) -> PluginFile {
+    /// under a 002 umask). `manifest` names the manifest the path is written in, for the
+    /// hint; nil for a file given on the command line.
+    static func read(_ path: String, plugin: String, manifest: String? = nil) throws(PlugboardError) -> PluginFile {
         guard let resolved = realPath(path) else {
             let err = errno
             if err == ENOENT || err == ENOTDIR {
                 throw PlugboardError(.pluginFileNotFound, "could not access file \"\(path)\" of plugin \"\(plugin)\": \(errnoText(err))",
                     detail: "The file does not exist.",
-                    hint: "Check the plugin's path in plugins.json (relative paths are relative to the manifest's folder), or build the plugin.")
+                    hint: manifest.map { "Check the plugin's path in \($0) (relative paths are relative to the manifest's folder), or build the plugin." }
+                        ?? "Check the path, or build the plugin.")
             }
             throw PlugboardError(.pluginFileUnreadable, "could not access file \"\(path)\" of plugin \"\(plugin)\": \(errnoText(err))",
                 hint: "Check the permissions of the file and of every folder on its path.")

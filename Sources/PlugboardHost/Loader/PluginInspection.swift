@@ -60,11 +60,12 @@ public struct PluginInspection: Sendable, Equatable {
     }
 
     /// The sha256 pin of the manifest entry, if any, against the digest of the file's bytes.
-    static func checkPin(_ pin: String?, sha256 sha: String, name: String, path: String) throws(PlugboardError) {
+    static func checkPin(_ pin: String?, sha256 sha: String, name: String, path: String,
+                         manifest: String? = nil) throws(PlugboardError) {
         if let pin, pin.lowercased() != sha {
             throw PlugboardError(.checksumMismatch, "plugin \"\(name)\": file \"\(path)\" does not match its sha256 pin",
                 detail: "Expected SHA-256 \(pin.lowercased()), found \(sha).",
-                hint: "If the plugin was rebuilt on purpose, set \"sha256\" in plugins.json to \(sha); otherwise find out who changed the file.")
+                hint: "If the plugin was rebuilt on purpose, set \"sha256\" in \(manifest ?? "the manifest") to \(sha); otherwise find out who changed the file.")
         }
     }
 

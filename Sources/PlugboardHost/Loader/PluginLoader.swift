@@ -35,13 +35,21 @@ public final class PluginLoader: Sendable {
         /// The process environment each plugin is given (``PluginRegistrar/processEnvironment``):
         /// the host's, captured once at start; empty unless the caller passes it.
         public var processEnvironment: [String: String]
+        /// `plugboard check`: each plugin is told it is loaded only to be checked
+        /// (``PluginRegistrar/checkOnly``), so that its start creates nothing.
+        public var checkOnly: Bool
+        /// The manifest the plugins come from, as given: what the hints of its plugins'
+        /// refusals name (`--manifest other.json`); nil where there is none (`inspect`).
+        public var manifestPath: String?
 
         public init(cacheDirectory: String, logger: Logger = .disabled, failureLogLevel: Logger.Level = .error,
-                    processEnvironment: [String: String] = [:]) {
+                    processEnvironment: [String: String] = [:], checkOnly: Bool = false, manifestPath: String? = nil) {
             self.cacheDirectory = cacheDirectory
             self.logger = logger
             self.failureLogLevel = failureLogLevel
             self.processEnvironment = processEnvironment
+            self.checkOnly = checkOnly
+            self.manifestPath = manifestPath
         }
     }
 
@@ -151,7 +159,8 @@ public final class PluginLoader: Sendable {
             try handshake(mapped.entry, plugin: staged.name)
             let registrar = PluginRegistrar(pluginName: staged.name, container: container, config: config,
                                             logger: configuration.logger.scrubbing(secrets), rank: rank,
-                                            processEnvironment: configuration.processEnvironment)
+                                            processEnvironment: configuration.processEnvironment,
+                                            checkOnly: configuration.checkOnly)
             let call = PluginCall(registrar: registrar)
             let status = mapped.entry(PluginEntry.Op.register, Unmanaged.passUnretained(call).toOpaque())
             record.version = secrets.scrub(call.version)
@@ -226,13 +235,13 @@ public final class PluginLoader: Sendable {
         let file: PluginFile
         let sha: String
         do throws(PlugboardError) {
-            file = try PluginFile.read(path, plugin: name)
+            file = try PluginFile.read(path, plugin: name, manifest: configuration.manifestPath)
             sha = try Digest.sha256Hex(file.bytes)
         } catch {
             return StagingResult(path: path, sha256: nil, result: .failure(error))
         }
         do throws(PlugboardError) {
-            try PluginInspection.checkPin(pin, sha256: sha, name: name, path: file.path)
+            try PluginInspection.checkPin(pin, sha256: sha, name: name, path: file.path, manifest: configuration.manifestPath)
             let signer = try signing.verify(name: name, sha256: sha, path: file.path)
             if var reused = previous, reused.sha256 == sha, reused.inspection.path == file.path {
                 reused.signer = signer

@@ -30,9 +30,9 @@ extension ManifestPlugin {
     func resolvedConfig(environment variables: [String: String],
                         budget: inout VariableExpander.Budget) throws(PlugboardError) -> PluginConfig {
         guard case .object(let values) = try resolve(rawConfig, variables: variables, budget: &budget) else {
-            return PluginConfig([:], plugin: name, baseDirectory: manifestDirectory)
+            return PluginConfig([:], plugin: name, baseDirectory: manifestDirectory, manifest: manifestPath)
         }
-        return PluginConfig(values, plugin: name, baseDirectory: manifestDirectory)
+        return PluginConfig(values, plugin: name, baseDirectory: manifestDirectory, manifest: manifestPath)
     }
 
     private func resolve(_ value: JSONValue, variables: [String: String],

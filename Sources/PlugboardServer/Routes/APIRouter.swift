@@ -218,8 +218,9 @@ public final class APIRouter: HTTPHandler {
     /// the server keeps running until a reload fixes it).
     private func notReady() -> HTTPResponse? {
         guard let failure = provider.objectRequestsRefusal else { return nil }
+        let manifest = host?.manifest.path ?? "the manifest"
         var response = ErrorResponses.response(PlugboardError(.httpUnavailable, failure.message, detail: failure.detail,
-            hint: "Fix the plugin and reload (plugboard reload, SIGHUP, or save plugins.json); /readyz answers 503 until then."),
+            hint: "Fix the plugin and reload (plugboard reload, SIGHUP, or save \(manifest)); /readyz answers 503 until then."),
             status: 503)
         // No lease was taken; the generation that refused is the one current now.
         response.headers.append(("X-Plugboard-Generation", String(provider.container.generation)))

@@ -41,11 +41,11 @@ public final class PluginCall: @unchecked Sendable {
         } catch let error as PlugboardError {
             failure = error
         } catch {
-            let pluginName = registrar.pluginName
+            let pluginName = registrar.pluginName, manifest = registrar.config.manifest ?? "the manifest"
             failure = PlugboardError(.registrationFailed, underlying: error) {
                 .init(message: "plugin \"\(pluginName)\" failed to register",
                       detail: "Its register(into:) threw: \(String(describing: error)).",
-                      hint: "Check the plugin's configuration in plugins.json and its log lines.")
+                      hint: "Check the plugin's configuration in \(manifest) and its log lines.")
             }
         }
         return PluginEntry.Status.failed

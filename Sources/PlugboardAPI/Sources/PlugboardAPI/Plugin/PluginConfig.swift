@@ -14,13 +14,30 @@ public struct PluginConfig: Hashable, Sendable {
     public let path: String
     /// The folder relative paths in the config are relative to: the manifest's folder.
     public let baseDirectory: String?
+    /// The manifest the config was written in, as the host was given it (`plugins.json`,
+    /// `--manifest other.json`): what the errors' hints name. Nil where there is none, such
+    /// as a test's own config (PlugboardAPI 1.6).
+    public let manifest: String?
 
     public init(_ values: [String: ConfigValue] = [:], plugin: String, path: String = "config",
-                baseDirectory: String? = nil) {
+                baseDirectory: String? = nil, manifest: String?) {
         self.values = values
         self.plugin = plugin
         self.path = path
         self.baseDirectory = baseDirectory
+        self.manifest = manifest
+    }
+
+    /// The 1.0 initializer, kept as it was (a defaulted parameter would change its
+    /// symbol): no manifest named.
+    public init(_ values: [String: ConfigValue] = [:], plugin: String, path: String = "config",
+                baseDirectory: String? = nil) {
+        self.init(values, plugin: plugin, path: path, baseDirectory: baseDirectory, manifest: nil)
+    }
+
+    /// Where the config is written, for hints: `the plugin's config in other.json`.
+    var written: String {
+        "the plugin's config in \(manifest ?? "the manifest")"
     }
 
     /// A required path: a string, made absolute against ``baseDirectory`` (the manifest's
@@ -91,8 +108,8 @@ public struct PluginConfig: Hashable, Sendable {
     /// A nested object; an absent key gives an empty one.
     public func object(_ key: String) throws(PlugboardError) -> PluginConfig {
         switch values[key] {
-        case nil, .null?: return PluginConfig([:], plugin: plugin, path: "\(path).\(key)", baseDirectory: baseDirectory)
-        case .object(let o)?: return PluginConfig(o, plugin: plugin, path: "\(path).\(key)", baseDirectory: baseDirectory)
+        case nil, .null?: return PluginConfig([:], plugin: plugin, path: "\(path).\(key)", baseDirectory: baseDirectory, manifest: manifest)
+        case .object(let o)?: return PluginConfig(o, plugin: plugin, path: "\(path).\(key)", baseDirectory: baseDirectory, manifest: manifest)
         case let other?: throw wrongType(key, "an object", other)
         }
     }
@@ -108,7 +125,7 @@ public struct PluginConfig: Hashable, Sendable {
             let suggestion = close.map { " Did you mean \"\($0)\"?" } ?? ""
             throw PlugboardError(.configInvalid, "plugin \"\(plugin)\": unknown configuration key \"\(path).\(key)\"",
                 detail: "Known keys: \(known.sorted().joined(separator: ", ")).\(suggestion)",
-                hint: "Remove or correct the key in the plugin's config in plugins.json.")
+                hint: "Remove or correct the key in \(written).")
         }
     }
 
@@ -123,12 +140,12 @@ public struct PluginConfig: Hashable, Sendable {
     private func missing(_ key: String, _ expected: String) -> PlugboardError {
         PlugboardError(.configInvalid, "plugin \"\(plugin)\": missing configuration key \"\(path).\(key)\"",
                        detail: "Expected \(expected) at \(path).\(key), found nothing.",
-                       hint: "Add \"\(key)\" to the plugin's config in plugins.json.")
+                       hint: "Add \"\(key)\" to \(written).")
     }
 
     private func wrongType(_ key: String, _ expected: String, _ found: ConfigValue) -> PlugboardError {
         PlugboardError(.configInvalid, "plugin \"\(plugin)\": wrong type for configuration key \"\(path).\(key)\"",
                        detail: "Expected \(expected) at \(path).\(key), found a value of type \(found.kindName).",
-                       hint: "Correct \"\(key)\" in the plugin's config in plugins.json.")
+                       hint: "Correct \"\(key)\" in \(written).")
     }
 }

@@ -31,11 +31,17 @@ public final class PluginRegistrar: ServiceResolver, Sendable {
     /// plugins the very environment the host would (PlugboardAPI 1.5). Empty where the
     /// host gives none, such as a test's own container.
     public let processEnvironment: [String: String]
+    /// True when the host loads the plugin only to see that it loads (`plugboard check`):
+    /// its services are built, started, health-checked and stopped, and nothing is served.
+    /// A start that would create something (a folder, a file, a bucket) then checks that it
+    /// could, and creates nothing, so that a check leaves the machine as it found it. False
+    /// for `serve`, a hot swap's preflight and tests (PlugboardAPI 1.6).
+    public let checkOnly: Bool
     private let container: Container
 
     /// Made by the host's loader, one per plugin load.
     public init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int = 0,
-                processEnvironment: [String: String]) {
+                processEnvironment: [String: String], checkOnly: Bool) {
         self.pluginName = pluginName
         self.environment = container.environment
         self.config = config
@@ -43,6 +49,14 @@ public final class PluginRegistrar: ServiceResolver, Sendable {
         self.container = container
         self.transaction = container.makeTransaction(owner: pluginName, rank: rank)
         self.processEnvironment = processEnvironment
+        self.checkOnly = checkOnly
+    }
+
+    /// The 1.5 initializer, kept as it was: not a check.
+    public convenience init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int = 0,
+                            processEnvironment: [String: String]) {
+        self.init(pluginName: pluginName, container: container, config: config, logger: logger, rank: rank,
+                  processEnvironment: processEnvironment, checkOnly: false)
     }
 
     /// The 1.0 initializer, kept as it was (a defaulted parameter would change its

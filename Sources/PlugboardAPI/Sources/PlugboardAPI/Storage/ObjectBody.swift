@@ -62,7 +62,11 @@ public struct ObjectBody: AsyncSequence, Sendable {
     }
 
     /// Reads the body chunk by chunk; what iterating it yields.
-    public struct Iterator: AsyncIteratorProtocol {
+    ///
+    /// Sendable (PlugboardAPI 1.6): it holds nothing but the body's `@Sendable` source,
+    /// so a wrapper may take it into the `next` closure of the body it hands on; the body
+    /// is still read from one task at a time.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
         fileprivate let next: @Sendable () async throws -> [UInt8]?
 
         public mutating func next() async throws -> [UInt8]? {
