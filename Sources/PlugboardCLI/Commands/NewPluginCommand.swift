@@ -16,7 +16,7 @@ enum NewPluginCommand {
         "Plugboard", "PlugboardAPI", "CPlugboardThreadLocal", "PlugboardCrypto", "PlugboardConcurrency",
         "PlugboardTesting", "PlugboardHost", "PlugboardCLI", "MemoryStorage", "FileStorage", "BenchFloor",
         "PlugboardHTTP", "PlugboardServer", "PlugboardS3Server", "PlugboardHTTPClient", "PlugboardHTTPCodec", "InMemoryStorage", "S3Storage", "S3StorageClient",
-        "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CPlugboardSystem", "CPlugboardNetwork",
+        "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CodedErrorPlugin", "CPlugboardSystem", "CPlugboardNetwork",
         "CPlugboardFileSystem", "PlugboardBytes", "PlugboardTestSupport", "PlugboardSigV4", "PlugboardURLSession",
         "PlugboardEtcd", "PlugboardFleet",
         "Swift", "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "XCTest",
