@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "FileStorage", type: .dynamic, targets: ["FileStorage"]),
         .library(name: "RESTStorage", type: .dynamic, targets: ["RESTStorage"]),
         .library(name: "S3Storage", type: .dynamic, targets: ["S3Storage"]),
+        .library(name: "QuotaStorage", type: .dynamic, targets: ["QuotaStorage"]),
         .executable(name: "plugboard-bench", targets: ["plugboard-bench"]),
         // A test fixture: a plugin that crashes, hangs, exits or fails its health check as
         // its config says (preflight and hot-swap tests load the real .so).
@@ -123,6 +124,10 @@ let package = Package(
                 path: "Plugins/S3Storage", exclude: ["Plugin"]),
         .target(name: "S3Storage", dependencies: [api, "S3StorageClient"],
                 path: "Plugins/S3Storage/Plugin"),
+        // A layer over another plugin's ObjectStorage (its manifest entry's "wraps") that
+        // refuses puts past its limits.
+        .target(name: "QuotaStorage", dependencies: [api, "PlugboardConcurrency"],
+                path: "Plugins/QuotaStorage"),
         .target(name: "MisbehavingPlugin", dependencies: [api, "InMemoryStorage"],
                 path: "Tests/Fixtures/MisbehavingPlugin"),
         // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
