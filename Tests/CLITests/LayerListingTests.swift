@@ -46,4 +46,24 @@ import Testing
         #expect(plugins[0]["wraps"]?.string == "Mem")
         #expect(plugins[1].keys == ["name", "state", "requires", "services"])
     }
+
+    /// The admin route shows the same stack as the CLI, and serve's object routes go
+    /// through the layer.
+    @Test func adminServices_showTheStack_andObjectsGoThroughTheLayer() async throws {
+        let server = try ServerProcess(manifest: Self.manifest)
+        let services = try server.client().request("GET", "/v1/admin/services")
+        #expect(services.status == 200)
+        let list = try #require(try JSONValue.parse(services.text).elements)
+        #expect(list.map { $0["owner"]?.string } == ["Quota", "Mem"])
+        #expect(list[0]["wraps"]?.string == "Mem")
+        let cli = await server.sandbox.run(["services", "--json"])
+        #expect(services.text == cli.stdout)
+        let small = try server.client().request("PUT", "/v1/objects/small", headers: [("Content-Type", "text/plain")],
+                                                body: Array(repeating: 1, count: 1000))
+        #expect(small.status == 200 || small.status == 201, "\(small.text)")
+        let big = try server.client().request("PUT", "/v1/objects/big", headers: [("Content-Type", "text/plain")],
+                                              body: Array(repeating: 1, count: 100))
+        #expect(big.status >= 400, "\(big.text)")
+        #expect(big.errorCode == "quota.exceeded", "\(big.text)")
+    }
 }

@@ -21,7 +21,11 @@ extension ManifestDecoder {
         }
         try checkLayers(plugins, names: names)
         guard let cycle = RequirementGraph(plugins: plugins).firstCycle(), let first = cycle.first else { return }
-        let throughWraps = cycle.contains { i in plugins[i].wraps.map { w in !plugins[i].requires.contains(w) } ?? false }
+        // Whether an edge of the cycle is a `wraps` that `requires` does not also list.
+        let throughWraps = cycle.indices.contains { k in
+            let from = plugins[cycle[k]], to = plugins[cycle[(k + 1) % cycle.count]].name
+            return from.wraps == to && !from.requires.contains(to)
+        }
         let path = (cycle + [first]).map { plugins[$0].name }.joined(separator: " -> ")
         let next = plugins[cycle.count > 1 ? cycle[1] : first].name
         let start = plugins[first]

@@ -129,15 +129,18 @@ struct LayerReloadTests {
     /// previous wrapper, and the old quota kept being enforced.
     @Test func aReloadOfTheLayerAlone_underLoad_enforcesTheNewQuota_withNoFailedRequest() async throws {
         let (_, host) = try await Self.reloadUnderLoad(
-            from: [Self.files(root: "data"), Self.quota(maxBytes: 10_000_000)],
-            to: [Self.files(root: "data"), Self.quota(maxBytes: 100_000)], changing: ["Quota"])
+            from: [Self.files(root: "data"), Self.quota(maxBytes: 100_000)],
+            to: [Self.files(root: "data"), Self.quota(maxBytes: 1_000_000)], changing: ["Quota"])
         defer { Task { await host.shutdown() } }
-        // The new quota is what serves: a put the old one allowed is refused.
+        // The new quota is what serves, alone: a put only it allows is stored (a new layer
+        // over the old one would refuse it), and one past it is refused by it.
         let storage: any ObjectStorage = try host.container.resolve()
+        _ = try await storage.put("big", data: Array(repeating: 2, count: 200_000), contentType: nil, metadata: [:])
         let refused = await #expect(throws: PlugboardError.self) {
-            _ = try await storage.put("big", data: Array(repeating: 2, count: 200_000), contentType: nil, metadata: [:])
+            _ = try await storage.put("bigger", data: Array(repeating: 3, count: 900_000), contentType: nil, metadata: [:])
         }
-        #expect(refused?.message.contains("maxBytes is 100000 bytes") == true, "\(String(describing: refused))")
+        #expect(refused?.message.contains("maxBytes is 1000000 bytes") == true, "\(String(describing: refused))")
+        #expect(host.container.registrations().map(\.owner) == ["Quota", "Files"])
         #expect(host.retiredRecords.map(\.name) == ["Quota"])
     }
 
