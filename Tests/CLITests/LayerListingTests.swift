@@ -34,6 +34,16 @@ import Testing
         #expect(list[1].keys == ["service", "name", "rank", "scope", "owner", "implementation", "active"])
     }
 
+    /// `check` runs the stack in a preflight child, which is handed what each plugin wraps.
+    @Test func check_loadsTheStack() async throws {
+        let sandbox = try sandbox()
+        defer { sandbox.remove() }
+        let result = await sandbox.run(["check", "--json"])
+        expectRun(result, status: 0)
+        let plugins = try #require(try result.json().elements)
+        #expect(plugins.map { $0["state"]?.string } == ["active", "active"])
+    }
+
     @Test func graph_drawsAWrapsEdge_andTheJSONHasWraps() async throws {
         let sandbox = try sandbox()
         defer { sandbox.remove() }

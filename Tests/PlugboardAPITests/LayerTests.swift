@@ -81,6 +81,19 @@ struct LayerTests {
         #expect(leased == "q(new-root)")
     }
 
+    @Test func aNamedLayer_wrapsTheProviderOfThatName_only() async throws {
+        let c = Container()
+        try await c.commit([try plugin(c, "Files") { tx in
+            try tx.register((any Greeter).self) { _ in Parrot("plain") }
+            try tx.register((any Greeter).self, name: "archive") { _ in Parrot("archive") }
+        }], verify: true)
+        try await c.commit([try plugin(c, "Quota", wraps: "Files") { tx in
+            try tx.registerLayer((any Greeter).self, name: "archive") { _, below in Marked("q", below) }
+        }], verify: true)
+        #expect(try c.resolve((any Greeter).self, name: "archive").greet() == "q(archive)")
+        #expect(try c.resolve((any Greeter).self).greet() == "plain")
+    }
+
     @Test func aLayerWithoutWraps_isRefused_namingTheServiceAndThePlugin() throws {
         let c = Container()
         let tx = c.makeTransaction(owner: "Quota")
