@@ -60,18 +60,13 @@ public struct Resolver: ServiceResolver, ~Copyable {
     /// The provider a layer wraps: the registration of `key` owned by `owner`, in this
     /// resolver's generation (the staged one during a commit), built if it is not yet.
     func resolveBelow<T>(_ key: ServiceKey, wrapping owner: String, as type: T.Type) throws(PlugboardError) -> T {
-        let view = self.view
-        let ts = ThreadState.current()
-        let snap = view.snapshot(ts)
-        let index = snap.index(of: key)
-        guard index >= 0, let below = snap.ranked[index].first(where: { $0.owner == owner && $0.wraps != owner }) else {
+        guard let below = try provider(key, ownedBy: owner, as: type) else {
             let service = ServiceType.of(T.self).displayName
             throw PlugboardError(.layerTargetMissing, "a layer wraps \"\(owner)\", which provides no \(service)",
                 detail: "Expected a provider of \(service) owned by \"\(owner)\" in the generation being built, found none.",
                 hint: "Make \"wraps\" name the plugin that registers \(service), and load that plugin.")
         }
-        if let p = below.built { return builtValue(p, as: T.self) }
-        return try view.container.build(below, as: type, ts: ts, view: view)
+        return below
     }
 
     /// Every provider of `type`, best first.
