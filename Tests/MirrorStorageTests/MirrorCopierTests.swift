@@ -127,3 +127,23 @@ import Testing
         await second.stop()
     }
 }
+
+extension MirrorCopierTests {
+    @Test func progress_isInTheMetrics_withTheFinishedGauge() async throws {
+        let fixture = MirrorFixture()
+        try await fixture.fill(fixture.old, count: 30)
+        let mirror = fixture.mirror(pageSize: 7)
+        let before = Dictionary(uniqueKeysWithValues: mirror.metricSamples().map { ($0.name, $0.value) })
+        #expect(before["plugboard_mirror_finished"] == 0)
+        try await mirror.start()
+        try await Self.ended(mirror)
+        let samples = mirror.metricSamples()
+        let values = Dictionary(uniqueKeysWithValues: samples.map { ($0.name, $0.value) })
+        #expect(values["plugboard_mirror_objects_copied_total"] == 30)
+        #expect(values["plugboard_mirror_objects_examined_total"] == 30)
+        #expect(values["plugboard_mirror_finished"] == 1)
+        #expect(samples.allSatisfy { $0.labels == ["plugin": "Mirror", "from": "Old", "to": "New"] })
+        #expect(samples.filter { $0.kind == .counter }.allSatisfy { $0.name.hasSuffix("_total") })
+        await mirror.stop()
+    }
+}

@@ -37,6 +37,9 @@ public final class MirrorCopier: Sendable {
         self.file = CheckpointFile(path: configuration.checkpoint, plugin: plugin)
     }
 
+    /// The labels of its metrics.
+    var labels: [String: String] { ["plugin": plugin, "from": from, "to": configuration.to] }
+
     /// The counters of this run, and whether the migration has finished.
     public var progress: MirrorProgress { counter.snapshot }
 
