@@ -15,8 +15,8 @@ import Testing
         #expect(text == """
             # HELP plugboard_x_total Things. Done.
             # TYPE plugboard_x_total counter
-            plugboard_x_total{plugin="A\\"b"} 2.0
-            plugboard_x_total{at="z",plugin="C"} 3.0
+            plugboard_x_total{plugin="A\\"b"} 2
+            plugboard_x_total{at="z",plugin="C"} 3
             # HELP plugboard_y Level.
             # TYPE plugboard_y gauge
             plugboard_y 0.5

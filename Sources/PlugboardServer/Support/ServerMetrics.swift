@@ -158,7 +158,10 @@ public final class ServerMetrics: Sendable {
                     out += "# HELP \(name) \(sample.help.replacingNewlines)\n# TYPE \(name) \(sample.kind.rawValue)\n"
                 }
                 let labels = sample.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escape($0.value))\"" }
-                out += name + (labels.isEmpty ? "" : "{\(labels.joined(separator: ","))}") + " \(sample.value)\n"
+                let value = sample.value
+                // Whole numbers as the host's own counters print them.
+                let text = value.rounded() == value && abs(value) < 9_007_199_254_740_992 ? String(Int(value)) : "\(value)"
+                out += name + (labels.isEmpty ? "" : "{\(labels.joined(separator: ","))}") + " \(text)\n"
             }
         }
         return out
