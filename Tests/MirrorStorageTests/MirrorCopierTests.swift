@@ -147,3 +147,27 @@ extension MirrorCopierTests {
         await mirror.stop()
     }
 }
+
+extension MirrorCopierTests {
+    /// A hot swap that rebuilds the mirror: the retiring generation's copier still holds a
+    /// key when a client deletes it through the new generation's mirror.
+    @Test func theFence_isSharedByTheGenerationsOfOneMigration() async throws {
+        let inner = InMemoryObjectStorage()
+        let gated = GatedStorage(base: inner, key: MirrorFixture.key(1))
+        let fixture = MirrorFixture(old: gated)
+        try await fixture.fill(fixture.old, count: 3)
+        let retiring = fixture.mirror(concurrency: 1)
+        try await retiring.start()
+        var reached = gated.reached.makeAsyncIterator()
+        await reached.next()
+        let serving = fixture.mirror()
+        let delete = Task { try await serving.delete(MirrorFixture.key(1)) }
+        gated.release()
+        try await delete.value
+        try await Self.ended(retiring)
+        await #expect(throws: PlugboardError.self, "the retiring copier brought it back") {
+            _ = try await serving.head(MirrorFixture.key(1))
+        }
+        await retiring.stop()
+    }
+}

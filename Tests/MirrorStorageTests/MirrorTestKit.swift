@@ -22,7 +22,7 @@ struct MirrorFixture {
     func mirror(concurrency: Int = 4, pageSize: Int = 1000) -> MirrorStorage {
         MirrorStorage(old: old, new: new, from: "Old",
                       configuration: MirrorConfiguration(to: "New", checkpoint: checkpoint, concurrency: concurrency,
-                                                         pageSize: pageSize, retrySeconds: 1),
+                                                         pageSize: pageSize, retrySeconds: 1, startDelaySeconds: 0),
                       plugin: "Mirror", logger: Logger(label: "test", handler: log))
     }
 
@@ -49,7 +49,7 @@ final class RecordingLogHandler: LogHandler {
     }
 }
 
-/// The old backend of a race: a `get` of ``key`` says so on ``reached`` and waits until
+/// The old backend of a race: a `get` of ``key`` reads it, says so on ``reached`` and waits until
 /// ``release()`` (or until its task is cancelled, which releases it too), so that a test
 /// writes while the copier holds the key.
 final class GatedStorage: ForwardingStorage {
@@ -74,7 +74,9 @@ final class GatedStorage: ForwardingStorage {
         for c in waiting { c.resume() }
     }
 
+    /// Reads first, then waits: the copier holds the bytes it read while the test writes.
     func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
+        let read = try await base.get(key, range: range)
         if key == self.key {
             reachedSink.yield()
             await withTaskCancellationHandler {
@@ -90,6 +92,6 @@ final class GatedStorage: ForwardingStorage {
             }
             try Task.checkCancellation()
         }
-        return try await base.get(key, range: range)
+        return read
     }
 }

@@ -88,7 +88,7 @@ struct MirrorMigrationMotoTests {
         #"{"name": "S3", "product": "S3Storage", "rank": \#(rank), "config": {"bucket": "\#(bucket)", "endpoint": "\#(server.endpoint)", "region": "us-east-1", "accessKeyId": "\#(MotoServer.accessKeyId)", "secretAccessKey": "\#(MotoServer.secretAccessKey)", "timeoutSeconds": 30, "maxRetries": 2}}"#
     }
 
-    static let mirror = #"{"name": "Mirror", "product": "MirrorStorage", "wraps": "Files", "requires": ["S3"], "config": {"to": "S3", "concurrency": 8, "pageSize": 50}}"#
+    static let mirror = #"{"name": "Mirror", "product": "MirrorStorage", "wraps": "Files", "requires": ["S3"], "config": {"to": "S3", "concurrency": 8, "pageSize": 50, "startDelaySeconds": 1}}"#
 
     static func write(_ folder: String, _ plugins: [String]) throws {
         let text = #"{"schemaVersion": 1, "environment": "testing", "hotSwap": {"enabled": true, "debounceMilliseconds": 0}, "plugins": [\#(plugins.joined(separator: ", "))]}"#

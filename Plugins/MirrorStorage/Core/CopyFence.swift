@@ -9,9 +9,11 @@ import PlugboardConcurrency
 /// as the last client write left it, whatever the interleaving. Keys are compared by their
 /// UTF-8 bytes, as `ObjectStorage` compares them.
 ///
-/// The fence is per mirror instance, so per generation: a request of a retiring generation
-/// still writing during the next one's first copies is not in it, which is why the copier
-/// also writes with a condition (what it saw in the new backend) where the backend has them.
+/// One fence per migration in the process (``shared(_:)``), shared by every generation of
+/// the mirror: during a hot swap the retiring generation's copier and requests and the new
+/// one's meet in it. A build of the plugin from another file has its own copy of this code
+/// and so its own fence; for that case, and for a preflight child's copier, the copier also
+/// writes with a condition (what it saw in the new backend) and waits before its first copy.
 final class CopyFence: Sendable {
     private struct State {
         var written: Set<[UInt8]> = []
@@ -21,6 +23,18 @@ final class CopyFence: Sendable {
     }
 
     private let state = LockedValueBox(State())
+
+    private static let migrations = LockedValueBox<[String: CopyFence]>([:])
+
+    /// The fence of the migration `id` (the mirror's name, both backends' and its checkpoint).
+    static func shared(_ id: String) -> CopyFence {
+        migrations.withLock { all in
+            if let fence = all[id] { return fence }
+            let fence = CopyFence()
+            all[id] = fence
+            return fence
+        }
+    }
 
     /// A client is about to write or delete `key`: marks it, and waits while the copier
     /// copies it.

@@ -13,19 +13,25 @@ public struct MirrorConfiguration: Sendable {
     public var pageSize: Int
     /// The pause before another pass when a pass ended with failed copies.
     public var retrySeconds: Int
+    /// The wait between the start and the first copy: a preflight child's mirror is
+    /// stopped before it copies, and a hot swap's retiring requests drain meanwhile.
+    public var startDelaySeconds: Int
 
-    public init(to: String, checkpoint: String, concurrency: Int = 4, pageSize: Int = 1000, retrySeconds: Int = 30) {
+    public init(to: String, checkpoint: String, concurrency: Int = 4, pageSize: Int = 1000, retrySeconds: Int = 30,
+                startDelaySeconds: Int = 5) {
         self.to = to
         self.checkpoint = checkpoint
         self.concurrency = concurrency
         self.pageSize = pageSize
         self.retrySeconds = retrySeconds
+        self.startDelaySeconds = startDelaySeconds
     }
 
     /// Reads `to`, `checkpoint` (default `<plugin>.mirror-checkpoint` in the manifest's
-    /// folder), `concurrency` (1...64), `pageSize` (1...1000) and `retrySeconds` (1...3600).
+    /// folder), `concurrency` (1...64), `pageSize` (1...1000), `retrySeconds` (1...3600) and
+    /// `startDelaySeconds` (0...3600).
     public init(_ config: PluginConfig) throws(PlugboardError) {
-        try config.requireOnly(["to", "checkpoint", "concurrency", "pageSize", "retrySeconds"])
+        try config.requireOnly(["to", "checkpoint", "concurrency", "pageSize", "retrySeconds", "startDelaySeconds"])
         let to = try config.string("to")
         if to.isEmpty || to == config.plugin {
             throw PlugboardError(.configInvalid, "plugin \"\(config.plugin)\": \"\(config.path).to\" names \(to.isEmpty ? "no plugin" : "the mirror itself")",
@@ -42,7 +48,8 @@ public struct MirrorConfiguration: Sendable {
         self.init(to: to, checkpoint: checkpoint,
                   concurrency: try Self.bounded(config, "concurrency", 4, 1...64),
                   pageSize: try Self.bounded(config, "pageSize", 1000, 1...ListingRequest.maxLimit),
-                  retrySeconds: try Self.bounded(config, "retrySeconds", 30, 1...3600))
+                  retrySeconds: try Self.bounded(config, "retrySeconds", 30, 1...3600),
+                  startDelaySeconds: try Self.bounded(config, "startDelaySeconds", 5, 0...3600))
     }
 
     private static func bounded(_ config: PluginConfig, _ key: String, _ value: Int, _ range: ClosedRange<Int>) throws(PlugboardError) -> Int {

@@ -48,9 +48,24 @@ public final class MirrorCopier: Sendable {
         await task.withLock { $0 }?.value
     }
 
-    func start() throws {
-        let checkpoint = try loadCheckpoint()
-        let run = Task { [self] in await self.run(from: checkpoint) }
+    func start() {
+        let checkpoint: MirrorCheckpoint
+        do {
+            checkpoint = try loadCheckpoint()
+        } catch {
+            logger.warning("mirror checkpoint not read; copying from the start", metadata: ["error": .string(error.message)])
+            checkpoint = MirrorCheckpoint(from: from, to: configuration.to)
+        }
+        let run = Task { [self] in
+            if !checkpoint.finished && configuration.startDelaySeconds > 0 {
+                do {
+                    try await Task.sleep(for: .seconds(configuration.startDelaySeconds))
+                } catch {
+                    return
+                }
+            }
+            await self.run(from: checkpoint)
+        }
         task.withLock { $0 = run }
     }
 

@@ -14,20 +14,22 @@ import PlugboardAPI
 public final class MirrorStorage: ObjectStorage, ManagedService {
     let old: any ObjectStorage
     let new: any ObjectStorage
-    let fence = CopyFence()
+    let fence: CopyFence
     public let copier: MirrorCopier
 
     public init(old: any ObjectStorage, new: any ObjectStorage, from: String, configuration: MirrorConfiguration,
                 plugin: String, logger: Logger) {
         self.old = old
         self.new = new
+        let fence = CopyFence.shared([plugin, from, configuration.to, configuration.checkpoint].joined(separator: "\u{0}"))
+        self.fence = fence
         self.copier = MirrorCopier(old: old, new: new, fence: fence, from: from, configuration: configuration,
                                    plugin: plugin, logger: logger)
     }
 
     /// Starts the copier; it runs until it has finished or the mirror stops.
     public func start() async throws {
-        try copier.start()
+        copier.start()
     }
 
     /// Stops the copier (its generation is retired), after the checkpoint of the last
@@ -56,8 +58,14 @@ public final class MirrorStorage: ObjectStorage, ManagedService {
         await fence.clientWrites(key)
         let info = try await new.put(key, body: body, contentType: contentType, metadata: metadata,
                                      condition: try await conditionForNew(key, condition))
-        // The body is read once: the old backend gets the bytes the new one stored.
-        let stored = try await new.get(key, range: nil)
+        // The body is read once: the old backend gets the bytes the new one stored. Gone
+        // already means a delete of the key followed, from both: nothing left to write.
+        let stored: ObjectStream
+        do {
+            stored = try await new.get(key, range: nil)
+        } catch let error as PlugboardError where error.code == .storageNotFound {
+            return info
+        }
         _ = try await old.put(key, body: stored.body, contentType: stored.info.contentType, metadata: stored.info.metadata,
                               condition: .none)
         return info

@@ -16,7 +16,7 @@ struct MirrorReloadTests {
     }
 
     static func mirror(concurrency: Int = 4, enabled: Bool = true) -> String {
-        #"{"name": "Mirror", "product": "MirrorStorage", "environments": ["testing"], "wraps": "Old", "requires": ["New"], "config": {"to": "New", "concurrency": \#(concurrency), "pageSize": 20}}"#
+        #"{"name": "Mirror", "product": "MirrorStorage", "environments": ["testing"], "wraps": "Old", "requires": ["New"], "config": {"to": "New", "concurrency": \#(concurrency), "pageSize": 20, "startDelaySeconds": 0}}"#
     }
 
     static func stack(old: String = "data-old", new: String = "data-new", concurrency: Int = 4) -> [String] {
