@@ -17,6 +17,19 @@ import Testing
         }
     }
 
+    /// `count` objects in a gated old backend, and a mirror copying one at a time, stopped
+    /// holding `key` (read, not yet written).
+    static func copying(_ key: String, of count: Int, pageSize: Int = 1000) async throws -> (MirrorFixture, GatedStorage, MirrorStorage) {
+        let gated = GatedStorage(base: InMemoryObjectStorage(), key: key)
+        let fixture = MirrorFixture(old: gated)
+        try await fixture.fill(fixture.old, count: count)
+        let mirror = fixture.mirror(concurrency: 1, pageSize: pageSize)
+        try await mirror.start()
+        var reached = gated.reached.makeAsyncIterator()
+        await reached.next()
+        return (fixture, gated, mirror)
+    }
+
     @Test func movesEveryObject_withContentTypeAndMetadata_andSaysItFinished() async throws {
         let fixture = MirrorFixture()
         try await fixture.fill(fixture.old, count: 250)
@@ -79,15 +92,8 @@ import Testing
     }
 
     @Test func aDeleteWhileItsKeyIsBeingCopied_waitsForTheCopy_andTheKeyStaysDeleted() async throws {
-        let inner = InMemoryObjectStorage()
-        let gated = GatedStorage(base: inner, key: MirrorFixture.key(1))
-        let fixture = MirrorFixture(old: gated)
-        try await fixture.fill(fixture.old, count: 3)
-        let mirror = fixture.mirror(concurrency: 1)
-        try await mirror.start()
-        var reached = gated.reached.makeAsyncIterator()
-        await reached.next()
-        // The copier has read nothing of key 1 yet and holds it: the delete waits.
+        let (fixture, gated, mirror) = try await Self.copying(MirrorFixture.key(1), of: 3)
+        // The copier has read key 1 and holds it: the delete waits.
         let delete = Task { try await mirror.delete(MirrorFixture.key(1)) }
         let put = Task { _ = try await mirror.put(MirrorFixture.key(2), data: [42], contentType: nil, metadata: [:]) }
         try await put.value
@@ -102,14 +108,7 @@ import Testing
     }
 
     @Test func aRestartMidCopy_resumesAfterTheLastWholePage() async throws {
-        let inner = InMemoryObjectStorage()
-        let gated = GatedStorage(base: inner, key: MirrorFixture.key(55))
-        let fixture = MirrorFixture(old: gated)
-        try await fixture.fill(fixture.old, count: 100)
-        let first = fixture.mirror(concurrency: 1, pageSize: 10)
-        try await first.start()
-        var reached = gated.reached.makeAsyncIterator()
-        await reached.next()
+        let (fixture, gated, first) = try await Self.copying(MirrorFixture.key(55), of: 100, pageSize: 10)
         await first.stop()
         #expect(!first.progress.finished)
         #expect(first.progress.examined == 50, "five whole pages before the stop")
@@ -152,14 +151,7 @@ extension MirrorCopierTests {
     /// A hot swap that rebuilds the mirror: the retiring generation's copier still holds a
     /// key when a client deletes it through the new generation's mirror.
     @Test func theFence_isSharedByTheGenerationsOfOneMigration() async throws {
-        let inner = InMemoryObjectStorage()
-        let gated = GatedStorage(base: inner, key: MirrorFixture.key(1))
-        let fixture = MirrorFixture(old: gated)
-        try await fixture.fill(fixture.old, count: 3)
-        let retiring = fixture.mirror(concurrency: 1)
-        try await retiring.start()
-        var reached = gated.reached.makeAsyncIterator()
-        await reached.next()
+        let (fixture, gated, retiring) = try await Self.copying(MirrorFixture.key(1), of: 3)
         let serving = fixture.mirror()
         let delete = Task { try await serving.delete(MirrorFixture.key(1)) }
         gated.release()
