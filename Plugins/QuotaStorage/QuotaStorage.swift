@@ -10,7 +10,7 @@ import PlugboardAPI
 /// object's bytes back. Objects written below by someone else after the start are not
 /// counted until the next start.
 final class QuotaStorage: ObjectStorage, ManagedService {
-    /// The code of a refusal: the plugin's own (ERRORS.md's "Codes of in-tree plugins").
+    /// The code of a refusal: the plugin's own (ERRORS.md, "Codes of the in-tree plugins").
     static let exceededCode: PlugboardError.Code = "quota.exceeded"
 
     private let inner: any ObjectStorage

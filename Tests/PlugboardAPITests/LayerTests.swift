@@ -44,6 +44,19 @@ struct LayerTests {
         #expect(c.registrations(owner: "Quota").first?.isActive == true)
     }
 
+    /// A provider that comes after the stack is ranked against the stack's bottom, not
+    /// against the layer's own rank.
+    @Test func aProviderAddedLater_isRankedAgainstTheStacksBottom() async throws {
+        let c = Container()
+        try await c.commit([try plugin(c, "Files", rank: 0, word("files"))], verify: true)
+        try await c.commit([try plugin(c, "Quota", rank: -100, wraps: "Files", mark("q"))], verify: true)
+        try await c.commit([try plugin(c, "Lower", rank: -50, word("lower"))], verify: true)
+        try await c.commit([try plugin(c, "Higher", rank: 50, word("higher"))], verify: true)
+        #expect(try c.resolveAll((any Greeter).self).map { $0.greet() } == ["higher", "q(files)", "files", "lower"])
+        try c.unregister((any Greeter).self, owner: "Higher")
+        #expect(try c.resolve((any Greeter).self).greet() == "q(files)")
+    }
+
     @Test func layersStack_eachOverTheOneItNames() async throws {
         let c = Container()
         try await c.commit([try plugin(c, "C", word("c"))], verify: true)

@@ -118,7 +118,9 @@ extension ContainerState {
         }
         var out: [Registration] = []
         out.reserveCapacity(ranked.count)
-        for base in ranked where base.wraps == nil {
+        // Each new registration was inserted by rank among layers whose own ranks say
+        // nothing of their place: the plain ones are put back in ranking order here.
+        for base in ranked.filter({ $0.wraps == nil }).sorted(by: Registration.ranksBefore) {
             var stack = [base]
             while let layer = above[stack[stack.count - 1].owner], !stack.contains(where: { $0 === layer }) {
                 stack.append(layer)
