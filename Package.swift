@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "FileStorage", type: .dynamic, targets: ["FileStorage"]),
         .library(name: "RESTStorage", type: .dynamic, targets: ["RESTStorage"]),
         .library(name: "S3Storage", type: .dynamic, targets: ["S3Storage"]),
+        .library(name: "QuotaStorage", type: .dynamic, targets: ["QuotaStorage"]),
+        .library(name: "MirrorStorage", type: .dynamic, targets: ["MirrorStorage"]),
         .executable(name: "plugboard-bench", targets: ["plugboard-bench"]),
         // A test fixture: a plugin that crashes, hangs, exits or fails its health check as
         // its config says (preflight and hot-swap tests load the real .so).
@@ -126,6 +128,17 @@ let package = Package(
                 path: "Plugins/S3Storage", exclude: ["Plugin"]),
         .target(name: "S3Storage", dependencies: [api, "S3StorageClient"],
                 path: "Plugins/S3Storage/Plugin"),
+        // A layer over another plugin's ObjectStorage (its manifest entry's "wraps") that
+        // refuses puts past its limits.
+        .target(name: "QuotaStorage", dependencies: [api, "PlugboardConcurrency"],
+                path: "Plugins/QuotaStorage"),
+        // A layer that moves a store from the storage it wraps to another plugin's while
+        // serving it; its logic in a target of its own, so that its tests drive the copier
+        // without the plugin's entry point.
+        .target(name: "MirrorStorageCore", dependencies: [api, "PlugboardBytes", "PlugboardConcurrency"],
+                path: "Plugins/MirrorStorage/Core"),
+        .target(name: "MirrorStorage", dependencies: [api, "MirrorStorageCore"],
+                path: "Plugins/MirrorStorage/Plugin"),
         .target(name: "MisbehavingPlugin", dependencies: [api, "InMemoryStorage"],
                 path: "Tests/Fixtures/MisbehavingPlugin"),
         .target(name: "CodedErrorPlugin", dependencies: [api, "InMemoryStorage"],
@@ -164,6 +177,9 @@ let package = Package(
         // against scripted loopback servers; the retry policy both storage plugins share.
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
+        // MirrorStorage's writes, reads, listing and copier over two in-memory backends.
+        .testTarget(name: "MirrorStorageTests", dependencies: [api, "MirrorStorageCore", "InMemoryStorage", "PlugboardTesting",
+                                                         "PlugboardConcurrency", "PlugboardTestSupport"]),
         // The etcd client's gateway parsing and retry rules (against fake members), and the
         // client against a real three-member cluster on loopback (EtcdCluster in
         // PlugboardTestSupport; skipped without etcd).

@@ -35,7 +35,8 @@ public enum PluginUnderTest {
         let container = Container(environment: environment)
         let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheDirectory,
                                                                                   processEnvironment: ProcessEnvironmentSnapshot.capture()))
-        return try await load(path: path, name: name, config: config, baseDirectory: baseDirectory, with: loader)
+        return try await load(path: path, name: name, config: config, baseDirectory: baseDirectory, rank: 0, wraps: nil,
+                              with: loader)
     }
 
     /// Loads several of the package's plugin products into ONE container, in order, as a
@@ -50,25 +51,87 @@ public enum PluginUnderTest {
     /// - Parameters:
     ///   - products: The products, each built as `lib<product>.so` next to the test runner.
     ///   - configs: Each plugin's `config` object, by product name.
+    /// - Returns: One ``LoadedPlugin`` per product, in the order given, all sharing the one
+    ///   container. Every product has rank 0, so among providers of one service the first
+    ///   loaded wins; to test a plugin that wraps another, use ``load(_:environment:baseDirectory:)``
+    ///   with `wraps` (or ranks).
     /// - Throws: the first refusal or registration error, as `plugboard check` would print it.
     public static func load(products: [String], configs: [String: [String: ConfigValue]] = [:],
                             environment: Environment = .testing,
+                            baseDirectory: String? = nil) async throws(PlugboardError) -> [LoadedPlugin] {
+        try await load(products.map { Entry(product: $0, config: configs[$0] ?? [:]) }, environment: environment,
+                       baseDirectory: baseDirectory)
+    }
+
+    /// One plugin of ``load(_:environment:baseDirectory:)``, as a manifest entry would
+    /// list it: its product (or file), name, config, rank and the plugin it wraps.
+    public struct Entry: Sendable {
+        public var path: String?
+        public var product: String?
+        public var name: String
+        public var config: [String: ConfigValue]
+        public var rank: Int
+        public var wraps: String?
+
+        /// `lib<product>.so` from the products folder; `name` defaults to the product.
+        public init(product: String, name: String? = nil, config: [String: ConfigValue] = [:], rank: Int = 0,
+                    wraps: String? = nil) {
+            self.product = product
+            self.name = name ?? product
+            self.config = config
+            self.rank = rank
+            self.wraps = wraps
+        }
+
+        /// The plugin file at `path`.
+        public init(path: String, name: String, config: [String: ConfigValue] = [:], rank: Int = 0, wraps: String? = nil) {
+            self.path = path
+            self.name = name
+            self.config = config
+            self.rank = rank
+            self.wraps = wraps
+        }
+    }
+
+    /// Loads plugins into ONE container, in order, each with its rank and the plugin it
+    /// wraps, as a manifest listing them would. A layer (`wraps`) stands above the provider
+    /// it wraps whatever the ranks, so the storage the container resolves, and the
+    /// conformance suite of the layer's ``LoadedPlugin``, test the layer and not its
+    /// backing.
+    ///
+    /// ```swift
+    /// let plugins = try await PluginUnderTest.load([
+    ///     .init(product: "MemoryStorage", name: "Backing"),
+    ///     .init(product: "QuotaStorage", name: "Quota", config: ["maxBytes": .integer(1024)], wraps: "Backing"),
+    /// ])
+    /// let report = await plugins[1].objectStorageConformance().run()
+    /// ```
+    ///
+    /// - Returns: One ``LoadedPlugin`` per entry, in the order given, all sharing the one
+    ///   container: what each registered and reports, and the container they share.
+    /// - Throws: the first refusal or registration error, as `plugboard check` would print it
+    ///   (a layer whose target registered no such service: `container.layer_target_missing`).
+    public static func load(_ entries: [Entry], environment: Environment = .testing,
                             baseDirectory: String? = nil) async throws(PlugboardError) -> [LoadedPlugin] {
         let container = Container(environment: environment)
         let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheDirectory,
                                                                                   processEnvironment: ProcessEnvironmentSnapshot.capture()))
         var loaded: [LoadedPlugin] = []
-        for product in products {
-            loaded.append(try await load(path: try builtProduct(product), name: product, config: configs[product] ?? [:],
-                                         baseDirectory: baseDirectory, with: loader))
+        for entry in entries {
+            let path: String
+            if let given = entry.path { path = given } else { path = try builtProduct(entry.product ?? entry.name) }
+            loaded.append(try await load(path: path, name: entry.name, config: entry.config, baseDirectory: baseDirectory,
+                                         rank: entry.rank, wraps: entry.wraps, with: loader))
         }
         return loaded
     }
 
     private static func load(path: String, name: String, config: [String: ConfigValue], baseDirectory: String?,
+                             rank: Int, wraps: String?,
                              with loader: PluginLoader) async throws(PlugboardError) -> LoadedPlugin {
         let record = await loader.load(.init(
-            name: name, path: path, config: PluginConfig(config, plugin: name, baseDirectory: baseDirectory)))
+            name: name, path: path, config: PluginConfig(config, plugin: name, baseDirectory: baseDirectory), rank: rank,
+            wraps: wraps))
         guard record.state == .active else {
             throw record.error ?? PlugboardError(.registrationFailed, "plugin \"\(name)\" is \(record.state) after loading \(path)")
         }

@@ -49,6 +49,20 @@ import Testing
         #expect(refused?.code == .configInvalid, "\(String(describing: refused))")
     }
 
+    /// Entries with ranks, as a manifest gives them: the higher-ranked provider resolves,
+    /// whatever the order of loading, and each entry's name owns its registrations.
+    @Test func entries_loadWithTheirRanksAndNames() async throws {
+        let plugins = try await PluginUnderTest.load([
+            .init(product: "MemoryStorage", name: "Low", rank: -1),
+            .init(product: "MemoryStorage", name: "High", config: ["failOperations": .array([.string("head")])], rank: 3),
+        ])
+        defer { Task { await plugins[0].shutdown() } }
+        #expect(plugins.map(\.name) == ["Low", "High"])
+        #expect(plugins[0].container.registrations().map(\.owner) == ["High", "Low"])
+        let error = await failure { _ = try await plugins[0].storage().head("k") }
+        #expect(error?.code == .storageUnavailable, "the High entry's storage answers: \(String(describing: error))")
+    }
+
     @Test func configReachesThePlugin_andABadOneIsThePluginsOwnError() async throws {
         let failing = try await PluginUnderTest.load(product: "MemoryStorage", config: ["failOperations": .array([.string("get")])])
         let error = await failure { _ = try await failing.storage().get("k") }

@@ -5,7 +5,7 @@ import Testing
 /// fact 1): it needs the library, and defines none of its symbols itself, which it would
 /// if the API had been linked into it statically.
 @Suite struct LinkAuditTests {
-    static let plugins = ["MemoryStorage", "FileStorage", "RESTStorage", "S3Storage"]
+    static let plugins = ["MemoryStorage", "FileStorage", "RESTStorage", "S3Storage", "QuotaStorage", "MirrorStorage"]
 
     /// Symbols every shared object defines, which the linker makes.
     static let linkerSymbols: Set<String> = ["_init", "_fini", "__bss_start", "_edata", "_end"]

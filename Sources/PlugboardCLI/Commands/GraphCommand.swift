@@ -22,7 +22,8 @@ enum GraphCommand {
                 ("plugins", .array(plugins.map { p in
                     .object([("name", .string(p.name)), ("state", .string(records[p.name]?.state.description)),
                              ("requires", .array(p.requires.map { .string($0) })),
-                             ("services", .array((records[p.name]?.services ?? []).map { .string($0) }))])
+                             ("services", .array((records[p.name]?.services ?? []).map { .string($0) }))]
+                            + (p.wraps.map { [("wraps", JSONOutput.string($0))] } ?? []))
                 })),
             ]))
             return 0
@@ -36,6 +37,7 @@ enum GraphCommand {
                 dot += "  \(quote(p.name)) -> \(quote("service:" + s)) [label=\"provides\"];\n"
             }
             for r in p.requires { dot += "  \(quote(p.name)) -> \(quote(r)) [label=\"requires\", style=bold];\n" }
+            if let w = p.wraps { dot += "  \(quote(p.name)) -> \(quote(w)) [label=\"wraps\", style=bold, color=blue];\n" }
         }
         ctx.out(dot + "}\n")
         return 0

@@ -11,10 +11,12 @@ enum ServicesCommand {
         if ctx.json {
             ctx.out(Reports.services(registrations))
         } else {
-            var table = Table(["SERVICE", "NAME", "RANK", "SCOPE", "OWNER", "IMPLEMENTATION", "ACTIVE"])
+            // The WRAPS column only where a layer is: the table stays as it was without one.
+            let layered = registrations.contains { $0.wraps != nil }
+            var table = Table(["SERVICE", "NAME", "RANK", "SCOPE", "OWNER", "IMPLEMENTATION", "ACTIVE"] + (layered ? ["WRAPS"] : []))
             for r in registrations {
                 table.add([r.service, r.name ?? "-", String(r.rank), r.scope.description, r.owner,
-                           r.implementation ?? "-", r.isActive ? "yes" : "no"])
+                           r.implementation ?? "-", r.isActive ? "yes" : "no"] + (layered ? [r.wraps ?? "-"] : []))
             }
             ctx.out(table.render())
         }

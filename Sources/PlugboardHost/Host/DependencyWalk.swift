@@ -28,6 +28,6 @@ struct DependencyWalk<Item> {
 
 extension DependencyWalk where Item == ManifestPlugin {
     init() {
-        self.init(name: \.name, requires: \.requires)
+        self.init(name: \.name, requires: \.dependencies)
     }
 }

@@ -215,7 +215,7 @@ public final class PluginHost: Sendable {
                 return false
             }
             let record = await loader.load(staged, config: configs[plugin.name] ?? PluginConfig(plugin: plugin.name),
-                                           rank: plugin.rank, secrets: secrets)
+                                           rank: plugin.rank, wraps: plugin.wraps, secrets: secrets)
             byName[plugin.name] = record
             return record.state == .active
         } blocked: { plugin, blocker in
@@ -268,6 +268,12 @@ public final class PluginHost: Sendable {
     static func requirementRecord(_ plugin: ManifestPlugin, blocker: String, state: PluginState?,
                                   environment: Environment) -> PluginRecord {
         let stateText = state?.description ?? "not loaded"
+        if plugin.wraps == blocker && !plugin.requires.contains(blocker) {
+            return PluginRecord(name: plugin.name, state: .failed, error: PlugboardError(
+                .requirementUnavailable, "plugin \"\(plugin.name)\" wraps plugin \"\(blocker)\", which is \(stateText)",
+                detail: "\(plugin.origin): \"wraps\" names \"\(blocker)\"; a layer stands above the provider of the plugin it wraps, which must be active first.",
+                hint: "Fix or enable \"\(blocker)\" for the \(environment) environment, or point \"wraps\" at an active plugin."))
+        }
         return PluginRecord(name: plugin.name, state: .failed, error: PlugboardError(
             .requirementUnavailable, "plugin \"\(plugin.name)\" requires plugin \"\(blocker)\", which is \(stateText)",
             detail: "\(plugin.origin): \"requires\" lists \"\(blocker)\"; it must be active first.",
@@ -407,7 +413,7 @@ struct PluginFingerprint: Sendable, Equatable {
     /// is loaded.)
     static func == (a: PluginFingerprint, b: PluginFingerprint) -> Bool {
         a.path == b.path && a.sha256 == b.sha256 && a.plugin.source == b.plugin.source && a.plugin.sha256 == b.plugin.sha256
-            && a.plugin.rank == b.plugin.rank && a.plugin.requires == b.plugin.requires
+            && a.plugin.rank == b.plugin.rank && a.plugin.requires == b.plugin.requires && a.plugin.wraps == b.plugin.wraps
             && a.plugin.rawConfig.configValue == b.plugin.rawConfig.configValue && a.signing == b.signing
     }
 }

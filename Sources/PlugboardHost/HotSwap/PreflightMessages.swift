@@ -15,22 +15,26 @@ public struct PreflightRequest: Sendable {
         public var sha256: String
         public var rank: Int
         public var config: PluginConfig
-        /// The plugins of this request it needs active first.
+        /// The plugins of this request it needs active first (what it wraps included).
         public var requires: [String]
+        /// The plugin whose providers its layers wrap, or nil.
+        public var wraps: String?
 
-        public init(name: String, path: String, sha256: String, rank: Int, config: PluginConfig, requires: [String] = []) {
+        public init(name: String, path: String, sha256: String, rank: Int, config: PluginConfig, requires: [String] = [],
+                    wraps: String? = nil) {
             self.name = name
             self.path = path
             self.sha256 = sha256
             self.rank = rank
             self.config = config
             self.requires = requires
+            self.wraps = wraps
         }
 
         /// `plugin` as staged, with its resolved config.
         init(_ staged: StagedPlugin, _ plugin: ManifestPlugin, config: PluginConfig?) {
             self.init(name: plugin.name, path: staged.loadPath, sha256: staged.sha256, rank: plugin.rank,
-                      config: config ?? PluginConfig(plugin: plugin.name), requires: plugin.requires)
+                      config: config ?? PluginConfig(plugin: plugin.name), requires: plugin.dependencies, wraps: plugin.wraps)
         }
     }
 
@@ -57,7 +61,8 @@ public struct PreflightRequest: Sendable {
             .object([("name", .string(p.name)), ("path", .string(p.path)), ("sha256", .string(p.sha256)),
                      ("rank", .int(Int64(p.rank))), ("config", .config(.object(p.config.values))),
                      ("baseDirectory", .string(p.config.baseDirectory)), ("manifest", .string(p.config.manifest)),
-                     ("requires", .array(p.requires.map { .string($0) }))])
+                     ("requires", .array(p.requires.map { .string($0) })),
+                     ("wraps", p.wraps.map { .string($0) } ?? .null)])
         }
         let doc = JSONOutput.object([("environment", .string(environment.name)), ("cacheDirectory", .string(cacheDirectory)),
                                      ("plugins", .array(plugins)), ("secrets", .array(secrets.secrets.map { .string($0) })),
@@ -83,7 +88,7 @@ public struct PreflightRequest: Sendable {
             plugins.append(Plugin(name: name, path: path, sha256: sha, rank: Int(rank),
                                   config: PluginConfig(values, plugin: name, baseDirectory: item["baseDirectory"]?.stringValue,
                                                        manifest: item["manifest"]?.stringValue),
-                                  requires: requires))
+                                  requires: requires, wraps: item["wraps"]?.stringValue))
         }
         var secrets: [String] = []
         if case .array(let values)? = doc["secrets"]?.kind { secrets = values.compactMap(\.stringValue) }

@@ -36,7 +36,7 @@ struct ReloadPlan {
         var grew = true
         while grew {
             grew = false
-            for plugin in selected where !dirty.contains(plugin.name) && plugin.requires.contains(where: dirty.contains) {
+            for plugin in selected where !dirty.contains(plugin.name) && plugin.dependencies.contains(where: dirty.contains) {
                 dirty.insert(plugin.name)
                 grew = true
             }
@@ -47,11 +47,11 @@ struct ReloadPlan {
         retry = Set(selected.map(\.name).filter { failed.contains($0) && !toLoad.contains($0) && next[$0]?.path != nil })
         retiring = current.records.map(\.name).filter { active.contains($0) && (dirty.contains($0) || removed.contains($0)) }
         let byName = Dictionary(selected.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        var stack = selected.filter { toLoad.contains($0.name) }.flatMap(\.requires)
+        var stack = selected.filter { toLoad.contains($0.name) }.flatMap(\.dependencies)
         while let name = stack.popLast() {
             guard !toLoad.contains(name), !providers.contains(name), active.contains(name), let p = byName[name] else { continue }
             providers.insert(name)
-            stack += p.requires
+            stack += p.dependencies
         }
     }
 

@@ -39,6 +39,8 @@ struct ReloadStateMachine {
         var staged: StagedPlugin
         var config: PluginConfig
         var rank: Int
+        /// The plugin whose providers its layers wrap, or nil.
+        var wraps: String? = nil
     }
 
     /// What the host adopts once the commit is published.
@@ -219,7 +221,8 @@ struct ReloadStateMachine {
         var loads: [Load] = []
         for plugin in next.selected where passing.contains(plugin.name) {
             guard let staged = next.stagings[plugin.name]?.staged else { continue }
-            loads.append(Load(staged: staged, config: next.configs[plugin.name] ?? PluginConfig(plugin: plugin.name), rank: plugin.rank))
+            loads.append(Load(staged: staged, config: next.configs[plugin.name] ?? PluginConfig(plugin: plugin.name), rank: plugin.rank,
+                              wraps: plugin.wraps))
         }
         guard !loads.isEmpty else { return commit() }
         let first = loads.removeFirst()

@@ -3,7 +3,7 @@ import PlugboardAPI
 extension ManifestDecoder {
     /// The keys of a plugin object.
     static let pluginKeys = ["name", "path", "product", "sha256", "source", "enabled", "required", "environments", "rank",
-                             "requires", "config", "signature"]
+                             "requires", "wraps", "config", "signature"]
 
     /// One entry of `plugins`.
     func decodePlugin(_ value: JSONValue, index: Int) throws(PlugboardError) -> ManifestPlugin {
@@ -22,6 +22,7 @@ extension ManifestDecoder {
         var rank = 0
         var requires: [String] = []
         var requirementLocations: [SourceLocation] = []
+        var wraps: (name: String, location: SourceLocation)?
         var config = JSONValue(.object([]), location: value.location, path: value.path.appending(key: "config"))
 
         for member in members {
@@ -59,6 +60,13 @@ extension ManifestDecoder {
                 rank = try reader.integer(v)
             case "requires":
                 (requires, requirementLocations) = try decodeRequires(v)
+            case "wraps":
+                let target = try reader.string(v, hint: "Write \"wraps\" as the name of the plugin whose service this one wraps, such as \"Files\".")
+                guard !target.isEmpty else {
+                    throw reader.invalidValue(v, "wrapped plugin name is empty",
+                                              hint: "Write the name of the plugin in the manifest whose service this one wraps.")
+                }
+                wraps = (target, v.location)
             case "config":
                 _ = try reader.object(v, hint: "Write \"config\" as an object, such as {\"root\": \"data\"}.")
                 try checkConfig(v)
@@ -95,7 +103,8 @@ extension ManifestDecoder {
         return ManifestPlugin(name: name.text, source: source, sha256: sha256, signature: signature, enabled: enabled, required: required,
                               environments: environments, rank: rank, requires: requires, index: index,
                               location: value.location, manifestPath: reader.source, manifestDirectory: directory,
-                              rawConfig: config, requirementLocations: requirementLocations, nameLocation: name.location)
+                              rawConfig: config, requirementLocations: requirementLocations, nameLocation: name.location,
+                              wraps: wraps?.name, wrapsLocation: wraps?.location)
     }
 
     private func decodeName(_ v: JSONValue) throws(PlugboardError) -> String {

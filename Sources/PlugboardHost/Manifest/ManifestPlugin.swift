@@ -7,7 +7,7 @@ import PlugboardAPI
 /// (`description`, `debugDescription`, `dump`) shows the redacted configuration only.
 ///
 /// Two plugins are equal when everything the manifest says about them is equal (name,
-/// source, pin, signature, flags, environments, rank, requirements and configuration as written),
+/// source, pin, signature, flags, environments, rank, requirements, what it wraps and configuration as written),
 /// wherever they are in the file: the hot-swap component compares generations this way.
 public struct ManifestPlugin: Sendable, Hashable {
     /// Whether a plugin is loaded in an environment.
@@ -43,6 +43,9 @@ public struct ManifestPlugin: Sendable, Hashable {
     /// The names of plugins that must be loaded before it, as written. Each is in the
     /// manifest; whether it is selected for an environment is the loader's business.
     public let requires: [String]
+    /// The name of the plugin whose providers its layers wrap (`registerLayer`), or nil.
+    /// A layer requires what it wraps: it is loaded after it, and reloaded with it.
+    public let wraps: String?
     /// Its position in the manifest's `plugins` array, from 0.
     public let index: Int
     /// Where its object starts in the manifest.
@@ -60,11 +63,21 @@ public struct ManifestPlugin: Sendable, Hashable {
     let requirementLocations: [SourceLocation]
     /// Where the name is written.
     let nameLocation: SourceLocation
+    /// Where `wraps`'s value is written.
+    let wrapsLocation: SourceLocation?
+
+    /// What it must be loaded after: `requires`, then the plugin it `wraps` if that is not
+    /// among them. The load order, a reload's dependents and cycles all follow this.
+    public var dependencies: [String] {
+        guard let wraps, !requires.contains(wraps) else { return requires }
+        return requires + [wraps]
+    }
 
     init(name: String, source: PluginSource, sha256: String?, signature: PluginSignature? = nil, enabled: Bool, required: Bool,
          environments: [Environment], rank: Int, requires: [String], index: Int, location: SourceLocation,
          manifestPath: String, manifestDirectory: String, rawConfig: JSONValue,
-         requirementLocations: [SourceLocation], nameLocation: SourceLocation) {
+         requirementLocations: [SourceLocation], nameLocation: SourceLocation,
+         wraps: String? = nil, wrapsLocation: SourceLocation? = nil) {
         self.name = name
         self.source = source
         self.sha256 = sha256
@@ -81,6 +94,8 @@ public struct ManifestPlugin: Sendable, Hashable {
         self.rawConfig = rawConfig
         self.requirementLocations = requirementLocations
         self.nameLocation = nameLocation
+        self.wraps = wraps
+        self.wrapsLocation = wrapsLocation
     }
 
     /// Whether the plugin is loaded in `environment`: `.disabled` when `enabled` is
@@ -105,7 +120,7 @@ public struct ManifestPlugin: Sendable, Hashable {
     public static func == (a: ManifestPlugin, b: ManifestPlugin) -> Bool {
         a.name == b.name && a.source == b.source && a.sha256 == b.sha256 && a.signature == b.signature && a.enabled == b.enabled
             && a.required == b.required && a.environments == b.environments && a.rank == b.rank
-            && a.requires == b.requires && a.rawConfig.configValue == b.rawConfig.configValue
+            && a.requires == b.requires && a.wraps == b.wraps && a.rawConfig.configValue == b.rawConfig.configValue
     }
 
     /// Hashes what ``==`` compares (a part of it).

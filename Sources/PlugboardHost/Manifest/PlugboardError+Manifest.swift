@@ -36,6 +36,10 @@ extension PlugboardError.Code {
     public static let manifestUnknownRequirement: Self = "manifest.unknown_requirement"
     /// Plugins require each other in a cycle.
     public static let manifestRequirementCycle: Self = "manifest.requirement_cycle"
+    /// A plugin's `wraps` names a plugin that is not in the manifest.
+    public static let manifestUnknownLayerTarget: Self = "manifest.unknown_layer_target"
+    /// A plugin's `wraps` names the plugin itself.
+    public static let manifestLayerWrapsItself: Self = "manifest.layer_wraps_itself"
     /// A `${VAR}` in the config of a plugin selected for the environment names a variable
     /// that is not set and has no default.
     public static let manifestMissingVariable: Self = "manifest.missing_variable"

@@ -1,15 +1,16 @@
-/// The `requires` relation among a list of plugins: load order and cycles.
+/// The `requires` relation among a list of plugins (with `wraps`, which implies one):
+/// load order and cycles.
 ///
 /// Iterative throughout, so a long chain of requirements cannot exhaust the stack.
 struct RequirementGraph {
     /// `requirements[i]`: the positions of the plugins that plugin `i` requires, in the
-    /// order written; names not in the list are left out.
+    /// order written, then the one it wraps; names not in the list are left out.
     let requirements: [[Int]]
 
     init(plugins: [ManifestPlugin]) {
         var position: [String: Int] = [:]
         for (i, p) in plugins.enumerated() where position[p.name] == nil { position[p.name] = i }
-        requirements = plugins.map { p in p.requires.compactMap { position[$0] } }
+        requirements = plugins.map { p in p.dependencies.compactMap { position[$0] } }
     }
 
     /// Every position once, each after those it requires; among the positions that are

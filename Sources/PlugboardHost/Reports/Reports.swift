@@ -54,12 +54,14 @@ public enum Reports {
         .array(records.map { plugin($0) })
     }
 
-    /// Registrations, as `plugboard services --json` lists them.
+    /// Registrations, as `plugboard services --json` lists them. A layer's has `wraps`,
+    /// the owner of the registration just below it in its stack; others have no such member.
     public static func services(_ registrations: [RegistrationInfo]) -> JSONOutput {
         .array(registrations.map { r in
             .object([("service", .string(r.service)), ("name", .string(r.name)), ("rank", .int(Int64(r.rank))),
                      ("scope", .string(r.scope.description)), ("owner", .string(r.owner)),
-                     ("implementation", .string(r.implementation)), ("active", .bool(r.isActive))])
+                     ("implementation", .string(r.implementation)), ("active", .bool(r.isActive))]
+                    + (r.wraps.map { [("wraps", JSONOutput.string($0))] } ?? []))
         })
     }
 

@@ -141,6 +141,39 @@ public final class ServerMetrics: Sendable {
         return out
     }
 
+    /// The samples of every provider of `ObjectStorage` that adopts `MetricsReporting`
+    /// (PlugboardAPI 1.6), grouped by name; a sample with an invalid name is left out.
+    static func renderPluginSamples(_ host: PluginHost) -> String {
+        let providers = (try? host.container.resolveAll((any ObjectStorage).self)) ?? []
+        return renderSamples(providers.compactMap { $0 as? any MetricsReporting }.flatMap { $0.metricSamples() })
+    }
+
+    static func renderSamples(_ samples: [MetricSample]) -> String {
+        var out = ""
+        var described: Set<String> = []
+        let valid = samples.filter { Self.isName($0.name, colons: true) && $0.labels.keys.allSatisfy { Self.isName($0, colons: false) } }
+        for name in valid.map(\.name).reduce(into: [String](), { if !$0.contains($1) { $0.append($1) } }) {
+            for sample in valid where sample.name == name {
+                if described.insert(name).inserted {
+                    out += "# HELP \(name) \(sample.help.replacingNewlines)\n# TYPE \(name) \(sample.kind.rawValue)\n"
+                }
+                let labels = sample.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escape($0.value))\"" }
+                let value = sample.value
+                // Whole numbers as the host's own counters print them.
+                let text = value.rounded() == value && abs(value) < 9_007_199_254_740_992 ? String(Int(value)) : "\(value)"
+                out += name + (labels.isEmpty ? "" : "{\(labels.joined(separator: ","))}") + " \(text)\n"
+            }
+        }
+        return out
+    }
+
+    private static func isName(_ name: String, colons: Bool) -> Bool {
+        guard let first = name.utf8.first, !(0x30...0x39).contains(first) else { return false }
+        return name.utf8.allSatisfy { b in
+            (0x61...0x7A).contains(b) || (0x41...0x5A).contains(b) || (0x30...0x39).contains(b) || b == 0x5F || (colons && b == 0x3A)
+        }
+    }
+
     /// A label value with `\`, `"` and newlines escaped.
     static func escape(_ s: String) -> String {
         var out = ""
@@ -154,4 +187,9 @@ public final class ServerMetrics: Sendable {
         }
         return out
     }
+}
+
+extension String {
+    /// HELP text on one line.
+    fileprivate var replacingNewlines: String { split(whereSeparator: \.isNewline).joined(separator: " ") }
 }

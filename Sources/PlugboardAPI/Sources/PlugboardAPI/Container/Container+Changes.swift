@@ -6,6 +6,12 @@ extension Container {
         Transaction(owner: owner, rank: rank)
     }
 
+    /// A new, empty transaction by `owner` whose layers wrap the providers of `wraps`
+    /// (``Transaction/registerLayer(_:name:managed:factory:)``; PlugboardAPI 1.6).
+    public func makeTransaction(owner: String, rank: Int, wraps: String?) -> Transaction {
+        Transaction(owner: owner, rank: rank, wraps: wraps)
+    }
+
     /// Runs `body` to fill a transaction and commits it: all of it becomes visible at
     /// once, or, if `body` throws or the commit fails, none of it.
     public func transaction<R>(owner: String = "host", rank: Int = 0,

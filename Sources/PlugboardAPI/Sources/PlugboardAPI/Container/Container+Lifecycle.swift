@@ -128,7 +128,7 @@ extension ContainerState {
             service: reg.serviceType.displayName, name: reg.key.name, rank: reg.rank, scope: reg.scope,
             owner: reg.owner,
             implementation: (reg.learnedImplementation ?? reg.declaredImplementation)?.displayName,
-            generation: reg.generation, isActive: active, isManaged: reg.managed)
+            generation: reg.generation, isActive: active, isManaged: reg.managed, wraps: reg.wraps)
     }
 }
 

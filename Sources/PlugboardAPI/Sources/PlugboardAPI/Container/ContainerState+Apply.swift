@@ -44,6 +44,12 @@ extension ContainerState {
         for batch in batches {
             try next.apply(batch.ops, owner: batch.owner, into: &changes)
         }
+        // Stacks are checked once all batches applied: a hot swap removes a wrapped
+        // provider in one batch and adds its new build in a later one.
+        let touched = Set((changes.added + changes.removed.map(\.old)).compactMap { next.keyIndex[$0.key] })
+        for i in touched.sorted() {
+            next.ranked[i] = try Self.stacked(next.ranked[i])
+        }
         self = next
         return changes
     }
@@ -92,6 +98,45 @@ extension ContainerState {
             }
         }
         self = next
+    }
+
+    /// `ranked`, one key's registrations best first, with each layer moved to just above
+    /// the registration it wraps: a stack stands where its bottom provider's rank puts it,
+    /// whatever the layers' own ranks.
+    static func stacked(_ ranked: [Registration]) throws(PlugboardError) -> [Registration] {
+        guard ranked.contains(where: { $0.wraps != nil }) else { return ranked }
+        var above: [String: Registration] = [:]
+        for layer in ranked {
+            guard let target = layer.wraps else { continue }
+            if let other = above[target] {
+                throw PlugboardError(.layerSlotTaken,
+                    "layers \"\(other.owner)\" and \"\(layer.owner)\" both wrap the \(layer.displayName) of \"\(target)\"",
+                    detail: "A provider has one slot above it: each layer wraps exactly one provider, and one provider is wrapped by at most one layer.",
+                    hint: "Stack them instead: let \"\(layer.owner)\" wrap \"\(other.owner)\" (\"wraps\": \"\(other.owner)\" in its manifest entry).")
+            }
+            above[target] = layer
+        }
+        var out: [Registration] = []
+        out.reserveCapacity(ranked.count)
+        // Each new registration was inserted by rank among layers whose own ranks say
+        // nothing of their place: the plain ones are put back in ranking order here.
+        for base in ranked.filter({ $0.wraps == nil }).sorted(by: Registration.ranksBefore) {
+            var stack = [base]
+            while let layer = above[stack[stack.count - 1].owner], !stack.contains(where: { $0 === layer }) {
+                stack.append(layer)
+            }
+            out += stack.reversed()
+        }
+        if out.count < ranked.count,
+           let orphan = ranked.first(where: { reg in !out.contains { $0 === reg } }), let target = orphan.wraps {
+            let owners = ranked.filter { $0.wraps == nil }.map { "\"\($0.owner)\"" }
+            throw PlugboardError(.layerTargetMissing,
+                "layer \"\(orphan.owner)\" wraps \"\(target)\", which provides no \(orphan.displayName)",
+                detail: owners.isEmpty ? "Nobody else provides \(orphan.displayName)."
+                    : "Expected a provider of \(orphan.displayName) owned by \"\(target)\" (or a layer above it), found only \(owners.joined(separator: ", ")).",
+                hint: "Make \"wraps\" in the manifest entry \"\(orphan.owner)\" name the plugin that registers \(orphan.displayName), and load that plugin.")
+        }
+        return out
     }
 
     /// A snapshot of the registrations as they are now, labelled `generation`.

@@ -23,6 +23,9 @@ final class Registration: @unchecked Sendable {
     let factory: (any AnyFactoryBox)?
     /// The declared implementation type, if the registrant named one.
     let declaredImplementation: ServiceType?
+    /// For a layer, the owner of the registration of the same key it wraps: it stands just
+    /// above that registration in the ranking and its factory is handed that provider.
+    let wraps: String?
 
     /// The value of a built singleton or instance, or nil until it is built. The cell has
     /// its own allocation so that snapshots can point at it and the resolve path can load
@@ -43,7 +46,7 @@ final class Registration: @unchecked Sendable {
 
     init(key: ServiceKey, serviceType: ServiceType, rank: Int, owner: String, scope: Scope,
          managed: Bool, factory: (any AnyFactoryBox)?, value: (any AnyValueBox)?,
-         declaredImplementation: ServiceType?) {
+         declaredImplementation: ServiceType?, wraps: String? = nil) {
         self.key = key
         self.serviceType = serviceType
         self.rank = rank
@@ -52,6 +55,7 @@ final class Registration: @unchecked Sendable {
         self.managed = managed
         self.factory = factory
         self.declaredImplementation = declaredImplementation
+        self.wraps = wraps
         self.weakCell = scope == .weak ? LockedBox(WeakReference()) : nil
         self.builtCell = .allocate(capacity: 1)
         self.builtCell.initialize(to: Atomic(nil))

@@ -17,6 +17,9 @@ public struct RegistrationInfo: Sendable, Hashable, Codable {
     public var isActive: Bool
     /// Whether it is a started ``ManagedService``.
     public var isManaged: Bool
+    /// For a layer, the owner of the registration of the same key it wraps (the one just
+    /// after it in the ranking); nil for a plain provider (PlugboardAPI 1.6).
+    public var wraps: String?
 
     public init(service: String, name: String?, rank: Int, scope: Scope, owner: String,
                 implementation: String?, generation: UInt64, isActive: Bool, isManaged: Bool) {
@@ -29,6 +32,15 @@ public struct RegistrationInfo: Sendable, Hashable, Codable {
         self.generation = generation
         self.isActive = isActive
         self.isManaged = isManaged
+        self.wraps = nil
+    }
+
+    /// With ``wraps`` (PlugboardAPI 1.6).
+    public init(service: String, name: String?, rank: Int, scope: Scope, owner: String,
+                implementation: String?, generation: UInt64, isActive: Bool, isManaged: Bool, wraps: String?) {
+        self.init(service: service, name: name, rank: rank, scope: scope, owner: owner, implementation: implementation,
+                  generation: generation, isActive: isActive, isManaged: isManaged)
+        self.wraps = wraps
     }
 }
 

@@ -172,9 +172,16 @@ extension Container {
 
     static func cycleError(_ path: [Registration]) -> PlugboardError {
         let names = path.map(\.displayName)
+        // A factory resolving its own key finds itself, and so would a handle to that key:
+        // what it wants is the provider below, which only a layer is given.
+        let ownKey = path.count > 1 && path.allSatisfy { $0.key == path[0].key }
         return PlugboardError(.circularDependency,
             "circular dependency: \(names.joined(separator: " -> "))",
-            detail: "Resolving \(names.first ?? "the service") needs itself through the services listed.",
-            hint: "Break the cycle: inject a ServiceHandle or resolve lazily instead of in the factory.")
+            detail: ownKey
+                ? "The factory of \(names[0]) (plugin \"\(path[0].owner)\") resolves \(names[0]) itself, and the best provider of it is that factory's own registration."
+                : "Resolving \(names.first ?? "the service") needs itself through the services listed.",
+            hint: ownKey
+                ? "To wrap the provider below, add \"wraps\": \"<the plugin that provides it>\" to the manifest entry \"\(path[0].owner)\" and register with registerLayer, whose factory is given that provider (PlugboardAPI 1.6); a ServiceHandle of the same service would find the wrapper again."
+                : "Break the cycle: inject a ServiceHandle or resolve lazily instead of in the factory.")
     }
 }

@@ -57,6 +57,18 @@ public struct Resolver: ServiceResolver, ~Copyable {
                                 ts: ThreadState.current(), requester: view.container)
     }
 
+    /// The provider a layer wraps: the registration of `key` owned by `owner`, in this
+    /// resolver's generation (the staged one during a commit), built if it is not yet.
+    func resolveBelow<T>(_ key: ServiceKey, wrapping owner: String, as type: T.Type) throws(PlugboardError) -> T {
+        guard let below = try provider(key, ownedBy: owner, as: type) else {
+            let service = ServiceType.of(T.self).displayName
+            throw PlugboardError(.layerTargetMissing, "a layer wraps \"\(owner)\", which provides no \(service)",
+                detail: "Expected a provider of \(service) owned by \"\(owner)\" in the generation being built, found none.",
+                hint: "Make \"wraps\" name the plugin that registers \(service), and load that plugin.")
+        }
+        return below
+    }
+
     /// Every provider of `type`, best first.
     public func resolveAll<T>(_ type: T.Type = T.self, name: String? = nil) throws(PlugboardError) -> [T] {
         try view.resolveAll(ServiceKey(T.self, name: name), as: type, ts: ThreadState.current())

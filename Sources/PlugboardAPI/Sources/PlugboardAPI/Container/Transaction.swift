@@ -18,6 +18,10 @@ public final class Transaction: Sendable {
     public let owner: String
     /// The rank of registrations that do not give their own.
     public let rank: Int
+    /// The owner whose providers this transaction's layers wrap (a plugin's manifest
+    /// `wraps`), or nil: then ``registerLayer(_:name:managed:factory:)`` is refused
+    /// (PlugboardAPI 1.6).
+    public let wraps: String?
     let ops = LockedBox<[Op]>([])
 
     enum Op {
@@ -26,9 +30,10 @@ public final class Transaction: Sendable {
         case removeAll
     }
 
-    init(owner: String, rank: Int) {
+    init(owner: String, rank: Int, wraps: String? = nil) {
         self.owner = owner
         self.rank = rank
+        self.wraps = wraps
     }
 
     /// Registers a factory for `service`.
@@ -82,6 +87,50 @@ public final class Transaction: Sendable {
                 replace: true)
     }
 
+    /// Registers a layer: a provider of `service` that wraps the provider of the same key
+    /// registered by ``wraps``, the owner named by the plugin's manifest entry
+    /// (`"wraps": "Files"`), and stands where that provider stood in the ranking
+    /// (PlugboardAPI 1.6).
+    ///
+    /// The factory is handed that provider as it is *in the generation being built*: at a
+    /// hot swap, the new build of the wrapped plugin, or the running one when only the
+    /// layer changed; never the previous layer, which a plain resolve of the key would
+    /// find. Layers stack: a layer may wrap another layer.
+    ///
+    /// ```swift
+    /// try registrar.registerLayer((any ObjectStorage).self) { _, below in
+    ///     QuotaStorage(inner: below, limits: limits)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - service: The key type, usually a protocol: `(any ObjectStorage).self`.
+    ///   - name: The name of the provider to wrap, or nil for the unnamed one.
+    ///   - managed: Build at commit and start it (it must conform to ``ManagedService``),
+    ///     after the provider below has started.
+    ///   - factory: Builds the layer from a ``Resolver`` and the provider below.
+    /// - Throws: `container.layer_undeclared` when the transaction wraps nobody (the
+    ///   manifest entry has no `wraps`), `container.invalid_registration` for an empty
+    ///   name; at commit, `container.layer_target_missing` when the wrapped owner has no
+    ///   provider of the key, `container.layer_slot_taken` when another layer already
+    ///   wraps it.
+    public func registerLayer<T>(_ service: T.Type, name: String? = nil, managed: Bool = false,
+                                 factory: @escaping @Sendable (borrowing Resolver, _ below: T) throws -> T) throws(PlugboardError) {
+        let type = ServiceType.of(T.self)
+        guard let wraps else {
+            let label = name.map { "\(type.displayName) (name \"\($0)\")" } ?? type.displayName
+            throw PlugboardError(.layerUndeclared, "\(owner) registered a layer of \(label) but wraps no plugin",
+                detail: "A layer wraps the provider of another plugin, named by \"wraps\" in this plugin's manifest entry; the entry \"\(owner)\" has none.",
+                hint: "Add \"wraps\": \"<the name of the entry whose \(type.displayName) it wraps>\" to the manifest entry \"\(owner)\", or register with register(...) instead of registerLayer.")
+        }
+        let key = ServiceKey(T.self, name: name)
+        try add(service, name: name, rank: nil, scope: .singleton, managed: managed, implementation: nil,
+                factory: FactoryBox { r in
+                    let below: T = try r.resolveBelow(key, wrapping: wraps, as: T.self)
+                    return try factory(r, below)
+                }, value: nil, replace: false, wraps: wraps)
+    }
+
     /// Removes this owner's registration of `service` (under `name`). Committing fails
     /// with `container.not_registered` if there is none.
     public func unregister<T>(_ service: T.Type, name: String? = nil) {
@@ -95,7 +144,7 @@ public final class Transaction: Sendable {
 
     private func add<T>(_ service: T.Type, name: String?, rank: Int?, scope: Scope, managed: Bool,
                         implementation: (any Any.Type)?, factory: (any AnyFactoryBox)?,
-                        value: ValueBox<T>?, replace: Bool) throws(PlugboardError) {
+                        value: ValueBox<T>?, replace: Bool, wraps: String? = nil) throws(PlugboardError) {
         let type = ServiceType.of(T.self)
         if let name, name.isEmpty {
             throw PlugboardError(.invalidRegistration, "empty name for service \(type.displayName)",
@@ -116,7 +165,7 @@ public final class Transaction: Sendable {
         let reg = Registration(key: ServiceKey(T.self, name: name), serviceType: type,
                                rank: rank ?? self.rank, owner: owner, scope: scope, managed: managed,
                                factory: factory, value: value,
-                               declaredImplementation: implementation.map { ServiceType(type: $0) })
+                               declaredImplementation: implementation.map { ServiceType(type: $0) }, wraps: wraps)
         ops.withLock { $0.append(.add(reg, replace: replace)) }
     }
 

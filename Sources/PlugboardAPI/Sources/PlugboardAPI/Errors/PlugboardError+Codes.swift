@@ -25,6 +25,12 @@ extension PlugboardError.Code {
     public static let shutDown: Self = "container.shut_down"
     /// Resolution went deeper than the container allows.
     public static let resolutionTooDeep: Self = "container.resolution_too_deep"
+    /// A layer was registered by an owner whose manifest entry wraps no plugin (1.6).
+    public static let layerUndeclared: Self = "container.layer_undeclared"
+    /// A layer wraps an owner that has no provider of the layer's service (1.6).
+    public static let layerTargetMissing: Self = "container.layer_target_missing"
+    /// Two layers wrap the same provider of one service (1.6).
+    public static let layerSlotTaken: Self = "container.layer_slot_taken"
 
     // MARK: plugin
     /// The plugin was built against another ABI version.

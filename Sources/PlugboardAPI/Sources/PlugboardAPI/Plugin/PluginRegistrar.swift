@@ -39,24 +39,40 @@ public final class PluginRegistrar: ServiceResolver, Sendable {
     public let checkOnly: Bool
     private let container: Container
 
-    /// Made by the host's loader, one per plugin load.
-    public init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int = 0,
-                processEnvironment: [String: String], checkOnly: Bool) {
+    /// Made by the host's loader, one per plugin load (PlugboardAPI 1.6): `checkOnly` for
+    /// `plugboard check`, `wraps` for a plugin whose manifest entry says `"wraps": wraps`,
+    /// whose ``registerLayer(_:name:managed:factory:)`` wraps that plugin's providers.
+    public init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int,
+                processEnvironment: [String: String], checkOnly: Bool, wraps: String?) {
         self.pluginName = pluginName
         self.environment = container.environment
         self.config = config
         self.logger = logger.with("plugin", .string(pluginName))
         self.container = container
-        self.transaction = container.makeTransaction(owner: pluginName, rank: rank)
+        self.transaction = container.makeTransaction(owner: pluginName, rank: rank, wraps: wraps)
         self.processEnvironment = processEnvironment
         self.checkOnly = checkOnly
+    }
+
+    /// A registrar that is or is not a check, wrapping nothing (PlugboardAPI 1.6).
+    public convenience init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int = 0,
+                            processEnvironment: [String: String], checkOnly: Bool) {
+        self.init(pluginName: pluginName, container: container, config: config, logger: logger, rank: rank,
+                  processEnvironment: processEnvironment, checkOnly: checkOnly, wraps: nil)
+    }
+
+    /// A layer's registrar outside a check (PlugboardAPI 1.6).
+    public convenience init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int,
+                            processEnvironment: [String: String], wraps: String?) {
+        self.init(pluginName: pluginName, container: container, config: config, logger: logger, rank: rank,
+                  processEnvironment: processEnvironment, checkOnly: false, wraps: wraps)
     }
 
     /// The 1.5 initializer, kept as it was: not a check.
     public convenience init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int = 0,
                             processEnvironment: [String: String]) {
         self.init(pluginName: pluginName, container: container, config: config, logger: logger, rank: rank,
-                  processEnvironment: processEnvironment, checkOnly: false)
+                  processEnvironment: processEnvironment, checkOnly: false, wraps: nil)
     }
 
     /// The 1.0 initializer, kept as it was (a defaulted parameter would change its
@@ -82,9 +98,23 @@ public final class PluginRegistrar: ServiceResolver, Sendable {
         try transaction.register(service, name: name, rank: rank, managed: managed, instance: instance)
     }
 
+    /// Registers a layer over the provider of the plugin this one wraps (the manifest's
+    /// `wraps`); see ``Transaction/registerLayer(_:name:managed:factory:)`` (PlugboardAPI 1.6).
+    /// The factory is handed that provider in the generation being built, so a hot swap
+    /// of either plugin rebuilds the stack over the right one.
+    public func registerLayer<T>(_ service: T.Type, name: String? = nil, managed: Bool = false,
+                                 factory: @escaping @Sendable (borrowing Resolver, _ below: T) throws -> T) throws(PlugboardError) {
+        try transaction.registerLayer(service, name: name, managed: managed, factory: factory)
+    }
+
+    /// The manifest name of the plugin this one wraps, or nil (PlugboardAPI 1.6).
+    public var wraps: String? { transaction.wraps }
+
     /// Resolves a service that is already published (another plugin's, or the host's).
     /// The plugin's own registrations are not visible here before the commit; its
-    /// factories see them through the ``Resolver`` they are given.
+    /// factories see them through the ``Resolver`` they are given. Not the way to wrap a
+    /// provider: at a hot swap this answers the running generation (the previous layer,
+    /// or the old build of the wrapped plugin); use ``registerLayer(_:name:managed:factory:)``.
     public func resolve<T>(_ type: T.Type, name: String?) throws(PlugboardError) -> T {
         try container.resolve(type, name: name)
     }

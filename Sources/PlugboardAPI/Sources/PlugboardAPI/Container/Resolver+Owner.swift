@@ -1,0 +1,40 @@
+extension Resolver {
+    /// Resolves the provider of `type` (under `name`) that the plugin `owner` registered,
+    /// in this resolver's generation: during a hot swap's commit, the new build of
+    /// `owner` when it is being rebuilt, the running one otherwise (PlugboardAPI 1.6).
+    ///
+    /// For a plugin that uses a second provider of a service it also wraps or provides,
+    /// where the best provider would be the wrong one: `MirrorStorage` wraps the old
+    /// storage and is handed the new one by its entry name. List `owner` in the manifest
+    /// entry's `requires`, so that it is loaded first and a reload of it rebuilds this
+    /// plugin too. A layer `owner` put over its provider is not what this answers.
+    ///
+    /// ```swift
+    /// try registrar.registerLayer((any ObjectStorage).self) { r, below in
+    ///     MirrorStorage(old: below, new: try r.resolve((any ObjectStorage).self, ownedBy: "S3"))
+    /// }
+    /// ```
+    ///
+    /// - Throws: `container.not_registered` when `owner` has no provider of the key.
+    public func resolve<T>(_ type: T.Type, name: String? = nil, ownedBy owner: String) throws(PlugboardError) -> T {
+        if let provider = try provider(ServiceKey(T.self, name: name), ownedBy: owner, as: type) { return provider }
+        let service = ServiceType.of(T.self).displayName + (name.map { " (name \"\($0)\")" } ?? "")
+        throw PlugboardError(.notRegistered, "plugin \"\(owner)\" provides no \(service)",
+            detail: "Expected a provider of \(service) registered by \"\(owner)\" in the generation being built, found none.",
+            hint: "Load the plugin \"\(owner)\" before this one (list it in \"requires\" of this plugin's manifest entry), and check that it registers \(service).")
+    }
+
+    /// The registration of `key` by `owner` (its own, not a layer of it over itself),
+    /// built if it is not yet; nil when `owner` has none.
+    func provider<T>(_ key: ServiceKey, ownedBy owner: String, as type: T.Type) throws(PlugboardError) -> T? {
+        let view = self.view
+        let ts = ThreadState.current()
+        let snap = view.snapshot(ts)
+        let index = snap.index(of: key)
+        guard index >= 0, let registration = snap.ranked[index].first(where: { $0.owner == owner && $0.wraps != owner }) else {
+            return nil
+        }
+        if let p = registration.built { return builtValue(p, as: T.self) }
+        return try view.container.build(registration, as: type, ts: ts, view: view)
+    }
+}

@@ -1,0 +1,52 @@
+import PlugboardAPI
+import PlugboardHost
+import PlugboardTestSupport
+import PlugboardTesting
+import Testing
+
+/// libMirrorStorage.so over two MemoryStorage backends, loaded as a manifest would list
+/// them (the mirror `wraps` the old one and names the new one in `to`): the conformance
+/// suite through the layer, and the refusals of a wrong `to`.
+@Suite struct MirrorStorageTests {
+    static func entries(to: String = "New", config: [String: ConfigValue] = [:]) -> [PluginUnderTest.Entry] {
+        let checkpoint = BuildProducts.temporaryFolder("mirror-plugin") + "/Mirror.mirror-checkpoint"
+        return [
+            .init(product: "MemoryStorage", name: "Old"),
+            .init(product: "MemoryStorage", name: "New", rank: -1),
+            .init(product: "MirrorStorage", name: "Mirror",
+                  config: ["to": .string(to), "checkpoint": .string(checkpoint)].merging(config) { $1 }, wraps: "Old"),
+        ]
+    }
+
+    @Test func passesTheWholeConformanceSuite_asTheLayer_notEitherBackend() async throws {
+        let plugins = try await PluginUnderTest.load(Self.entries())
+        let mirror = plugins[2]
+        defer { Task { await mirror.shutdown() } }
+        let report = await mirror.objectStorageConformance().run()
+        try report.requireAllPassed()
+        // What the suite resolved is the mirror: a put through it reaches both backends.
+        _ = try await mirror.storage().put("mirror-proof", data: [1], contentType: nil, metadata: [:])
+        let infos = mirror.container.registrations()
+        #expect(infos.first { $0.owner == "Mirror" }?.wraps == "Old")
+        #expect(infos.first { $0.owner == "Mirror" }?.isActive == true)
+    }
+
+    @Test func aToNamingNoProvider_isRefused_naming_it() async throws {
+        let error = await #expect(throws: PlugboardError.self) {
+            _ = try await PluginUnderTest.load(Self.entries(to: "Nowhere"))
+        }
+        let cause = error?.code == .notRegistered ? error : error?.underlying as? PlugboardError
+        #expect(cause?.code == .notRegistered, "\(String(describing: error))")
+        #expect(cause?.message.contains("\"Nowhere\"") == true, "\(String(describing: error))")
+    }
+
+    @Test func aToNamingTheMirror_orAnUnknownKey_isAConfigError() async throws {
+        for (to, config) in [("Mirror", [String: ConfigValue]()), ("New", ["concurrency": .integer(0)]), ("New", ["speed": .integer(1)])] {
+            let error = await #expect(throws: PlugboardError.self) {
+                _ = try await PluginUnderTest.load(Self.entries(to: to, config: config))
+            }
+            let cause = error?.code == .configInvalid ? error : error?.underlying as? PlugboardError
+            #expect(cause?.code == .configInvalid, "\(String(describing: error))")
+        }
+    }
+}
