@@ -1,7 +1,7 @@
 import PlugboardAPI
 
 // The plugin header (docs/PLUGIN_HEADER.md): magic, layout, ABI, API major, API minor.
-// 1.6: registerLayer.
+// 1.6: registerLayer and mapErrors.
 @section("plugboard_header") @used
 let plugboardHeader: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x4452_4250, 1, 1, 1, 6)
 
@@ -24,6 +24,8 @@ enum QuotaStoragePlugin: Plugin {
         let limits = try QuotaLimits(registrar.config)
         let logger = registrar.logger
         let plugin = registrar.pluginName
+        // Ceph's radosgw answers a quota past its limit the same way: 403 QuotaExceeded.
+        try registrar.mapErrors([QuotaStorage.exceededCode: .init(status: 403, s3Code: "QuotaExceeded")])
         try registrar.registerLayer((any ObjectStorage).self, managed: true) { _, below in
             QuotaStorage(inner: below, limits: limits, plugin: plugin, logger: logger)
         }

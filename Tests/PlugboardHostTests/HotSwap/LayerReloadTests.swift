@@ -121,7 +121,8 @@ struct LayerReloadTests {
         }
         #expect(refused?.code.rawValue == "quota.exceeded")
         #expect(refused?.message.contains("maxBytes is 4096 bytes") == true, "\(String(describing: refused))")
-        let quota = host.container.registrations(owner: "Quota")
+        // Its storage layer (beside it, the registration of its error code's mapping).
+        let quota = host.container.registrations(owner: "Quota").filter { $0.wraps != nil }
         #expect(quota.map(\.wraps) == ["Files"] && quota.first?.isActive == true)
     }
 
@@ -140,7 +141,7 @@ struct LayerReloadTests {
             _ = try await storage.put("bigger", data: Array(repeating: 3, count: 900_000), contentType: nil, metadata: [:])
         }
         #expect(refused?.message.contains("maxBytes is 1000000 bytes") == true, "\(String(describing: refused))")
-        #expect(host.container.registrations().map(\.owner) == ["Quota", "Files"])
+        #expect(host.container.registrations().filter { $0.name == nil }.map(\.owner) == ["Quota", "Files"])
         #expect(host.retiredRecords.map(\.name) == ["Quota"])
     }
 
