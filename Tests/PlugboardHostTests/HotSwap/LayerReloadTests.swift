@@ -56,6 +56,25 @@ final class LayerLoad: Sendable {
         }
     }
 
+    /// Puts `host` under load, writes `to` into `folder`, reloads while the load runs and
+    /// checks that the reload applied, changed `changing` (and removed `removing`, when
+    /// given) and failed no request before, during or after it: the load goes on until the
+    /// new generation has served. Answers what the load saw.
+    static func reload(_ folder: HotSwapFolder, _ host: PluginHost, to: [String], changing: [String],
+                       removing: [String]? = nil) async throws -> (ok: Int, failures: [String]) {
+        let load = LayerLoad(host.container, tasks: 4)
+        try await load.waitForProgress(50)
+        try folder.write(to.joined(separator: ", "))
+        let outcome = await host.reload(trigger: "test")
+        #expect(outcome.result == .applied, "\(outcome.error.map { "\($0)" } ?? "")")
+        #expect(outcome.changed == changing)
+        if let removing { #expect(outcome.removed == removing) }
+        try await load.waitForProgress(50)
+        let seen = await load.stop()
+        #expect(seen.failures == [], "\(seen.failures.prefix(3))")
+        return seen
+    }
+
     /// Stops the load and answers what it saw.
     func stop() async -> (ok: Int, failures: [String]) {
         stopped.withLock { $0 = true }
@@ -95,15 +114,7 @@ struct LayerReloadTests {
         let folder = HotSwapFolder()
         try folder.write(from.joined(separator: ", "))
         let host = try await PluginHost.start(folder.configuration())
-        let load = LayerLoad(host.container, tasks: 4)
-        try await load.waitForProgress(50)
-        try folder.write(to.joined(separator: ", "))
-        let outcome = await host.reload(trigger: "test")
-        #expect(outcome.result == .applied, "\(outcome.error.map { "\($0)" } ?? "")")
-        #expect(outcome.changed == changing)
-        try await load.waitForProgress(50)
-        let seen = await load.stop()
-        #expect(seen.failures == [], "\(seen.failures.prefix(3))")
+        let seen = try await LayerLoad.reload(folder, host, to: to, changing: changing)
         #expect(seen.ok >= 100)
         return (folder, host)
     }
