@@ -59,7 +59,9 @@ module PlugboardHTTPCodec Sources/PlugboardHTTPCodec
 # needs of its own module to compile.
 target_sources() {
     case "$1" in
-        manifest) sources Sources/PlugboardHost/JSON Sources/PlugboardHost/Manifest ;;
+        # The decoder, with the two loader types an entry holds (a remote source, a signature).
+        manifest) sources Sources/PlugboardHost/JSON Sources/PlugboardHost/Manifest
+            echo Sources/PlugboardHost/Loader/Remote/RemoteSource.swift Sources/PlugboardHost/Loader/PluginSignature.swift ;;
         # The decoder and the messages; the event loops (and their C module) stay out.
         http-request) sources Sources/PlugboardHTTP/Parsing Sources/PlugboardHTTP/Messages Sources/PlugboardHTTP/Streaming ;;
         elf) echo Sources/PlugboardHost/Loader/ELFImage.swift Sources/PlugboardHost/Loader/Toolchain.swift ;;

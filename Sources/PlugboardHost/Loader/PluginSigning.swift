@@ -64,3 +64,11 @@ public struct PluginSigning: Sendable, Equatable {
         return key
     }
 }
+
+extension ManifestTrust {
+    /// What this trust asks of `plugin`'s signature, for the loader's staging. Here, beside
+    /// the check, so that the manifest's types need nothing of the loader.
+    public func signing(for plugin: ManifestPlugin) -> PluginSigning {
+        PluginSigning(required: requireSignatures, signature: plugin.signature, trust: self)
+    }
+}

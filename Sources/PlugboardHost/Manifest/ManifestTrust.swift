@@ -26,11 +26,6 @@ public struct ManifestTrust: Sendable, Hashable {
         keys.first { $0.keyID == keyID }
     }
 
-    /// What this trust asks of `plugin`'s signature, for the loader's staging.
-    public func signing(for plugin: ManifestPlugin) -> PluginSigning {
-        PluginSigning(required: requireSignatures, signature: plugin.signature, trust: self)
-    }
-
     /// The keys of `trust.keys` (the manifest's keys section).
     static let keys = ["requireSignatures", "keys"]
     /// The keys of one entry of `trust.keys`.

@@ -1,5 +1,4 @@
 import PlugboardAPI
-import PlugboardHost
 
 /// An error as the S3 API answers it: S3's code (`NoSuchKey`, `SignatureDoesNotMatch`),
 /// its HTTP status, a message for people, and the extra elements S3 puts beside them in
@@ -111,39 +110,5 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
     public static func internalError(_ message: String) -> S3Error { S3Error("InternalError", status: 500, message) }
     public static func missingContentLength() -> S3Error {
         S3Error("MissingContentLength", status: 411, "You must provide the Content-Length HTTP header.")
-    }
-}
-
-extension S3Error {
-    /// A storage error as S3 names it. `key` and `bucket` name the object the operation
-    /// was about, for `NoSuchKey`'s `<Key>`; `mapping` is the answer a plugin mapped its
-    /// own code to, used for a code S3 has no name for. The storage's texts may name
-    /// server paths; the caller logs the original and answers this (see ``S3Router``).
-    public init(storage error: PlugboardError, bucket: String?, key: String?, mapping: PlugboardError.Mapping? = nil) {
-        switch error.code {
-        case .storageNotFound:
-            self = key.map { S3Error.noSuchKey($0) } ?? S3Error("NoSuchKey", status: 404, "The specified key does not exist.")
-        case .storagePreconditionFailed:
-            self = .preconditionFailed("If-Match / If-None-Match")
-        case .storageRangeNotSatisfiable:
-            self = S3Error("InvalidRange", status: 416, "The requested range is not satisfiable.")
-        case .storageInvalidKey:
-            self = .keyTooLong("The key is not one the storage takes: \(error.message).")
-        case .storageInvalidMetadata, .storageInvalidArgument:
-            self = .invalidArgument(error.message + (error.detail.map { " " + $0 } ?? ""))
-        case .storageAccessDenied:
-            self = .accessDenied("The storage behind this endpoint refused the operation: \(error.message).")
-        case .storageUnavailable:
-            self = .serviceUnavailable("The storage behind this endpoint is unavailable for now: \(error.message). Retry with backoff.")
-        case .storageUnsupported:
-            self = S3Error("NotImplemented", status: 501, "The storage plugged in behind this endpoint cannot do this: \(error.message).")
-        default:
-            if let mapping {
-                self = S3Error(mapping.s3Code, status: mapping.status, error.message + (error.detail.map { ". " + $0 } ?? ""),
-                               headers: mapping.answerHeaders)
-            } else {
-                self = .internalError("The storage failed: \(error.message).")
-            }
-        }
     }
 }
