@@ -35,7 +35,7 @@ public enum PluginUnderTest {
         let container = Container(environment: environment)
         let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheDirectory,
                                                                                   processEnvironment: ProcessEnvironmentSnapshot.capture()))
-        return try await load(path: path, name: name, config: config, baseDirectory: baseDirectory, rank: 0, wraps: nil,
+        return try await load(path: path, name: name, config: config, baseDirectory: baseDirectory, rank: 0, wraps: nil, requires: nil,
                               with: loader)
     }
 
@@ -64,7 +64,8 @@ public enum PluginUnderTest {
     }
 
     /// One plugin of ``load(_:environment:baseDirectory:)``, as a manifest entry would
-    /// list it: its product (or file), name, config, rank and the plugin it wraps.
+    /// list it: its product (or file), name, config, rank, the plugin it wraps and the
+    /// plugins it requires (those a factory of it may resolve by owner, as in a manifest).
     public struct Entry: Sendable {
         public var path: String?
         public var product: String?
@@ -72,24 +73,28 @@ public enum PluginUnderTest {
         public var config: [String: ConfigValue]
         public var rank: Int
         public var wraps: String?
+        public var requires: [String]
 
         /// `lib<product>.so` from the products folder; `name` defaults to the product.
         public init(product: String, name: String? = nil, config: [String: ConfigValue] = [:], rank: Int = 0,
-                    wraps: String? = nil) {
+                    wraps: String? = nil, requires: [String] = []) {
             self.product = product
             self.name = name ?? product
             self.config = config
             self.rank = rank
             self.wraps = wraps
+            self.requires = requires
         }
 
         /// The plugin file at `path`.
-        public init(path: String, name: String, config: [String: ConfigValue] = [:], rank: Int = 0, wraps: String? = nil) {
+        public init(path: String, name: String, config: [String: ConfigValue] = [:], rank: Int = 0, wraps: String? = nil,
+                    requires: [String] = []) {
             self.path = path
             self.name = name
             self.config = config
             self.rank = rank
             self.wraps = wraps
+            self.requires = requires
         }
     }
 
@@ -121,17 +126,18 @@ public enum PluginUnderTest {
             let path: String
             if let given = entry.path { path = given } else { path = try builtProduct(entry.product ?? entry.name) }
             loaded.append(try await load(path: path, name: entry.name, config: entry.config, baseDirectory: baseDirectory,
-                                         rank: entry.rank, wraps: entry.wraps, with: loader))
+                                         rank: entry.rank, wraps: entry.wraps,
+                                         requires: entry.requires + (entry.wraps.map { [$0] } ?? []), with: loader))
         }
         return loaded
     }
 
     private static func load(path: String, name: String, config: [String: ConfigValue], baseDirectory: String?,
-                             rank: Int, wraps: String?,
+                             rank: Int, wraps: String?, requires: [String]?,
                              with loader: PluginLoader) async throws(PlugboardError) -> LoadedPlugin {
         let record = await loader.load(.init(
             name: name, path: path, config: PluginConfig(config, plugin: name, baseDirectory: baseDirectory), rank: rank,
-            wraps: wraps))
+            wraps: wraps, requires: requires))
         guard record.state == .active else {
             throw record.error ?? PlugboardError(.registrationFailed, "plugin \"\(name)\" is \(record.state) after loading \(path)")
         }

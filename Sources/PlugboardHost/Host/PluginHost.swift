@@ -215,7 +215,7 @@ public final class PluginHost: Sendable {
                 return false
             }
             let record = await loader.load(staged, config: configs[plugin.name] ?? PluginConfig(plugin: plugin.name),
-                                           rank: plugin.rank, wraps: plugin.wraps, secrets: secrets)
+                                           rank: plugin.rank, wraps: plugin.wraps, requires: plugin.dependencies, secrets: secrets)
             byName[plugin.name] = record
             return record.state == .active
         } blocked: { plugin, blocker in

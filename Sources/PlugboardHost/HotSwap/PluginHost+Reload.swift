@@ -142,7 +142,8 @@ extension PluginHost {
                 action = machine.preflightFinished(verdicts)
             case .map(let load):
                 let p = await preflight.onReloadThread { [loader] in
-                    loader.prepare(load.staged, config: load.config, rank: load.rank, wraps: load.wraps, secrets: secrets)
+                    loader.prepare(load.staged, config: load.config, rank: load.rank, wraps: load.wraps, requires: load.requires,
+                                   secrets: secrets)
                 }
                 prepared[load.staged.name] = p
                 action = machine.mapped(p.record, registered: p.transaction != nil)

@@ -68,7 +68,8 @@ public enum PreflightProbe {
             emit(PreflightWire.begin(plugin.name))
             // The host's staged copy, mapped as it is: the host read, hashed and checked it.
             let staged = StagedPlugin(name: plugin.name, stagedCopy: plugin.path, sha256: plugin.sha256)
-            var prepared = loader.prepare(staged, config: plugin.config, rank: plugin.rank, wraps: plugin.wraps, secrets: request.secrets)
+            var prepared = loader.prepare(staged, config: plugin.config, rank: plugin.rank, wraps: plugin.wraps,
+                                          requires: plugin.requires, secrets: request.secrets)
             if let tx = prepared.transaction {
                 do throws(PlugboardError) {
                     try await container.commit([tx], verify: true)

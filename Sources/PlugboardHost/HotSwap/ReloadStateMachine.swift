@@ -41,6 +41,8 @@ struct ReloadStateMachine {
         var rank: Int
         /// The plugin whose providers its layers wrap, or nil.
         var wraps: String? = nil
+        /// Its manifest entry's requirements, with what it wraps.
+        var requires: [String]? = nil
     }
 
     /// What the host adopts once the commit is published.
@@ -222,7 +224,7 @@ struct ReloadStateMachine {
         for plugin in next.selected where passing.contains(plugin.name) {
             guard let staged = next.stagings[plugin.name]?.staged else { continue }
             loads.append(Load(staged: staged, config: next.configs[plugin.name] ?? PluginConfig(plugin: plugin.name), rank: plugin.rank,
-                              wraps: plugin.wraps))
+                              wraps: plugin.wraps, requires: plugin.dependencies))
         }
         guard !loads.isEmpty else { return commit() }
         let first = loads.removeFirst()

@@ -62,14 +62,18 @@ public final class PluginLoader: Sendable {
         public var rank: Int
         /// The plugin whose providers its layers wrap (the manifest's `wraps`), or nil.
         public var wraps: String?
+        /// The plugins its manifest entry requires (``PlugboardAPI/Transaction/requires``),
+        /// or nil for a load no manifest describes.
+        public var requires: [String]?
         /// The manifest's secrets, hidden in every text the plugin hands back (its errors,
         /// its log lines, its version) before the host records, logs or shows it.
         public var secrets: SecretScrubber
 
         public init(name: String, path: String, sha256: String? = nil, config: PluginConfig? = nil, rank: Int = 0,
-                    secrets: SecretScrubber = .none, wraps: String? = nil) {
+                    secrets: SecretScrubber = .none, wraps: String? = nil, requires: [String]? = nil) {
             self.name = name
             self.wraps = wraps
+            self.requires = requires
             self.path = path
             self.sha256 = sha256
             self.config = config ?? PluginConfig(plugin: name)
@@ -101,9 +105,11 @@ public final class PluginLoader: Sendable {
     }
 
     /// Loads one plugin already staged (its file is not read again); never throws.
-    public func load(_ staged: StagedPlugin, config: PluginConfig, rank: Int, wraps: String? = nil,
+    public func load(_ staged: StagedPlugin, config: PluginConfig, rank: Int, wraps: String? = nil, requires: [String]? = nil,
                      secrets: SecretScrubber) async -> PluginRecord {
-        await commit(await BlockingWork.run { [self] in prepare(staged, config: config, rank: rank, wraps: wraps, secrets: secrets) },
+        await commit(await BlockingWork.run { [self] in
+                         prepare(staged, config: config, rank: rank, wraps: wraps, requires: requires, secrets: secrets)
+                     },
                      secrets: secrets)
     }
 
@@ -137,7 +143,8 @@ public final class PluginLoader: Sendable {
         let staging = stage(path: request.path, name: request.name, pin: request.sha256)
         switch staging.result {
         case .success(let staged):
-            return prepare(staged, config: request.config, rank: request.rank, wraps: request.wraps, secrets: request.secrets)
+            return prepare(staged, config: request.config, rank: request.rank, wraps: request.wraps, requires: request.requires,
+                           secrets: request.secrets)
         case .failure:
             return Prepared(record: refused(request.name, pin: request.sha256, staging), transaction: nil)
         }
@@ -145,8 +152,9 @@ public final class PluginLoader: Sendable {
 
     /// Maps a staged plugin's copy and registers it into a transaction: the file is not
     /// read again, so what is mapped is what staging checked. `wraps` is the manifest's:
-    /// the plugin whose providers its layers wrap.
-    public func prepare(_ staged: StagedPlugin, config: PluginConfig, rank: Int, wraps: String? = nil,
+    /// the plugin whose providers its layers wrap; `requires` the entry's requirements
+    /// (with what it wraps), or nil where no manifest describes the plugin.
+    public func prepare(_ staged: StagedPlugin, config: PluginConfig, rank: Int, wraps: String? = nil, requires: [String]? = nil,
                         secrets: SecretScrubber) -> Prepared {
         var record = PluginRecord(name: staged.name, state: .failed, path: staged.inspection.path, sha256: staged.sha256,
                                   header: staged.inspection.header)
@@ -166,7 +174,7 @@ public final class PluginLoader: Sendable {
             let registrar = PluginRegistrar(pluginName: staged.name, container: container, config: config,
                                             logger: configuration.logger.scrubbing(secrets), rank: rank,
                                             processEnvironment: configuration.processEnvironment,
-                                            checkOnly: configuration.checkOnly, wraps: wraps)
+                                            checkOnly: configuration.checkOnly, wraps: wraps, requires: requires)
             let call = PluginCall(registrar: registrar)
             let status = mapped.entry(PluginEntry.Op.register, Unmanaged.passUnretained(call).toOpaque())
             record.version = secrets.scrub(call.version)

@@ -7,9 +7,10 @@ extension Container {
     }
 
     /// A new, empty transaction by `owner` whose layers wrap the providers of `wraps`
-    /// (``Transaction/registerLayer(_:name:managed:factory:)``; PlugboardAPI 1.6).
-    public func makeTransaction(owner: String, rank: Int, wraps: String?) -> Transaction {
-        Transaction(owner: owner, rank: rank, wraps: wraps)
+    /// (``Transaction/registerLayer(_:name:managed:mayBeOutranked:factory:)``) and whose factories may
+    /// resolve by owner the plugins of `requires` (``Transaction/requires``; PlugboardAPI 1.6).
+    public func makeTransaction(owner: String, rank: Int, wraps: String?, requires: [String]?) -> Transaction {
+        Transaction(owner: owner, rank: rank, wraps: wraps, requires: requires)
     }
 
     /// Runs `body` to fill a transaction and commits it: all of it becomes visible at

@@ -120,10 +120,17 @@ extension ContainerState {
         out.reserveCapacity(ranked.count)
         // Each new registration was inserted by rank among layers whose own ranks say
         // nothing of their place: the plain ones are put back in ranking order here.
-        for base in ranked.filter({ $0.wraps == nil }).sorted(by: Registration.ranksBefore) {
+        let bases = ranked.filter { $0.wraps == nil }.sorted(by: Registration.ranksBefore)
+        for base in bases {
             var stack = [base]
             while let layer = above[stack[stack.count - 1].owner], !stack.contains(where: { $0 === layer }) {
                 stack.append(layer)
+            }
+            // Only the best stack answers a resolve (a resolve by owner skips layers): a
+            // layer anywhere else is reached only by resolveAll, and a quota or a mirror
+            // that nobody goes through is a wrong result nobody reports.
+            if let best = bases.first, best !== base, let layer = stack.dropFirst().first(where: { !$0.mayBeOutranked }) {
+                throw outranked(layer, over: base, by: best)
             }
             out += stack.reversed()
         }
@@ -137,6 +144,13 @@ extension ContainerState {
                 hint: "Make \"wraps\" in the manifest entry \"\(orphan.owner)\" name the plugin that registers \(orphan.displayName), and load that plugin.")
         }
         return out
+    }
+
+    static func outranked(_ layer: Registration, over base: Registration, by best: Registration) -> PlugboardError {
+        PlugboardError(.layerOutranked,
+            "layer \"\(layer.owner)\" over \"\(base.owner)\" would never be used: \"\(best.owner)\" outranks \"\(base.owner)\" as the provider of \(layer.displayName)",
+            detail: "Expected the plugin a layer wraps to be the best provider of \(layer.displayName), so that resolving it reaches the layer; found \"\(best.owner)\" (rank \(best.rank)) before \"\(base.owner)\" (rank \(base.rank)). Equal ranks go to the plugin loaded first, and a plugin in \"requires\" loads first.",
+            hint: "Give \"\(best.owner)\" a lower rank than \"\(base.owner)\" (\"rank\": \(base.rank - 1) in its manifest entry), or let the layer wrap \"\(best.owner)\". A layer meant for consumers of resolveAll registers with mayBeOutranked: true.")
     }
 
     /// A snapshot of the registrations as they are now, labelled `generation`.

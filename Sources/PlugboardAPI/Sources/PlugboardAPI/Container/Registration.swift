@@ -26,6 +26,11 @@ final class Registration: @unchecked Sendable {
     /// For a layer, the owner of the registration of the same key it wraps: it stands just
     /// above that registration in the ranking and its factory is handed that provider.
     let wraps: String?
+    /// Its transaction's ``Transaction/requires``: the owners its factory may resolve by owner.
+    let requires: [String]?
+    /// For a layer: whether its stack may stand below a better provider of its key
+    /// (``Transaction/registerLayer(_:name:managed:mayBeOutranked:factory:)``).
+    let mayBeOutranked: Bool
 
     /// The value of a built singleton or instance, or nil until it is built. The cell has
     /// its own allocation so that snapshots can point at it and the resolve path can load
@@ -46,7 +51,8 @@ final class Registration: @unchecked Sendable {
 
     init(key: ServiceKey, serviceType: ServiceType, rank: Int, owner: String, scope: Scope,
          managed: Bool, factory: (any AnyFactoryBox)?, value: (any AnyValueBox)?,
-         declaredImplementation: ServiceType?, wraps: String? = nil) {
+         declaredImplementation: ServiceType?, wraps: String? = nil, requires: [String]? = nil,
+         mayBeOutranked: Bool = false) {
         self.key = key
         self.serviceType = serviceType
         self.rank = rank
@@ -56,6 +62,8 @@ final class Registration: @unchecked Sendable {
         self.factory = factory
         self.declaredImplementation = declaredImplementation
         self.wraps = wraps
+        self.requires = requires
+        self.mayBeOutranked = mayBeOutranked
         self.weakCell = scope == .weak ? LockedBox(WeakReference()) : nil
         self.builtCell = .allocate(capacity: 1)
         self.builtCell.initialize(to: Atomic(nil))

@@ -145,10 +145,12 @@ extension Container {
         }
     }
 
-    /// What a factory threw, as `container.factory_failed`; cycles and depth errors pass
-    /// through as they are, so their path reaches the caller unchanged.
+    /// What a factory threw, as `container.factory_failed`; cycles, depth errors and a
+    /// resolve by owner the manifest does not allow pass through as they are, so their
+    /// path (or the manifest fix) reaches the caller unchanged.
     static func factoryError(_ error: any Error, _ reg: Registration) -> PlugboardError {
-        if let e = error as? PlugboardError, e.code == .circularDependency || e.code == .resolutionTooDeep {
+        if let e = error as? PlugboardError,
+           e.code == .circularDependency || e.code == .resolutionTooDeep || e.code == .ownerNotRequired {
             return e
         }
         let service = reg.displayName

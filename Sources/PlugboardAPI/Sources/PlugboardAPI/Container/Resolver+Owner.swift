@@ -15,8 +15,11 @@ extension Resolver {
     /// }
     /// ```
     ///
-    /// - Throws: `container.not_registered` when `owner` has no provider of the key.
+    /// - Throws: `container.not_registered` when `owner` has no provider of the key;
+    ///   `container.owner_not_required` when the factory asking belongs to a plugin whose
+    ///   manifest entry does not require `owner`.
     public func resolve<T>(_ type: T.Type, name: String? = nil, ownedBy owner: String) throws(PlugboardError) -> T {
+        try checkRequired(owner, for: T.self, name: name)
         if let provider = try provider(ServiceKey(T.self, name: name), ownedBy: owner, as: type) { return provider }
         let service = ServiceType.of(T.self).displayName + (name.map { " (name \"\($0)\")" } ?? "")
         throw PlugboardError(.notRegistered, "plugin \"\(owner)\" provides no \(service)",
@@ -36,5 +39,22 @@ extension Resolver {
         }
         if let p = registration.built { return builtValue(p, as: T.self) }
         return try view.container.build(registration, as: type, ts: ts, view: view)
+    }
+
+    /// Refuses a resolve by owner from a factory whose plugin does not require `owner`:
+    /// a reload of `owner` would not rebuild it, and it would keep `owner`'s retired build,
+    /// stopped and drained, while the reload said applied. Outside a factory, or for a
+    /// transaction no manifest described, there is nothing to check against.
+    private func checkRequired<T>(_ owner: String, for type: T.Type, name: String?) throws(PlugboardError) {
+        let ts = ThreadState.current()
+        guard ts.pointee.depth > 0 else { return }
+        let building = ts.pointee.stack[ts.pointee.depth - 1].takeUnretainedValue()
+        guard let requires = building.requires, building.owner != owner, !requires.contains(owner) else { return }
+        let service = ServiceType.of(T.self).displayName + (name.map { " (name \"\($0)\")" } ?? "")
+        let listed = requires.isEmpty ? "none" : requires.map { "\"\($0)\"" }.joined(separator: ", ")
+        throw PlugboardError(.ownerNotRequired,
+            "plugin \"\(building.owner)\" resolves the \(service) of \"\(owner)\" without requiring \"\(owner)\"",
+            detail: "Expected \"\(owner)\" among the plugins the manifest entry \"\(building.owner)\" requires, so that a reload of \"\(owner)\" rebuilds it; found \(listed).",
+            hint: "Add \"\(owner)\" to \"requires\" in the manifest entry \"\(building.owner)\".")
     }
 }

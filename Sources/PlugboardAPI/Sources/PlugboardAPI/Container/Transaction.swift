@@ -19,9 +19,15 @@ public final class Transaction: Sendable {
     /// The rank of registrations that do not give their own.
     public let rank: Int
     /// The owner whose providers this transaction's layers wrap (a plugin's manifest
-    /// `wraps`), or nil: then ``registerLayer(_:name:managed:factory:)`` is refused
+    /// `wraps`), or nil: then ``registerLayer(_:name:managed:mayBeOutranked:factory:)`` is refused
     /// (PlugboardAPI 1.6).
     public let wraps: String?
+    /// The plugins the manifest entry of this transaction's owner lists in `requires` (and
+    /// the one it wraps), or nil where no manifest says (a test's or the host's own
+    /// transaction). A factory of it may resolve only those by owner
+    /// (``Resolver/resolve(_:name:ownedBy:)``): a reload rebuilds a plugin when one of
+    /// them changes, and only then (PlugboardAPI 1.6).
+    public let requires: [String]?
     let ops = LockedBox<[Op]>([])
 
     enum Op {
@@ -30,10 +36,11 @@ public final class Transaction: Sendable {
         case removeAll
     }
 
-    init(owner: String, rank: Int, wraps: String? = nil) {
+    init(owner: String, rank: Int, wraps: String? = nil, requires: [String]? = nil) {
         self.owner = owner
         self.rank = rank
         self.wraps = wraps
+        self.requires = requires
     }
 
     /// Registers a factory for `service`.
@@ -108,13 +115,18 @@ public final class Transaction: Sendable {
     ///   - name: The name of the provider to wrap, or nil for the unnamed one.
     ///   - managed: Build at commit and start it (it must conform to ``ManagedService``),
     ///     after the provider below has started.
+    ///   - mayBeOutranked: False (the default): the commit is refused with
+    ///     `container.layer_outranked` when another provider of the key outranks the one
+    ///     this layer wraps, since a resolve would then never reach the layer (a quota
+    ///     nobody goes through). True for a layer that is also useful below the best
+    ///     provider, to consumers that ``Resolver/resolveAll(_:name:)`` the key.
     ///   - factory: Builds the layer from a ``Resolver`` and the provider below.
     /// - Throws: `container.layer_undeclared` when the transaction wraps nobody (the
     ///   manifest entry has no `wraps`), `container.invalid_registration` for an empty
     ///   name; at commit, `container.layer_target_missing` when the wrapped owner has no
     ///   provider of the key, `container.layer_slot_taken` when another layer already
-    ///   wraps it.
-    public func registerLayer<T>(_ service: T.Type, name: String? = nil, managed: Bool = false,
+    ///   wraps it, `container.layer_outranked` as `mayBeOutranked` says.
+    public func registerLayer<T>(_ service: T.Type, name: String? = nil, managed: Bool = false, mayBeOutranked: Bool = false,
                                  factory: @escaping @Sendable (borrowing Resolver, _ below: T) throws -> T) throws(PlugboardError) {
         let type = ServiceType.of(T.self)
         guard let wraps else {
@@ -128,7 +140,7 @@ public final class Transaction: Sendable {
                 factory: FactoryBox { r in
                     let below: T = try r.resolveBelow(key, wrapping: wraps, as: T.self)
                     return try factory(r, below)
-                }, value: nil, replace: false, wraps: wraps)
+                }, value: nil, replace: false, wraps: wraps, mayBeOutranked: mayBeOutranked)
     }
 
     /// Removes this owner's registration of `service` (under `name`). Committing fails
@@ -144,7 +156,8 @@ public final class Transaction: Sendable {
 
     private func add<T>(_ service: T.Type, name: String?, rank: Int?, scope: Scope, managed: Bool,
                         implementation: (any Any.Type)?, factory: (any AnyFactoryBox)?,
-                        value: ValueBox<T>?, replace: Bool, wraps: String? = nil) throws(PlugboardError) {
+                        value: ValueBox<T>?, replace: Bool, wraps: String? = nil,
+                        mayBeOutranked: Bool = false) throws(PlugboardError) {
         let type = ServiceType.of(T.self)
         if let name, name.isEmpty {
             throw PlugboardError(.invalidRegistration, "empty name for service \(type.displayName)",
@@ -165,7 +178,8 @@ public final class Transaction: Sendable {
         let reg = Registration(key: ServiceKey(T.self, name: name), serviceType: type,
                                rank: rank ?? self.rank, owner: owner, scope: scope, managed: managed,
                                factory: factory, value: value,
-                               declaredImplementation: implementation.map { ServiceType(type: $0) }, wraps: wraps)
+                               declaredImplementation: implementation.map { ServiceType(type: $0) }, wraps: wraps,
+                               requires: requires, mayBeOutranked: mayBeOutranked)
         ops.withLock { $0.append(.add(reg, replace: replace)) }
     }
 

@@ -31,6 +31,12 @@ extension PlugboardError.Code {
     public static let layerTargetMissing: Self = "container.layer_target_missing"
     /// Two layers wrap the same provider of one service (1.6).
     public static let layerSlotTaken: Self = "container.layer_slot_taken"
+    /// A layer wraps a provider that another provider of the same service outranks, so
+    /// that no resolve would reach the layer (1.6).
+    public static let layerOutranked: Self = "container.layer_outranked"
+    /// A factory resolved another plugin's provider by owner, and its plugin's manifest
+    /// entry does not require that plugin (1.6).
+    public static let ownerNotRequired: Self = "container.owner_not_required"
 
     // MARK: plugin
     /// The plugin was built against another ABI version.

@@ -41,15 +41,16 @@ public final class PluginRegistrar: ServiceResolver, Sendable {
 
     /// Made by the host's loader, one per plugin load (PlugboardAPI 1.6): `checkOnly` for
     /// `plugboard check`, `wraps` for a plugin whose manifest entry says `"wraps": wraps`,
-    /// whose ``registerLayer(_:name:managed:factory:)`` wraps that plugin's providers.
+    /// whose ``registerLayer(_:name:managed:mayBeOutranked:factory:)`` wraps that plugin's providers, and
+    /// `requires` the plugins the entry requires (``Transaction/requires``).
     public init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int,
-                processEnvironment: [String: String], checkOnly: Bool, wraps: String?) {
+                processEnvironment: [String: String], checkOnly: Bool, wraps: String?, requires: [String]?) {
         self.pluginName = pluginName
         self.environment = container.environment
         self.config = config
         self.logger = logger.with("plugin", .string(pluginName))
         self.container = container
-        self.transaction = container.makeTransaction(owner: pluginName, rank: rank, wraps: wraps)
+        self.transaction = container.makeTransaction(owner: pluginName, rank: rank, wraps: wraps, requires: requires)
         self.processEnvironment = processEnvironment
         self.checkOnly = checkOnly
     }
@@ -58,21 +59,21 @@ public final class PluginRegistrar: ServiceResolver, Sendable {
     public convenience init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int = 0,
                             processEnvironment: [String: String], checkOnly: Bool) {
         self.init(pluginName: pluginName, container: container, config: config, logger: logger, rank: rank,
-                  processEnvironment: processEnvironment, checkOnly: checkOnly, wraps: nil)
+                  processEnvironment: processEnvironment, checkOnly: checkOnly, wraps: nil, requires: nil)
     }
 
     /// A layer's registrar outside a check (PlugboardAPI 1.6).
     public convenience init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int,
                             processEnvironment: [String: String], wraps: String?) {
         self.init(pluginName: pluginName, container: container, config: config, logger: logger, rank: rank,
-                  processEnvironment: processEnvironment, checkOnly: false, wraps: wraps)
+                  processEnvironment: processEnvironment, checkOnly: false, wraps: wraps, requires: nil)
     }
 
     /// The 1.5 initializer, kept as it was: not a check.
     public convenience init(pluginName: String, container: Container, config: PluginConfig, logger: Logger, rank: Int = 0,
                             processEnvironment: [String: String]) {
         self.init(pluginName: pluginName, container: container, config: config, logger: logger, rank: rank,
-                  processEnvironment: processEnvironment, checkOnly: false, wraps: nil)
+                  processEnvironment: processEnvironment, checkOnly: false, wraps: nil, requires: nil)
     }
 
     /// The 1.0 initializer, kept as it was (a defaulted parameter would change its
@@ -99,12 +100,12 @@ public final class PluginRegistrar: ServiceResolver, Sendable {
     }
 
     /// Registers a layer over the provider of the plugin this one wraps (the manifest's
-    /// `wraps`); see ``Transaction/registerLayer(_:name:managed:factory:)`` (PlugboardAPI 1.6).
+    /// `wraps`); see ``Transaction/registerLayer(_:name:managed:mayBeOutranked:factory:)`` (PlugboardAPI 1.6).
     /// The factory is handed that provider in the generation being built, so a hot swap
     /// of either plugin rebuilds the stack over the right one.
-    public func registerLayer<T>(_ service: T.Type, name: String? = nil, managed: Bool = false,
+    public func registerLayer<T>(_ service: T.Type, name: String? = nil, managed: Bool = false, mayBeOutranked: Bool = false,
                                  factory: @escaping @Sendable (borrowing Resolver, _ below: T) throws -> T) throws(PlugboardError) {
-        try transaction.registerLayer(service, name: name, managed: managed, factory: factory)
+        try transaction.registerLayer(service, name: name, managed: managed, mayBeOutranked: mayBeOutranked, factory: factory)
     }
 
     /// The manifest name of the plugin this one wraps, or nil (PlugboardAPI 1.6).
@@ -114,7 +115,7 @@ public final class PluginRegistrar: ServiceResolver, Sendable {
     /// The plugin's own registrations are not visible here before the commit; its
     /// factories see them through the ``Resolver`` they are given. Not the way to wrap a
     /// provider: at a hot swap this answers the running generation (the previous layer,
-    /// or the old build of the wrapped plugin); use ``registerLayer(_:name:managed:factory:)``.
+    /// or the old build of the wrapped plugin); use ``registerLayer(_:name:managed:mayBeOutranked:factory:)``.
     public func resolve<T>(_ type: T.Type, name: String?) throws(PlugboardError) -> T {
         try container.resolve(type, name: name)
     }
