@@ -175,12 +175,18 @@ extension ObjectFiles {
             let temporary = "\(Self.markerName).\(getpid())-\(String(generator.next() as UInt64, radix: 16))\(TemporaryFile.suffix)"
             let fd = try FileSystem.open(temporary, in: rootFolder, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
             do throws(FileSystemError) {
+                // Closed once, on every path: a second close would close whatever
+                // descriptor took the number in between, another thread's.
+                defer { close(fd) }
                 try FileSystem.writeAll(fd, Array(Self.markerContent.utf8), path: rootFolder.path(of: temporary))
                 if sync { try FileSystem.sync(fd, path: rootFolder.path(of: temporary)) }
-                close(fd)
+            } catch {
+                unlinkat(rootFolder.fd, temporary, 0)
+                throw error
+            }
+            do throws(FileSystemError) {
                 try FileSystem.rename(temporary, in: rootFolder, to: Self.markerName, in: rootFolder)
             } catch {
-                close(fd)
                 unlinkat(rootFolder.fd, temporary, 0)
                 throw error
             }

@@ -21,7 +21,7 @@ import Testing
             guard fd >= 0 else { throw FixtureError("binding \(name): \(String(cString: strerror(errno)))") }
         }
 
-        deinit { close(fd) }
+        deinit { if fd >= 0 { close(fd) } }
 
         /// The next datagram, waiting for it at most `timeoutMilliseconds`.
         func next(timeoutMilliseconds: Int32 = 60_000) -> String? {

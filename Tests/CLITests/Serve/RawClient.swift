@@ -38,12 +38,14 @@ final class RawClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard rc == 0 else {
-            close(fd)
             throw FixtureError("connect to port \(port) failed: \(String(cString: strerror(errno)))")
         }
     }
 
-    deinit { close(fd) }
+    /// The one close of `fd`: a class whose initializer throws once every property is set
+    /// is deinitialized, so the initializer's failure paths must not close it too (the
+    /// second close would hit whatever descriptor another test's thread got the number for).
+    deinit { if fd >= 0 { close(fd) } }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
 

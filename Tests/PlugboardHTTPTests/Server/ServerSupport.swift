@@ -160,7 +160,6 @@ final class Wire: @unchecked Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             guard rc == 0 else {
-                Glibc.close(fd)
                 throw WireError("bind to \(source) failed: \(String(cString: strerror(errno)))")
             }
         }
@@ -172,13 +171,14 @@ final class Wire: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard rc == 0 else {
-            let reason = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw WireError("connect to port \(port) failed: \(reason)")
+            throw WireError("connect to port \(port) failed: \(String(cString: strerror(errno)))")
         }
     }
 
-    deinit { Glibc.close(fd) }
+    /// The one close of `fd`: a class whose initializer throws once every property is set
+    /// is deinitialized, so the initializer's failure paths must not close it too (the
+    /// second close would hit whatever descriptor another test's thread got the number for).
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
 
