@@ -49,7 +49,7 @@ import Testing
         ]
         for (target, headers, status) in cases {
             let request = Self.request("GET", target, headers)
-            let atOnce = try #require(router.respondWithoutWaiting(to: request), "GET \(target) \(headers) was not answered at once")
+            let atOnce = try #require(router.respondWithoutWaiting(to: request).atOnce, "GET \(target) \(headers) was not answered at once")
             let task = await router.respond(to: request)
             #expect(atOnce.status == status, "GET \(target) \(headers): \(atOnce.status)")
             #expect(atOnce.status == task.status, "GET \(target) \(headers)")
@@ -64,15 +64,15 @@ import Testing
         _ = try await storage.put("k", data: Array("hello".utf8), contentType: nil, metadata: [:])
         let (router, _) = try await Self.router(storage)
         // A 416 names the object's size, which takes a head the storage may wait for.
-        #expect(router.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k", [("range", "bytes=100-")])) == nil)
+        #expect(router.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k", [("range", "bytes=100-")])).atOnce == nil)
         #expect(await router.respond(to: Self.request("GET", "/v1/objects/k", [("range", "bytes=100-")])).status == 416)
         for (method, target) in [("HEAD", "/v1/objects/k"), ("DELETE", "/v1/objects/k"), ("GET", "/v1/objects"),
                                  ("GET", "/v1/objects?prefix=k")] {
-            #expect(router.respondWithoutWaiting(to: Self.request(method, target)) == nil, "\(method) \(target)")
+            #expect(router.respondWithoutWaiting(to: Self.request(method, target)).atOnce == nil, "\(method) \(target)")
         }
         // A storage that does not implement the read at once (the API's default) is read by the task.
         let (plain, _) = try await Self.router(AtOnceStorage(storage, readsAtOnce: false))
-        #expect(plain.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k")) == nil)
+        #expect(plain.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k")).atOnce == nil)
         #expect(await plain.respond(to: Self.request("GET", "/v1/objects/k")).status == 200)
     }
 
@@ -81,10 +81,10 @@ import Testing
         _ = try await storage.put("k", data: [1], contentType: nil, metadata: [:])
         let (router, _) = try await Self.router(storage, token: "token-1")
         // Unscreened requests (a router used without the server) are screened here too.
-        let unauthorized = try #require(router.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k")))
+        let unauthorized = try #require(router.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k")).atOnce)
         #expect(unauthorized.status == 401)
         let authorized = try #require(router.respondWithoutWaiting(
-            to: Self.request("GET", "/v1/objects/k", [("authorization", "Bearer token-1")])))
+            to: Self.request("GET", "/v1/objects/k", [("authorization", "Bearer token-1")])).atOnce)
         #expect(authorized.status == 200)
         #expect(authorized.body == [1])
 
@@ -93,10 +93,10 @@ import Testing
             try tx.register((any ObjectStorage).self, instance: storage)
         }
         let notReady = APIRouter(provider: refusing, apiToken: nil, logger: .disabled)
-        let refused = try #require(notReady.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k")))
+        let refused = try #require(notReady.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k")).atOnce)
         #expect(refused.status == 503)
         #expect(refused.status == (await notReady.respond(to: Self.request("GET", "/v1/objects/k"))).status)
-        #expect(try #require(notReady.respondWithoutWaiting(to: Self.request("GET", "/readyz"))).status == 503)
+        #expect(try #require(notReady.respondWithoutWaiting(to: Self.request("GET", "/readyz")).atOnce).status == 503)
     }
 
     @Test func theAnswerCarriesItsGeneration_andLeavesNoLease() async throws {
@@ -109,13 +109,51 @@ import Testing
         }
         let router = APIRouter(host: host, apiToken: nil, adminToken: nil, metrics: ServerMetrics(),
                                logger: .disabled, openConnections: { 0 })
-        let answer = try #require(router.respondWithoutWaiting(to: LeasePerRequestTests.get("/v1/objects/k")))
+        let answer = try #require(router.respondWithoutWaiting(to: LeasePerRequestTests.get("/v1/objects/k")).atOnce)
         #expect(answer.status == 200)
         #expect(answer.headers.contains { $0.0 == "X-Plugboard-Generation" && $0.1 == String(host.container.generation) })
         _ = host.container.unregisterAll(owner: "p")
         await host.container.awaitPendingStops()
         #expect(events.entries.contains("stop"), "a lease was left behind: \(events.entries)")
         await host.shutdown()
+    }
+
+    /// What the storage has to wait for goes on as a task with the request as resolved at
+    /// once (one request path): the same answer as the task path's, stamped with the
+    /// generation the at-once step leased, and that lease held until the answer is made.
+    @Test func aReadThatWaits_goesOnFromWhereTheAtOncePathWas_withItsLease() async throws {
+        let host = try await LeasePerRequestTests.emptyHost()
+        let events = Events()
+        let storage = AtOnceStorage(readsAtOnce: false, events: events)
+        _ = try await storage.put("k", data: [7, 8], contentType: nil, metadata: [:])
+        try await host.container.transaction(owner: "p") { tx in
+            try tx.register((any ObjectStorage).self, managed: true) { _ in storage }
+        }
+        let leased = host.container.generation
+        let router = APIRouter(host: host, apiToken: nil, adminToken: nil, metrics: ServerMetrics(),
+                               logger: .disabled, openConnections: { 0 })
+        guard case .later(let rest) = router.respondWithoutWaiting(to: LeasePerRequestTests.get("/v1/objects/k")) else {
+            Issue.record("a read the storage waits for was not handed on as a task")
+            return
+        }
+        // The storage is replaced before the task runs: the request keeps the one it leased.
+        _ = host.container.unregisterAll(owner: "p")
+        #expect(!events.entries.contains("stop"), "stopped under a request's lease: \(events.entries)")
+        let answer = await rest()
+        #expect(answer.status == 200)
+        #expect(try await RouterOverProviderTests.body(of: answer) == [7, 8])
+        #expect(answer.headers.contains { $0.0 == "X-Plugboard-Generation" && $0.1 == String(leased) })
+        await host.container.awaitPendingStops()
+        #expect(events.entries.contains("stop"), "a lease was left behind: \(events.entries)")
+        await host.shutdown()
+    }
+}
+
+extension ImmediateAnswer {
+    /// The answer made at once, or nil when the request goes on as a task.
+    var atOnce: HTTPResponse? {
+        if case .answer(let answer) = self { return answer }
+        return nil
     }
 }
 

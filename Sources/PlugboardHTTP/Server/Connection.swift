@@ -329,7 +329,10 @@ final class Connection: EventSource, @unchecked Sendable {
         exchange = current
         let hasBody = current.hasBody
         phase = .body
-        if let early = handler.screen(head) {
+        // A request without a body is screened by respondWithoutWaiting, with everything
+        // else it resolves once; one with a body is screened here, before its body is read.
+        let atOnce = !hasBody && server.configuration.answersWithoutWaiting
+        if !atOnce, let early = handler.screen(head) {
             // The body, if any, stays unread, so the connection cannot go on after it.
             if hasBody { phase = .answering }
             writeResponse(early, keepAlive: !hasBody && head.keepAlive)
@@ -362,9 +365,12 @@ final class Connection: EventSource, @unchecked Sendable {
             // Most requests (every GET) have no body: no channel to make and tear down.
             body = RequestBody([])
         }
-        let request = HTTPRequest(head: head, body: body, screened: true)
+        let request = HTTPRequest(head: head, body: body, screened: !atOnce)
         let handle = ConnectionHandle(connection: self, loop: loop, serial: serial)
-        if !hasBody && server.configuration.answersWithoutWaiting, let answer = handler.respondWithoutWaiting(to: request) {
+        let handler = self.handler
+        let work: @concurrent @Sendable () async -> Void
+        switch atOnce ? handler.respondWithoutWaiting(to: request) : .none {
+        case .answer(let answer):
             // No task at all: its start, frames and executor checks were the largest single
             // cost of a small GET (docs/BENCHMARKS.md, "Reads answered without a task").
             // Queued like a task's answer (see answer(_:)).
@@ -375,11 +381,11 @@ final class Connection: EventSource, @unchecked Sendable {
                 exchange?.task = Task.immediate { await handle.answer(answer) }
             }
             return
-        }
-        let handler = self.handler
-        let work: @concurrent @Sendable () async -> Void = {
-            let response = await handler.respond(to: request)
-            await handle.answer(response)
+        case .later(let rest):
+            work = { await handle.answer(await rest()) }
+        case .none:
+            let screened = HTTPRequest(head: head, body: body, screened: true)
+            work = { await handle.answer(await handler.respond(to: screened)) }
         }
         // Started on this thread: a handler that never suspends (MemoryStorage, a cached
         // FileStorage read) answers without a thread hop. Without an executor

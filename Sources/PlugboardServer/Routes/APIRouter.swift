@@ -14,6 +14,8 @@ public final class APIRouter: HTTPHandler {
     let adminToken: String?
     let metrics: ServerMetrics
     let logger: Logger
+    /// Error answers: scrubbed of the manifest's secrets and server paths (logged whole).
+    let errors: ErrorResponses
     /// Open connections, for `/metrics` (the server is made after the router).
     let openConnections: @Sendable () -> Int
     /// Other front ends' counters (the S3 endpoint's), appended to `/metrics`.
@@ -43,12 +45,16 @@ public final class APIRouter: HTTPHandler {
         self.adminToken = adminToken
         self.metrics = metrics
         self.logger = logger
+        self.errors = ErrorResponses(logger: logger, provider: provider)
         self.openConnections = openConnections
         self.moreMetrics = moreMetrics
     }
 
     public func screen(_ head: RequestHead) -> HTTPResponse? {
-        let route = Route(path: head.path)
+        screen(head, Route(path: head.path))
+    }
+
+    private func screen(_ head: RequestHead, _ route: Route) -> HTTPResponse? {
         guard route != .unknown, host != nil || !route.needsHost else {
             return ErrorResponses.response(PlugboardError(.httpNotFound, "no route for \(head.path.prefix(200))",
                 hint: "The API serves /v1/objects, /v1/objects/{key}, /healthz, /readyz, /metrics and /v1/admin/*; see docs/openapi.yaml."))
@@ -60,32 +66,30 @@ public final class APIRouter: HTTPHandler {
     }
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
-        // Error answers withhold server paths; this request's log keeps them (ErrorResponses).
-        await ErrorResponses.$context.withValue(.init(logger: logger, provider: provider)) { await route(request) }
+        let route = Route(path: request.head.path)
+        // The server screened the head already when it read it (it says so on the request).
+        if !request.screened, let refusal = screen(request.head, route) { return refusal }
+        return await respond(to: request, route)
     }
 
-    private func route(_ request: HTTPRequest) async -> HTTPResponse {
-        // The server screened the head already when it read it (it says so on the request).
-        if !request.screened, let refusal = screen(request.head) { return refusal }
+    /// Every route, on a task: after the at-once path handed it on, or for a request with
+    /// a body (screened before its body was read).
+    private func respond(to request: HTTPRequest, _ route: Route) async -> HTTPResponse {
         // The access log line comes at the end; this one says a slow request has reached
         // the handlers (what an operator chasing a stuck request, or a test, waits for).
         logger.debug("started \(request.head.method) \(request.head.target.prefix(1024))")
-        let route = Route(path: request.head.path)
         switch route {
         case .object(let encoded):
             if let refusal = notReady() { return refusal }
-            // The lease by hand rather than through withLease: one async frame (and
-            // slab allocation) fewer on the busiest route; released on every way out.
-            let lease = provider.container.lease()
-            defer { lease.release() }
-            var response = await ObjectRoutes.object(encodedKey: encoded, request: request, storage: storage(lease))
-            Self.stamp(&response, lease, route)
-            return response
+            switch ObjectRequest.resolve(encodedKey: encoded, request, provider: provider, errors: errors) {
+            case .refused(let refusal): return refusal
+            case .ready(let object): return object.finish(await ObjectRoutes.object(object))
+            }
         case .listing:
             if let refusal = notReady() { return refusal }
             return await provider.container.withLease { lease in
-                var response = await ObjectRoutes.listing(query: request.head.query, storage: storage(lease))
-                Self.stamp(&response, lease, route)
+                var response = await ObjectRoutes.listing(query: request.head.query, storage: storage(lease), errors: errors)
+                Self.stamp(&response, lease, label: Route.labels[route.index])
                 return response
             }
         case .healthz:
@@ -97,45 +101,33 @@ public final class APIRouter: HTTPHandler {
         }
     }
 
-    /// Health, readiness, and a GET of an object the bound storage has at once: answered
-    /// on the event loop without a task (``ObjectStorage/getWithoutWaiting(_:range:)``),
-    /// with the same lease, generation stamp and answers as ``respond(to:)``. Nil for
-    /// everything else, and for a read the storage would have to wait for.
-    public func respondWithoutWaiting(to request: HTTPRequest) -> HTTPResponse? {
-        if !request.screened, let refusal = screen(request.head) { return refusal }
+    /// The one request path's start, on the event loop's thread: the route matched once,
+    /// the request screened, and health, readiness and a GET of an object the bound
+    /// storage has at once (``ObjectStorage/getWithoutWaiting(_:range:)``) answered here,
+    /// without a task. A GET the storage has to wait for goes on as a task with its
+    /// ``ObjectRequest`` (key, lease, storage) as resolved here; anything else as a task
+    /// with its route.
+    public func respondWithoutWaiting(to request: HTTPRequest) -> ImmediateAnswer {
         let route = Route(path: request.head.path)
+        if !request.screened, let refusal = screen(request.head, route) { return .answer(refusal) }
         switch route {
         case .object(let encoded) where request.head.method == "GET":
-            // First without the error context: binding it (a task-local push and pop, an
-            // allocation) costs every answer (docs/BENCHMARKS.md, "The request path trimmed
-            // past 0.8×"), and only an error answer reads it. An error answer made without it (its secrets not scrubbed, its
-            // paths not logged) is dropped unsent and made again inside it.
-            guard var answer = objectWithoutWaiting(encoded, request, route) else { return nil }
-            if answer.status >= 400 {
-                guard let again = ErrorResponses.$context.withValue(.init(logger: logger, provider: provider), operation: {
-                    objectWithoutWaiting(encoded, request, route)
-                }) else { return nil }
-                answer = again
-            }
             logger.debug("started \(request.head.method) \(request.head.target.prefix(1024))")
-            return answer
+            if let refusal = notReady() { return .answer(refusal) }
+            switch ObjectRequest.resolve(encodedKey: encoded, request, provider: provider, errors: errors) {
+            case .refused(let refusal):
+                return .answer(refusal)
+            case .ready(let object):
+                if let answer = ObjectRoutes.getWithoutWaiting(object) { return .answer(object.finish(answer)) }
+                return .later { object.finish(await ObjectRoutes.object(object)) }
+            }
         case .healthz:
-            return Self.healthy()
+            return .answer(Self.healthy())
         case .readyz:
-            return readiness()
+            return .answer(readiness())
         default:
-            return nil
+            return .later { [self] in await respond(to: request, route) }
         }
-    }
-
-    private func objectWithoutWaiting(_ encoded: Substring, _ request: HTTPRequest, _ route: Route) -> HTTPResponse? {
-        if let refusal = notReady() { return refusal }
-        let lease = provider.container.lease()
-        defer { lease.release() }
-        guard var answer = ObjectRoutes.getWithoutWaiting(encodedKey: encoded, request.headers,
-                                                          storage: storage(lease)) else { return nil }
-        Self.stamp(&answer, lease, route)
-        return answer
     }
 
     public func refusal(_ error: HTTPError, head: RequestHead?) -> HTTPResponse {
@@ -210,9 +202,9 @@ public final class APIRouter: HTTPHandler {
     /// The generation whose services answered: the one the request's lease pinned; and
     /// the route's label, for the metrics. In place: a copy of the answer and then an
     /// append to its shared headers copied them, once an answer.
-    static func stamp(_ response: inout HTTPResponse, _ lease: Lease, _ route: Route) {
+    static func stamp(_ response: inout HTTPResponse, _ lease: Lease, label: String) {
         response.headers.append(("X-Plugboard-Generation", String(lease.generation)))
-        response.label = Route.labels[route.index]
+        response.label = label
     }
 
     /// 503 for object routes while a required plugin is not active (with hot swap on,
@@ -220,7 +212,7 @@ public final class APIRouter: HTTPHandler {
     private func notReady() -> HTTPResponse? {
         guard let failure = provider.objectRequestsRefusal else { return nil }
         let manifest = host?.manifest.path ?? "the manifest"
-        var response = ErrorResponses.response(PlugboardError(.httpUnavailable, failure.message, detail: failure.detail,
+        var response = errors.response(PlugboardError(.httpUnavailable, failure.message, detail: failure.detail,
             hint: "Fix the plugin and reload (plugboard reload, SIGHUP, or save \(manifest)); /readyz answers 503 until then."),
             status: 503)
         // No lease was taken; the generation that refused is the one current now.

@@ -12,49 +12,25 @@ enum ObjectRoutes {
     /// costs a hand-over per chunk, which only pays off for large bodies.
     static let wholeAnswerBytes = 256 << 10
 
-    /// An object request's key and the storage to ask, or the answer refusing it.
-    enum Target {
-        case object(key: String, backend: any ObjectStorage)
-        case refused(HTTPResponse)
-
-        init(encodedKey: Substring, storage: Result<any ObjectStorage, PlugboardError>) {
-            let key: String
-            do throws(HTTPError) {
-                key = try ObjectRoutes.decodeKey(encodedKey)
-            } catch {
-                self = .refused(ErrorResponses.response(error))
-                return
-            }
-            switch storage {
-            case .success(let backend): self = .object(key: key, backend: backend)
-            case .failure(let error): self = .refused(ErrorResponses.response(error))
-            }
-        }
-    }
-
-    static func object(encodedKey: Substring, request: HTTPRequest,
-                       storage: Result<any ObjectStorage, PlugboardError>) async -> HTTPResponse {
-        let (key, backend): (String, any ObjectStorage)
-        switch Target(encodedKey: encodedKey, storage: storage) {
-        case .object(let k, let b): (key, backend) = (k, b)
-        case .refused(let refusal): return refusal
-        }
+    /// The object's route, on a task: PUT, GET, HEAD or DELETE of the request's key.
+    static func object(_ object: ObjectRequest) async -> HTTPResponse {
+        let (key, backend) = (object.key, object.storage)
         do {
-            switch request.method {
-            case "PUT": return try await put(key, request, backend)
-            case "GET": return try await get(key, request.headers, backend)
+            switch object.request.head.method {
+            case "PUT": return try await put(object)
+            case "GET": return try await get(object)
             case "HEAD":
                 let info = try await backend.head(key)
-                if let refusal = Preconditions(request.headers).refusal(for: info, reading: true) { return refusal }
+                if let refusal = Preconditions(object.headers).refusal(for: info, reading: true) { return refusal }
                 return HTTPResponse(status: 200, headers: objectHeaders(info), headLength: info.size)
             default:
                 try await backend.delete(key)
                 return HTTPResponse(status: 204)
             }
         } catch let error as HTTPError {
-            return ErrorResponses.response(error)
+            return object.errors.response(error)
         } catch {
-            return ErrorResponses.response(thrown: error)
+            return object.errors.response(thrown: error)
         }
     }
 
@@ -63,7 +39,8 @@ enum ObjectRoutes {
     /// and a single `If-Match` ETag directly; any other condition (an ETag list,
     /// `If-Unmodified-Since`) is evaluated against the object found now, and the write
     /// then made conditional on that very object still being there, so it stays atomic.
-    static func put(_ key: String, _ request: HTTPRequest, _ backend: any ObjectStorage) async throws -> HTTPResponse {
+    static func put(_ object: ObjectRequest) async throws -> HTTPResponse {
+        let (key, request, backend) = (object.key, object.request, object.storage)
         let (contentType, metadata) = try putArguments(request.headers)
         let preconditions = Preconditions(request.headers)
         let condition: WriteCondition
@@ -88,16 +65,17 @@ enum ObjectRoutes {
     /// GET: conditions first (RFC 9110 section 13.2.2), then one range (206, or 416 with
     /// `Content-Range: bytes */size`); several ranges or an invalid `Range` get the whole
     /// object, as S3 answers. Large bodies stream from the storage as the client reads.
-    static func get(_ key: String, _ headers: HTTPHeaders, _ backend: any ObjectStorage) async throws -> HTTPResponse {
-        let preconditions = Preconditions(headers)
-        let range = requestedRange(headers)
+    static func get(_ object: ObjectRequest) async throws -> HTTPResponse {
+        let (key, backend) = (object.key, object.storage)
+        let preconditions = Preconditions(object.headers)
+        let range = requestedRange(object.headers)
         let stream: ObjectStream
         do {
             stream = try await backend.get(key, range: range)
         } catch let error as PlugboardError where error.code == .storageRangeNotSatisfiable {
             let info = try await backend.head(key)
             if let refusal = preconditions.refusal(for: info, reading: true) { return refusal }
-            return ErrorResponses.response(error, status: 416, headers: [("Content-Range", "bytes */\(info.size)")])
+            return object.errors.response(error, status: 416, headers: [("Content-Range", "bytes */\(info.size)")])
         }
         // A refused read drops the stream unread; the storage's open file goes with it.
         if let refusal = preconditions.refusal(for: stream.info, reading: true) { return refusal }
@@ -110,25 +88,21 @@ enum ObjectRoutes {
     }
 
     /// GET answered on the caller's thread, when the storage has the bytes at once
-    /// (``ObjectStorage/getWithoutWaiting(_:range:)``): the same answers as ``get(_:_:_:)``.
+    /// (``ObjectStorage/getWithoutWaiting(_:range:)``): the same answers as ``get(_:)``.
     /// Nil when the storage would wait, and for an unsatisfiable range, whose 416 names
     /// the object's size and so needs a `head` that may wait.
-    static func getWithoutWaiting(encodedKey: Substring, _ headers: HTTPHeaders,
-                                  storage: Result<any ObjectStorage, PlugboardError>) -> HTTPResponse? {
-        let (key, backend): (String, any ObjectStorage)
-        switch Target(encodedKey: encodedKey, storage: storage) {
-        case .object(let k, let b): (key, backend) = (k, b)
-        case .refused(let refusal): return refusal
-        }
+    static func getWithoutWaiting(_ object: ObjectRequest) -> HTTPResponse? {
         let ready: ReadyObject
         do throws(PlugboardError) {
-            guard let found = try backend.getWithoutWaiting(key, range: requestedRange(headers)) else { return nil }
+            guard let found = try object.storage.getWithoutWaiting(object.key, range: requestedRange(object.headers)) else {
+                return nil
+            }
             ready = found
         } catch {
             if error.code == .storageRangeNotSatisfiable { return nil }
-            return ErrorResponses.response(error)
+            return object.errors.response(error)
         }
-        if let refusal = Preconditions(headers).refusal(for: ready.info, reading: true) { return refusal }
+        if let refusal = Preconditions(object.headers).refusal(for: ready.info, reading: true) { return refusal }
         let (status, headers) = readHead(ready.info, ready.range)
         return HTTPResponse(status: status, headers: headers, body: ready.bytes)
     }
@@ -234,23 +208,24 @@ enum ObjectRoutes {
     }
 
     /// `GET /v1/objects?prefix=&limit=&cursor=`.
-    static func listing(query: Substring?, storage: Result<any ObjectStorage, PlugboardError>) async -> HTTPResponse {
+    static func listing(query: Substring?, storage: Result<any ObjectStorage, PlugboardError>,
+                        errors: ErrorResponses) async -> HTTPResponse {
         let backend: any ObjectStorage
         switch storage {
         case .success(let s): backend = s
-        case .failure(let e): return ErrorResponses.response(e)
+        case .failure(let e): return errors.response(e)
         }
         let items: [(name: String, value: String)]
         do throws(HTTPError) {
             items = try PercentDecoding.queryItems(query)
         } catch {
-            return ErrorResponses.response(error)
+            return errors.response(error)
         }
         func first(_ name: String) -> String? { items.first { $0.name == name }?.value }
         var limit = 1000
         if let text = first("limit") {
             guard let n = Int(text), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 || $0 == UInt8(ascii: "-") }) else {
-                return ErrorResponses.response(PlugboardError(.storageInvalidArgument, "invalid limit \"\(text.prefix(40))\"",
+                return errors.response(PlugboardError(.storageInvalidArgument, "invalid limit \"\(text.prefix(40))\"",
                     detail: "Expected a decimal integer from 1 to 1000.", hint: "Write limit=100, or leave it out for 1000."))
             }
             limit = n
@@ -262,7 +237,7 @@ enum ObjectRoutes {
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")],
                                 body: Array((body.render(pretty: false) + "\n").utf8))
         } catch {
-            return ErrorResponses.response(thrown: error)
+            return errors.response(thrown: error)
         }
     }
 }

@@ -53,6 +53,8 @@ enum Route: Equatable {
     /// Metrics labels, indexed by ``index``: bounded, never the key.
     static let labels = ["object", "listing", "healthz", "readyz", "metrics", "admin_plugins", "admin_services",
                          "admin_reload", "admin_events", "unknown", "none"]
+    /// The label of every `/v1/objects/{key}` answer.
+    static let objectLabel = labels[0]
     /// The index of `label`, one of ``labels``.
     static func labelIndex(_ label: String) -> Int? { labels.firstIndex(of: label) }
 

@@ -8,28 +8,38 @@ import PlugboardHost
 /// A client sees the code and the texts without the server's file system paths: storage
 /// and host errors name folders (FileStorage's root and object files) that tell a client
 /// how the server is laid out. Those paths become `<server path>` in the answer, and the
-/// whole error goes to the request's log (``logger``), where the operator needs it.
-enum ErrorResponses {
-    /// What the router binds for each request it answers: where an error whose answer
-    /// was scrubbed of paths is logged whole, and the secrets of the manifest, which no
-    /// answer or log line may show (a plugin's error may quote a secret it was given).
-    struct Context: Sendable {
-        var logger: Logger
-        /// Asked for its secrets only when an error is answered: reading them takes the
-        /// host's lock, which an answer without an error should not pay for.
-        var provider: (any StorageProvider)?
+/// whole error goes to the router's log (``logger``), where the operator needs it.
+///
+/// The router holds one and each request's context carries it (``ObjectRequest``), so an
+/// error answer is made once, wherever on the request's path it arises.
+struct ErrorResponses: Sendable {
+    /// Where an error whose answer was scrubbed of paths is logged whole.
+    var logger: Logger
+    /// The secrets of the manifest, which no answer or log line may show (a plugin's
+    /// error may quote a secret it was given), and the plugins' own error mappings. Asked
+    /// only when an error is answered: reading the secrets takes the host's lock, which
+    /// an answer without an error should not pay for.
+    var provider: (any StorageProvider)?
+
+    /// For the server's own refusals of a request (`http.*` codes, a precondition), which
+    /// quote only the request and have no plugin behind them.
+    static let plain = ErrorResponses(logger: .disabled, provider: nil)
+
+    static func response(_ error: PlugboardError, status: Int? = nil, headers: [(String, String)] = []) -> HTTPResponse {
+        plain.response(error, status: status, headers: headers)
     }
 
-    @TaskLocal static var context = Context(logger: .disabled, provider: nil)
+    static func response(_ error: HTTPError) -> HTTPResponse {
+        plain.response(error)
+    }
 
     /// The code goes in `X-Plugboard-Error-Code` too: a HEAD answer has no body, and the
     /// header is how a client tells a missing object from an unknown route there.
-    static func response(_ error: PlugboardError, status: Int? = nil, headers: [(String, String)] = []) -> HTTPResponse {
+    func response(_ error: PlugboardError, status: Int? = nil, headers: [(String, String)] = []) -> HTTPResponse {
         // Secrets first, before any quoting or cutting could leave a piece of one.
-        let error = context.provider?.secrets.scrub(error) ?? error
-        let logger = context.logger
+        let error = provider?.secrets.scrub(error) ?? error
         let (mapped, extra) = statusAndHeaders(for: error.code)
-        let shown = clientView(of: error)
+        let shown = Self.clientView(of: error)
         if shown.message != error.message || shown.detail != error.detail || shown.hint != error.hint {
             logger.warning("\(error.code): \(error.message)", metadata: [
                 "status": .string(String(status ?? mapped)), "detail": .string(error.detail ?? "-"), "hint": .string(error.hint ?? "-")])
@@ -41,12 +51,12 @@ enum ErrorResponses {
                             body: body)
     }
 
-    static func response(_ error: HTTPError) -> HTTPResponse {
+    func response(_ error: HTTPError) -> HTTPResponse {
         response(error.error, status: error.status, headers: error.headers)
     }
 
     /// Whatever a storage call threw, as a response.
-    static func response(thrown error: any Error) -> HTTPResponse {
+    func response(thrown error: any Error) -> HTTPResponse {
         if let e = error as? PlugboardError { return response(e) }
         if error is CancellationError {
             return response(PlugboardError(.httpUnavailable, "the request was cancelled while the server stops"))
@@ -65,7 +75,7 @@ enum ErrorResponses {
         return PlugboardError(error.code, message, detail: detail, hint: hint)
     }
 
-    static func statusAndHeaders(for code: PlugboardError.Code) -> (Int, [(String, String)]) {
+    func statusAndHeaders(for code: PlugboardError.Code) -> (Int, [(String, String)]) {
         switch code {
         case .storageNotFound: return (404, [])
         case .storageInvalidKey, .storageInvalidMetadata, .storageInvalidArgument: return (400, [])
@@ -88,7 +98,7 @@ enum ErrorResponses {
         case .httpNotImplemented: return (501, [])
         default:
             // A plugin's own code: the answer it mapped the code to, else 500.
-            guard let mapping = context.provider?.pluginErrorMapping(for: code) else { return (500, []) }
+            guard let mapping = provider?.pluginErrorMapping(for: code) else { return (500, []) }
             return (mapping.status, mapping.answerHeaders)
         }
     }
