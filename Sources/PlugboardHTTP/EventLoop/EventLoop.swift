@@ -42,6 +42,9 @@ final class EventLoop: @unchecked Sendable {
     /// The monotonic time when the loop last woke (loop thread only): deadlines and
     /// transfer rates read it instead of the clock, which they asked six times a request.
     private(set) var now = MonotonicClock.now()
+    private var dates = HTTPDateCache()
+    /// The `Date` header's text for an answer written now (loop thread only).
+    var httpDate: String { dates.current() }
     /// Work queued from the loop's own thread: no lock, no doorbell (loop thread only).
     private var local: [@Sendable () -> Void] = []
     private var localBatch: [@Sendable () -> Void] = []

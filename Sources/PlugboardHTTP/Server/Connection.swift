@@ -420,7 +420,7 @@ final class Connection: EventSource, @unchecked Sendable {
         exchange.deadline = now + server.configuration.writeTimeoutSeconds
             + Double(length) / Double(max(1, server.configuration.minBodyBytesPerSecond))
         var bytes = response.serializedHead(head: isHead, keepAlive: keepAlive, version: exchange.version,
-                                            date: server.dates.current())
+                                            date: loop.httpDate)
         exchange.bytes = isHead ? 0 : response.body.count
         if response.stream == nil || isHead || response.forbidsContent {
             exchange.responseQueued = true

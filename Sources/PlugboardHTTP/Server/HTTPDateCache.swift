@@ -1,17 +1,18 @@
 import PlugboardAPI
-import PlugboardConcurrency
 
 /// The `Date` header's text, formatted once per second rather than once per response.
-final class HTTPDateCache: Sendable {
-    private let cached = LockedValueBox<(second: Int64, text: String)>((second: -1, text: ""))
+/// One per event loop, used on its thread only (``EventLoop/httpDate``): no lock, which a
+/// cache shared by the loops took for every answer.
+struct HTTPDateCache {
+    private var second: Int64 = -1
+    private var text = ""
 
-    func current() -> String {
+    mutating func current() -> String {
         let now = Timestamp.now()
-        return cached.withLock { c in
-            if c.second != now.seconds {
-                c = (second: now.seconds, text: Timestamp(secondsSince1970: now.seconds).httpDate)
-            }
-            return c.text
+        if now.seconds != second {
+            second = now.seconds
+            text = Timestamp(secondsSince1970: now.seconds).httpDate
         }
+        return text
     }
 }

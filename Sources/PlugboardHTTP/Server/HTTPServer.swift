@@ -239,7 +239,6 @@ public final class HTTPServer: Sendable {
 final class ServerCore: Sendable {
     let configuration: ServerConfiguration
     let logger: Logger
-    let dates = HTTPDateCache()
     let budget: BufferBudget
     let limits: ConnectionLimits
 

@@ -106,7 +106,7 @@ final class Listener: EventSource {
                 headers: [("Retry-After", "1")])
         }
         let response = handler.refusal(error, head: nil)
-        let bytes = response.serialize(head: false, keepAlive: false, date: core.dates.current())
+        let bytes = response.serialize(head: false, keepAlive: false, date: loop.httpDate)
         _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
         handler.completed(Exchange(method: "-", target: "-", status: 503, bytes: response.body.count,
                                         durationSeconds: 0, peer: peer))
