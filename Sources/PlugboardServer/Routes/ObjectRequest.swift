@@ -44,12 +44,13 @@ struct ObjectRequest: Sendable {
     /// The request's last step, on whichever path answered it: the answer names the
     /// generation whose services made it and carries the route's label for the metrics,
     /// and the lease is released, so that a storage replaced meanwhile may now stop.
-    func finish(_ response: HTTPResponse) -> HTTPResponse {
+    /// Consuming: the answer's headers, appended to here, are then the only reference to
+    /// their array, which a copy of the answer would make the append copy whole.
+    func finish(_ response: consuming HTTPResponse) -> HTTPResponse {
         Self.finish(response, lease)
     }
 
-    private static func finish(_ response: HTTPResponse, _ lease: Lease) -> HTTPResponse {
-        var response = response
+    private static func finish(_ response: consuming HTTPResponse, _ lease: Lease) -> HTTPResponse {
         APIRouter.stamp(&response, lease, label: Route.objectLabel)
         lease.release()
         return response
