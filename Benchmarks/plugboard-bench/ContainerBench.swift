@@ -247,7 +247,7 @@ func runContainerBench(_ o: BenchOptions, progress: (String) -> Void) throws(Plu
         case "alloc":
             r.note = "one allocation and release of the transient's class"
         case "named":
-            r.note = "no gate"
+            r.gate = Gate(text: "<= 2x floor", pass: v <= 2 * floor)
         case "lease":
             r.note = "lease, its generation, release; no gate"
         case "miss":
