@@ -9,8 +9,8 @@ import Synchronization
 /// `Hasher`, and a resolve by type is the hot path), named ones by those bits and a hash
 /// of the name's UTF-8 bytes (`Hasher` over a `ServiceKey` costs several times a resolve).
 ///
-/// `@unchecked Sendable`: nothing is mutated after `init`; the raw buffers are owned and
-/// freed by this object.
+/// `@unchecked Sendable`: nothing but the atomic lease count is mutated after `init`; the
+/// raw buffers are owned and freed by this object.
 final class Snapshot: @unchecked Sendable {
     let generation: UInt64
     /// Every registration per key index, best first. Holds the registrations alive.
