@@ -12,6 +12,7 @@ GATES = {  # case -> (description, value of a run's case, limit of that run, low
     "handle": ("<= 1.2x floor", lambda r, c: r[c]["ratio_to_floor"], lambda r: 1.2, True),
     "transient": ("<= 1.5x floor + alloc (ns)", lambda r, c: r[c]["ns_per_op"],
                   lambda r: 1.5 * r["floor"]["ns_per_op"] + r["alloc"]["ns_per_op"], True),
+    "named": ("<= 2x floor", lambda r, c: r[c]["ratio_to_floor"], lambda r: 2.0, True),
     "miss": ("<= 500 ns", lambda r, c: r[c]["ns_per_op"], lambda r: 500.0, True),
     "threads-distinct": (">= 1.6x one thread", lambda r, c: r[c]["speedup_vs_one_thread"], lambda r: 1.6, False),
     "threads-shared": (">= the floor's own two-thread ratio", lambda r, c: r[c]["speedup_vs_one_thread"],

@@ -33,7 +33,7 @@ let usage = """
       --seconds S    time spent on each case, in seconds (default 0.5)
       --samples N    samples per case; the best counts (default 5; two-thread cases: at most 3)
       --only CASES   plus the floor and what their gates need (for profiling): floor,
-                     singleton, handle, transient, alloc, named, miss, floor-threads-one,
+                     singleton, handle, transient, alloc, named, miss, lease, floor-threads-one,
                      floor-threads-shared, floor-threads-distinct, threads-one,
                      threads-shared, threads-distinct
 

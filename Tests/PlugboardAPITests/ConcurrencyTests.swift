@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardAPI
+import Synchronization
 import Testing
 
 /// Stress tests: many readers while the registrations change underneath them. They must
@@ -263,12 +264,25 @@ struct ConcurrencyTests {
         #expect(Set(seen.all).count == 1)
     }
 
-    @Test func leasedManagedServices_areNeverStoppedWhileInUse_underConcurrentSwaps() async throws {
+    /// A container whose owner "p" runs the managed worker "v0".
+    static func containerWithManagedWorker(_ journal: Journal) async throws -> Container {
         let c = Container()
-        let journal = Journal()
         try await c.transaction(owner: "p") { tx in
             try tx.register((any Worker).self, managed: true) { _ in JournalWorker("v0", journal: journal) }
         }
+        return c
+    }
+
+    /// Replaces "p"'s worker with a new one named `name`, retiring the old one.
+    static func swapWorker(_ c: Container, to name: String, _ journal: Journal) async throws {
+        try await c.transaction(owner: "p") { tx in
+            try tx.replace((any Worker).self, managed: true) { _ in JournalWorker(name, journal: journal) }
+        }
+    }
+
+    @Test func leasedManagedServices_areNeverStoppedWhileInUse_underConcurrentSwaps() async throws {
+        let journal = Journal()
+        let c = try await Self.containerWithManagedWorker(journal)
         let failures = Collected<String>()
         let deadline = Self.deadline()
         async let users: Int = withTaskGroup(of: Int.self) { group in
@@ -297,9 +311,7 @@ struct ConcurrencyTests {
         repeat {
             swaps += 1
             let name = "v\(swaps)"
-            try await c.transaction(owner: "p") { tx in
-                try tx.replace((any Worker).self, managed: true) { _ in JournalWorker(name, journal: journal) }
-            }
+            try await Self.swapWorker(c, to: name, journal)
             await Task.yield()
         } while ContinuousClock.now < deadline
         let uses = await users
@@ -313,6 +325,49 @@ struct ConcurrencyTests {
         #expect(try c.resolve((any Worker).self).stopCount == 0)
         await c.shutdown()
         #expect(journal.entries(startingWith: "stop").count == swaps + 1)
+    }
+
+    @Test func leasesOnManyThreads_whileManagedServicesAreSwapped_neverSeeAStoppedOne_andLeaveNoCount() async throws {
+        let journal = Journal()
+        let c = try await Self.containerWithManagedWorker(journal)
+        let failures = Collected<String>()
+        let done = Flag()
+        let leases = Atomic<Int>(0)
+        // Plain threads, each taking and ending leases as fast as it can, so that a lease
+        // often counts itself while a swap publishes and checks what has drained.
+        let readers = Task {
+            await onThreads(3) { _ in
+                repeat {
+                    let lease = c.lease()
+                    do {
+                        let worker = try lease.resolve((any Worker).self)
+                        if worker.stopCount != 0 { failures.append("\(worker.name) stopped while leased") }
+                    } catch {
+                        failures.append("lease user: \(error)")
+                    }
+                    lease.release()
+                    leases.add(1, ordering: .relaxed)
+                } while !done.isSet
+            }
+        }
+        var swaps = 0
+        let deadline = Self.deadline()
+        repeat {
+            swaps += 1
+            let name = "v\(swaps)"
+            try await Self.swapWorker(c, to: name, journal)
+        } while ContinuousClock.now < deadline
+        done.set()
+        #expect(await readers.value, "the lease threads finished")
+        await c.awaitPendingStops()
+        #expect(failures.all.isEmpty, "\(failures.all.prefix(10))")
+        #expect(leases.load(ordering: .relaxed) > 0 && swaps > 0)
+        #expect(c.outstandingLeases().isEmpty, "every lease ended, so no generation counts one")
+        #expect(c.retiredServicesWaiting(through: c.generation) == 0)
+        let stops = journal.entries(startingWith: "stop")
+        #expect(stops.count == swaps, "every replaced worker stops once the leases are gone")
+        #expect(Set(stops).count == stops.count, "no worker stops twice")
+        await c.shutdown()
     }
 
     @Test func concurrentTransactionsByManyOwners_eachPublishExactlyOneGeneration() async throws {

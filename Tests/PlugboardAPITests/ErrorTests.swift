@@ -68,6 +68,69 @@ struct ErrorTests {
         #expect(error?.code.area == "container")
     }
 
+    @Test func notRegistered_texts_areWordForWordThoseOfAMiss() throws {
+        let empty = #expect(throws: PlugboardError.self) { try Container().resolve((any Greeter).self) }
+        #expect(empty?.message == "no service registered for PlugboardAPITests.Greeter")
+        #expect(empty?.detail == "Nothing is registered.")
+        #expect(empty?.hint == "Register a provider of PlugboardAPITests.Greeter (is the plugin that provides it loaded and active?).")
+
+        let c = Container()
+        try c.register((any Greeter).self, name: "formal") { _ in German() }
+        try c.register((any Greeter).self, name: "casual") { _ in English() }
+        let named = #expect(throws: PlugboardError.self) { try c.resolve((any Greeter).self, name: "pirate") }
+        #expect(named?.message == "no service registered for PlugboardAPITests.Greeter (name \"pirate\")")
+        #expect(named?.detail == "PlugboardAPITests.Greeter is registered under: \"casual\", \"formal\".")
+        #expect(named?.hint == "Resolve it with one of those names, or register a provider under the name you asked for.")
+        #expect(named?.underlying == nil)
+    }
+
+    @Test func notRegistered_describesTheGenerationItHappenedOn_whenFirstRead() throws {
+        let c = Container()
+        try c.register((any Store).self) { _ in MemoryStore() }
+        // Caught by hand: #expect(throws:) reads the error's texts when it catches it.
+        func miss() -> PlugboardError? {
+            do throws(PlugboardError) {
+                _ = try c.resolve((any Greeter).self)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let first = try #require(miss())
+        let again = try #require(miss())
+        try c.register((any Mailer).self) { r in SMTPMailer(store: try r.resolve()) }
+        let later = try #require(miss())
+        let copy = first
+        #expect(first.detail?.contains("PlugboardAPITests.Store") == true, "\(first.detail ?? "")")
+        #expect(first.detail?.contains("PlugboardAPITests.Mailer") == false, "registered after the miss")
+        #expect(copy.description == first.description)
+        #expect(again.description == first.description)
+        #expect(later.detail?.contains("PlugboardAPITests.Mailer") == true, "\(later.detail ?? "")")
+        #expect(later.message == first.message)
+
+        // The same through an overlay, whose misses also look in the parent.
+        let overlay = c.overlay()
+        let throughOverlay = #expect(throws: PlugboardError.self) { try overlay.resolve((any Greeter).self) }
+        #expect(throughOverlay?.detail == later.detail)
+        let named = #expect(throws: PlugboardError.self) { try c.resolve((any Store).self, name: "cold") }
+        #expect(named?.detail == "PlugboardAPITests.Store is registered under: no name.")
+    }
+
+    @Test func notRegistered_readOnManyThreadsAtOnce_givesEveryOneTheSameTexts() async throws {
+        let c = Container()
+        try c.register((any Store).self) { _ in MemoryStore() }
+        let error = try #require(#expect(throws: PlugboardError.self) { try c.resolve((any Greeter).self) })
+        let barrier = Barrier(parties: 4)
+        let seen = Collected<String>()
+        let finished = await onThreads(4) { _ in
+            barrier.arrive()
+            seen.append(error.description)
+        }
+        #expect(finished)
+        #expect(seen.all.count == 4)
+        #expect(Set(seen.all).count == 1)
+    }
+
     // MARK: circular dependencies
 
     @Test func transientThatResolvesItself_isACircularDependency() throws {

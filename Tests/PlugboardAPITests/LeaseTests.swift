@@ -128,6 +128,53 @@ struct LeaseTests {
         #expect(try c.resolve((any Worker).self).stopCount == 0)
     }
 
+    @Test func outstandingLeases_countsEachGenerationsOpenLeases_andForgetsEndedOnes() async throws {
+        let journal = Journal()
+        let c = try await containerWithV1(journal)
+        let v1 = c.generation
+        let first = c.lease(), second = c.lease()
+        try await swapToV2(c, journal)
+        let v2 = c.generation
+        let third = c.lease()
+        #expect(c.outstandingLeases() == [v1: 2, v2: 1])
+        first.release()
+        #expect(c.outstandingLeases() == [v1: 1, v2: 1])
+        third.release()
+        #expect(c.outstandingLeases() == [v1: 1])
+        second.release()
+        #expect(c.outstandingLeases().isEmpty)
+        await c.awaitPendingStops()
+        #expect(journal.entries == ["start v1", "start v2", "stop v1"])
+    }
+
+    @Test func aLeaseEndedBeforeTheSwap_holdsNothingBack_andOneOnTheFirstGenerationDoes() async throws {
+        let journal = Journal()
+        let c = try await containerWithV1(journal)
+        c.lease().release()
+        try await swapToV2(c, journal)
+        await c.awaitPendingStops()
+        #expect(journal.entries == ["start v1", "start v2", "stop v1"])
+
+        // Generation 0, before anything was registered, is leased like any other, and
+        // each container counts its own.
+        let fresh = Container()
+        let onNothing = fresh.lease()
+        #expect(onNothing.generation == 0)
+        #expect(Container().outstandingLeases().isEmpty)
+        try await fresh.transaction(owner: "p") { tx in
+            try tx.register((any Worker).self, managed: true) { _ in JournalWorker("w1", journal: journal) }
+        }
+        try await fresh.transaction(owner: "p") { tx in
+            try tx.replace((any Worker).self, managed: true) { _ in JournalWorker("w2", journal: journal) }
+        }
+        await fresh.awaitPendingStops()
+        #expect(!journal.entries.contains("stop w1"), "the lease on generation 0 is older than w1's retirement")
+        #expect(fresh.outstandingLeases() == [0: 1])
+        onNothing.release()
+        await fresh.awaitPendingStops()
+        #expect(journal.entries.last == "stop w1")
+    }
+
     @Test func awaitPendingStops_returnsAtOnce_whenNothingIsPending() async {
         let c = Container()
         let finished = await finishes(within: 60) { await c.awaitPendingStops() }

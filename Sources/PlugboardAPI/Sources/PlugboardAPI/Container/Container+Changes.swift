@@ -151,7 +151,9 @@ extension Container {
             st.generation = next
             for reg in changes.added { reg.generation = next }
             st.current = st.makeSnapshot(generation: next)
-            published.store(next, ordering: .releasing)
+            // Sequentially consistent, as leases count themselves (ContainerState.drained).
+            published.store(next, ordering: .sequentiallyConsistent)
+            st.didPublish()
             let replacements = Set(changes.removed.compactMap { $0.replacement.map(ObjectIdentifier.init) })
             for reg in changes.added where notify {
                 let kind: ContainerEvent.Kind = replacements.contains(ObjectIdentifier(reg)) ? .replaced : .registered

@@ -3,24 +3,39 @@ extension Container {
     /// closest registered services, and the copied-protocol hint when a service of the
     /// same unqualified name comes from another module.
     static func notRegistered<T>(_ key: ServiceKey, type: T.Type, from container: Container) -> PlugboardError {
-        let requested = ServiceType.of(T.self)
-        return PlugboardError(.notRegistered) {
-            describeMiss(requested: requested, name: key.name, registered: container.registeredKeys())
+        PlugboardError(.notRegistered,
+                       text: NotRegisteredText(.container(container), requested: ServiceType.of(T.self), name: key.name))
+    }
+
+    /// `container.not_registered` for a miss of `T` under `name` in this container, which
+    /// has no parent, on the generation this thread reads: the texts of this thread's last
+    /// miss when it was the same, so that probing again costs no allocation.
+    func missed<T>(_: T.Type, name: String?, ts: UnsafeMutablePointer<ThreadState>) -> PlugboardError {
+        let slot = currentSlot(ts)
+        if let last = slot.pointee.lastMiss?.takeUnretainedValue(), last.describes(ObjectIdentifier(T.self), name: name) {
+            return PlugboardError(.notRegistered, text: last)
         }
+        let snapshot = slot.pointee.snapshot?.takeUnretainedValue() ?? snapshotNow()
+        let text = NotRegisteredText(.snapshot(snapshot), requested: ServiceType.of(T.self), name: name)
+        slot.pointee.lastMiss?.release()
+        slot.pointee.lastMiss = Unmanaged.passRetained(text)
+        return PlugboardError(.notRegistered, text: text)
     }
 
     /// Every key with a provider, here and in the parents, with its display name.
     func registeredKeys() -> [(type: ServiceType, name: String?)] {
-        var out: [(ServiceType, String?)] = []
+        var out: [(type: ServiceType, name: String?)] = []
         var c: Container? = self
         while let container = c {
-            let snapshot = container.snapshotNow()
-            for regs in snapshot.ranked {
-                if let first = regs.first { out.append((first.serviceType, first.key.name)) }
-            }
+            out += Self.registeredKeys(of: container.snapshotNow())
             c = container.parent
         }
         return out
+    }
+
+    /// Every key with a provider in one snapshot, with its display name.
+    static func registeredKeys(of snapshot: Snapshot) -> [(type: ServiceType, name: String?)] {
+        snapshot.ranked.compactMap { regs in regs.first.map { ($0.serviceType, $0.key.name) } }
     }
 
     static func describeMiss(requested: ServiceType, name: String?,

@@ -1,8 +1,11 @@
+import Synchronization
+
 extension Container {
     /// Stops the managed services whose generation has drained, in reverse start order,
     /// after any stops already under way.
     func scheduleDrainedStops() {
         state.withLock { st in
+            st.pruneLeased()
             let ready = st.retired.filter { st.drained(before: $0.generation) }.map(\.registration)
             chainStops(ready, &st)
         }
@@ -110,13 +113,14 @@ extension Container {
         }
     }
 
-    func releaseLease(generation: UInt64) {
-        let drainable = state.withLock { st -> Bool in
-            guard let n = st.leases[generation] else { return false }
-            if n <= 1 { st.leases[generation] = nil } else { st.leases[generation] = n - 1 }
-            return !st.retired.isEmpty
+    /// Ends one lease on `snapshot`. Only the last lease of a generation that is no longer
+    /// current takes the lock, to stop what its end lets drain: a lease on the current
+    /// generation holds back no stop (a retirement's generation is never newer).
+    func releaseLease(_ snapshot: Snapshot) {
+        let left = snapshot.leases.subtract(1, ordering: .sequentiallyConsistent).newValue
+        if left == 0 && published.load(ordering: .sequentiallyConsistent) != snapshot.generation {
+            scheduleDrainedStops()
         }
-        if drainable { scheduleDrainedStops() }
     }
 }
 
@@ -156,6 +160,6 @@ extension Container {
 
     /// Outstanding leases per generation, for reports.
     public func outstandingLeases() -> [UInt64: Int] {
-        state.withLock { $0.leases }
+        state.withLock { $0.openLeases }
     }
 }

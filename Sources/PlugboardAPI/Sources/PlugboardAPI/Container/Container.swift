@@ -192,11 +192,9 @@ public final class Container: ServiceResolver, @unchecked Sendable {
             let reg = Unmanaged<Registration>.fromOpaque(registration).takeUnretainedValue()
             return try build(reg, as: type, ts: ts, view: ResolutionView(container: self, pinned: nil))
         }
-        let key = ServiceKey(T.self, name: nil)
-        if parent != nil {
-            return try ResolutionView(container: self, pinned: nil).resolve(key, as: type, ts: ts, requester: self)
-        }
-        throw Self.notRegistered(key, type: type, from: self)
+        guard parent != nil else { throw missed(T.self, name: nil, ts: ts) }
+        return try ResolutionView(container: self, pinned: nil)
+            .resolve(ServiceKey(T.self, name: nil), as: type, ts: ts, requester: self)
     }
 
     /// Every provider of `type` (under `name`), best first, building any not built yet.
@@ -221,11 +219,19 @@ public final class Container: ServiceResolver, @unchecked Sendable {
 
     /// A value of the current generation for a unit of work; see ``Lease``.
     public func lease() -> Lease {
-        let snapshot = state.withLock { st -> Snapshot in
-            st.leases[st.current.generation, default: 0] += 1
-            return st.current
+        let ts = ThreadState.current(key: threadKey)
+        while true {
+            // Count first, then check the generation is still current (both sequentially
+            // consistent, as a publish stores the generation and then reads the counts):
+            // either the drain check sees this count or this lease sees the new
+            // generation, uncounts itself and takes that one. No lock, no hashing.
+            let snapshot = currentSnapshot(ts)
+            snapshot.leases.add(1, ordering: .sequentiallyConsistent)
+            if published.load(ordering: .sequentiallyConsistent) == snapshot.generation {
+                return Lease(container: self, snapshot: snapshot)
+            }
+            releaseLease(snapshot)
         }
-        return Lease(container: self, snapshot: snapshot)
     }
 
     /// Runs `body` with a lease on the current generation, released when it returns.

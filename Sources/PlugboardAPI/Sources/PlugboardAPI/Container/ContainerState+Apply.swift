@@ -155,6 +155,6 @@ extension ContainerState {
 
     /// A snapshot of the registrations as they are now, labelled `generation`.
     func makeSnapshot(generation: UInt64) -> Snapshot {
-        Snapshot(generation: generation, ranked: ranked, keyIndex: keyIndex, keys: keys)
+        Snapshot(generation: generation, ranked: ranked, keys: keys)
     }
 }

@@ -43,6 +43,6 @@ public final class Lease: ServiceResolver, @unchecked Sendable {
     /// Ends the lease; later calls do nothing.
     public func release() {
         let (first, _) = released.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
-        if first { container.releaseLease(generation: snapshot.generation) }
+        if first { container.releaseLease(snapshot) }
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Anything services can be resolved from: a ``Container``, the ``Resolver`` a factory is
 /// given, a ``Lease``.
 public protocol ServiceResolver: Sendable, ~Copyable {
@@ -76,10 +78,23 @@ public struct Resolver: ServiceResolver, ~Copyable {
 }
 
 extension Container {
+    /// Resolves the best provider of `type` registered under `name` (nil: unnamed).
+    ///
+    /// A built value is read as an unnamed resolve reads it, with no lock, no retain and
+    /// no `Hasher`: the snapshot's named table is probed with a hash of the name's bytes.
     public func resolve<T>(_ type: T.Type, name: String?) throws(PlugboardError) -> T {
         guard let name else { return try resolve(type) }
+        let ts = ThreadState.current(key: threadKey)
+        let tables = currentSlot(ts).pointee.tables.unsafelyUnwrapped
+        let winner = tables.pointee.winner(at: tables.pointee.index(ofType: ObjectIdentifier(T.self), name: name))
+        if let cell = winner.cell, let p = cell.pointee.load(ordering: .acquiring) {
+            return p.assumingMemoryBound(to: T.self).pointee
+        }
+        if let factory = winner.transientFactory, let registration = winner.registration {
+            return try _makeTransient(type, factory: factory, registration: registration)
+        }
+        if winner.registration == nil && parent == nil { throw missed(T.self, name: name, ts: ts) }
         return try ResolutionView(container: self, pinned: nil)
-            .resolve(ServiceKey(T.self, name: name), as: type,
-                     ts: ThreadState.current(key: threadKey), requester: self)
+            .resolve(ServiceKey(T.self, name: name), as: type, ts: ts, requester: self)
     }
 }

@@ -41,6 +41,10 @@ struct ThreadState {
         var snapshot: Unmanaged<Snapshot>?
         /// `snapshot`'s tables, so the resolve path never touches the snapshot object.
         var tables: UnsafeMutablePointer<SnapshotTables>?
+        /// The texts of this thread's last miss on `snapshot`, retained by this slot: a
+        /// caller that probes for a service it may not have misses the same key again, and
+        /// each miss then costs a retain instead of an allocation.
+        var lastMiss: Unmanaged<NotRegisteredText>?
     }
 
     /// A process-unique number for this thread, for the build coordinator.
@@ -100,7 +104,10 @@ struct ThreadState {
         // runs again for it), never this freed one.
         plugboard_thread_state_set(nil)
         let p = raw.assumingMemoryBound(to: ThreadState.self)
-        for i in 0..<slotCount { p.pointee.slots[i].snapshot?.release() }
+        for i in 0..<slotCount {
+            p.pointee.slots[i].snapshot?.release()
+            p.pointee.slots[i].lastMiss?.release()
+        }
         for s in p.pointee.deferred { s.release() }
         p.pointee.slots.deallocate()
         p.pointee.stack.deallocate()
@@ -131,6 +138,9 @@ struct ThreadState {
             nextVictim = (nextVictim + 1) % Self.slotCount
         }
         let old = slots[target].snapshot
+        // A miss's texts retain their own snapshot, so they may go now even while a
+        // factory runs.
+        slots[target].lastMiss?.release()
         slots[target] = Slot(containerID: containerID, generation: snapshot.generation,
                              snapshot: Unmanaged.passRetained(snapshot), tables: snapshot.tables)
         if let old {

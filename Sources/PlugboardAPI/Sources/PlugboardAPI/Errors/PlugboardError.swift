@@ -15,14 +15,22 @@ public struct PlugboardError: Error, Sendable, CustomStringConvertible {
     public let code: Code
     /// The underlying error, for example what a factory threw.
     public let underlying: (any Error)?
-    private let text: Text
+    private let text: any ErrorText
 
     /// Creates an error whose texts are known now.
     public init(_ code: Code, _ message: String, detail: String? = nil, hint: String? = nil,
                 underlying: (any Error)? = nil) {
         self.code = code
         self.underlying = underlying
-        self.text = Text(Rendered(message: message, detail: detail, hint: hint))
+        self.text = FixedText(Rendered(message: message, detail: detail, hint: hint))
+    }
+
+    /// Creates an error whose texts `text` renders when first read: for the container's
+    /// own lazy errors, whose describer is one object rather than a closure and its lock.
+    init(_ code: Code, text: any ErrorText) {
+        self.code = code
+        self.underlying = nil
+        self.text = text
     }
 
     /// Creates an error whose texts are computed on first use.
@@ -32,7 +40,7 @@ public struct PlugboardError: Error, Sendable, CustomStringConvertible {
                 describe: @escaping @Sendable () -> Rendered) {
         self.code = code
         self.underlying = underlying
-        self.text = Text(describe)
+        self.text = DescribedText(describe)
     }
 
     /// The primary message: short, lower-case, no final period.
@@ -78,27 +86,5 @@ extension PlugboardError {
         public var description: String { rawValue }
         /// The part before the dot: `container`, `plugin`, `storage`, ...
         public var area: Substring { rawValue.prefix { $0 != "." } }
-    }
-}
-
-/// Holds an error's texts, rendering them at most once.
-///
-/// `@unchecked Sendable`: `rendered` is written once under `lock` and never changed after.
-final class Text: @unchecked Sendable {
-    private let lock = PThreadMutex()
-    private var cached: PlugboardError.Rendered?
-    private var describe: (@Sendable () -> PlugboardError.Rendered)?
-
-    init(_ rendered: PlugboardError.Rendered) { cached = rendered }
-    init(_ describe: @escaping @Sendable () -> PlugboardError.Rendered) { self.describe = describe }
-
-    var rendered: PlugboardError.Rendered {
-        lock.withLock {
-            if let cached { return cached }
-            let r = describe?() ?? PlugboardError.Rendered(message: "unexplained error")
-            cached = r
-            describe = nil
-            return r
-        }
     }
 }
