@@ -436,6 +436,14 @@ struct Routes: HTTPHandler {
             }
             if Task.isCancelled { probe.cancel(path) }
             return HTTPResponse(status: 200, body: Array("late".utf8))
+        case "/file":
+            // A region of the file at `path`, as FileStorage answers a GET: sent with sendfile.
+            let fd = open(query["path"] ?? "", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0, let offset = Int(query["offset"] ?? "0"), let length = Int(query["length"] ?? ""),
+                  let region = try? ObjectFileRegion(descriptor: fd, offset: offset, length: length) else {
+                return HTTPResponse(status: 404, body: Array("no file".utf8))
+            }
+            return HTTPResponse(status: 200, stream: ResponseStream(length: length, body: ObjectBody(region)))
         case "/stream":
             let size = Int(query["size"] ?? "") ?? (1 << 20)
             let mode = query["mode"] ?? "ok"
