@@ -57,17 +57,8 @@ extension ServerTests {
             let s = try TestServer { $0.maxBufferedBytes = 1 }
             let size = 32 << 20
             try await offPool {
-                let c = try s.client(receiveBuffer: 64 << 10)
-                try c.send(Wire.requestBytes("GET", "/stream?size=\(size)"))
-                _ = try c.head()
-                // Wait until the producer is held back (nothing more produced for a while).
-                var last = -1
-                #expect(eventually(timeoutSeconds: 30) {
-                    let now = s.probe.produced
-                    defer { last = now }
-                    if now == last { usleep(200_000); return s.probe.produced == now }
-                    return false
-                })
+                let (c, _) = try s.streamingClient(size: size)
+                #expect(producerHeldBack(s.probe, timeoutSeconds: 30))
                 #expect(s.server.bufferedBytes <= patternBlock.count, "\(s.server.bufferedBytes) bytes held")
                 #expect(s.probe.produced < size)
                 let (read, intact) = try c.drain(size, patternFrom: 0)
@@ -84,20 +75,12 @@ extension ServerTests {
             let s = try TestServer()
             let size = 32 << 20
             try await offPool {
-                let c = try s.client(receiveBuffer: 64 << 10)
-                try c.send(Wire.requestBytes("GET", "/stream?size=\(size)"))
-                _ = try c.head()
+                let (c, _) = try s.streamingClient(size: size)
                 var read = 0
                 var intact = true
                 for _ in 0..<20 {
                     // Wait until the producer is held back, then take a little.
-                    var last = -1
-                    _ = eventually(timeoutSeconds: 10) {
-                        let now = s.probe.produced
-                        defer { last = now }
-                        if now == last { usleep(100_000); return s.probe.produced == now }
-                        return false
-                    }
+                    producerHeldBack(s.probe)
                     let ahead = s.probe.produced - read
                     #expect(ahead <= 8 << 20, "produced \(s.probe.produced), read \(read)")
                     let (n, ok) = try c.drain(256 << 10, patternFrom: read)
