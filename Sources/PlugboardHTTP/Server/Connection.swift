@@ -573,6 +573,7 @@ final class Connection: EventSource, @unchecked Sendable {
             let n = Glibc.sendfile(fd, file.descriptor, &offset, min(left, Self.fileChunkBytes))
             if n > 0 {
                 exchange.fileSent += n
+                exchange.bytes += n
                 lastWrite = loop.now
                 writeRate.add(n, now: lastWrite)
                 continue
@@ -590,7 +591,6 @@ final class Connection: EventSource, @unchecked Sendable {
         }
         if exchange.fileSent == file.length {
             exchange.file = nil
-            exchange.bytes += file.length
             exchange.responseQueued = true
         }
         return true
