@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CPlugboardFileSystem
 import CPlugboardNetwork
 import PlugboardAPI
 import PlugboardConcurrency
@@ -57,6 +58,8 @@ final class Connection: EventSource, @unchecked Sendable {
         /// how much of it has left.
         var file: ObjectFileRegion?
         var fileSent = 0
+        /// The region's next pages are being read into the page cache on a blocking thread.
+        var fileLoading = false
         /// An answer made at once, waiting for the loop to write it (``writeReadyAnswer()``).
         var readyAnswer: HTTPResponse?
 
@@ -565,12 +568,17 @@ final class Connection: EventSource, @unchecked Sendable {
     /// keep the loop to itself (writability brings it back). False when the connection
     /// ended: an error, or a file shorter than the head announced.
     private func sendFile() -> Bool {
-        guard let exchange, let file = exchange.file else { return true }
+        guard let exchange, let file = exchange.file, !exchange.fileLoading else { return true }
         for _ in 0..<4 {
             let left = file.length - exchange.fileSent
             guard left > 0 else { break }
+            let count = min(left, Self.fileChunkBytes)
+            guard Self.isCached(file, at: exchange.fileSent, count: count) else {
+                load(file, at: exchange.fileSent, count: count, for: exchange)
+                return true
+            }
             var offset = off_t(file.offset + exchange.fileSent)
-            let n = Glibc.sendfile(fd, file.descriptor, &offset, min(left, Self.fileChunkBytes))
+            let n = Glibc.sendfile(fd, file.descriptor, &offset, count)
             if n > 0 {
                 exchange.fileSent += n
                 exchange.bytes += n
@@ -595,6 +603,44 @@ final class Connection: EventSource, @unchecked Sendable {
         }
         return true
     }
+
+    /// Whether the `count` bytes at `position` of the region are in the page cache, judged
+    /// by their last byte, read with a call that never waits for the disk
+    /// (`preadv2(RWF_NOWAIT)`, as FileStorage reads): `sendfile` of pages that are not
+    /// would wait for the disk on the loop's thread. A kernel or file that cannot tell
+    /// counts as cached.
+    private static func isCached(_ file: ObjectFileRegion, at position: Int, count: Int) -> Bool {
+        var byte: UInt8 = 0
+        let n = plugboard_pread_cached(file.descriptor, &byte, 1, off_t(file.offset + position + count - 1))
+        return n >= 0 || errno != EAGAIN
+    }
+
+    /// Reads the region's next `count` bytes on a blocking thread (``BlockingWork``), which
+    /// leaves them in the page cache, then sends on: the loop meanwhile serves the others.
+    private func load(_ file: ObjectFileRegion, at position: Int, count: Int, for exchange: Current) {
+        exchange.fileLoading = true
+        let (loop, serial) = (self.loop, exchange.serial)
+        Task {
+            // What the read finds wrong, `sendfile` finds again and ends the connection over.
+            try? await BlockingWork.run { () throws(PlugboardError) in
+                var done = 0
+                while done < count {
+                    let piece = try file.read(count: min(Self.loadPieceBytes, count - done), at: position + done)
+                    if piece.isEmpty { break }
+                    done += piece.count
+                }
+            }
+            loop.execute { [weak self] in self?.fileLoaded(serial: serial) }
+        }
+    }
+
+    private func fileLoaded(serial: UInt64) {
+        guard let exchange, exchange.serial == serial, exchange.fileLoading, !isClosed else { return }
+        exchange.fileLoading = false
+        flush()
+    }
+
+    static let loadPieceBytes = 256 << 10
 
     /// The most one `sendfile` call is asked for: what nginx's `sendfile_max_chunk` is by
     /// default, so that one call never holds the loop long.
@@ -743,7 +789,7 @@ final class Connection: EventSource, @unchecked Sendable {
     private func updateInterest() {
         guard !isClosed else { return }
         var wanted: UInt32 = readPaused ? 0 : UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_RDHUP)
-        if outBytes > 0 || exchange?.file != nil { wanted |= UInt32(PLUGBOARD_EPOLL_OUT) }
+        if outBytes > 0 || (exchange?.file != nil && exchange?.fileLoading == false) { wanted |= UInt32(PLUGBOARD_EPOLL_OUT) }
         guard wanted != events else { return }
         events = wanted
         loop.modify(fd, id: id, events: wanted)

@@ -51,6 +51,30 @@ extension ServerTests {
             #expect(await s.stop() == 0)
         }
 
+        /// Pages the page cache does not hold are read on a blocking thread before they are
+        /// sent (sendfile would wait for the disk on the loop's thread); the answer is the same.
+        @Test func aFileOutOfThePageCache_arrivesWhole() async throws {
+            let s = try TestServer()
+            let size = 16 << 20
+            let file = try PatternFile(count: size)
+            let fd = open(file.path, O_RDONLY | O_CLOEXEC)
+            #expect(fd >= 0)
+            // Written and synced, so the kernel may drop the pages (tmpfs keeps them: then
+            // this is the cached path again, still correct).
+            fsync(fd)
+            posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+            close(fd)
+            try await offPool {
+                let c = try s.client()
+                let whole = try c.request("GET", "/file?path=\(file.path)&length=\(size)")
+                #expect(whole.body.count == size)
+                #expect(isPattern(whole.body))
+                #expect(try c.request("GET", "/hello").text == "hello")
+            }
+            #expect(try await offPool { eventually { file.openDescriptors == 0 } })
+            #expect(await s.stop() == 0)
+        }
+
         /// The head announced more than the file holds: the connection ends when the file
         /// does, as for a producer that falls short.
         @Test func aFileShorterThanItsRegion_endsTheConnection() async throws {
