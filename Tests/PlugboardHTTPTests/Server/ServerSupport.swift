@@ -451,9 +451,12 @@ struct Routes: HTTPHandler {
             return HTTPResponse(status: 200, body: Array("late".utf8))
         case "/file":
             // A region of the file at `path`, as FileStorage answers a GET: sent with sendfile.
+            guard let offset = Int(query["offset"] ?? "0"), let length = Int(query["length"] ?? "") else {
+                return HTTPResponse(status: 400, body: Array("no length".utf8))
+            }
+            // The region owns the descriptor from here, and closes it even when it refuses.
             let fd = open(query["path"] ?? "", O_RDONLY | O_CLOEXEC)
-            guard fd >= 0, let offset = Int(query["offset"] ?? "0"), let length = Int(query["length"] ?? ""),
-                  let region = try? ObjectFileRegion(descriptor: fd, offset: offset, length: length) else {
+            guard fd >= 0, let region = try? ObjectFileRegion(descriptor: fd, offset: offset, length: length) else {
                 return HTTPResponse(status: 404, body: Array("no file".utf8))
             }
             return HTTPResponse(status: 200, stream: ResponseStream(length: length, body: ObjectBody(region)))
