@@ -85,7 +85,8 @@ let package = Package(
         // HTTP/1.1 on epoll event loops: the incremental request decoder with its limits,
         // responses, streamed bodies with backpressure, the server core, and what both front
         // ends need beside it (cached date texts, the latency histogram, path scrubbing).
-        .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardBytes", "PlugboardHTTPCodec", "PlugboardConcurrency", "CPlugboardNetwork"]),
+        .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardBytes", "PlugboardHTTPCodec", "PlugboardConcurrency", "CPlugboardNetwork",
+                                                      "CPlugboardFileSystem"]),
         // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.
         .target(name: "PlugboardServer", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // `serve --s3-listen`: the S3 REST API (SigV4, aws-chunked bodies, buckets as key

@@ -52,6 +52,22 @@ def write_random(path, size):
         f.write(os.urandom(size % MIB))
 
 
+def nginx_folder(work, size):
+    """WORK/html, the folder nginx serves (a probe file, upload/ for its PUTs), with
+    large.bin of `size` random bytes in it: the folder and the file's paths."""
+    html = os.path.join(work, "html")
+    os.makedirs(os.path.join(html, "upload"))
+    with open(os.path.join(html, "probe"), "w") as f:
+        f.write("ok")
+    path = os.path.join(html, "large.bin")
+    write_random(path, size)
+    # nginx's workers (nobody, or this user) must reach the files.
+    os.chmod(work, 0o755)
+    for folder in (html, os.path.join(html, "upload")):
+        os.chmod(folder, 0o777)
+    return html, path
+
+
 def curl(method, url, path, size):
     """One transfer with curl; returns its figures."""
     args = ["curl", "-s", "-S", "--max-time", str(CURL_TIMEOUT), "-o", os.devnull,
@@ -129,16 +145,7 @@ def main():
     processes = []
     servers = []
     try:
-        html = os.path.join(work, "html")
-        os.makedirs(os.path.join(html, "upload"))
-        with open(os.path.join(html, "probe"), "w") as f:
-            f.write("ok")
-        path = os.path.join(html, "large.bin")
-        write_random(path, size)
-        # nginx's workers (nobody, or this user) must reach the files.
-        os.chmod(work, 0o755)
-        for folder in (html, os.path.join(html, "upload")):
-            os.chmod(folder, 0o777)
+        html, path = nginx_folder(work, size)
         print(json.dumps({"size_mib": size // MIB, "nproc": os.cpu_count(), "load_average": os.getloadavg()}), flush=True)
         limit = ["--max-body-bytes", str(size)]
 

@@ -129,9 +129,10 @@ final class FileStorage: ObjectStorage, ManagedService {
         }
     }
 
-    /// Returns the object under `key`, or the part `range` selects, read from one file in
-    /// chunks of ``ObjectFileBody/chunkByteCount`` as the body is read (never the whole
-    /// file at once). The open file keeps the version it found: a `put` that replaces the
+    /// Returns the object under `key`, or the part `range` selects: a body of more than one
+    /// chunk is also the file's region (``ObjectBody/fileRegion``), which the server sends
+    /// with `sendfile`, and is otherwise read from the file in chunks of
+    /// ``ObjectFileBody/chunkByteCount`` as the body is read (never the whole file at once). The open file keeps the version it found: a `put` that replaces the
     /// object meanwhile does not change what the body yields.
     func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
         try ObjectKey.validate(key)
@@ -147,7 +148,12 @@ final class FileStorage: ObjectStorage, ManagedService {
         let offsets = range == nil ? nil : span
         if let bytes { return ObjectStream(info: info, range: offsets, body: ObjectBody(bytes)) }
         let reader = ObjectFileBody(file, span: span, key: key)
-        return ObjectStream(info: info, range: offsets, body: ObjectBody(length: span.count) { try await reader.next() })
+        // The server sends the region with sendfile; a layer or client that iterates the
+        // body reads through `reader`, which never waits for the disk on its caller's thread.
+        guard let region = file.region(span) else {
+            return ObjectStream(info: info, range: offsets, body: ObjectBody(length: span.count) { try await reader.next() })
+        }
+        return ObjectStream(info: info, range: offsets, body: ObjectBody(region) { try await reader.next() })
     }
 
     /// A cached object of up to one chunk (``ObjectFileBody/chunkByteCount``), read on the

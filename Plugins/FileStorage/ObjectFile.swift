@@ -41,6 +41,15 @@ final class ObjectFile: @unchecked Sendable {
     /// Its path, for messages.
     var path: String { folder.path(of: name) }
 
+    /// `span` of the data as a region of the file for ``ObjectBody/init(_:next:)``, on a
+    /// descriptor of its own (the region closes it; this file keeps its own); nil when no
+    /// descriptor is left to duplicate, and the body is then read in chunks alone.
+    func region(_ span: Range<Int>) -> ObjectFileRegion? {
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { return nil }
+        return try? ObjectFileRegion(descriptor: copy, offset: dataOffset + span.lowerBound, length: span.count)
+    }
+
     /// `count` bytes of the data from `offset` (relative to the data's start); blocking.
     ///
     /// - Throws: `storage.failed` when the file ends first: something other than

@@ -60,6 +60,27 @@ import Testing
         #expect(try await storage.get("obj", range: nil).body.collect(upTo: 10) == [1, 2, 3])
     }
 
+    /// A body of more than one chunk is also the file's region, which the server sends with
+    /// sendfile (PlugboardAPI 1.7); one chunk or less is read at once and has none.
+    @Test func get_handsOverTheFilesRegion_ofTheWholeObjectOrTheRange() async throws {
+        let fixture = FileStorageFixture("filestorage-region")
+        defer { fixture.remove() }
+        let storage = try await fixture.storage()
+        let data = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try await storage.put("obj", data: data)
+        let whole = try await storage.get("obj", range: nil)
+        let region = try #require(whole.body.fileRegion)
+        #expect(region.length == data.count)
+        #expect(try region.read(count: data.count, at: 0) == data)
+        let ranged = try await storage.get("obj", range: .from(1000))
+        let part = try #require(ranged.body.fileRegion)
+        #expect(part.offset == region.offset + 1000)
+        #expect(try part.read(count: part.length, at: 0) == Array(data[1000...]))
+        // Iterating the body, as a layer does, still yields the bytes.
+        #expect(try await ranged.body.collect(upTo: 1 << 20) == Array(data[1000...]))
+        #expect(try await storage.get("obj", range: .from(data.count - 10)).body.fileRegion == nil)
+    }
+
     @Test func absent_isExclusiveAcrossTwoStoragesOnOneRoot() async throws {
         let fixture = FileStorageFixture("filestorage-absent-two")
         defer { fixture.remove() }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CPlugboardFileSystem
 import CPlugboardNetwork
 import PlugboardAPI
 import PlugboardConcurrency
@@ -53,6 +54,12 @@ final class Connection: EventSource, @unchecked Sendable {
         /// The decoder has passed the request's last byte.
         var requestEnded = false
         var streaming = false
+        /// The answer's file region still to send after the head (``sendFile()``), and
+        /// how much of it has left.
+        var file: ObjectFileRegion?
+        var fileSent = 0
+        /// The region's next pages are being read into the page cache on a blocking thread.
+        var fileLoading = false
         /// An answer made at once, waiting for the loop to write it (``writeReadyAnswer()``).
         var readyAnswer: HTTPResponse?
 
@@ -424,6 +431,8 @@ final class Connection: EventSource, @unchecked Sendable {
         exchange.bytes = isHead ? 0 : response.body.count
         if response.stream == nil || isHead || response.forbidsContent {
             exchange.responseQueued = true
+        } else if let file = response.stream?.file {
+            exchange.file = file
         } else {
             exchange.streaming = true
         }
@@ -446,11 +455,21 @@ final class Connection: EventSource, @unchecked Sendable {
         }
         self.exchange?.bytes += chunk.count
         if !chunk.isEmpty { enqueue(chunk) }
-        if outBytes <= Self.outboundHighWater {
+        if canTakeMore(resuming: false) {
             waiter.resume()
         } else {
             writeWaiter = waiter
         }
+    }
+
+    /// Whether a streamed answer's producer may hand over another chunk: while the socket
+    /// takes them (at most ``outboundHighWater`` queued, then until half is gone), and,
+    /// once all connections together hold `--max-buffered-bytes`, only when this one holds
+    /// nothing: its share is then the one chunk it is sending, and a client that stops
+    /// reading stops its producer with it.
+    private func canTakeMore(resuming: Bool) -> Bool {
+        guard outBytes <= (resuming ? Self.outboundHighWater / 2 : Self.outboundHighWater) else { return false }
+        return outBytes == 0 || !server.budget.isSpent
     }
 
     fileprivate func streamEnded(failed: Bool, serial: UInt64) {
@@ -539,15 +558,99 @@ final class Connection: EventSource, @unchecked Sendable {
         if outHead == outbound.count {
             outbound.removeAll(keepingCapacity: outbound.count <= 4)
             outHead = 0
-            outboundSince = nil
+            guard sendFile() else { return }
+            if exchange?.file == nil { outboundSince = nil }
         }
-        if outBytes <= Self.outboundHighWater / 2, let waiter = writeWaiter {
+        if let waiter = writeWaiter, canTakeMore(resuming: true) {
             writeWaiter = nil
             waiter.resume()
         }
         updateInterest()
         if outBytes == 0, exchange?.responseQueued == true { responseSent() }
     }
+
+    /// Sends what the socket takes of the answer's file region, once the head has left:
+    /// `sendfile` from the page cache, a few calls a turn so that one fast client cannot
+    /// keep the loop to itself (writability brings it back). False when the connection
+    /// ended: an error, or a file shorter than the head announced.
+    private func sendFile() -> Bool {
+        guard let exchange, let file = exchange.file, !exchange.fileLoading else { return true }
+        for _ in 0..<4 {
+            let left = file.length - exchange.fileSent
+            guard left > 0 else { break }
+            let count = min(left, Self.fileChunkBytes)
+            guard Self.isCached(file, at: exchange.fileSent, count: count) else {
+                load(file, at: exchange.fileSent, count: count, for: exchange)
+                return true
+            }
+            var offset = off_t(file.offset + exchange.fileSent)
+            let n = Glibc.sendfile(fd, file.descriptor, &offset, count)
+            if n > 0 {
+                exchange.fileSent += n
+                exchange.bytes += n
+                lastWrite = loop.now
+                writeRate.add(n, now: lastWrite)
+                continue
+            }
+            let code = errno
+            if n < 0 && code == EINTR { continue }
+            if n < 0 && (code == EAGAIN || code == EWOULDBLOCK) { return true }
+            if n == 0 {
+                server.logger.warning("a file region ended before its length; the answer is cut short",
+                                      metadata: ["peer": .string(peer), "sent": .string("\(exchange.fileSent)"),
+                                                 "length": .string("\(file.length)")])
+            }
+            abort()
+            return false
+        }
+        if exchange.fileSent == file.length {
+            exchange.file = nil
+            exchange.responseQueued = true
+        }
+        return true
+    }
+
+    /// Whether the `count` bytes at `position` of the region are in the page cache, judged
+    /// by their last byte, read with a call that never waits for the disk
+    /// (`preadv2(RWF_NOWAIT)`, as FileStorage reads): `sendfile` of pages that are not
+    /// would wait for the disk on the loop's thread. A kernel or file that cannot tell
+    /// counts as cached.
+    private static func isCached(_ file: ObjectFileRegion, at position: Int, count: Int) -> Bool {
+        var byte: UInt8 = 0
+        let n = plugboard_pread_cached(file.descriptor, &byte, 1, off_t(file.offset + position + count - 1))
+        return n >= 0 || errno != EAGAIN
+    }
+
+    /// Reads the region's next `count` bytes on a blocking thread (``BlockingWork``), which
+    /// leaves them in the page cache, then sends on: the loop meanwhile serves the others.
+    private func load(_ file: ObjectFileRegion, at position: Int, count: Int, for exchange: Current) {
+        exchange.fileLoading = true
+        let (loop, serial) = (self.loop, exchange.serial)
+        Task {
+            // What the read finds wrong, `sendfile` finds again and ends the connection over.
+            try? await BlockingWork.run { () throws(PlugboardError) in
+                var done = 0
+                while done < count {
+                    let piece = try file.read(count: min(Self.loadPieceBytes, count - done), at: position + done)
+                    if piece.isEmpty { break }
+                    done += piece.count
+                }
+            }
+            loop.execute { [weak self] in self?.fileLoaded(serial: serial) }
+        }
+    }
+
+    private func fileLoaded(serial: UInt64) {
+        guard let exchange, exchange.serial == serial, exchange.fileLoading, !isClosed else { return }
+        exchange.fileLoading = false
+        flush()
+    }
+
+    static let loadPieceBytes = 256 << 10
+
+    /// The most one `sendfile` call is asked for: what nginx's `sendfile_max_chunk` is by
+    /// default, so that one call never holds the loop long.
+    static let fileChunkBytes = 2 << 20
 
     /// Called whenever the answer may be complete: once its last byte has left, the
     /// exchange ends and the connection takes the next request, or closes.
@@ -692,7 +795,7 @@ final class Connection: EventSource, @unchecked Sendable {
     private func updateInterest() {
         guard !isClosed else { return }
         var wanted: UInt32 = readPaused ? 0 : UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_RDHUP)
-        if outBytes > 0 { wanted |= UInt32(PLUGBOARD_EPOLL_OUT) }
+        if outBytes > 0 || (exchange?.file != nil && exchange?.fileLoading == false) { wanted |= UInt32(PLUGBOARD_EPOLL_OUT) }
         guard wanted != events else { return }
         events = wanted
         loop.modify(fd, id: id, events: wanted)
@@ -713,7 +816,8 @@ struct ConnectionHandle: Sendable {
         // them all. Writing each at once cost more CPU an answer, not less (docs/BENCHMARKS.md,
         // "Instructions a request", tried and left out).
         loop.execute { connection.writeResponseFromTask(response, serial: serial) }
-        guard let stream = response.stream, !response.forbidsContent else { return }
+        // A file region is sent by the loop itself (Connection.sendFile()).
+        guard let stream = response.stream, !response.forbidsContent, stream.file == nil else { return }
         var sent = 0
         var failed = false
         do {

@@ -4,8 +4,10 @@ import Synchronization
 /// connections together (`--max-buffered-bytes`). Each connection's own buffers are small
 /// (``BodyChannel/highWater``, ``Connection/outboundHighWater``); this bounds their sum, so
 /// that many connections each at its bound cannot add up to an out-of-memory kill. When
-/// it is spent, a new request with a body is answered 503 with `Retry-After`, and bodies
-/// in progress wait: their connections stop reading until bytes are given back.
+/// it is spent, a new request with a body is answered 503 with `Retry-After`, bodies in
+/// progress wait (their connections stop reading until bytes are given back), and a
+/// streamed answer's producer waits until its connection's queue is empty. A file body
+/// sent with `sendfile` never enters the queue, so it takes nothing from the budget.
 final class BufferBudget: Sendable {
     let limit: Int
     private let used = Atomic<Int>(0)

@@ -5,19 +5,31 @@ import PlugboardAPI
 /// taken the previous ones (backpressure), so a slow client slows the producer instead of
 /// filling memory. A producer that throws, or yields more or fewer bytes than `length`,
 /// ends the connection: the head already promised the length.
+///
+/// A stream made from a storage body that is a region of an open file (``file``) is not
+/// read at all: the connection sends the region with `sendfile` from its loop, so the
+/// bytes never enter user space and a client that stops reading holds only its socket's
+/// kernel buffer.
 public struct ResponseStream: Sendable {
     public let length: Int
     public let next: @Sendable () async throws -> [UInt8]?
+    /// The file region the connection sends instead of calling ``next``; its length is
+    /// ``length``.
+    public let file: ObjectFileRegion?
 
     public init(length: Int, next: @escaping @Sendable () async throws -> [UInt8]?) {
         self.length = length
         self.next = next
+        file = nil
     }
 
-    /// A storage body sent as it is read: what both APIs answer a large GET with.
+    /// A storage body sent as it is read, or as its file region when it has one of the
+    /// length the head announces: what both APIs answer a large GET with.
     public init(length: Int, body: ObjectBody) {
         let chunks = Chunks(body)
-        self.init(length: length) { try await chunks.next() }
+        self.length = length
+        next = { try await chunks.next() }
+        file = body.fileRegion.flatMap { $0.length == length ? $0 : nil }
     }
 
     /// The body's iterator behind the `@Sendable` closure the writer calls.

@@ -173,11 +173,11 @@ extension ServerTests {
             let s = try TestServer { $0.writeTimeoutSeconds = 1 }
             let size = 256 << 20
             try await offPool {
-                let c = try s.client(receiveBuffer: 64 << 10)
-                try c.send(Wire.requestBytes("GET", "/stream?size=\(size)"))
-                #expect(try c.head().status == 200)
+                let (c, head) = try s.streamingClient(size: size)
+                #expect(head.status == 200)
                 let started = MonotonicClock.now()
-                #expect(eventually(timeoutSeconds: 40) { s.server.openConnections == 0 })
+                // The client stays connected, reading nothing, until the server drops it.
+                #expect(withExtendedLifetime(c) { eventually(timeoutSeconds: 40) { s.server.openConnections == 0 } })
                 #expect(MonotonicClock.now() - started < 40)
                 #expect(s.probe.produced < 64 << 20, "produced \(s.probe.produced)")
                 #expect(eventually { s.probe.finished("/stream") == 1 })

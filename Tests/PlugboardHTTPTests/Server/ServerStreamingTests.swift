@@ -50,26 +50,37 @@ extension ServerTests {
             #expect(await s.stop() == 0)
         }
 
+        /// Once --max-buffered-bytes is spent, a connection holds at most the one chunk it
+        /// is sending: a client that stops reading stops its producer with it, well short
+        /// of the connection's own high water.
+        @Test func overTheBufferBudget_aStalledReadersConnectionHoldsOneChunk() async throws {
+            let s = try TestServer { $0.maxBufferedBytes = 1 }
+            let size = 32 << 20
+            try await offPool {
+                let (c, _) = try s.streamingClient(size: size)
+                #expect(producerHeldBack(s.probe, timeoutSeconds: 30))
+                #expect(s.server.bufferedBytes <= patternBlock.count, "\(s.server.bufferedBytes) bytes held")
+                #expect(s.probe.produced < size)
+                let (read, intact) = try c.drain(size, patternFrom: 0)
+                #expect(read == size)
+                #expect(intact)
+            }
+            #expect(try await offPool { eventually { s.server.bufferedBytes == 0 } })
+            #expect(await s.stop() == 0)
+        }
+
         /// A client that reads slowly makes the producer wait: what was produced stays
         /// within the server's high water plus the kernel's buffers of what was read.
         @Test func aSlowReader_makesTheProducerWait() async throws {
             let s = try TestServer()
             let size = 32 << 20
             try await offPool {
-                let c = try s.client(receiveBuffer: 64 << 10)
-                try c.send(Wire.requestBytes("GET", "/stream?size=\(size)"))
-                _ = try c.head()
+                let (c, _) = try s.streamingClient(size: size)
                 var read = 0
                 var intact = true
                 for _ in 0..<20 {
                     // Wait until the producer is held back, then take a little.
-                    var last = -1
-                    _ = eventually(timeoutSeconds: 10) {
-                        let now = s.probe.produced
-                        defer { last = now }
-                        if now == last { usleep(100_000); return s.probe.produced == now }
-                        return false
-                    }
+                    producerHeldBack(s.probe)
                     let ahead = s.probe.produced - read
                     #expect(ahead <= 8 << 20, "produced \(s.probe.produced), read \(read)")
                     let (n, ok) = try c.drain(256 << 10, patternFrom: read)

@@ -58,6 +58,19 @@ func eventually(timeoutSeconds: Double = 30, _ condition: () throws -> Bool) ret
     return try condition()
 }
 
+/// Waits until the streamed answers' producer is held back: nothing more produced over
+/// a fifth of a second (or `timeoutSeconds`); returns whether it settled.
+@discardableResult
+func producerHeldBack(_ probe: Probe, timeoutSeconds: Double = 10) -> Bool {
+    var last = -1
+    return eventually(timeoutSeconds: timeoutSeconds) {
+        let now = probe.produced
+        defer { last = now }
+        if now == last { usleep(200_000); return probe.produced == now }
+        return false
+    }
+}
+
 /// The process's open descriptors, by number.
 func openDescriptors() -> Set<Int32> {
     var out = Set<Int32>()
@@ -436,6 +449,17 @@ struct Routes: HTTPHandler {
             }
             if Task.isCancelled { probe.cancel(path) }
             return HTTPResponse(status: 200, body: Array("late".utf8))
+        case "/file":
+            // A region of the file at `path`, as FileStorage answers a GET: sent with sendfile.
+            guard let offset = Int(query["offset"] ?? "0"), let length = Int(query["length"] ?? "") else {
+                return HTTPResponse(status: 400, body: Array("no length".utf8))
+            }
+            // The region owns the descriptor from here, and closes it even when it refuses.
+            let fd = open(query["path"] ?? "", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0, let region = try? ObjectFileRegion(descriptor: fd, offset: offset, length: length) else {
+                return HTTPResponse(status: 404, body: Array("no file".utf8))
+            }
+            return HTTPResponse(status: 200, stream: ResponseStream(length: length, body: ObjectBody(region)))
         case "/stream":
             let size = Int(query["size"] ?? "") ?? (1 << 20)
             let mode = query["mode"] ?? "ok"
@@ -500,6 +524,14 @@ final class TestServer: Sendable {
                 sendBuffer: Int32? = nil) throws -> Wire {
         try Wire(port: port, source: source, timeoutSeconds: timeoutSeconds, receiveBuffer: receiveBuffer,
                  sendBuffer: sendBuffer)
+    }
+
+    /// A client with a small receive buffer (so that backpressure shows soon) that has
+    /// asked for `size` streamed bytes and read the answer's head.
+    func streamingClient(size: Int) throws -> (Wire, WireResponse) {
+        let c = try client(receiveBuffer: 64 << 10)
+        try c.send(Wire.requestBytes("GET", "/stream?size=\(size)"))
+        return (c, try c.head())
     }
 
     /// Stops and waits for the drain; returns the connections still busy at the timeout.

@@ -25,6 +25,14 @@ public struct ObjectBody: AsyncSequence, Sendable {
     public let length: Int?
     private let next: @Sendable () async throws -> [UInt8]?
 
+    /// The open file region the body's bytes are, when the storage handed one over
+    /// (PlugboardAPI 1.7): the server then sends the region with `sendfile(2)` instead of
+    /// reading the chunks, so a slow client pins no copy of them. A consumer uses either
+    /// the region or the chunks, never both; iterating a body with a region still yields
+    /// the region's bytes. `nil` for every other body, and for any body a layer makes
+    /// from this one (``mapChunks(_:)``), whose bytes are no longer the file's.
+    public let fileRegion: ObjectFileRegion?
+
     /// The largest body that ``collect(upTo:)`` gathers for the default streaming `put`
     /// of a backend that only implements the whole-object one: 5 GiB, the largest single
     /// PUT that S3 accepts, so no backend is asked to hold more in one piece.
@@ -40,6 +48,21 @@ public struct ObjectBody: AsyncSequence, Sendable {
     public init(length: Int?, next: @escaping @Sendable () async throws -> [UInt8]?) {
         self.length = length
         self.next = next
+        fileRegion = nil
+    }
+
+    /// A body that is `region` of an open file, whose chunks, for a consumer that
+    /// iterates it, come from `next` (a storage's own reader of the same bytes: one that
+    /// never waits for a disk on the caller's thread, say); its length is the region's
+    /// (PlugboardAPI 1.7).
+    ///
+    /// - Parameters:
+    ///   - region: The file region the server sends as it is; the body keeps it alive.
+    ///   - next: Returns the region's bytes chunk by chunk, `nil` after the last one.
+    public init(_ region: ObjectFileRegion, next: @escaping @Sendable () async throws -> [UInt8]?) {
+        length = region.length
+        self.next = next
+        fileRegion = region
     }
 
     /// A body that yields `bytes` as one chunk; its length is `bytes.count`.
