@@ -127,6 +127,35 @@ enum ObjectOperations {
 
     /// `HEAD /bucket/key`: GET's headers and conditions, no body. A `Range` is answered
     /// as GET would (206 with `Content-Range` and the range's length), as S3 does.
+    /// GetObject answered on the caller's thread when nothing has to wait, with the answer
+    /// ``getObject(_:_:)`` gives: the bucket trusted by the endpoint's gate (seen within its
+    /// second), and the object's bytes there at once (``ObjectStorage/getWithoutWaiting(_:range:)``).
+    /// Nil, for the task, when either would wait, for a part or a kept checksum asked, and
+    /// when the storage answers an error (a missing key's answer depends on the bucket's).
+    static func getObjectWithoutWaiting(_ context: S3Context, _ request: S3Request) throws -> HTTPResponse? {
+        guard !request.has("partNumber"), request.header("x-amz-checksum-mode") == nil else { return nil }
+        let (bucket, key) = try names(request)
+        guard context.buckets.recentlySeen(bucket, in: context.storage) else { return nil }
+        let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
+        let overrides = try overrideHeaders(request)
+        let ready: ReadyObject
+        do throws(PlugboardError) {
+            guard let found = try context.storage.getWithoutWaiting(storageKey, range: requestedRange(request)) else { return nil }
+            ready = found
+        } catch {
+            return nil
+        }
+        if let refusal = try S3Conditions(request.head.headers).readRefusal(ready.info) { return refusal }
+        var status = 200
+        var headers = S3Objects.headers(for: ready.info)
+        if let offsets = ready.range, !offsets.isEmpty {
+            status = 206
+            headers.append(("Content-Range", "bytes \(offsets.lowerBound)-\(offsets.upperBound - 1)/\(ready.info.size)"))
+        }
+        apply(overrides, to: &headers)
+        return HTTPResponse(status: status, headers: headers, body: ready.bytes)
+    }
+
     static func headObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)

@@ -31,26 +31,70 @@ public final class S3Router: HTTPHandler {
         pluginErrorMapping = { [provider] code in provider.pluginErrorMapping(for: code) }
     }
 
-    /// Every S3 request goes to ``respond(to:)``: its errors need a request ID and S3's
-    /// XML, and a request the signature check refuses is refused there before any of its
-    /// body is read.
+    /// Every S3 request goes to ``respond(to:)`` or ``respondWithoutWaiting(to:)``: its
+    /// errors need a request ID and S3's XML, and a request the signature check refuses is
+    /// refused there before any of its body is read.
     public func screen(_ head: RequestHead) -> HTTPResponse? { nil }
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         let id = ids.next()
-        let head = request.head
         var address: Address?
         var operation: String?
-        var response: HTTPResponse
+        let prepared: Prepared
         do {
-            response = try await run(request, id: id, address: &address, operation: &operation)
+            prepared = try prepare(request, id: id, address: &address, operation: &operation)
         } catch {
-            response = errorResponse(error, head: head, address: address, id: id)
+            return answer(errorResponse(error, head: request.head, address: address, id: id), id: id, operation: operation)
         }
+        return await finish(prepared, request.head, address: address, operation: operation)
+    }
+
+    /// The same request path as the native API's: a request without a body is prepared
+    /// once on the event loop's thread (addressed, its signature checked, its operation
+    /// named, a lease taken and the storage bound), a GetObject the storage has at once is
+    /// answered there, and anything else goes on as a task from what was prepared.
+    public func respondWithoutWaiting(to request: HTTPRequest) -> ImmediateAnswer {
+        let id = ids.next()
+        var address: Address?
+        var operation: String?
+        let prepared: Prepared
+        do {
+            prepared = try prepare(request, id: id, address: &address, operation: &operation)
+        } catch {
+            return .answer(answer(errorResponse(error, head: request.head, address: address, id: id), id: id, operation: operation))
+        }
+        if prepared.operation == .getObject {
+            do {
+                if let response = try ObjectOperations.getObjectWithoutWaiting(prepared.context, prepared.request) {
+                    prepared.lease.release()
+                    return .answer(answer(response, id: id, operation: operation))
+                }
+            } catch {
+                prepared.lease.release()
+                return .answer(answer(errorResponse(error, head: request.head, address: address, id: id), id: id, operation: operation))
+            }
+        }
+        let (head, addressed, name) = (request.head, address, operation)
+        return .later { [self] in await finish(prepared, head, address: addressed, operation: name) }
+    }
+
+    /// Runs a prepared request's operation and releases its lease.
+    private func finish(_ prepared: Prepared, _ head: RequestHead, address: Address?, operation: String?) async -> HTTPResponse {
+        defer { prepared.lease.release() }
+        do {
+            return answer(try await dispatch(prepared.operation, prepared.context, prepared.request), id: prepared.request.requestID,
+                          operation: operation)
+        } catch {
+            return answer(errorResponse(error, head: head, address: address, id: prepared.request.requestID), id: prepared.request.requestID,
+                          operation: operation)
+        }
+    }
+
+    /// Every answer names its request and the operation it was routed by (for the log line
+    /// and the metric: parsing the target again there would miss what only the head
+    /// tells, a copy's source header or a virtual-hosted bucket).
+    private func answer(_ response: consuming HTTPResponse, id: String, operation: String?) -> HTTPResponse {
         Self.identify(&response, id: id)
-        // The name the request was routed by, for the log line and the metric: parsing the
-        // target again there would miss what only the head tells (a copy's source header,
-        // a virtual-hosted bucket).
         response.label = operation
         return response
     }
@@ -95,7 +139,18 @@ public final class S3Router: HTTPHandler {
         var key: String?
     }
 
-    private func run(_ request: HTTPRequest, id: String, address: inout Address?, operation label: inout String?) async throws -> HTTPResponse {
+    /// A request ready for its operation: everything but the operation itself, done once,
+    /// on whichever path (at once or in a task) it goes on. Whoever ends it releases the lease.
+    struct Prepared: Sendable {
+        var operation: S3Operation
+        var context: S3Context
+        var request: S3Request
+        var lease: Lease
+    }
+
+    /// Addresses the request, checks its signature, names its operation, takes a lease and
+    /// finds the storage bound in it; throws the refusal.
+    private func prepare(_ request: HTTPRequest, id: String, address: inout Address?, operation label: inout String?) throws -> Prepared {
         let head = request.head
         let addressed = try Self.address(head, domain: domain)
         address = addressed
@@ -135,11 +190,11 @@ public final class S3Router: HTTPHandler {
             try S3BodyDecoder.body(request.body, headers: head.headers, authentication: authentication, verified: checksums)
         } ?? ObjectBody(length: request.body.length, request.body)
         let lease = provider.container.lease()
-        defer { lease.release() }
         let storage: any ObjectStorage
         switch provider.boundStorage(lease) {
         case .success(let s): storage = s
         case .failure(let error):
+            lease.release()
             logger.warning("S3 request refused: \(error.code): \(error.message)", metadata: ["request": .string(id)])
             throw S3Error.serviceUnavailable("No storage is bound behind this endpoint now (\(error.code)). Retry shortly.")
         }
@@ -147,7 +202,7 @@ public final class S3Router: HTTPHandler {
                            requestID: id, accessKeyID: authentication?.accessKeyID ?? "", verifiedChecksums: checksums)
         var context = S3Context(storage: storage, logger: logger, region: configuration.region, buckets: buckets)
         context.pluginErrorMapping = pluginErrorMapping
-        return try await dispatch(operation, context, s3)
+        return Prepared(operation: operation, context: context, request: s3, lease: lease)
     }
 
     private func dispatch(_ operation: S3Operation, _ c: S3Context, _ r: S3Request) async throws -> HTTPResponse {
