@@ -17,12 +17,19 @@ public final class S3Router: HTTPHandler {
     let logger: Logger
     public let metrics = S3Metrics()
     private let ids = S3RequestIDs()
-    private let buckets = S3BucketGate()
+    private let buckets: S3BucketGate
     /// Made once: a closure built per request would cost an allocation on every one.
     private let pluginErrorMapping: @Sendable (PlugboardError.Code) -> PlugboardError.Mapping?
 
     /// Serves with `configuration` as it is: `serve` has called its ``Configuration/validate()``.
-    public init(provider: any StorageProvider, configuration: Configuration, logger: Logger) {
+    public convenience init(provider: any StorageProvider, configuration: Configuration, logger: Logger) {
+        self.init(provider: provider, configuration: configuration, logger: logger, buckets: S3BucketGate())
+    }
+
+    /// With a gate of the caller's (a test's, trusting a bucket it found for longer than
+    /// the test can take on a busy machine).
+    init(provider: any StorageProvider, configuration: Configuration, logger: Logger, buckets: S3BucketGate) {
+        self.buckets = buckets
         self.provider = provider
         self.configuration = configuration
         domain = configuration.domain?.lowercased()
