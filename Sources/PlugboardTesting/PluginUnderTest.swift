@@ -127,7 +127,7 @@ public enum PluginUnderTest {
             if let given = entry.path { path = given } else { path = try builtProduct(entry.product ?? entry.name) }
             loaded.append(try await load(path: path, name: entry.name, config: entry.config, baseDirectory: baseDirectory,
                                          rank: entry.rank, wraps: entry.wraps,
-                                         requires: entry.requires + (entry.wraps.map { [$0] } ?? []), with: loader))
+                                         requires: entry.requires, with: loader))
         }
         return loaded
     }

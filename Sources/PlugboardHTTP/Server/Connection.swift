@@ -391,7 +391,7 @@ final class Connection: EventSource, @unchecked Sendable {
         case .later(let rest):
             work = { await handle.answer(await rest()) }
         case .none:
-            let screened = HTTPRequest(head: head, body: body, screened: true)
+            let screened = atOnce ? HTTPRequest(head: head, body: body, screened: true) : request
             work = { await handle.answer(await handler.respond(to: screened)) }
         }
         // Started on this thread: a handler that never suspends (MemoryStorage, a cached

@@ -49,7 +49,9 @@ extension Resolver {
         let ts = ThreadState.current()
         guard ts.pointee.depth > 0 else { return }
         let building = ts.pointee.stack[ts.pointee.depth - 1].takeUnretainedValue()
-        guard let requires = building.requires, building.owner != owner, !requires.contains(owner) else { return }
+        // What a layer wraps is a requirement too, as the manifest counts it.
+        guard let requires = building.requires, building.owner != owner, building.wraps != owner,
+              !requires.contains(owner) else { return }
         let service = ServiceType.of(T.self).displayName + (name.map { " (name \"\($0)\")" } ?? "")
         let listed = requires.isEmpty ? "none" : requires.map { "\"\($0)\"" }.joined(separator: ", ")
         throw PlugboardError(.ownerNotRequired,

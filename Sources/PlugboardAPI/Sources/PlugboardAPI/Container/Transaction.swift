@@ -22,9 +22,9 @@ public final class Transaction: Sendable {
     /// `wraps`), or nil: then ``registerLayer(_:name:managed:mayBeOutranked:factory:)`` is refused
     /// (PlugboardAPI 1.6).
     public let wraps: String?
-    /// The plugins the manifest entry of this transaction's owner lists in `requires` (and
-    /// the one it wraps), or nil where no manifest says (a test's or the host's own
-    /// transaction). A factory of it may resolve only those by owner
+    /// The plugins the manifest entry of this transaction's owner lists in `requires`, or
+    /// nil where no manifest says (a test's or the host's own transaction). A factory of it
+    /// may resolve only those, and the one it ``wraps``, by owner
     /// (``Resolver/resolve(_:name:ownedBy:)``): a reload rebuilds a plugin when one of
     /// them changes, and only then (PlugboardAPI 1.6).
     public let requires: [String]?
