@@ -214,9 +214,11 @@ for target in package.targets where ["PlugboardHTTP", "PlugboardServer", "Plugbo
 }
 
 // Release builds of the request path check exclusive access statically only: the runtime
-// check of every access to a class's stored property (the connection's buffers, the loop's
-// queue) was about 4,000 instructions a GET, 7% of a small one, in
-// Benchmarks/instructions-per-request.sh. Debug builds, which the tests run, keep it.
+// check of every access to a class's stored property (the connection's buffers and state
+// machine, the loop's queue) is the cost docs/BENCHMARKS.md measures under "Runtime
+// exclusivity checks", on a path that is single-threaded by construction (every
+// connection is its loop's, checked by EventLoop.assertInLoop in debug builds). Debug
+// builds, which the tests and the sanitizers run, keep the checks.
 for target in package.targets where ["PlugboardHTTP", "PlugboardHTTPCodec", "PlugboardServer", "PlugboardConcurrency"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 }

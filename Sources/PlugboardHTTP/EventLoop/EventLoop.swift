@@ -89,6 +89,17 @@ final class EventLoop: @unchecked Sendable {
         return thread != 0 && pthread_equal(thread, pthread_self()) != 0
     }
 
+    /// Traps, in debug builds, when called off the loop's thread while the loop runs
+    /// (SwiftNIO's `assertInEventLoop`): what the loop owns is touched on its thread only.
+    /// Before the loop starts and after it ends no thread runs it, and anyone may.
+    @inline(__always)
+    func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert({
+            let thread = thread.load(ordering: .acquiring)
+            return thread == 0 || pthread_equal(thread, pthread_self()) != 0
+        }(), "loop \(index)'s state touched off its thread", file: file, line: line)
+    }
+
     /// Runs `work` on the loop's thread, soon; from the loop's own thread it is queued too,
     /// so that it never runs inside the caller's stack (it runs after the current batch of
     /// events, without ringing the doorbell).
@@ -120,11 +131,13 @@ final class EventLoop: @unchecked Sendable {
     /// Has `connection` write its ready answer after the current batch (loop thread only),
     /// as ``execute(_:)`` would run it.
     func answerLater(_ connection: Connection) {
+        assertInLoop()
         answersReady.append(connection)
     }
 
     /// Registers `fd` for `events`; returns its id for ``modify`` and ``remove``.
     func register(_ fd: Int32, events: UInt32, source: any EventSource) -> UInt64? {
+        assertInLoop()
         let slot = freeSlots.popLast() ?? slots.count
         let id = nextID << 32 | UInt64(slot)
         nextID += 1
@@ -144,12 +157,14 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func modify(_ fd: Int32, id: UInt64, events: UInt32) {
+        assertInLoop()
         _ = plugboard_epoll_modify(epoll, fd, events, id)
     }
 
     /// Deregisters `fd`; the caller closes it afterwards, so the number cannot be reused
     /// while the loop still knows it.
     func remove(_ fd: Int32, id: UInt64) {
+        assertInLoop()
         _ = plugboard_epoll_delete(epoll, fd)
         let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
         guard slot < slots.count, slots[slot].id == id else { return }
@@ -158,7 +173,10 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// What is registered now (loop thread only).
-    func registeredSources() -> [any EventSource] { slots.compactMap(\.source) }
+    func registeredSources() -> [any EventSource] {
+        assertInLoop()
+        return slots.compactMap(\.source)
+    }
 
     /// Ends the loop after the work queued so far.
     func shutdown() {
@@ -175,44 +193,24 @@ final class EventLoop: @unchecked Sendable {
         sigaddset(&stopSignals, SIGTERM)
         sigaddset(&stopSignals, SIGINT)
         pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
-        var data = [UInt64](repeating: 0, count: 256)
-        var events = [UInt32](repeating: 0, count: 256)
         now = MonotonicClock.now()
-        var nextTick = now + Self.tickSeconds
+        nextTick = now + Self.tickSeconds
         while running {
-            let timeout = max(0, Int32(((nextTick - now) * 1000).rounded(.up)))
-            let n = data.withUnsafeMutableBufferPointer { d in
-                events.withUnsafeMutableBufferPointer { e in
-                    plugboard_epoll_wait(epoll, d.baseAddress, e.baseAddress, 256, timeout)
-                }
-            }
-            now = MonotonicClock.now()
-            if n > 0 {
-                for i in 0..<Int(n) {
-                    if data[i] == Self.doorbellID {
-                        var count: UInt64 = 0
-                        _ = read(doorbell, &count, 8)
-                        continue
-                    }
-                    // A source removed earlier in this batch is skipped.
-                    source(data[i])?.ready(events[i], loop: self)
-                }
-            }
-            runQueued()
-            now = MonotonicClock.now()
-            if now >= nextTick {
-                nextTick = now + Self.tickSeconds
-                for source in registeredSources() { source.tick(now, loop: self) }
-            }
+            turn(timeoutMilliseconds: max(0, Int32(((nextTick - now) * 1000).rounded(.up))))
         }
+        thread.store(0, ordering: .releasing)
+        end()
+    }
+
+    /// Once no thread runs the loop: the work still queued runs, and from here on work
+    /// queued runs at once on its caller (see ``execute(_:)``); the descriptors close.
+    private func end() {
         let left = queue.withLock { q -> [@Sendable () -> Void] in
             q.ended = true
             close(doorbell)
             defer { q.work = [] }
             return q.work
         }
-        // From here on, work queued from this thread runs at once too (see execute(_:)).
-        thread.store(0, ordering: .releasing)
         let mine = local
         local = []
         for item in mine + left { item() }
@@ -220,6 +218,70 @@ final class EventLoop: @unchecked Sendable {
         answersReady = []
         close(epoll)
     }
+
+    /// The events of one `epoll_wait` (loop thread only).
+    private var eventData = [UInt64](repeating: 0, count: 256)
+    private var eventMasks = [UInt32](repeating: 0, count: 256)
+    /// When the registered sources are next ticked (loop thread only).
+    private var nextTick = 0.0
+    /// The time of an embedded loop (``EmbeddedHTTPServer``), which its driver sets; nil
+    /// for a loop on its own thread, which reads the monotonic clock.
+    private var manualTime: Double?
+
+    /// One turn of the loop: waits up to `timeoutMilliseconds` for events, hands them to
+    /// their sources, runs the work queued meanwhile, and ticks every source when a tick
+    /// is due.
+    func turn(timeoutMilliseconds: Int32) {
+        assertInLoop()
+        let n = eventData.withUnsafeMutableBufferPointer { d in
+            eventMasks.withUnsafeMutableBufferPointer { e in
+                plugboard_epoll_wait(epoll, d.baseAddress, e.baseAddress, 256, timeoutMilliseconds)
+            }
+        }
+        now = manualTime ?? MonotonicClock.now()
+        if n > 0 {
+            for i in 0..<Int(n) {
+                if eventData[i] == Self.doorbellID {
+                    var count: UInt64 = 0
+                    _ = read(doorbell, &count, 8)
+                    continue
+                }
+                // A source removed earlier in this batch is skipped.
+                source(eventData[i])?.ready(eventMasks[i], loop: self)
+            }
+        }
+        runQueued()
+        now = manualTime ?? MonotonicClock.now()
+        if now >= nextTick {
+            nextTick = now + Self.tickSeconds
+            for source in registeredSources() { source.tick(now, loop: self) }
+        }
+    }
+
+    /// Makes this loop an embedded one, run by the caller's turns on a clock it sets
+    /// (``EmbeddedHTTPServer``): it never starts a thread of its own.
+    func embed(now time: Double) {
+        manualTime = time
+        now = time
+        nextTick = time + Self.tickSeconds
+    }
+
+    /// Sets an embedded loop's clock.
+    func setTime(_ time: Double) {
+        assertInLoop()
+        manualTime = time
+    }
+
+    /// Runs the caller's `body` as the loop's thread: an embedded loop's driver does so
+    /// around its turns, so that the loop's checks and ``execute(_:)`` see it as the loop.
+    func runAsLoopThread<T>(_ body: () throws -> T) rethrows -> T {
+        thread.store(pthread_self(), ordering: .releasing)
+        defer { thread.store(0, ordering: .releasing) }
+        return try body()
+    }
+
+    /// Ends an embedded loop (see ``end()``).
+    func endEmbedded() { end() }
 
     /// The batch being run (loop thread only): swapped with the queue's array, so that
     /// neither is allocated again for every batch.

@@ -6,53 +6,33 @@ import CPlugboardNetwork
 import PlugboardAPI
 import PlugboardConcurrency
 
-/// One client connection, owned by one event loop: a state machine fed by readiness
-/// events. Requests are taken one at a time (bytes of a pipelined next request wait in
-/// the buffer), each handled by a Swift task that reads the body as it arrives and hands
-/// back the response, which is written as the socket takes it.
+/// One client connection, owned by one event loop: the system calls, buffers and handler
+/// of a ``ConnectionStateMachine``, which decides. Readiness events and the handler's
+/// answers go in as the machine's events; what it returns is done here. Requests are taken
+/// one at a time (bytes of a pipelined next request wait in the buffer), each handled by a
+/// Swift task that reads the body as it arrives and hands back the response, which is
+/// written as the socket takes it, or answered at once on the loop
+/// (``HTTPHandler/respondWithoutWaiting(to:)``).
 ///
-/// Everything here runs on the loop's thread. The request's task reaches the connection
-/// only through ``ConnectionHandle``, which queues its calls on the loop.
-final class Connection: EventSource, @unchecked Sendable {
-    // @unchecked Sendable: a request's task holds it only to pass it back to the loop
-    // (``ConnectionHandle``); every property is read and written on the loop's thread.
+/// Everything here runs on the loop's thread (checked in debug builds). The request's
+/// task reaches the connection only through ``ConnectionHandle``, which queues its calls
+/// on the loop.
+final class Connection: EventSource {
     /// The response bytes a connection holds before its producer must wait.
     static let outboundHighWater = 256 << 10
 
-    private enum Phase {
-        /// Waiting for the first byte of a request; `first` on a new connection.
-        case idle(since: Double, first: Bool)
-        /// Inside a request head, since its first byte.
-        case head(started: Double)
-        /// Reading the body of the request being handled.
-        case body
-        /// The request is read; its handler is answering.
-        case answering
-        /// After an error answer: reading and dropping what the client still sends, so it
-        /// reads the answer instead of a reset, until `until`.
-        case lingering(until: Double, drained: Int)
-        case closed
-    }
-
-    /// The request in progress (a class: it is updated in place many times a request,
-    /// and a struct this size is copied at each update).
+    /// What the request in progress holds (a class: it is updated in place many times a
+    /// request, and a struct this size is copied at each update). Its protocol state is
+    /// the machine's ``ConnectionStateMachine/Exchange`` of the same serial.
     private final class Current {
-        /// Tells this request's calls from a late one of an earlier request's task.
-        var serial: UInt64
-        var head: RequestHead?
-        var started: Double
+        let serial: UInt64
+        /// Nil for a refusal of a head that could not be read.
+        let head: RequestHead?
         var channel: BodyChannel?
         var task: Task<Void, Never>?
-        var status = 0
         var label: String?
         var bytes = 0
-        var keepAlive = false
-        /// The response's last byte has been queued (it may not have left yet).
-        var responseQueued = false
-        var responseStarted: Double?
-        var deadline: Double?
-        /// The decoder has passed the request's last byte.
-        var requestEnded = false
+        /// The answer's body is being streamed by its task (``ConnectionHandle``).
         var streaming = false
         /// The answer's file region still to send after the head (``sendFile()``), and
         /// how much of it has left.
@@ -63,21 +43,9 @@ final class Connection: EventSource, @unchecked Sendable {
         /// An answer made at once, waiting for the loop to write it (``writeReadyAnswer()``).
         var readyAnswer: HTTPResponse?
 
-        /// What writing the answer asks of the head, read once: copying the head out of
-        /// the optional for each question retained and released all its strings.
-        let isHead: Bool
-        let hasBody: Bool
-        let version: HTTPVersion
-        let keepAliveAsked: Bool
-
-        init(serial: UInt64, head: RequestHead?, started: Double) {
+        init(serial: UInt64, head: RequestHead?) {
             self.serial = serial
             self.head = head
-            self.started = started
-            isHead = head?.method == "HEAD"
-            hasBody = head.map { $0.framing != .none && $0.framing != .length(0) } ?? false
-            version = head?.version ?? .http11
-            keepAliveAsked = head?.keepAlive ?? false
         }
     }
 
@@ -91,8 +59,9 @@ final class Connection: EventSource, @unchecked Sendable {
     /// checked form cost a runtime call at each of the ten uses a request.
     private unowned(unsafe) let loop: EventLoop
     private var id: UInt64 = 0
-    private var phase: Phase
+    private var machine: ConnectionStateMachine
     private var decoder: RequestDecoder
+    private var current: Current?
     private var inbound: [UInt8] = []
     private var inStart = 0
     private var outbound: [[UInt8]] = []
@@ -100,28 +69,10 @@ final class Connection: EventSource, @unchecked Sendable {
     private var outOffset = 0
     private var outBytes = 0
     private var writeWaiter: CheckedContinuation<Void, any Error>?
-    private var exchange: Current?
-    private var serial: UInt64 = 0
-    private var lastWrite = 0.0
+    /// The epoll interest registered now.
     private var events: UInt32 = 0
-    /// Reading is held back: the body's reader is behind, or the buffer waits for the
-    /// current request to end.
-    private var readPaused = false
-    private var readRate: TransferRate
-    private var writeRate: TransferRate
-    /// When the body last made progress, and when response bytes began waiting.
-    private var lastBodyByte = 0.0
-    private var outboundSince: Double?
-    private var stopping = false
     /// Inside ``process()``.
     private var processing = false
-    private var peerClosed = false
-    /// The current request's bytes arrived before the previous answer ended: the client
-    /// pipelines.
-    private var pipelined = false
-    /// The client half-closed after pipelining: every request it sent is answered, and
-    /// the connection closes after the last.
-    private var answeringToTheEnd = false
 
     init(fd: Int32, peer: String, server: ServerCore, handler: any HTTPHandler, loop: EventLoop, now: Double) {
         self.fd = fd
@@ -129,82 +80,54 @@ final class Connection: EventSource, @unchecked Sendable {
         self.server = server
         self.handler = handler
         self.loop = loop
-        phase = .idle(since: now, first: true)
+        machine = ConnectionStateMachine(now: now, timeouts: .init(server.configuration))
         decoder = RequestDecoder(limits: server.configuration.limits)
-        readRate = TransferRate(now: now, windowSeconds: server.configuration.bodyTimeoutSeconds)
-        writeRate = TransferRate(now: now)
     }
 
     /// Registers with the loop; false when epoll refused (the caller closes).
     func register() -> Bool {
+        loop.assertInLoop()
         events = UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_RDHUP)
         guard let id = loop.register(fd, events: events, source: self) else { return false }
         self.id = id
         return true
     }
 
+    /// Unread bytes of the client's requests are buffered.
+    private var buffered: Bool { inbound.count > inStart }
+
     // MARK: events
 
     func ready(_ mask: UInt32, loop: EventLoop) {
+        loop.assertInLoop()
         if mask & (UInt32(PLUGBOARD_EPOLL_ERR) | UInt32(PLUGBOARD_EPOLL_HUP)) != 0 && mask & UInt32(PLUGBOARD_EPOLL_IN) == 0 {
             abort()
             return
         }
         if mask & UInt32(PLUGBOARD_EPOLL_OUT) != 0 { flush() }
-        if case .closed = phase { return }
-        if mask & (UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_RDHUP)) != 0 && !readPaused { readAvailable() }
+        if machine.isClosed { return }
+        if mask & (UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_RDHUP)) != 0 && !machine.readPaused { readAvailable() }
     }
 
     func tick(_ now: Double, loop: EventLoop) {
-        let c = server.configuration
-        switch phase {
-        case .idle(let since, let first):
-            if stopping || now - since > (first ? c.firstByteTimeoutSeconds : c.idleTimeoutSeconds) { close() }
-        case .head(let started):
-            if now - started > c.headerTimeoutSeconds {
-                refuse(HTTPError.timeout("request head not received in time",
-                                         detail: "The request line and headers must arrive within \(c.headerTimeoutSeconds) s."))
-            }
-        case .body:
-            guard !readPaused else { break }
-            if now - lastBodyByte > c.bodyTimeoutSeconds {
-                refuse(HTTPError.timeout("request body stalled", detail: "No byte arrived for \(c.bodyTimeoutSeconds) s."))
-            } else if readRate.isBelow(c.minBodyBytesPerSecond, now: now) {
-                refuse(HTTPError.timeout("request body too slow",
-                    detail: "Fewer than \(c.minBodyBytesPerSecond) bytes per second over the last \(readRate.window) s."))
-            }
-        case .lingering(let until, _):
-            if now > until { close() }
-        case .answering, .closed:
+        loop.assertInLoop()
+        switch machine.tick(now: now) {
+        case .none:
             break
+        case .close:
+            close()
+        case .refuse(let error):
+            refuse(error)
+        case .drop(let reason):
+            server.logger.info("dropping a client that \(reason)", metadata: ["peer": .string(peer)])
+            abort()
         }
-        if !isClosed { checkDelivery(now) }
-    }
-
-    /// A client that does not read its answer: dropped when the socket took too little
-    /// over the rate window, when nothing left for the write timeout, or when the whole
-    /// answer has taken longer than its size allows.
-    private func checkDelivery(_ now: Double) {
-        let c = server.configuration
-        guard outboundSince != nil else { return }
-        let reason: String
-        if now - lastWrite > c.writeTimeoutSeconds {
-            reason = "read nothing of its answer for \(c.writeTimeoutSeconds) s"
-        } else if writeRate.isBelow(c.minBodyBytesPerSecond, now: now) {
-            reason = "read its answer at fewer than \(c.minBodyBytesPerSecond) bytes per second over \(writeRate.window) s"
-        } else if let deadline = exchange?.deadline, now > deadline {
-            reason = "took longer to read its answer than its size allows"
-        } else {
-            return
-        }
-        server.logger.info("dropping a client that \(reason)", metadata: ["peer": .string(peer)])
-        abort()
     }
 
     /// The server stops: an idle connection closes now, a busy one after its answer.
     func stop() {
-        stopping = true
-        if case .idle = phase { close() }
+        loop.assertInLoop()
+        if machine.stop() { close() }
     }
 
     // MARK: reading
@@ -215,8 +138,7 @@ final class Connection: EventSource, @unchecked Sendable {
             let n = loop.scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n > 0 {
                 received(n)
-                if readPaused { return }
-                if case .closed = phase { return }
+                if machine.readPaused || machine.isClosed { return }
                 if n < loop.scratch.count { return }
                 continue
             }
@@ -232,45 +154,28 @@ final class Connection: EventSource, @unchecked Sendable {
     }
 
     private func received(_ n: Int) {
-        let now = loop.now
-        if case .lingering(let until, let drained) = phase {
-            let total = drained + n
-            if total > 4 << 20 { close() } else { phase = .lingering(until: until, drained: total) }
+        switch machine.bytesRead(n, now: loop.now) {
+        case .drop:
             return
+        case .close:
+            close()
+        case .decode:
+            compact()
+            inbound.append(contentsOf: loop.scratch[0..<n])
+            server.budget.take(n)
+            process()
         }
-        if case .idle = phase { phase = .head(started: now) }
-        if case .body = phase {
-            readRate.add(n, now: now)
-            lastBodyByte = now
-        }
-        compact()
-        inbound.append(contentsOf: loop.scratch[0..<n])
-        server.budget.take(n)
-        process()
     }
 
     private func endOfInput() {
-        peerClosed = true
-        switch phase {
-        case .idle, .closed: close()
-        case .lingering: close()
-        case .head, .body:
+        switch machine.endOfInput(buffered: buffered) {
+        case .close:
+            close()
+        case .refuseIncomplete:
             refuse(decoder.errorAtEndOfInput() ?? HTTPError.badRequest("connection closed before the request ended"))
-        case .answering:
-            // The client sent all it will: a half close, or it went away, which look the
-            // same until an answer is written. A client that pipelined has said what it
-            // wants (every request it sent, read in order: `printf ... | nc -N` does so),
-            // so each is answered before the connection closes. Otherwise it may still
-            // read an answer that has begun, after which the connection ends; a request
-            // still being handled is cancelled (as nginx and Go do), and its answer, if
-            // any, is still written.
-            readPaused = true
+        case .stopReading(let cancelHandler):
             updateInterest()
-            if pipelined || inbound.count > inStart {
-                answeringToTheEnd = true
-            } else if exchange?.responseStarted == nil {
-                exchange?.task?.cancel()
-            }
+            if cancelHandler { current?.task?.cancel() }
         }
     }
 
@@ -283,13 +188,12 @@ final class Connection: EventSource, @unchecked Sendable {
         processing = true
         defer { processing = false }
         while true {
-            switch phase {
-            case .head, .idle, .body: break
-            case .answering:
-                // A pipelined request waits for this answer; its bytes are held up to a head's worth.
-                if inbound.count - inStart > decoder.headCapacity { pauseReading() }
+            switch machine.decodeAction(buffered: inbound.count - inStart, headCapacity: decoder.headCapacity) {
+            case .decode: break
+            case .pauseReading:
+                pauseReading()
                 return
-            case .lingering, .closed:
+            case .wait:
                 return
             }
             let event: RequestDecoder.Event
@@ -307,48 +211,44 @@ final class Connection: EventSource, @unchecked Sendable {
                 begin(head)
             case .body(let range):
                 // Bytes of a body the handler refused early are dropped (the phase is then `.answering`).
-                guard let channel = exchange?.channel else { continue }
+                guard let channel = current?.channel else { continue }
                 let waiting = channel.push(Array(inbound[range]))
                 if waiting >= BodyChannel.highWater || server.budget.isSpent,
-                   channel.pause(resume: { [loop] in loop.execute { [weak self] in self?.resumeReading() } }) {
+                   channel.pause(resume: { [connection = LoopBound(self, loop: loop)] in connection.execute { $0.resumeReading() } }) {
                     pauseReading()
                     compact()
                     return
                 }
             case .end:
-                exchange?.requestEnded = true
-                exchange?.channel?.finish()
-                phase = .answering
-                responseSent()
+                machine.requestDecoded()
+                current?.channel?.finish()
+                answerMayBeComplete()
             }
         }
     }
 
-    /// Starts handling a request whose head has arrived. The phase becomes `.body` (its
-    /// `.end` comes next from the decoder, at once for a request without a body), or
-    /// `.answering` when the body will not be read.
+    /// Starts handling a request whose head has arrived. The machine's phase becomes
+    /// `.body` (its `.end` comes next from the decoder, at once for a request without a
+    /// body), or `.answering` when the body will not be read.
     private func begin(_ head: RequestHead) {
         let now = loop.now
-        let started: Double
-        if case .head(let s) = phase { started = s } else { started = now }
-        serial += 1
-        let current = Current(serial: serial, head: head, started: started)
-        exchange = current
-        let hasBody = current.hasBody
-        phase = .body
+        let exchange = machine.headDecoded(head, now: now)
+        let current = Current(serial: exchange.serial, head: head)
+        self.current = current
+        let hasBody = exchange.hasBody
         // A request without a body is screened by respondWithoutWaiting, with everything
         // else it resolves once; one with a body is screened here, before its body is read.
         let atOnce = !hasBody && server.configuration.answersWithoutWaiting
         if !atOnce, let early = handler.screen(head) {
             // The body, if any, stays unread, so the connection cannot go on after it.
-            if hasBody { phase = .answering }
+            if hasBody { machine.bodyLeftUnread() }
             writeResponse(early, keepAlive: !hasBody && head.keepAlive)
             return
         }
         // The bytes this connection read itself do not count: one read may be larger
         // than a small budget.
         if hasBody && server.budget.isSpent(excluding: inbound.count) {
-            phase = .answering
+            machine.bodyLeftUnread()
             writeResponse(handler.refusal(HTTPError(503, PlugboardError(.httpUnavailable, "the server's body buffers are full",
                 detail: "Bodies held in memory have reached --max-buffered-bytes (\(server.budget.limit) bytes).",
                 hint: "Retry shortly."), headers: [("Retry-After", "1")]), head: head), keepAlive: false)
@@ -358,22 +258,21 @@ final class Connection: EventSource, @unchecked Sendable {
         let body: RequestBody
         if hasBody {
             let channel = BodyChannel(budget: server.budget)
-            exchange?.channel = channel
+            current.channel = channel
             let length: Int?
             switch head.framing {
             case .none: length = 0
             case .length(let n): length = n
             case .chunked: length = nil
             }
-            readRate.restart(now: now)
-            lastBodyByte = now
+            machine.bodyStarted(now: now)
             body = RequestBody(length: length, channel: channel)
         } else {
             // Most requests (every GET) have no body: no channel to make and tear down.
             body = RequestBody([])
         }
         let request = HTTPRequest(head: head, body: body, screened: !atOnce)
-        let handle = ConnectionHandle(connection: self, loop: loop, serial: serial)
+        let handle = ConnectionHandle(connection: LoopBound(self, loop: loop), serial: exchange.serial)
         let handler = self.handler
         let work: @concurrent @Sendable () async -> Void
         switch atOnce ? handler.respondWithoutWaiting(to: request) : .none {
@@ -382,10 +281,10 @@ final class Connection: EventSource, @unchecked Sendable {
             // cost of a small GET (docs/BENCHMARKS.md, "Reads answered without a task").
             // Queued like a task's answer (see answer(_:)).
             if answer.stream == nil {
-                exchange?.readyAnswer = answer
+                current.readyAnswer = answer
                 loop.answerLater(self)
             } else {
-                exchange?.task = Task.immediate { await handle.answer(answer) }
+                current.task = Task.immediate { await handle.answer(answer) }
             }
             return
         case .later(let rest):
@@ -400,7 +299,7 @@ final class Connection: EventSource, @unchecked Sendable {
         // the runtime for it, more CPU a request (docs/BENCHMARKS.md, "The request path
         // made cheaper"), to spare only the resumption after a real wait (a cold read) its
         // hop from the pool back here.
-        exchange?.task = server.configuration.immediateHandlers
+        current.task = server.configuration.immediateHandlers
             ? Task.immediate(operation: work) : Task(operation: work)
     }
 
@@ -408,33 +307,23 @@ final class Connection: EventSource, @unchecked Sendable {
 
     /// Queues the head of `response` and its whole body, or its head alone when it streams.
     fileprivate func writeResponse(_ response: HTTPResponse, keepAlive wanted: Bool) {
-        guard let exchange, !exchange.responseQueued, exchange.responseStarted == nil else { return }
-        let isHead = exchange.isHead
-        let closes = HTTPError.isClosing(response.status)
-        // An answer given while the body is still arriving (the handler did not read it)
-        // ends the connection, as a refusal by `screen` does: nobody will read the rest,
-        // and waiting for it would hold the connection forever.
-        let bodyPending = !exchange.requestEnded && exchange.hasBody
-        // After a half close, only a request whose successor is already here keeps it open.
-        let inputLeft = !peerClosed || (answeringToTheEnd && inbound.count > inStart)
-        let keepAlive = wanted && !closes && !stopping && inputLeft && !bodyPending
-        exchange.keepAlive = keepAlive
-        exchange.status = response.status
-        exchange.label = response.label
+        guard let current else { return }
         let now = loop.now
-        exchange.responseStarted = now
-        let length = isHead ? 0 : response.contentLength
-        exchange.deadline = now + server.configuration.writeTimeoutSeconds
-            + Double(length) / Double(max(1, server.configuration.minBodyBytesPerSecond))
-        var bytes = response.serializedHead(head: isHead, keepAlive: keepAlive, version: exchange.version,
+        guard let start = machine.answerStarting(status: response.status, contentLength: response.contentLength,
+                                                 keepAliveWanted: wanted, buffered: buffered, now: now) else { return }
+        let isHead = start.isHead
+        current.label = response.label
+        var bytes = response.serializedHead(head: isHead, keepAlive: start.keepAlive, version: start.version,
                                             date: loop.httpDate)
-        exchange.bytes = isHead ? 0 : response.body.count
+        current.bytes = isHead ? 0 : response.body.count
+        var queued = false
         if response.stream == nil || isHead || response.forbidsContent {
-            exchange.responseQueued = true
+            queued = true
+            machine.answerQueued()
         } else if let file = response.stream?.file {
-            exchange.file = file
+            current.file = file
         } else {
-            exchange.streaming = true
+            current.streaming = true
         }
         // The body as its own buffer after the head: both leave in one sendmsg (flush).
         if response.sendsBody(head: isHead) {
@@ -444,16 +333,17 @@ final class Connection: EventSource, @unchecked Sendable {
             enqueue(bytes)
         }
         bytes = []
-        if exchange.responseQueued { responseSent() }
+        if queued { answerMayBeComplete() }
     }
 
     /// A chunk of a streamed body; `done` after its last byte.
     fileprivate func writeChunk(_ chunk: [UInt8], serial: UInt64, waiter: CheckedContinuation<Void, any Error>) {
-        guard let exchange, exchange.serial == serial, exchange.streaming, !exchange.responseQueued, !isClosed else {
+        guard let current, current.serial == serial, current.streaming, !machine.isClosed,
+              machine.exchange?.responseQueued == false else {
             waiter.resume(throwing: CancellationError())
             return
         }
-        self.exchange?.bytes += chunk.count
+        current.bytes += chunk.count
         if !chunk.isEmpty { enqueue(chunk) }
         if canTakeMore(resuming: false) {
             waiter.resume()
@@ -473,19 +363,14 @@ final class Connection: EventSource, @unchecked Sendable {
     }
 
     fileprivate func streamEnded(failed: Bool, serial: UInt64) {
-        guard let exchange, exchange.serial == serial, exchange.streaming, !isClosed else { return }
+        guard let current, current.serial == serial, current.streaming, !machine.isClosed else { return }
         if failed {
             // The head promised a length that will not be delivered: the connection ends.
             abort()
             return
         }
-        exchange.responseQueued = true
-        responseSent()
-    }
-
-    private var isClosed: Bool {
-        if case .closed = phase { return true }
-        return false
+        machine.answerQueued()
+        answerMayBeComplete()
     }
 
     /// Queues `bytes` (never empty) and, unless `flushing` is false because another piece
@@ -494,12 +379,7 @@ final class Connection: EventSource, @unchecked Sendable {
         outbound.append(bytes)
         outBytes += bytes.count
         server.budget.take(bytes.count)
-        if outboundSince == nil {
-            let now = loop.now
-            outboundSince = now
-            lastWrite = now
-            writeRate.restart(now: now)
-        }
+        machine.outboundQueued(now: loop.now)
         if flushing { flush() }
     }
 
@@ -538,8 +418,7 @@ final class Connection: EventSource, @unchecked Sendable {
                 abort()
                 return
             }
-            lastWrite = loop.now
-            writeRate.add(n, now: lastWrite)
+            machine.bytesWritten(n, now: loop.now)
             outBytes -= n
             server.budget.give(n)
             var taken = n
@@ -559,14 +438,14 @@ final class Connection: EventSource, @unchecked Sendable {
             outbound.removeAll(keepingCapacity: outbound.count <= 4)
             outHead = 0
             guard sendFile() else { return }
-            if exchange?.file == nil { outboundSince = nil }
+            if current?.file == nil { machine.outboundDrained() }
         }
         if let waiter = writeWaiter, canTakeMore(resuming: true) {
             writeWaiter = nil
             waiter.resume()
         }
         updateInterest()
-        if outBytes == 0, exchange?.responseQueued == true { responseSent() }
+        if outBytes == 0 { answerMayBeComplete() }
     }
 
     /// Sends what the socket takes of the answer's file region, once the head has left:
@@ -574,22 +453,21 @@ final class Connection: EventSource, @unchecked Sendable {
     /// keep the loop to itself (writability brings it back). False when the connection
     /// ended: an error, or a file shorter than the head announced.
     private func sendFile() -> Bool {
-        guard let exchange, let file = exchange.file, !exchange.fileLoading else { return true }
+        guard let current, let file = current.file, !current.fileLoading else { return true }
         for _ in 0..<4 {
-            let left = file.length - exchange.fileSent
+            let left = file.length - current.fileSent
             guard left > 0 else { break }
             let count = min(left, Self.fileChunkBytes)
-            guard Self.isCached(file, at: exchange.fileSent, count: count) else {
-                load(file, at: exchange.fileSent, count: count, for: exchange)
+            guard Self.isCached(file, at: current.fileSent, count: count) else {
+                load(file, at: current.fileSent, count: count, for: current)
                 return true
             }
-            var offset = off_t(file.offset + exchange.fileSent)
+            var offset = off_t(file.offset + current.fileSent)
             let n = Glibc.sendfile(fd, file.descriptor, &offset, count)
             if n > 0 {
-                exchange.fileSent += n
-                exchange.bytes += n
-                lastWrite = loop.now
-                writeRate.add(n, now: lastWrite)
+                current.fileSent += n
+                current.bytes += n
+                machine.bytesWritten(n, now: loop.now)
                 continue
             }
             let code = errno
@@ -597,15 +475,15 @@ final class Connection: EventSource, @unchecked Sendable {
             if n < 0 && (code == EAGAIN || code == EWOULDBLOCK) { return true }
             if n == 0 {
                 server.logger.warning("a file region ended before its length; the answer is cut short",
-                                      metadata: ["peer": .string(peer), "sent": .string("\(exchange.fileSent)"),
+                                      metadata: ["peer": .string(peer), "sent": .string("\(current.fileSent)"),
                                                  "length": .string("\(file.length)")])
             }
             abort()
             return false
         }
-        if exchange.fileSent == file.length {
-            exchange.file = nil
-            exchange.responseQueued = true
+        if current.fileSent == file.length {
+            current.file = nil
+            machine.answerQueued()
         }
         return true
     }
@@ -623,26 +501,28 @@ final class Connection: EventSource, @unchecked Sendable {
 
     /// Reads the region's next `count` bytes on a blocking thread (``BlockingWork``), which
     /// leaves them in the page cache, then sends on: the loop meanwhile serves the others.
-    private func load(_ file: ObjectFileRegion, at position: Int, count: Int, for exchange: Current) {
-        exchange.fileLoading = true
-        let (loop, serial) = (self.loop, exchange.serial)
+    private func load(_ file: ObjectFileRegion, at position: Int, count: Int, for current: Current) {
+        current.fileLoading = true
+        let connection = LoopBound(self, loop: loop)
+        let serial = current.serial
+        let pieceBytes = Self.loadPieceBytes
         Task {
             // What the read finds wrong, `sendfile` finds again and ends the connection over.
             try? await BlockingWork.run { () throws(PlugboardError) in
                 var done = 0
                 while done < count {
-                    let piece = try file.read(count: min(Self.loadPieceBytes, count - done), at: position + done)
+                    let piece = try file.read(count: min(pieceBytes, count - done), at: position + done)
                     if piece.isEmpty { break }
                     done += piece.count
                 }
             }
-            loop.execute { [weak self] in self?.fileLoaded(serial: serial) }
+            connection.execute { $0.fileLoaded(serial: serial) }
         }
     }
 
     private func fileLoaded(serial: UInt64) {
-        guard let exchange, exchange.serial == serial, exchange.fileLoading, !isClosed else { return }
-        exchange.fileLoading = false
+        guard let current, current.serial == serial, current.fileLoading, !machine.isClosed else { return }
+        current.fileLoading = false
         flush()
     }
 
@@ -653,100 +533,88 @@ final class Connection: EventSource, @unchecked Sendable {
     static let fileChunkBytes = 2 << 20
 
     /// Called whenever the answer may be complete: once its last byte has left, the
-    /// exchange ends and the connection takes the next request, or closes.
-    private func responseSent() {
-        guard outBytes == 0, let exchange, exchange.responseQueued else { return }
-        // A kept-alive answer given before the request's end waits for it (the decoder is
-        // one event away for a request without a body).
-        if exchange.keepAlive && !exchange.requestEnded, case .body = phase { return }
-        finishExchange()
-        if exchange.keepAlive && exchange.requestEnded && !stopping && (!peerClosed || answeringToTheEnd) {
-            pipelined = inbound.count > inStart
-            phase = .idle(since: loop.now, first: false)
+    /// exchange ends and the connection takes the next request, lingers, or closes.
+    private func answerMayBeComplete() {
+        guard outBytes == 0 else { return }
+        switch machine.outboundEmpty(buffered: buffered, now: loop.now) {
+        case .wait:
+            return
+        case .nextRequest(let exchange):
+            finish(exchange)
             resumeReading()
             process()
             // Half closed: nothing more will arrive, so what is left is answered now.
-            if answeringToTheEnd {
-                switch phase {
-                case .idle where decoder.isBetweenMessages && inbound.count == inStart:
-                    close()
-                case .idle, .head, .body:
-                    // A request cut short by the close: its head or its body is incomplete.
-                    refuse(decoder.errorAtEndOfInput() ?? HTTPError.badRequest("connection closed before the request ended"))
-                case .answering, .lingering, .closed:
-                    break
-                }
+            switch machine.afterLastInput(betweenMessages: decoder.isBetweenMessages, buffered: buffered) {
+            case .close?: close()
+            case .refuseIncomplete?:
+                refuse(decoder.errorAtEndOfInput() ?? HTTPError.badRequest("connection closed before the request ended"))
+            case .stopReading?, nil: break
             }
-        } else if !exchange.requestEnded || inbound.count > inStart || HTTPError.isClosing(exchange.status) {
-            // Unread bytes at close() would reset the connection, and the client could
-            // lose the answer it has not read yet.
-            linger()
-        } else {
+        case .linger(let exchange):
+            finish(exchange)
+            if machine.linger(now: loop.now) {
+                shutdown(fd, Int32(SHUT_WR))
+                resumeReading()
+            } else {
+                close()
+            }
+        case .close(let exchange):
+            finish(exchange)
             close()
         }
     }
 
-    private func finishExchange() {
-        guard let exchange else { return }
-        self.exchange = nil
-        exchange.channel?.discard()
+    /// The exchange the machine ended: its resources go, the handler hears of it.
+    private func finish(_ exchange: ConnectionStateMachine.Exchange) {
+        guard let current, current.serial == exchange.serial else { return }
+        self.current = nil
+        current.channel?.discard()
         handler.completed(PlugboardHTTP.Exchange(
-            method: exchange.head?.method ?? "-", target: exchange.head?.target ?? "-", status: exchange.status,
-            bytes: exchange.bytes, durationSeconds: MonotonicClock.now() - exchange.started, peer: peer, label: exchange.label))
+            method: current.head?.method ?? "-", target: current.head?.target ?? "-", status: exchange.status,
+            bytes: current.bytes, durationSeconds: MonotonicClock.now() - exchange.started, peer: peer, label: current.label))
     }
 
     /// Answers a request refused at the HTTP level, then lingers and closes.
     private func refuse(_ error: HTTPError) {
-        let head = exchange?.head
-        if exchange == nil {
-            serial += 1
-            exchange = Current(serial: serial, head: nil, started: loop.now)
-        }
-        exchange?.channel?.fail(error)
-        if exchange?.responseStarted != nil {
-            // The answer has begun: nothing more can be said on this connection.
+        let head = current?.head
+        switch machine.refuse(now: loop.now) {
+        case .abort:
+            current?.channel?.fail(error)
             abort()
-            return
+        case .answer(let serial):
+            if current == nil { current = Current(serial: serial, head: nil) }
+            current?.channel?.fail(error)
+            current?.task?.cancel()
+            writeResponse(handler.refusal(error, head: head), keepAlive: false)
         }
-        exchange?.task?.cancel()
-        phase = .answering
-        writeResponse(handler.refusal(error, head: head), keepAlive: false)
     }
 
     // MARK: closing
 
-    private func linger() {
-        if peerClosed {
-            close()
-            return
-        }
-        shutdown(fd, Int32(SHUT_WR))
-        phase = .lingering(until: loop.now + 2, drained: 0)
-        resumeReading()
-    }
-
     /// Ends the connection at once: its request's task is cancelled, its body fails.
     func abort() {
-        if let exchange {
-            exchange.task?.cancel()
-            exchange.channel?.fail(HTTPError.badRequest("connection closed before the body ended"))
-            if exchange.responseStarted != nil { finishExchange() }
+        loop.assertInLoop()
+        if let current {
+            current.task?.cancel()
+            current.channel?.fail(HTTPError.badRequest("connection closed before the body ended"))
+            if let exchange = machine.exchange, exchange.serial == current.serial, exchange.responseStarted != nil {
+                finish(exchange)
+            }
         }
-        exchange = nil
+        current = nil
         close()
     }
 
     /// Deregisters, gives back what the connection held, then closes the descriptor: in
     /// this order, so that no one can act on the number once another socket may have it.
     private func close() {
-        guard !isClosed else { return }
-        phase = .closed
-        if let exchange {
-            exchange.task?.cancel()
-            exchange.channel?.fail(HTTPError.badRequest("connection closed before the body ended"))
-            exchange.channel?.discard()
+        guard machine.close() else { return }
+        if let current {
+            current.task?.cancel()
+            current.channel?.fail(HTTPError.badRequest("connection closed before the body ended"))
+            current.channel?.discard()
         }
-        exchange = nil
+        current = nil
         if let waiter = writeWaiter {
             writeWaiter = nil
             waiter.resume(throwing: CancellationError())
@@ -776,26 +644,22 @@ final class Connection: EventSource, @unchecked Sendable {
     }
 
     private func pauseReading() {
-        guard !readPaused else { return }
-        readPaused = true
+        guard machine.pauseReading() else { return }
         updateInterest()
     }
 
     private func resumeReading() {
-        guard readPaused, !peerClosed, !isClosed else { return }
-        readPaused = false
-        readRate.restart(now: loop.now)
-        lastBodyByte = loop.now
+        guard machine.resumeReading(now: loop.now) else { return }
         updateInterest()
         // Bytes that arrived before the pause are decoded first.
         process()
-        if !readPaused { readAvailable() }
+        if !machine.readPaused { readAvailable() }
     }
 
     private func updateInterest() {
-        guard !isClosed else { return }
-        var wanted: UInt32 = readPaused ? 0 : UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_RDHUP)
-        if outBytes > 0 || (exchange?.file != nil && exchange?.fileLoading == false) { wanted |= UInt32(PLUGBOARD_EPOLL_OUT) }
+        guard !machine.isClosed else { return }
+        var wanted: UInt32 = machine.readPaused ? 0 : UInt32(PLUGBOARD_EPOLL_IN) | UInt32(PLUGBOARD_EPOLL_RDHUP)
+        if outBytes > 0 || (current?.file != nil && current?.fileLoading == false) { wanted |= UInt32(PLUGBOARD_EPOLL_OUT) }
         guard wanted != events else { return }
         events = wanted
         loop.modify(fd, id: id, events: wanted)
@@ -805,17 +669,16 @@ final class Connection: EventSource, @unchecked Sendable {
 /// How a request's task reaches its connection: every call is queued on the connection's
 /// loop, so the connection itself stays on one thread.
 struct ConnectionHandle: Sendable {
-    let connection: Connection
-    let loop: EventLoop
+    let connection: LoopBound<Connection>
     let serial: UInt64
 
     func answer(_ response: HTTPResponse) async {
-        let (connection, serial) = (self.connection, self.serial)
+        let serial = self.serial
         // Queued even from the loop's own thread (a task that answered before its first
         // suspension): the loop writes the answers of a batch of events after reading
         // them all. Writing each at once cost more CPU an answer, not less (docs/BENCHMARKS.md,
         // "Instructions a request", tried and left out).
-        loop.execute { connection.writeResponseFromTask(response, serial: serial) }
+        connection.execute { $0.writeResponseFromTask(response, serial: serial) }
         // A file region is sent by the loop itself (Connection.sendFile()).
         guard let stream = response.stream, !response.forbidsContent, stream.file == nil else { return }
         var sent = 0
@@ -830,28 +693,31 @@ struct ConnectionHandle: Sendable {
         } catch {
             failed = true
         }
-        loop.execute { [failed] in connection.streamEnded(failed: failed, serial: serial) }
+        connection.execute { [failed] in $0.streamEnded(failed: failed, serial: serial) }
     }
 
     private func write(_ chunk: [UInt8]) async throws {
         let (connection, serial) = (self.connection, self.serial)
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-            loop.execute { connection.writeChunk(chunk, serial: serial, waiter: waiter) }
+            connection.execute { $0.writeChunk(chunk, serial: serial, waiter: waiter) }
         }
     }
 }
 
 extension Connection {
-    /// The answer ``begin(_:)`` made at once, if its exchange is still the current one.
+    /// The answer ``begin(_:)`` made at once, if its request is still the current one.
     func writeReadyAnswer() {
-        guard let exchange, let answer = exchange.readyAnswer else { return }
-        exchange.readyAnswer = nil
+        loop.assertInLoop()
+        guard let current, let answer = current.readyAnswer, let exchange = machine.exchange,
+              exchange.serial == current.serial else { return }
+        current.readyAnswer = nil
         writeResponse(answer, keepAlive: exchange.keepAliveAsked)
     }
 
     /// The task's answer, kept alive as the request asked.
     fileprivate func writeResponseFromTask(_ response: HTTPResponse, serial: UInt64) {
-        guard let exchange, exchange.serial == serial, exchange.head != nil else { return }
+        guard let current, current.serial == serial, current.head != nil, let exchange = machine.exchange,
+              exchange.serial == serial else { return }
         writeResponse(response, keepAlive: exchange.keepAliveAsked)
     }
 }
