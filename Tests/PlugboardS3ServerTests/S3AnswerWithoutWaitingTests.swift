@@ -7,8 +7,8 @@ import PlugboardTesting
 import Testing
 
 /// The S3 endpoint's one request path: a request without a body is prepared once on the
-/// event loop (`S3Router.respondWithoutWaiting`), a GetObject the storage has at once is
-/// answered there, and everything else goes on as a task from what was prepared. Either
+/// event loop (`S3Router.respondWithoutWaiting`), a GetObject or HeadObject the storage
+/// has at once is answered there, and everything else goes on as a task from what was prepared. Either
 /// way the answer must be the one `respond(to:)` gives, byte for byte but its request ID.
 @Suite struct S3AnswerWithoutWaitingTests {
     /// The answer as a client compares it: the request's own IDs left out.
@@ -73,6 +73,30 @@ import Testing
         }
     }
 
+    @Test func aHeadTheStorageHasAtOnce_isAnsweredAtOnce_asTheTaskAnswersIt() async throws {
+        let (router, info) = try await Self.setUp()
+        let cases: [(String, [(String, String)], Int)] = [
+            ("/photos/a.txt", [], 200),
+            ("/photos/a.txt", [("range", "bytes=0-4")], 206),
+            ("/photos/a.txt", [("range", "bytes=100-")], 416),
+            ("/photos/a.txt", [("if-none-match", "\"\(info.etag)\"")], 304),
+            ("/photos/a.txt", [("if-match", "\"0123\"")], 412),
+            ("/photos/a.txt?response-content-type=application%2Fjson", [], 200),
+        ]
+        for (target, headers, status) in cases {
+            let request = try S3RouterTests.signed("HEAD", target, extra: headers)
+            guard case .answer(let atOnce) = router.respondWithoutWaiting(to: request) else {
+                Issue.record("HEAD \(target) \(headers) was not answered at once")
+                continue
+            }
+            let task = await router.respond(to: request)
+            #expect(atOnce.status == status, "HEAD \(target) \(headers): \(S3RouterTests.text(atOnce))")
+            #expect(Self.comparable(atOnce) == Self.comparable(task), "HEAD \(target) \(headers)")
+            #expect(atOnce.headLength == task.headLength, "HEAD \(target) \(headers)")
+            #expect(atOnce.label == "HeadObject")
+        }
+    }
+
     /// What the task must answer (a missing key, whose answer depends on the bucket's; a
     /// kept checksum; a part; another operation) goes on from what was prepared, with the
     /// same answer as a request the task took whole.
@@ -84,7 +108,9 @@ import Testing
             ("GET", "/photos/a.txt", [("x-amz-checksum-mode", "ENABLED")], 200),
             ("GET", "/photos/a.txt?partNumber=1", [], 206),
             ("GET", "/photos/a.txt", [("range", "bytes=100-")], 416),
-            ("HEAD", "/photos/a.txt", [], 200),
+            ("HEAD", "/photos/missing.txt", [], 404),
+            ("HEAD", "/photos/a.txt", [("x-amz-checksum-mode", "ENABLED")], 200),
+            ("HEAD", "/photos/a.txt?partNumber=1", [], 206),
             ("GET", "/photos?list-type=2", [], 200),
             ("DELETE", "/photos/gone.txt", [], 204),
         ]

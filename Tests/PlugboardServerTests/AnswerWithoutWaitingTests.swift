@@ -6,7 +6,7 @@ import PlugboardHost
 import PlugboardTesting
 import Testing
 
-/// A GET the bound storage can read at once is answered on the event loop without a task
+/// A GET or HEAD the bound storage can read at once is answered on the event loop without a task
 /// (`APIRouter.respondWithoutWaiting`): the answer must be the one the task would give,
 /// byte for byte, and everything the storage would wait for goes to the task.
 @Suite struct AnswerWithoutWaitingTests {
@@ -59,6 +59,30 @@ import Testing
         }
     }
 
+    @Test func everyHeadAnsweredAtOnce_isTheAnswerTheTaskGives() async throws {
+        let storage = InMemoryObjectStorage()
+        let info = try await storage.put("a/b", data: Array("hello, world".utf8), contentType: "text/plain",
+                                         metadata: ["origin": "test"])
+        let (router, _) = try await Self.router(storage)
+        let cases: [(String, [(String, String)], Int)] = [
+            ("/v1/objects/a%2Fb", [], 200),
+            ("/v1/objects/a%2Fb", [("range", "bytes=0-4")], 200),
+            ("/v1/objects/a%2Fb", [("if-none-match", "\"\(info.etag)\"")], 304),
+            ("/v1/objects/a%2Fb", [("if-match", "\"0123\"")], 412),
+            ("/v1/objects/missing", [], 404),
+            ("/v1/objects/%ZZ", [], 400),
+        ]
+        for (target, headers, status) in cases {
+            let request = Self.request("HEAD", target, headers)
+            let atOnce = try #require(router.respondWithoutWaiting(to: request).atOnce, "HEAD \(target) \(headers) was not answered at once")
+            let task = await router.respond(to: request)
+            #expect(atOnce.status == status, "HEAD \(target) \(headers): \(atOnce.status)")
+            #expect(atOnce.status == task.status, "HEAD \(target) \(headers)")
+            #expect(atOnce.headers.map { "\($0.0): \($0.1)" } == task.headers.map { "\($0.0): \($0.1)" }, "HEAD \(target) \(headers)")
+            #expect(atOnce.headLength == task.headLength, "HEAD \(target) \(headers)")
+        }
+    }
+
     @Test func whatWouldWait_orIsNotARead_goesToTheTask() async throws {
         let storage = InMemoryObjectStorage()
         _ = try await storage.put("k", data: Array("hello".utf8), contentType: nil, metadata: [:])
@@ -66,7 +90,10 @@ import Testing
         // A 416 names the object's size, which takes a head the storage may wait for.
         #expect(router.respondWithoutWaiting(to: Self.request("GET", "/v1/objects/k", [("range", "bytes=100-")])).atOnce == nil)
         #expect(await router.respond(to: Self.request("GET", "/v1/objects/k", [("range", "bytes=100-")])).status == 416)
-        for (method, target) in [("HEAD", "/v1/objects/k"), ("DELETE", "/v1/objects/k"), ("GET", "/v1/objects"),
+        // An empty object has no first byte to read at once: its HEAD is the task's.
+        _ = try await storage.put("empty", data: [], contentType: nil, metadata: [:])
+        #expect(await router.respond(to: Self.request("HEAD", "/v1/objects/empty")).status == 200)
+        for (method, target) in [("HEAD", "/v1/objects/empty"), ("DELETE", "/v1/objects/k"), ("GET", "/v1/objects"),
                                  ("GET", "/v1/objects?prefix=k")] {
             #expect(router.respondWithoutWaiting(to: Self.request(method, target)).atOnce == nil, "\(method) \(target)")
         }

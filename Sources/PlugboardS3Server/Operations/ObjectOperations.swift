@@ -161,7 +161,55 @@ enum ObjectOperations {
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
         let overrides = try overrideHeaders(request)
         let info = try await headForRead(context, bucket: bucket, key: key, storageKey: storageKey)
-        if let refusal = try S3Conditions(request.head.headers).readRefusal(info) { return refusal }
+        switch try headAnswer(info, request) {
+        case .refused(let refusal):
+            return refusal
+        case .answer(let status, var headers, let length):
+            if status == 200, let checksum = try await askedChecksum(context, request, bucket: bucket, key: key, info: info) {
+                headers += checksum.answerHeaders
+            }
+            apply(overrides, to: &headers)
+            return HTTPResponse(status: status, headers: headers, headLength: length)
+        }
+    }
+
+    /// HeadObject answered on the caller's thread when nothing has to wait, with the answer
+    /// ``headObject(_:_:)`` gives: the bucket trusted by the endpoint's gate, and the
+    /// object's first byte read at once (``ObjectStorage/getWithoutWaiting(_:range:)``),
+    /// which brings its whole `ObjectInfo`, all a HEAD answers with. Nil, for the task,
+    /// when either would wait, for an empty object (no first byte), a part or a kept
+    /// checksum asked, and when the storage answers an error.
+    static func headObjectWithoutWaiting(_ context: S3Context, _ request: S3Request) throws -> HTTPResponse? {
+        guard !request.has("partNumber"), request.header("x-amz-checksum-mode") == nil else { return nil }
+        let (bucket, key) = try names(request)
+        guard context.buckets.recentlySeen(bucket, in: context.storage) else { return nil }
+        let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
+        let overrides = try overrideHeaders(request)
+        let info: ObjectInfo
+        do throws(PlugboardError) {
+            guard let found = try context.storage.getWithoutWaiting(storageKey, range: .closed(first: 0, last: 0)) else { return nil }
+            info = found.info
+        } catch {
+            return nil
+        }
+        switch try headAnswer(info, request) {
+        case .refused(let refusal):
+            return refusal
+        case .answer(let status, var headers, let length):
+            apply(overrides, to: &headers)
+            return HTTPResponse(status: status, headers: headers, headLength: length)
+        }
+    }
+
+    private enum HeadAnswer {
+        case refused(HTTPResponse)
+        case answer(status: Int, headers: [(String, String)], length: Int)
+    }
+
+    /// HeadObject's status, headers and length for the object `info` describes, before a
+    /// checksum and the overrides: its conditions, and a `Range` answered as GET would.
+    private static func headAnswer(_ info: ObjectInfo, _ request: S3Request) throws -> HeadAnswer {
+        if let refusal = try S3Conditions(request.head.headers).readRefusal(info) { return .refused(refusal) }
         var headers = S3Objects.headers(for: info)
         var status = 200
         var length = info.size
@@ -173,11 +221,7 @@ enum ObjectOperations {
                 headers.append(("Content-Range", "bytes \(offsets.lowerBound)-\(offsets.upperBound - 1)/\(info.size)"))
             }
         }
-        if status == 200, let checksum = try await askedChecksum(context, request, bucket: bucket, key: key, info: info) {
-            headers += checksum.answerHeaders
-        }
-        apply(overrides, to: &headers)
-        return HTTPResponse(status: status, headers: headers, headLength: length)
+        return .answer(status: status, headers: headers, length: length)
     }
 
     /// `DELETE /bucket/key`: 204, whether or not an object was there.

@@ -58,8 +58,9 @@ public final class S3Router: HTTPHandler {
 
     /// The same request path as the native API's: a request without a body is prepared
     /// once on the event loop's thread (addressed, its signature checked, its operation
-    /// named, a lease taken and the storage bound), a GetObject the storage has at once is
-    /// answered there, and anything else goes on as a task from what was prepared.
+    /// named, a lease taken and the storage bound), a GetObject or HeadObject the storage
+    /// has at once is answered there, and anything else goes on as a task from what was
+    /// prepared.
     public func respondWithoutWaiting(to request: HTTPRequest) -> ImmediateAnswer {
         let id = ids.next()
         var address: Address?
@@ -70,9 +71,12 @@ public final class S3Router: HTTPHandler {
         } catch {
             return .answer(answer(errorResponse(error, head: request.head, address: address, id: id), id: id, operation: operation))
         }
-        if prepared.operation == .getObject {
+        if prepared.operation == .getObject || prepared.operation == .headObject {
             do {
-                if let response = try ObjectOperations.getObjectWithoutWaiting(prepared.context, prepared.request) {
+                let atOnce = prepared.operation == .getObject
+                    ? try ObjectOperations.getObjectWithoutWaiting(prepared.context, prepared.request)
+                    : try ObjectOperations.headObjectWithoutWaiting(prepared.context, prepared.request)
+                if let response = atOnce {
                     prepared.lease.release()
                     return .answer(answer(response, id: id, operation: operation))
                 }

@@ -102,23 +102,25 @@ public final class APIRouter: HTTPHandler {
     }
 
     /// The one request path's start, on the event loop's thread: the route matched once,
-    /// the request screened, and health, readiness and a GET of an object the bound
-    /// storage has at once (``ObjectStorage/getWithoutWaiting(_:range:)``) answered here,
-    /// without a task. A GET the storage has to wait for goes on as a task with its
-    /// ``ObjectRequest`` (key, lease, storage) as resolved here; anything else as a task
-    /// with its route.
+    /// the request screened, and health, readiness and a GET or HEAD of an object the
+    /// bound storage has at once (``ObjectStorage/getWithoutWaiting(_:range:)``) answered
+    /// here, without a task. A GET or HEAD the storage has to wait for goes on as a task
+    /// with its ``ObjectRequest`` (key, lease, storage) as resolved here; anything else as
+    /// a task with its route.
     public func respondWithoutWaiting(to request: HTTPRequest) -> ImmediateAnswer {
         let route = Route(path: request.head.path)
         if !request.screened, let refusal = screen(request.head, route) { return .answer(refusal) }
         switch route {
-        case .object(let encoded) where request.head.method == "GET":
+        case .object(let encoded) where request.head.method == "GET" || request.head.method == "HEAD":
             logger.debug("started \(request.head.method) \(request.head.target.prefix(1024))")
             if let refusal = notReady() { return .answer(refusal) }
             switch ObjectRequest.resolve(encodedKey: encoded, request, provider: provider, errors: errors) {
             case .refused(let refusal):
                 return .answer(refusal)
             case .ready(let object):
-                if let answer = ObjectRoutes.getWithoutWaiting(object) { return .answer(object.finish(answer)) }
+                let atOnce = request.head.method == "GET"
+                    ? ObjectRoutes.getWithoutWaiting(object) : ObjectRoutes.headWithoutWaiting(object)
+                if let answer = atOnce { return .answer(object.finish(answer)) }
                 return .later { object.finish(await ObjectRoutes.object(object)) }
             }
         case .healthz:

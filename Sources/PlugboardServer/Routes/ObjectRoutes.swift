@@ -19,10 +19,7 @@ enum ObjectRoutes {
             switch object.request.head.method {
             case "PUT": return try await put(object)
             case "GET": return try await get(object)
-            case "HEAD":
-                let info = try await backend.head(key)
-                if let refusal = Preconditions(object.headers).refusal(for: info, reading: true) { return refusal }
-                return HTTPResponse(status: 200, headers: objectHeaders(info), headLength: info.size)
+            case "HEAD": return head(try await backend.head(key), object.headers)
             default:
                 try await backend.delete(key)
                 return HTTPResponse(status: 204)
@@ -105,6 +102,31 @@ enum ObjectRoutes {
         if let refusal = Preconditions(object.headers).refusal(for: ready.info, reading: true) { return refusal }
         let (status, headers) = readHead(ready.info, ready.range)
         return HTTPResponse(status: status, headers: headers, body: ready.bytes)
+    }
+
+    /// HEAD answered on the caller's thread, when the storage has the object at once: its
+    /// first byte read without waiting (``ObjectStorage/getWithoutWaiting(_:range:)``)
+    /// brings the object's whole `ObjectInfo`, which is all a HEAD answers with; the same
+    /// answers as the task's. Nil when the storage would wait, and for an empty object,
+    /// which has no first byte (the task's `head` answers it).
+    static func headWithoutWaiting(_ object: ObjectRequest) -> HTTPResponse? {
+        let info: ObjectInfo
+        do throws(PlugboardError) {
+            guard let found = try object.storage.getWithoutWaiting(object.key, range: .closed(first: 0, last: 0)) else {
+                return nil
+            }
+            info = found.info
+        } catch {
+            if error.code == .storageRangeNotSatisfiable { return nil }
+            return object.errors.response(error)
+        }
+        return head(info, object.headers)
+    }
+
+    /// HEAD's answer for the object `info` describes: GET's headers and conditions, no body.
+    private static func head(_ info: ObjectInfo, _ headers: HTTPHeaders) -> HTTPResponse {
+        if let refusal = Preconditions(headers).refusal(for: info, reading: true) { return refusal }
+        return HTTPResponse(status: 200, headers: objectHeaders(info), headLength: info.size)
     }
 
     /// The one range a GET asks for; several ranges, or an invalid `Range`, ask for the
