@@ -238,7 +238,7 @@ final class EventLoop: @unchecked Sendable {
                 plugboard_epoll_wait(epoll, d.baseAddress, e.baseAddress, 256, timeoutMilliseconds)
             }
         }
-        now = manualTime ?? MonotonicClock.now()
+        now = clock()
         if n > 0 {
             for i in 0..<Int(n) {
                 if eventData[i] == Self.doorbellID {
@@ -251,11 +251,17 @@ final class EventLoop: @unchecked Sendable {
             }
         }
         runQueued()
-        now = manualTime ?? MonotonicClock.now()
+        now = clock()
         if now >= nextTick {
             nextTick = now + Self.tickSeconds
             for source in registeredSources() { source.tick(now, loop: self) }
         }
+    }
+
+    /// The time now, to the moment: the monotonic clock, or an embedded loop's own (which
+    /// moves only when its driver moves it). ``now`` is the time the loop last woke.
+    func clock() -> Double {
+        manualTime ?? MonotonicClock.now()
     }
 
     /// Makes this loop an embedded one, run by the caller's turns on a clock it sets

@@ -571,7 +571,7 @@ final class Connection: EventSource {
         current.channel?.discard()
         handler.completed(PlugboardHTTP.Exchange(
             method: current.head?.method ?? "-", target: current.head?.target ?? "-", status: exchange.status,
-            bytes: current.bytes, durationSeconds: MonotonicClock.now() - exchange.started, peer: peer, label: current.label))
+            bytes: current.bytes, durationSeconds: loop.clock() - exchange.started, peer: peer, label: current.label))
     }
 
     /// Answers a request refused at the HTTP level, then lingers and closes.

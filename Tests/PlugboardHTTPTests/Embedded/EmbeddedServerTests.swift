@@ -40,6 +40,17 @@ import Testing
         }
     }
 
+    @Test func anExchangesDuration_isMeasuredOnTheLoopsClock() async throws {
+        try await Self.driving { server, client, probe in
+            try server.send("PUT /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab", on: client)
+            server.advance(by: 3)
+            try server.send("cd", on: client)
+            #expect(try server.response(on: client).text == "abcd")
+            try server.run(until: { probe.exchanges.count == 1 })
+            #expect(probe.exchanges.first?.durationSeconds == 3)
+        }
+    }
+
     @Test func pipelinedRequestsInOneWrite_areAnsweredInOrder() async throws {
         try await Self.driving { server, client, _ in
             let requests = (0..<20).map { "GET /hello?n=\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined()
