@@ -87,6 +87,8 @@
 /// - Otherwise it returns exactly what ``get(_:range:)`` would return now (the whole
 ///   object's info, the resolved offsets, those bytes) or throws the error it would
 ///   throw, with the same code, in the same order of checks.
+/// - The server asks it for every GET, and for every HEAD with the range `0...0`: the
+///   `info` of that read answers the HEAD, so it must be the whole object's, as always.
 /// - It runs on the caller's thread, which may be an event loop that serves thousands
 ///   of connections: it never blocks, sleeps or waits for another thread's work, and
 ///   costs about a copy of the bytes it returns. No task runs it, so there is no
