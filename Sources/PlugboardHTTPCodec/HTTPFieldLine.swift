@@ -65,4 +65,17 @@ public struct HTTPFieldLine: Sendable, Equatable {
     public func value(in bytes: [UInt8]) -> String {
         String(decoding: bytes[value], as: UTF8.self)
     }
+
+    /// Whether the name is `other`, ASCII letters compared without regard to case (field
+    /// names are case-insensitive: RFC 9110 section 5.1). `bytes` holds the name's range.
+    @inlinable
+    public func hasName(_ other: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count == other.count else { return false }
+        var j = name.lowerBound
+        for b in other {
+            guard HTTPByte.lower(bytes[j]) == HTTPByte.lower(b) else { return false }
+            j += 1
+        }
+        return true
+    }
 }

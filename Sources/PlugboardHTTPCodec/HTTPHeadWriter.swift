@@ -14,6 +14,21 @@ public struct HTTPHeadWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    private init() {}
+
+    /// Writes a head through `write` at the end of `buffer`: into the caller's buffer,
+    /// reserved once for the head and for what the caller puts after it (a small body),
+    /// rather than into a buffer of the writer's own that the caller then copies or sends
+    /// as a piece of its own.
+    public static func append<E: Error>(to buffer: inout [UInt8],
+                                        _ write: (inout HTTPHeadWriter) throws(E) -> Void) throws(E) {
+        var writer = HTTPHeadWriter()
+        // Swapped, not copied: the buffer stays uniquely referenced, so no write copies it.
+        swap(&writer.bytes, &buffer)
+        defer { swap(&writer.bytes, &buffer) }
+        try write(&writer)
+    }
+
     /// `METHOD SP target SP HTTP/1.1 CRLF`; a method that is not a token, or a target with
     /// a byte outside visible ASCII, is refused.
     public mutating func requestLine(method: String, target: String) throws(HTTPSyntaxError) {

@@ -16,6 +16,20 @@ import Testing
         #expect(try parse("x-utf8: r\u{E9}sum\u{E9}") == ("x-utf8", "r\u{E9}sum\u{E9}"))
     }
 
+    @Test func aNameIsComparedWithoutRegardToASCIICase_andByItsBytes() throws {
+        let bytes = Array("X-Amz-Date: 1".utf8)
+        let line = try HTTPFieldLine.parse(bytes, 0..<bytes.count)
+        func has(_ name: String) -> Bool {
+            bytes.withUnsafeBufferPointer { all in Array(name.utf8).withUnsafeBufferPointer { line.hasName($0, in: all) } }
+        }
+        #expect(has("x-amz-date") && has("X-AMZ-DATE") && has("X-Amz-Date"))
+        #expect(!has("x-amz-dat") && !has("x-amz-datex") && !has("x-amz_date") && !has(""))
+        // Only ASCII letters fold: "^" and "~" differ by the case bit and stay apart.
+        let at = Array("a^: 1".utf8)
+        let atLine = try HTTPFieldLine.parse(at, 0..<at.count)
+        #expect(at.withUnsafeBufferPointer { all in Array("a~".utf8).withUnsafeBufferPointer { !atLine.hasName($0, in: all) } })
+    }
+
     @Test func theRangesAreTheBuffersOwn() throws {
         let bytes = Array("GET / HTTP/1.1\r\nHost: a\r\n".utf8)
         let line = try HTTPFieldLine.parse(bytes, 16..<23)

@@ -37,32 +37,58 @@ public struct HTTPResponse: Sendable {
     /// The response as bytes on the wire (for a streamed body, its head only). For HEAD the
     /// body is left out and the length header says what GET would send.
     public func serialize(head: Bool, keepAlive: Bool, version: HTTPVersion = .http11, date: String) -> [UInt8] {
-        var out = serializedHead(head: head, keepAlive: keepAlive, version: version, date: date,
-                                 reserving: head || stream != nil || forbidsContent ? 0 : body.count)
+        var out: [UInt8] = []
+        writeHead(into: &out, head: head, keepAlive: keepAlive, version: version, date: date,
+                  reserving: head || stream != nil || forbidsContent ? 0 : body.count)
         if !head && !forbidsContent { out.append(contentsOf: body) }
         return out
     }
 
-    /// Whether ``body`` goes on the wire after the head written by
-    /// ``serializedHead(head:keepAlive:version:date:reserving:)``.
+    /// Whether ``body`` goes on the wire after the head.
     func sendsBody(head: Bool) -> Bool { !head && !forbidsContent && !body.isEmpty }
 
-    /// The status line and header section alone: the server sends ``body`` after it as a
-    /// buffer of its own (one `sendmsg` for both), so a body is never copied behind its head.
-    func serializedHead(head: Bool, keepAlive: Bool, version: HTTPVersion, date: String, reserving extra: Int = 0) -> [UInt8] {
-        var out = HTTPHeadWriter(reserving: 160 + extra + headers.count * 48)
-        out.statusLine(minorVersion: version == .http10 ? 0 : 1, status: status, reason: Self.reason(status))
-        // A stored value with a CR or LF would split the header: such bytes go out as spaces.
-        for (name, value) in headers { out.field(name, replacingControls: value) }
-        if !forbidsContent { out.field("Content-Length", decimal: head ? headLength ?? contentLength : contentLength) }
-        if !keepAlive {
-            out.field("Connection", replacingControls: "close")
-        } else if version == .http10 {
-            out.field("Connection", replacingControls: "keep-alive")
+    /// A body up to this size is copied behind its head, into the head's buffer, and
+    /// leaves in a `send` of one buffer; a larger one is a buffer of its own beside the
+    /// head's, both in one `sendmsg`, so that it is never copied. At this size the copy
+    /// costs about what queueing and sending a second piece does (docs/BENCHMARKS.md,
+    /// "Instructions a request").
+    static let copiedBodyLimit = 4096
+
+    /// Writes what the server sends first into `out`: the status line and the header
+    /// section, and ``body`` behind them when it is at most ``copiedBodyLimit`` bytes.
+    /// True when the body is still to send, as a buffer of its own.
+    func write(into out: inout [UInt8], head: Bool, keepAlive: Bool, version: HTTPVersion, date: String) -> Bool {
+        guard sendsBody(head: head) else {
+            writeHead(into: &out, head: head, keepAlive: keepAlive, version: version, date: date)
+            return false
         }
-        out.field("Date", replacingControls: date)
-        out.end()
-        return out.bytes
+        guard body.count <= Self.copiedBodyLimit else {
+            writeHead(into: &out, head: head, keepAlive: keepAlive, version: version, date: date)
+            return true
+        }
+        writeHead(into: &out, head: head, keepAlive: keepAlive, version: version, date: date, reserving: body.count)
+        out.append(contentsOf: body)
+        return false
+    }
+
+    /// The status line and header section, written at the end of `out`, which is made
+    /// room for once: for the head and `extra` bytes the caller puts after it.
+    func writeHead(into out: inout [UInt8], head: Bool, keepAlive: Bool, version: HTTPVersion, date: String,
+                   reserving extra: Int = 0) {
+        out.reserveCapacity(out.count + 160 + extra + headers.count * 48)
+        HTTPHeadWriter.append(to: &out) { out in
+            out.statusLine(minorVersion: version == .http10 ? 0 : 1, status: status, reason: Self.reason(status))
+            // A stored value with a CR or LF would split the header: such bytes go out as spaces.
+            for (name, value) in headers { out.field(name, replacingControls: value) }
+            if !forbidsContent { out.field("Content-Length", decimal: head ? headLength ?? contentLength : contentLength) }
+            if !keepAlive {
+                out.field("Connection", replacingControls: "close")
+            } else if version == .http10 {
+                out.field("Connection", replacingControls: "keep-alive")
+            }
+            out.field("Date", replacingControls: date)
+            out.end()
+        }
     }
 
     /// `HTTP/1.1 100 Continue`, sent before reading a body the client holds back.

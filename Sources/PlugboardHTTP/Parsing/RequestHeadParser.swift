@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlugboardAPI
 import PlugboardHTTPCodec
 
@@ -11,24 +14,38 @@ enum RequestHeadParser {
     static func parse(_ bytes: [UInt8], _ range: Range<Int>, requestLineEnd lineEnd: Int,
                       limits: HTTPLimits) throws(HTTPError) -> RequestHead {
         let (method, target, version) = try requestLine(bytes, range.lowerBound..<lineEnd)
-        var headers = HTTPHeaders()
+        // The fields' lines with their CRLFs, without the empty line that ends the block:
+        // the head's one copy of them, which its fields point into.
+        let headers = try fields(Array(bytes[(lineEnd + 2)..<(range.upperBound - 2)]), limits: limits)
+        return try frame(method: method, target: target, version: version, headers: headers, limits: limits)
+    }
+
+    /// The header fields of `section`, lines that each end in CRLF.
+    static func fields(_ section: [UInt8], limits: HTTPLimits) throws(HTTPError) -> HTTPHeaders {
+        var lines: [HTTPFieldLine] = []
         // Room for what clients usually send, so that the array is not regrown field by field.
-        headers.reserveCapacity(8)
-        var i = lineEnd + 2
-        // The block ends with CRLF CRLF; the last CRLF is the empty line.
-        let fieldsEnd = range.upperBound - 2
-        while i < fieldsEnd {
-            var j = i
-            while j < fieldsEnd && bytes[j] != HTTPByte.cr { j += 1 }
-            try field(bytes, i..<j, into: &headers)
-            guard headers.count <= limits.maxHeaderCount else {
+        lines.reserveCapacity(8)
+        var i = 0
+        while i < section.count {
+            let j = lineEnd(section, from: i)
+            lines.append(try field(section, i..<j))
+            guard lines.count <= limits.maxHeaderCount else {
                 throw HTTPError.make(431, .httpHeadersTooLarge, "too many header fields",
                                      detail: "The limit is \(limits.maxHeaderCount) fields.",
                                      hint: "Send fewer header fields.")
             }
             i = j + 2
         }
-        return try frame(method: method, target: target, version: version, headers: headers, limits: limits)
+        return HTTPHeaders(bytes: section, lines: lines)
+    }
+
+    /// Where the first CR at or after `i` is, or the end: found with `memchr`, not a
+    /// checked step a byte.
+    private static func lineEnd(_ b: [UInt8], from i: Int) -> Int {
+        b.withUnsafeBufferPointer { raw in
+            guard let hit = memchr(raw.baseAddress! + i, Int32(HTTPByte.cr), raw.count - i) else { return raw.count }
+            return UnsafeRawPointer(hit) - UnsafeRawPointer(raw.baseAddress!)
+        }
     }
 
     static func requestLine(_ b: [UInt8], _ r: Range<Int>) throws(HTTPError) -> (String, String, HTTPVersion) {
@@ -73,14 +90,12 @@ enum RequestHeadParser {
     private static let http10 = Array("HTTP/1.0".utf8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
 
     /// One `name: value` line (without its CRLF).
-    static func field(_ b: [UInt8], _ r: Range<Int>, into headers: inout HTTPHeaders) throws(HTTPError) {
-        let line: HTTPFieldLine
+    static func field(_ b: [UInt8], _ r: Range<Int>) throws(HTTPError) -> HTTPFieldLine {
         do throws(HTTPSyntaxError) {
-            line = try HTTPFieldLine.parse(b, r)
+            return try HTTPFieldLine.parse(b, r)
         } catch {
             throw HTTPError.badRequest(error)
         }
-        headers.append(name: line.lowercasedName(in: b), value: line.value(in: b))
     }
 
     static func frame(method: String, target: String, version: HTTPVersion, headers: HTTPHeaders,

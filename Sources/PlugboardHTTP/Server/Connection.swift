@@ -426,8 +426,9 @@ final class Connection: EventSource, @unchecked Sendable {
         let length = isHead ? 0 : response.contentLength
         exchange.deadline = now + server.configuration.writeTimeoutSeconds
             + Double(length) / Double(max(1, server.configuration.minBodyBytesPerSecond))
-        var bytes = response.serializedHead(head: isHead, keepAlive: keepAlive, version: exchange.version,
-                                            date: loop.httpDate)
+        var bytes: [UInt8] = []
+        let bodyApart = response.write(into: &bytes, head: isHead, keepAlive: keepAlive, version: exchange.version,
+                                       date: loop.httpDate)
         exchange.bytes = isHead ? 0 : response.body.count
         if response.stream == nil || isHead || response.forbidsContent {
             exchange.responseQueued = true
@@ -436,8 +437,8 @@ final class Connection: EventSource, @unchecked Sendable {
         } else {
             exchange.streaming = true
         }
-        // The body as its own buffer after the head: both leave in one sendmsg (flush).
-        if response.sendsBody(head: isHead) {
+        // A body not copied behind the head is its own buffer after it: both leave in one sendmsg (flush).
+        if bodyApart {
             enqueue(bytes, flushing: false)
             enqueue(response.body)
         } else if bytes.count > 0 {
