@@ -70,13 +70,15 @@ public struct HTTPHeadWriter: Sendable {
     /// space. `name` is the caller's own constant.
     public mutating func field(_ name: String, replacingControls value: String) {
         appendName(name)
-        var value = value
-        value.withUTF8 { raw in
+        let written: Void? = value.utf8.withContiguousStorageIfAvailable { raw in
             if Self.isFieldText(raw) {
                 bytes.append(contentsOf: raw)
             } else {
                 for b in raw { bytes.append(HTTPByte.isFieldValue(b) ? b : HTTPByte.space) }
             }
+        }
+        if written == nil {
+            for b in value.utf8 { bytes.append(HTTPByte.isFieldValue(b) ? b : HTTPByte.space) }
         }
         appendCRLF()
     }
@@ -138,11 +140,13 @@ public struct HTTPHeadWriter: Sendable {
 
     /// One copy of the string's contiguous bytes: the generic append of a `UTF8View`
     /// went through an iterator, for every field of every response (docs/BENCHMARKS.md,
-    /// "Reads answered without a task").
+    /// "Reads answered without a task"). Borrowed, not `withUTF8` on a copy, which
+    /// retained and released every name and value.
     @inline(__always)
     private mutating func append(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes.append(contentsOf: $0) }
+        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+            bytes.append(contentsOf: text.utf8)
+        }
     }
 
     /// Whether every byte of `text` passes `test`, over its contiguous storage: the generic
