@@ -140,6 +140,36 @@ import Testing
 }
 
 @Suite struct HTTPHeadWriterTests {
+    @Test func aHeadWrittenInPlaceIsTheWritersHead_inTheSizeItsPiecesSaid() {
+        let values = ["text/plain", "", "a\r\nInjected: 1\u{0}\u{7F}", "r\u{E9}sum\u{E9}", String(repeating: "v", count: 40)]
+        for status in [200, 404, 1_000] {
+            for length in [0, 7, 1_234_567, -3] {
+                var writer = HTTPHeadWriter()
+                writer.statusLine(minorVersion: 0, status: status, reason: "Reason")
+                var size = HTTPHeadWriter.InPlace.statusLineSize(status: status, reason: "Reason") + HTTPHeadWriter.InPlace.endSize
+                for value in values {
+                    writer.field("X-Value", replacingControls: value)
+                    size += HTTPHeadWriter.InPlace.fieldSize("X-Value", value)
+                }
+                writer.field("Content-Length", decimal: length)
+                size += HTTPHeadWriter.InPlace.fieldSize("Content-Length", decimal: length)
+                writer.end()
+                let body: [UInt8] = [1, 2, 3]
+                let inPlace = [UInt8](unsafeUninitializedCapacity: size + body.count) { buffer, count in
+                    var out = HTTPHeadWriter.InPlace(buffer)
+                    out.statusLine(minorVersion: 0, status: status, reason: "Reason")
+                    for value in values { out.field("X-Value", replacingControls: value) }
+                    out.field("Content-Length", decimal: length)
+                    out.end()
+                    body.withUnsafeBufferPointer { out.bytes($0) }
+                    count = out.written(since: buffer)
+                }
+                #expect(inPlace == writer.bytes + body, "status \(status), length \(length)")
+                #expect(inPlace.count == size + body.count)
+            }
+        }
+    }
+
     @Test func aRequestHeadIsWrittenAsItIsGiven() throws {
         var head = HTTPHeadWriter()
         try head.requestLine(method: "PUT", target: "/b/k?x=1")

@@ -39,8 +39,7 @@ public struct HTTPResponse: Sendable {
     public func serialize(head: Bool, keepAlive: Bool, version: HTTPVersion = .http11, date: String) -> [UInt8] {
         var out: [UInt8] = []
         writeHead(into: &out, head: head, keepAlive: keepAlive, version: version, date: date,
-                  reserving: head || stream != nil || forbidsContent ? 0 : body.count)
-        if !head && !forbidsContent { out.append(contentsOf: body) }
+                  then: !head && !forbidsContent ? body : [])
         return out
     }
 
@@ -58,36 +57,41 @@ public struct HTTPResponse: Sendable {
     /// section, and ``body`` behind them when it is at most ``copiedBodyLimit`` bytes.
     /// True when the body is still to send, as a buffer of its own.
     func write(into out: inout [UInt8], head: Bool, keepAlive: Bool, version: HTTPVersion, date: String) -> Bool {
-        guard sendsBody(head: head) else {
-            writeHead(into: &out, head: head, keepAlive: keepAlive, version: version, date: date)
-            return false
-        }
-        guard body.count <= Self.copiedBodyLimit else {
-            writeHead(into: &out, head: head, keepAlive: keepAlive, version: version, date: date)
-            return true
-        }
-        writeHead(into: &out, head: head, keepAlive: keepAlive, version: version, date: date, reserving: body.count)
-        out.append(contentsOf: body)
-        return false
+        let copied = sendsBody(head: head) && body.count <= Self.copiedBodyLimit
+        writeHead(into: &out, head: head, keepAlive: keepAlive, version: version, date: date, then: copied ? body : [])
+        return sendsBody(head: head) && !copied
     }
 
-    /// The status line and header section, written at the end of `out`, which is made
-    /// room for once: for the head and `extra` bytes the caller puts after it.
+    /// The status line and header section, and `then` after them, written at the end of
+    /// `out`: sized first, then each piece copied once into storage made for all of them
+    /// (``HTTPHeadWriter/InPlace``).
     func writeHead(into out: inout [UInt8], head: Bool, keepAlive: Bool, version: HTTPVersion, date: String,
-                   reserving extra: Int = 0) {
-        out.reserveCapacity(out.count + 160 + extra + headers.count * 48)
-        HTTPHeadWriter.append(to: &out) { out in
-            out.statusLine(minorVersion: version == .http10 ? 0 : 1, status: status, reason: Self.reason(status))
+                   then after: [UInt8] = []) {
+        typealias Writer = HTTPHeadWriter.InPlace
+        let reason = Self.reason(status)
+        let length = head ? headLength ?? contentLength : contentLength
+        let connection: String? = !keepAlive ? "close" : version == .http10 ? "keep-alive" : nil
+        var size = Writer.statusLineSize(status: status, reason: reason) + Writer.fieldSize("Date", date) + Writer.endSize
+        for (name, value) in headers { size += Writer.fieldSize(name, value) }
+        if !forbidsContent { size += Writer.fieldSize("Content-Length", decimal: length) }
+        if let connection { size += Writer.fieldSize("Connection", connection) }
+        let written = [UInt8](unsafeUninitializedCapacity: size + after.count) { buffer, count in
+            var out = Writer(buffer)
+            out.statusLine(minorVersion: version == .http10 ? 0 : 1, status: status, reason: reason)
             // A stored value with a CR or LF would split the header: such bytes go out as spaces.
             for (name, value) in headers { out.field(name, replacingControls: value) }
-            if !forbidsContent { out.field("Content-Length", decimal: head ? headLength ?? contentLength : contentLength) }
-            if !keepAlive {
-                out.field("Connection", replacingControls: "close")
-            } else if version == .http10 {
-                out.field("Connection", replacingControls: "keep-alive")
-            }
+            if !forbidsContent { out.field("Content-Length", decimal: length) }
+            if let connection { out.field("Connection", replacingControls: connection) }
             out.field("Date", replacingControls: date)
             out.end()
+            after.withUnsafeBufferPointer { out.bytes($0) }
+            count = out.written(since: buffer)
+            precondition(count == size + after.count, "a head sized apart from what was written")
+        }
+        if out.isEmpty {
+            out = written
+        } else {
+            out.append(contentsOf: written)
         }
     }
 
