@@ -197,14 +197,18 @@ public struct HTTPHeadWriter: Sendable {
 }
 
 extension HTTPHeadWriter {
-    /// A head written into memory its caller sized for it beforehand, with the same pieces
-    /// as ``HTTPHeadWriter`` writes and the same rules, each piece one copy. An array's
+    /// A head written into memory its caller made room for, with the same pieces as
+    /// ``HTTPHeadWriter`` writes and the same rules, each piece one copy. An array's
     /// `append(contentsOf:)` cost about ninety instructions a piece, some thirty pieces an
     /// answer, which made writing the head a sixth of a small GET (docs/BENCHMARKS.md,
-    /// "Request heads as bytes"). Every write is checked against the end it was given.
+    /// "Request heads as bytes"). A piece that does not fit is not written, and nothing
+    /// after it: ``overflowed`` says the caller must make room (the sizes are here) and
+    /// write again.
     public struct InPlace {
         private var next: UnsafeMutablePointer<UInt8>
         private let limit: UnsafeMutablePointer<UInt8>
+        /// A piece did not fit: what was written is incomplete.
+        public private(set) var overflowed = false
 
         public init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
             next = buffer.baseAddress ?? UnsafeMutablePointer(bitPattern: 1)!
@@ -234,7 +238,7 @@ extension HTTPHeadWriter {
         public mutating func field(_ name: String, replacingControls value: String) {
             fieldName(name)
             let copied: Void? = value.utf8.withContiguousStorageIfAvailable { raw in
-                reserve(raw.count)
+                guard room(raw.count) else { return }
                 if HTTPHeadWriter.isFieldText(raw) {
                     if let base = raw.baseAddress { next.initialize(from: base, count: raw.count) }
                     next += raw.count
@@ -273,7 +277,7 @@ extension HTTPHeadWriter {
 
         /// Bytes after the head (a small body), as they are.
         public mutating func bytes(_ raw: UnsafeBufferPointer<UInt8>) {
-            reserve(raw.count)
+            guard room(raw.count) else { return }
             if let base = raw.baseAddress { next.initialize(from: base, count: raw.count) }
             next += raw.count
         }
@@ -288,28 +292,28 @@ extension HTTPHeadWriter {
                 return
             }
             let count = HTTPHeadWriter.digits(value)
-            reserve(count)
+            guard room(count) else { return }
             HTTPHeadWriter.writeDigits(value, count, to: next)
             next += count
         }
 
         private mutating func fieldName(_ name: String) {
             copy(name)
-            reserve(2)
+            guard room(2) else { return }
             next[0] = UInt8(ascii: ":")
             next[1] = HTTPByte.space
             next += 2
         }
 
         private mutating func crlf() {
-            reserve(2)
+            guard room(2) else { return }
             next[0] = HTTPByte.cr
             next[1] = HTTPByte.lf
             next += 2
         }
 
         private mutating func byte(_ b: UInt8) {
-            reserve(1)
+            guard room(1) else { return }
             next.pointee = b
             next += 1
         }
@@ -321,10 +325,14 @@ extension HTTPHeadWriter {
             }
         }
 
-        /// A size miscounted by the caller is a trap, never a write past the memory.
+        /// Whether `count` more bytes fit, and none has failed to: never a write past the room.
         @inline(__always)
-        private func reserve(_ count: Int) {
-            precondition(limit - next >= count, "a head written past the room sized for it")
+        private mutating func room(_ count: Int) -> Bool {
+            if overflowed || limit - next < count {
+                overflowed = true
+                return false
+            }
+            return true
         }
     }
 }

@@ -140,6 +140,24 @@ import Testing
 }
 
 @Suite struct HTTPHeadWriterTests {
+    @Test func aHeadWrittenInPlaceStopsAtThePieceThatDoesNotFit() {
+        var after: UInt8 = 0
+        let written = [UInt8](unsafeUninitializedCapacity: 24) { buffer, count in
+            var out = HTTPHeadWriter.InPlace(UnsafeMutableBufferPointer(rebasing: buffer[0..<20]))
+            buffer[20] = 0xAA
+            out.field("X-Long", replacingControls: "0123456789abcdef")
+            #expect(out.overflowed)
+            // Nothing after the piece that did not fit, even one that would.
+            let before = out.written(since: buffer)
+            out.end()
+            #expect(out.written(since: buffer) == before)
+            after = buffer[20]
+            count = out.written(since: buffer)
+        }
+        #expect(after == 0xAA)
+        #expect(String(decoding: written, as: UTF8.self) == "X-Long: ")
+    }
+
     @Test func aHeadWrittenInPlaceIsTheWritersHead_inTheSizeItsPiecesSaid() {
         let values = ["text/plain", "", "a\r\nInjected: 1\u{0}\u{7F}", "r\u{E9}sum\u{E9}", String(repeating: "v", count: 40)]
         for status in [200, 404, 1_000] {

@@ -75,6 +75,13 @@ import Testing
         #expect(HTTPHeaders().count == 0 && HTTPHeaders()["x"] == nil)
     }
 
+    @Test func aResponseHeadLargerThanItsFirstRoomIsWrittenWhole() {
+        let long = String(repeating: "v", count: 5000)
+        let response = HTTPResponse(status: 200, headers: [("X-Long", long), ("X-Short", "s")], body: Array("hi".utf8))
+        let text = String(decoding: response.serialize(head: false, keepAlive: true, date: "D"), as: UTF8.self)
+        #expect(text == "HTTP/1.1 200 OK\r\nX-Long: \(long)\r\nX-Short: s\r\nContent-Length: 2\r\nDate: D\r\n\r\nhi")
+    }
+
     @Test func aResponseHeadIsWrittenAfterWhatTheBufferHolds_withASmallBodyBehindIt() {
         let small = HTTPResponse(status: 200, body: Array("hi".utf8))
         var out = Array("x".utf8)

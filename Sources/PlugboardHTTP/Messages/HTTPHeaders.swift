@@ -84,15 +84,21 @@ public struct HTTPHeaders: Sendable {
     @inline(__always)
     private func visit(_ name: String, _ body: (HTTPFieldLine) -> Bool) {
         guard present & Self.bit(name.utf8.count) != 0 else { return }
-        let walk = { (key: UnsafeBufferPointer<UInt8>) in
-            bytes.withUnsafeBufferPointer { all in
+        if name.utf8.withContiguousStorageIfAvailable({ visit($0, body) }) == nil {
+            Array(name.utf8).withUnsafeBufferPointer { visit($0, body) }
+        }
+    }
+
+    /// The walk over borrowed buffers: iterating `lines` itself, or capturing both arrays
+    /// in a closure, retained and released them at every lookup.
+    @inline(__always)
+    private func visit(_ key: UnsafeBufferPointer<UInt8>, _ body: (HTTPFieldLine) -> Bool) {
+        bytes.withUnsafeBufferPointer { all in
+            lines.withUnsafeBufferPointer { lines in
                 for line in lines where line.hasName(key, in: all) {
                     guard body(line) else { return }
                 }
             }
-        }
-        if name.utf8.withContiguousStorageIfAvailable(walk) == nil {
-            Array(name.utf8).withUnsafeBufferPointer(walk)
         }
     }
 

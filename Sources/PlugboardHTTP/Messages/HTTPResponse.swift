@@ -63,20 +63,39 @@ public struct HTTPResponse: Sendable {
     }
 
     /// The status line and header section, and `then` after them, written at the end of
-    /// `out`: sized first, then each piece copied once into storage made for all of them
-    /// (``HTTPHeadWriter/InPlace``).
+    /// `out`: each piece copied once into storage made for all of them
+    /// (``HTTPHeadWriter/InPlace``). The room is a guess from the number of fields, which
+    /// most heads fit; a head that does not is sized exactly and written again. (Sizing
+    /// every head first walked the fields twice, retaining every name and value twice.)
     func writeHead(into out: inout [UInt8], head: Bool, keepAlive: Bool, version: HTTPVersion, date: String,
                    then after: [UInt8] = []) {
-        typealias Writer = HTTPHeadWriter.InPlace
         let reason = Self.reason(status)
         let length = head ? headLength ?? contentLength : contentLength
         let connection: String? = !keepAlive ? "close" : version == .http10 ? "keep-alive" : nil
-        var size = Writer.statusLineSize(status: status, reason: reason) + Writer.fieldSize("Date", date) + Writer.endSize
-        for (name, value) in headers { size += Writer.fieldSize(name, value) }
-        if !forbidsContent { size += Writer.fieldSize("Content-Length", decimal: length) }
-        if let connection { size += Writer.fieldSize("Connection", connection) }
-        let written = [UInt8](unsafeUninitializedCapacity: size + after.count) { buffer, count in
-            var out = Writer(buffer)
+        var written = writeHead(room: 160 + headers.count * 64 + after.count, reason: reason, length: length,
+                                version: version, connection: connection, date: date, then: after)
+        if written.isEmpty {
+            typealias Writer = HTTPHeadWriter.InPlace
+            var size = Writer.statusLineSize(status: status, reason: reason) + Writer.fieldSize("Date", date) + Writer.endSize
+            for (name, value) in headers { size += Writer.fieldSize(name, value) }
+            if !forbidsContent { size += Writer.fieldSize("Content-Length", decimal: length) }
+            if let connection { size += Writer.fieldSize("Connection", connection) }
+            written = writeHead(room: size + after.count, reason: reason, length: length, version: version,
+                                connection: connection, date: date, then: after)
+            precondition(written.count == size + after.count, "a head sized apart from what was written")
+        }
+        if out.isEmpty {
+            out = written
+        } else {
+            out.append(contentsOf: written)
+        }
+    }
+
+    /// The head and `after` in storage of `room` bytes; empty when they do not fit.
+    private func writeHead(room: Int, reason: String, length: Int, version: HTTPVersion, connection: String?,
+                           date: String, then after: [UInt8]) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: room) { buffer, count in
+            var out = HTTPHeadWriter.InPlace(buffer)
             out.statusLine(minorVersion: version == .http10 ? 0 : 1, status: status, reason: reason)
             // A stored value with a CR or LF would split the header: such bytes go out as spaces.
             for (name, value) in headers { out.field(name, replacingControls: value) }
@@ -85,13 +104,7 @@ public struct HTTPResponse: Sendable {
             out.field("Date", replacingControls: date)
             out.end()
             after.withUnsafeBufferPointer { out.bytes($0) }
-            count = out.written(since: buffer)
-            precondition(count == size + after.count, "a head sized apart from what was written")
-        }
-        if out.isEmpty {
-            out = written
-        } else {
-            out.append(contentsOf: written)
+            count = out.overflowed ? 0 : out.written(since: buffer)
         }
     }
 
