@@ -36,7 +36,7 @@ public struct HTTPFieldLine: Sendable, Equatable {
             return (nil, i < end ? .invalidFieldName : .missingColon)
         }
         var lo = colon + 1, hi = end
-        for i in lo..<hi where !HTTPByte.isFieldValue(b[i]) { return (nil, .invalidFieldValue) }
+        guard HTTPHeadWriter.isFieldText(UnsafeBufferPointer(rebasing: b[lo..<hi])) else { return (nil, .invalidFieldValue) }
         while lo < hi && HTTPByte.isWhitespace(b[lo]) { lo += 1 }
         while hi > lo && HTTPByte.isWhitespace(b[hi - 1]) { hi -= 1 }
         return (HTTPFieldLine(name: start..<colon, value: lo..<hi), .emptyLine)

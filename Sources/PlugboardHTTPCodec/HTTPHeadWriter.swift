@@ -76,7 +76,9 @@ public struct HTTPHeadWriter: Sendable {
     /// Whether every byte is field text (``HTTPByte/isFieldValue(_:)``), eight bytes at a
     /// time: word arithmetic finds a word that may hold a byte below 0x20 or a DEL (it
     /// never misses one), and only such a word (a tab, say) is looked at byte by byte.
-    /// Every value of every response header passes through here.
+    /// Every value of every response header, and of every request header
+    /// (``HTTPFieldLine/parse(_:_:)``), passes through here.
+    @usableFromInline
     static func isFieldText(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = raw.baseAddress else { return true }
         let count = raw.count

@@ -173,7 +173,17 @@ public struct RequestDecoder: Sendable {
                 }
                 guard start + scan < end else { break }
             }
-            let b = buffer[start + scan]
+            var b = buffer[start + scan]
+            if b == HTTPByte.cr, start + scan + 1 < end {
+                guard buffer[start + scan + 1] == HTTPByte.lf else {
+                    throw HTTPError.badRequest("bare CR in the request head", detail: "CR may only precede LF.")
+                }
+                // The CR's step, then its LF's in this same turn: a turn of the loop a line
+                // fewer, every limit checked where it was.
+                scan += 1
+                try checkHeadLimits(scan, requestLineEnd)
+                b = HTTPByte.lf
+            }
             if b == HTTPByte.lf {
                 guard scan > lineStart, buffer[start + scan - 1] == HTTPByte.cr else {
                     throw HTTPError.badRequest("bare LF in the request head", detail: "Lines end with CRLF (RFC 9112 section 2.2).")
@@ -207,18 +217,23 @@ public struct RequestDecoder: Sendable {
                     requestLineEnd = cr
                 }
                 lineStart = scan + 1
-            } else if b == HTTPByte.cr, start + scan + 1 < end, buffer[start + scan + 1] != HTTPByte.lf {
-                throw HTTPError.badRequest("bare CR in the request head", detail: "CR may only precede LF.")
             }
             scan += 1
-            if let lineEnd = requestLineEnd {
-                if scan - (lineEnd + 2) > limits.maxHeaderBytes + 2 { throw headersTooLarge() }
-            } else if scan > limits.maxRequestLineBytes + 1 {
-                throw uriTooLong()
-            }
+            try checkHeadLimits(scan, requestLineEnd)
         }
         state = .head(scan: scan, lineStart: lineStart, requestLineEnd: requestLineEnd, emptyLinesSkipped: emptyLinesSkipped)
         return .needMore
+    }
+
+    /// A head scanned up to `scan` is still within its limits: the request line's until its
+    /// end is known, then the header section's.
+    @inline(__always)
+    private func checkHeadLimits(_ scan: Int, _ requestLineEnd: Int?) throws(HTTPError) {
+        if let lineEnd = requestLineEnd {
+            if scan - (lineEnd + 2) > limits.maxHeaderBytes + 2 { throw headersTooLarge() }
+        } else if scan > limits.maxRequestLineBytes + 1 {
+            throw uriTooLong()
+        }
     }
 
     /// One CRLF-terminated line of a chunked body, without its CRLF, as a range of
