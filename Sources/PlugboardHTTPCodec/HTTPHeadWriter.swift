@@ -83,21 +83,23 @@ public struct HTTPHeadWriter: Sendable {
         guard let base = raw.baseAddress else { return true }
         let count = raw.count
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        guard count >= 8 else {
+            for j in 0..<count where !HTTPByte.isFieldValue(base[j]) { return false }
+            return true
+        }
+        // Whole words, the last one ending at the last byte (overlapping the one before it
+        // when the count is not a multiple of eight): no byte-by-byte tail.
         var i = 0
-        while i + 8 <= count {
+        while true {
             let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
             let below = (word &- 0x20 &* ones) & ~word & highs
             let del = word ^ (0x7F &* ones)
             if below | ((del &- ones) & ~del & highs) != 0 {
                 for j in i..<(i + 8) where !HTTPByte.isFieldValue(base[j]) { return false }
             }
-            i += 8
+            if i == count - 8 { return true }
+            i = min(i + 8, count - 8)
         }
-        while i < count {
-            if !HTTPByte.isFieldValue(base[i]) { return false }
-            i += 1
-        }
-        return true
     }
 
     /// `name: decimal CRLF`, without making a string of the number.

@@ -140,6 +140,27 @@ import Testing
 }
 
 @Suite struct HTTPHeadWriterTests {
+    @Test func aControlIsFoundAtEveryPlaceOfAValueOfEveryLength() throws {
+        for length in 1...40 {
+            let clean = Array(repeating: UInt8(ascii: "v"), count: length)
+            let line = Array("X: ".utf8) + clean
+            #expect(try HTTPFieldLine.parse(line, 0..<line.count).value == 3..<line.count)
+            for place in 0..<length {
+                for control: UInt8 in [0, 0x0A, 0x0D, 0x1F, 0x7F] {
+                    var value = clean
+                    value[place] = control
+                    let bad = Array("X: ".utf8) + value + Array("w".utf8)
+                    #expect(throws: HTTPSyntaxError.self) { try HTTPFieldLine.parse(bad, 0..<bad.count) }
+                    var writer = HTTPHeadWriter()
+                    writer.field("X", replacingControls: String(decoding: value, as: UTF8.self))
+                    var expected = clean
+                    expected[place] = HTTPByte.space
+                    #expect(writer.bytes == Array("X: ".utf8) + expected + [HTTPByte.cr, HTTPByte.lf], "length \(length), place \(place)")
+                }
+            }
+        }
+    }
+
     @Test func aHeadWrittenInPlaceStopsAtThePieceThatDoesNotFit() {
         var after: UInt8 = 0
         let written = [UInt8](unsafeUninitializedCapacity: 24) { buffer, count in
