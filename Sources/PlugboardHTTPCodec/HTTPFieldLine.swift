@@ -13,8 +13,8 @@ public struct HTTPFieldLine: Sendable, Equatable {
     public static func parse(_ bytes: [UInt8], _ range: Range<Int>) throws(HTTPSyntaxError) -> HTTPFieldLine {
         precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count, "a field line outside its buffer")
         // In one walk over the contiguous bytes: searching and checking slices of the array
-        // checked every index, some twenty instructions a byte of every field of every
-        // request (docs/BENCHMARKS.md, "Instructions a request").
+        // checked every index, at every byte of every field of every request
+        // (docs/BENCHMARKS.md, "Request heads as bytes").
         let (line, refused) = bytes.withUnsafeBufferPointer { scan($0, range) }
         guard let line else { throw refusal(refused) }
         return line

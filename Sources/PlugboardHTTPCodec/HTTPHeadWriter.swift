@@ -202,12 +202,11 @@ public struct HTTPHeadWriter: Sendable {
 
 extension HTTPHeadWriter {
     /// A head written into memory its caller made room for, with the same pieces as
-    /// ``HTTPHeadWriter`` writes and the same rules, each piece one copy. An array's
-    /// `append(contentsOf:)` cost about ninety instructions a piece, some thirty pieces an
-    /// answer, which made writing the head a sixth of a small GET (docs/BENCHMARKS.md,
-    /// "Request heads as bytes"). A piece that does not fit is not written, and nothing
-    /// after it: ``overflowed`` says the caller must make room (the sizes are here) and
-    /// write again.
+    /// ``HTTPHeadWriter`` writes and the same rules, each piece one copy: an array's
+    /// `append(contentsOf:)` for each of an answer's pieces made writing the head a large
+    /// share of a small GET (docs/BENCHMARKS.md, "Request heads as bytes"). A piece that
+    /// does not fit is not written, and nothing after it: ``overflowed`` says the caller
+    /// must make room (the sizes are here) and write again.
     public struct InPlace {
         private var next: UnsafeMutablePointer<UInt8>
         private let limit: UnsafeMutablePointer<UInt8>

@@ -4,7 +4,7 @@ import PlugboardHTTPCodec
 /// arrived as: the header section is copied once, each field is where its name and value
 /// lie in that copy (an ``HTTPFieldLine``), and a value becomes a `String` only when it is
 /// asked for. A `String` for every name and value of every request was most of what
-/// reading a head cost (docs/BENCHMARKS.md, "Instructions a request"), and a request asks
+/// reading a head cost (docs/BENCHMARKS.md, "Request heads as bytes"), and a request asks
 /// for few of them.
 ///
 /// Names are looked up without regard to ASCII case, and ``fields`` gives them in lower case.

@@ -49,8 +49,8 @@ public struct HTTPResponse: Sendable {
     /// A body up to this size is copied behind its head, into the head's buffer, and
     /// leaves in a `send` of one buffer; a larger one is a buffer of its own beside the
     /// head's, both in one `sendmsg`, so that it is never copied. Near this size the copy
-    /// costs what queueing and sending a second piece does: copying a few bytes saved
-    /// instructions, copying 1 KiB cost more (docs/BENCHMARKS.md, "Request heads as bytes").
+    /// costs what queueing and sending a second piece does (measured both ways:
+    /// docs/BENCHMARKS.md, "Request heads as bytes").
     static let copiedBodyLimit = 512
 
     /// Writes what the server sends first into `out`: the status line and the header
