@@ -73,6 +73,19 @@ import Testing
         #expect(headers["CONTENT-TYPE"] == "text/plain" && headers["x-empty"] == "")
         #expect(headers.values("x-a") == ["1", "2"])
         #expect(HTTPHeaders().count == 0 && HTTPHeaders()["x"] == nil)
+        let blank = HTTPHeaders([("", ""), ("", "")])
+        #expect(blank.count == 2 && blank[""] == "" && blank.values("") == ["", ""] && blank.fields.map(\.name) == ["", ""])
+    }
+
+    @Test func theFieldAfterTheLastAllowedIsRefused_afterTheOnesBeforeItAreChecked() {
+        let limits = HTTPLimits(maxHeaderCount: 3)
+        #expect(readAll("GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\n\r\n", limits: limits).first
+                == .request(method: "GET", target: "/", body: []))
+        #expect(readAll("GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", limits: limits)
+                == [.refused(431, "http.headers_too_large")])
+        // A malformed field before the one too many is what is refused.
+        #expect(readAll("GET / HTTP/1.1\r\nHost: h\r\nA 1\r\nB: 2\r\nC: 3\r\n\r\n", limits: limits)
+                == [.refused(400, "http.bad_request")])
     }
 
     @Test func aResponseHeadLargerThanItsFirstRoomIsWrittenWhole() {
