@@ -16,6 +16,20 @@ import Testing
         #expect(try parse("x-utf8: r\u{E9}sum\u{E9}") == ("x-utf8", "r\u{E9}sum\u{E9}"))
     }
 
+    @Test func aNameIsComparedWithoutRegardToASCIICase_andByItsBytes() throws {
+        let bytes = Array("X-Amz-Date: 1".utf8)
+        let line = try HTTPFieldLine.parse(bytes, 0..<bytes.count)
+        func has(_ name: String) -> Bool {
+            bytes.withUnsafeBufferPointer { all in Array(name.utf8).withUnsafeBufferPointer { line.hasName($0, in: all) } }
+        }
+        #expect(has("x-amz-date") && has("X-AMZ-DATE") && has("X-Amz-Date"))
+        #expect(!has("x-amz-dat") && !has("x-amz-datex") && !has("x-amz_date") && !has(""))
+        // Only ASCII letters fold: "^" and "~" differ by the case bit and stay apart.
+        let at = Array("a^: 1".utf8)
+        let atLine = try HTTPFieldLine.parse(at, 0..<at.count)
+        #expect(at.withUnsafeBufferPointer { all in Array("a~".utf8).withUnsafeBufferPointer { !atLine.hasName($0, in: all) } })
+    }
+
     @Test func theRangesAreTheBuffersOwn() throws {
         let bytes = Array("GET / HTTP/1.1\r\nHost: a\r\n".utf8)
         let line = try HTTPFieldLine.parse(bytes, 16..<23)
@@ -126,6 +140,75 @@ import Testing
 }
 
 @Suite struct HTTPHeadWriterTests {
+    @Test func aControlIsFoundAtEveryPlaceOfAValueOfEveryLength() throws {
+        for length in 1...40 {
+            let clean = Array(repeating: UInt8(ascii: "v"), count: length)
+            let line = Array("X: ".utf8) + clean
+            #expect(try HTTPFieldLine.parse(line, 0..<line.count).value == 3..<line.count)
+            for place in 0..<length {
+                for control: UInt8 in [0, 0x0A, 0x0D, 0x1F, 0x7F] {
+                    var value = clean
+                    value[place] = control
+                    let bad = Array("X: ".utf8) + value + Array("w".utf8)
+                    #expect(throws: HTTPSyntaxError.self) { try HTTPFieldLine.parse(bad, 0..<bad.count) }
+                    var writer = HTTPHeadWriter()
+                    writer.field("X", replacingControls: String(decoding: value, as: UTF8.self))
+                    var expected = clean
+                    expected[place] = HTTPByte.space
+                    #expect(writer.bytes == Array("X: ".utf8) + expected + [HTTPByte.cr, HTTPByte.lf], "length \(length), place \(place)")
+                }
+            }
+        }
+    }
+
+    @Test func aHeadWrittenInPlaceStopsAtThePieceThatDoesNotFit() {
+        var after: UInt8 = 0
+        let written = [UInt8](unsafeUninitializedCapacity: 24) { buffer, count in
+            var out = HTTPHeadWriter.InPlace(UnsafeMutableBufferPointer(rebasing: buffer[0..<20]))
+            buffer[20] = 0xAA
+            out.field("X-Long", replacingControls: "0123456789abcdef")
+            #expect(out.overflowed)
+            // Nothing after the piece that did not fit, even one that would.
+            let before = out.written(since: buffer)
+            out.end()
+            #expect(out.written(since: buffer) == before)
+            after = buffer[20]
+            count = out.written(since: buffer)
+        }
+        #expect(after == 0xAA)
+        #expect(String(decoding: written, as: UTF8.self) == "X-Long: ")
+    }
+
+    @Test func aHeadWrittenInPlaceIsTheWritersHead_inTheSizeItsPiecesSaid() {
+        let values = ["text/plain", "", "a\r\nInjected: 1\u{0}\u{7F}", "r\u{E9}sum\u{E9}", String(repeating: "v", count: 40)]
+        for status in [200, 404, 1_000] {
+            for length in [0, 7, 1_234_567, -3] {
+                var writer = HTTPHeadWriter()
+                writer.statusLine(minorVersion: 0, status: status, reason: "Reason")
+                var size = HTTPHeadWriter.InPlace.statusLineSize(status: status, reason: "Reason") + HTTPHeadWriter.InPlace.endSize
+                for value in values {
+                    writer.field("X-Value", replacingControls: value)
+                    size += HTTPHeadWriter.InPlace.fieldSize("X-Value", value)
+                }
+                writer.field("Content-Length", decimal: length)
+                size += HTTPHeadWriter.InPlace.fieldSize("Content-Length", decimal: length)
+                writer.end()
+                let body: [UInt8] = [1, 2, 3]
+                let inPlace = [UInt8](unsafeUninitializedCapacity: size + body.count) { buffer, count in
+                    var out = HTTPHeadWriter.InPlace(buffer)
+                    out.statusLine(minorVersion: 0, status: status, reason: "Reason")
+                    for value in values { out.field("X-Value", replacingControls: value) }
+                    out.field("Content-Length", decimal: length)
+                    out.end()
+                    body.withUnsafeBufferPointer { out.bytes($0) }
+                    count = out.written(since: buffer)
+                }
+                #expect(inPlace == writer.bytes + body, "status \(status), length \(length)")
+                #expect(inPlace.count == size + body.count)
+            }
+        }
+    }
+
     @Test func aRequestHeadIsWrittenAsItIsGiven() throws {
         var head = HTTPHeadWriter()
         try head.requestLine(method: "PUT", target: "/b/k?x=1")

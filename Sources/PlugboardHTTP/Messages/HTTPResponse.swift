@@ -37,32 +37,75 @@ public struct HTTPResponse: Sendable {
     /// The response as bytes on the wire (for a streamed body, its head only). For HEAD the
     /// body is left out and the length header says what GET would send.
     public func serialize(head: Bool, keepAlive: Bool, version: HTTPVersion = .http11, date: String) -> [UInt8] {
-        var out = serializedHead(head: head, keepAlive: keepAlive, version: version, date: date,
-                                 reserving: head || stream != nil || forbidsContent ? 0 : body.count)
-        if !head && !forbidsContent { out.append(contentsOf: body) }
+        var out: [UInt8] = []
+        writeHead(into: &out, head: head, keepAlive: keepAlive, version: version, date: date,
+                  then: !head && !forbidsContent ? body : [])
         return out
     }
 
-    /// Whether ``body`` goes on the wire after the head written by
-    /// ``serializedHead(head:keepAlive:version:date:reserving:)``.
+    /// Whether ``body`` goes on the wire after the head.
     func sendsBody(head: Bool) -> Bool { !head && !forbidsContent && !body.isEmpty }
 
-    /// The status line and header section alone: the server sends ``body`` after it as a
-    /// buffer of its own (one `sendmsg` for both), so a body is never copied behind its head.
-    func serializedHead(head: Bool, keepAlive: Bool, version: HTTPVersion, date: String, reserving extra: Int = 0) -> [UInt8] {
-        var out = HTTPHeadWriter(reserving: 160 + extra + headers.count * 48)
-        out.statusLine(minorVersion: version == .http10 ? 0 : 1, status: status, reason: Self.reason(status))
-        // A stored value with a CR or LF would split the header: such bytes go out as spaces.
-        for (name, value) in headers { out.field(name, replacingControls: value) }
-        if !forbidsContent { out.field("Content-Length", decimal: head ? headLength ?? contentLength : contentLength) }
-        if !keepAlive {
-            out.field("Connection", replacingControls: "close")
-        } else if version == .http10 {
-            out.field("Connection", replacingControls: "keep-alive")
+    /// A body up to this size is copied behind its head, into the head's buffer, and
+    /// leaves in a `send` of one buffer; a larger one is a buffer of its own beside the
+    /// head's, both in one `sendmsg`, so that it is never copied. Near this size the copy
+    /// costs what queueing and sending a second piece does (measured both ways:
+    /// docs/BENCHMARKS.md, "Request heads as bytes").
+    static let copiedBodyLimit = 512
+
+    /// Writes what the server sends first into `out`: the status line and the header
+    /// section, and ``body`` behind them when it is at most ``copiedBodyLimit`` bytes.
+    /// True when the body is still to send, as a buffer of its own.
+    func write(into out: inout [UInt8], head: Bool, keepAlive: Bool, version: HTTPVersion, date: String) -> Bool {
+        let copied = sendsBody(head: head) && body.count <= Self.copiedBodyLimit
+        writeHead(into: &out, head: head, keepAlive: keepAlive, version: version, date: date, then: copied ? body : [])
+        return sendsBody(head: head) && !copied
+    }
+
+    /// The status line and header section, and `then` after them, written at the end of
+    /// `out`: each piece copied once into storage made for all of them
+    /// (``HTTPHeadWriter/InPlace``). The room is a guess from the number of fields, which
+    /// most heads fit; a head that does not is sized exactly and written again. (Sizing
+    /// every head first walked the fields twice, retaining every name and value twice.)
+    func writeHead(into out: inout [UInt8], head: Bool, keepAlive: Bool, version: HTTPVersion, date: String,
+                   then after: [UInt8] = []) {
+        let reason = Self.reason(status)
+        let length = head ? headLength ?? contentLength : contentLength
+        let connection: String? = !keepAlive ? "close" : version == .http10 ? "keep-alive" : nil
+        var written = writeHead(room: 160 + headers.count * 64 + after.count, reason: reason, length: length,
+                                version: version, connection: connection, date: date, then: after)
+        if written.isEmpty {
+            typealias Writer = HTTPHeadWriter.InPlace
+            var size = Writer.statusLineSize(status: status, reason: reason) + Writer.fieldSize("Date", date) + Writer.endSize
+            for (name, value) in headers { size += Writer.fieldSize(name, value) }
+            if !forbidsContent { size += Writer.fieldSize("Content-Length", decimal: length) }
+            if let connection { size += Writer.fieldSize("Connection", connection) }
+            written = writeHead(room: size + after.count, reason: reason, length: length, version: version,
+                                connection: connection, date: date, then: after)
+            precondition(written.count == size + after.count, "a head sized apart from what was written")
         }
-        out.field("Date", replacingControls: date)
-        out.end()
-        return out.bytes
+        if out.isEmpty {
+            out = written
+        } else {
+            out.append(contentsOf: written)
+        }
+    }
+
+    /// The head and `after` in storage of `room` bytes; empty when they do not fit.
+    private func writeHead(room: Int, reason: String, length: Int, version: HTTPVersion, connection: String?,
+                           date: String, then after: [UInt8]) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: room) { buffer, count in
+            var out = HTTPHeadWriter.InPlace(buffer)
+            out.statusLine(minorVersion: version == .http10 ? 0 : 1, status: status, reason: reason)
+            // A stored value with a CR or LF would split the header: such bytes go out as spaces.
+            for (name, value) in headers { out.field(name, replacingControls: value) }
+            if !forbidsContent { out.field("Content-Length", decimal: length) }
+            if let connection { out.field("Connection", replacingControls: connection) }
+            out.field("Date", replacingControls: date)
+            out.end()
+            after.withUnsafeBufferPointer { out.bytes($0) }
+            count = out.overflowed ? 0 : out.written(since: buffer)
+        }
     }
 
     /// `HTTP/1.1 100 Continue`, sent before reading a body the client holds back.

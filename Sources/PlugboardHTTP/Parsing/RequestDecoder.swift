@@ -31,7 +31,7 @@ public struct RequestDecoder: Sendable {
         case chunkSize(scan: Int)
         case chunkData(remaining: Int)
         case chunkDataEnd(scan: Int)
-        case trailers(scan: Int, bytes: Int, headers: HTTPHeaders)
+        case trailers(scan: Int, bytes: Int, fields: Int)
         /// The message's last byte is consumed; `.end` comes next.
         case messageEnd
     }
@@ -89,7 +89,7 @@ public struct RequestDecoder: Sendable {
                 throw HTTPError.payloadTooLarge(limit: limits.maxBodyBytes, found: "more in chunks")
             }
             chunkedTotal = total
-            state = size == 0 ? .trailers(scan: 0, bytes: 0, headers: HTTPHeaders()) : .chunkData(remaining: size)
+            state = size == 0 ? .trailers(scan: 0, bytes: 0, fields: 0) : .chunkData(remaining: size)
             return try next(buffer, start: &start, end: end)
         case .chunkData(let remaining):
             guard end > start else { return .needMore }
@@ -107,11 +107,11 @@ public struct RequestDecoder: Sendable {
             guard line.isEmpty else { throw longer }
             state = .chunkSize(scan: 0)
             return try next(buffer, start: &start, end: end)
-        case .trailers(let scan, let bytes, var headers):
+        case .trailers(let scan, let bytes, let fields):
             let tooLarge = headersTooLarge()
             guard let line = try line(buffer, &start, end, scan: scan, maxBytes: limits.maxHeaderBytes, tooLong: tooLarge,
                                       bareLF: "bare LF in a chunked body",
-                                      save: { .trailers(scan: $0, bytes: bytes, headers: headers) }) else {
+                                      save: { .trailers(scan: $0, bytes: bytes, fields: fields) }) else {
                 return .needMore
             }
             if line.isEmpty {
@@ -121,10 +121,9 @@ public struct RequestDecoder: Sendable {
             // Trailer fields: checked like header fields, then dropped (none is used).
             let total = bytes + line.count + 2
             guard total <= limits.maxHeaderBytes else { throw tooLarge }
-            let text = Array(buffer[line])
-            try RequestHeadParser.field(text, 0..<text.count, into: &headers)
-            guard headers.count <= limits.maxHeaderCount else { throw tooLarge }
-            state = .trailers(scan: 0, bytes: total, headers: headers)
+            _ = try RequestHeadParser.field(buffer, line)
+            guard fields + 1 <= limits.maxHeaderCount else { throw tooLarge }
+            state = .trailers(scan: 0, bytes: total, fields: fields + 1)
             return try next(buffer, start: &start, end: end)
         }
     }
@@ -174,7 +173,17 @@ public struct RequestDecoder: Sendable {
                 }
                 guard start + scan < end else { break }
             }
-            let b = buffer[start + scan]
+            var b = buffer[start + scan]
+            if b == HTTPByte.cr, start + scan + 1 < end {
+                guard buffer[start + scan + 1] == HTTPByte.lf else {
+                    throw HTTPError.badRequest("bare CR in the request head", detail: "CR may only precede LF.")
+                }
+                // The CR's step, then its LF's in this same turn: a turn of the loop a line
+                // fewer, every limit checked where it was.
+                scan += 1
+                try checkHeadLimits(scan, requestLineEnd)
+                b = HTTPByte.lf
+            }
             if b == HTTPByte.lf {
                 guard scan > lineStart, buffer[start + scan - 1] == HTTPByte.cr else {
                     throw HTTPError.badRequest("bare LF in the request head", detail: "Lines end with CRLF (RFC 9112 section 2.2).")
@@ -208,18 +217,23 @@ public struct RequestDecoder: Sendable {
                     requestLineEnd = cr
                 }
                 lineStart = scan + 1
-            } else if b == HTTPByte.cr, start + scan + 1 < end, buffer[start + scan + 1] != HTTPByte.lf {
-                throw HTTPError.badRequest("bare CR in the request head", detail: "CR may only precede LF.")
             }
             scan += 1
-            if let lineEnd = requestLineEnd {
-                if scan - (lineEnd + 2) > limits.maxHeaderBytes + 2 { throw headersTooLarge() }
-            } else if scan > limits.maxRequestLineBytes + 1 {
-                throw uriTooLong()
-            }
+            try checkHeadLimits(scan, requestLineEnd)
         }
         state = .head(scan: scan, lineStart: lineStart, requestLineEnd: requestLineEnd, emptyLinesSkipped: emptyLinesSkipped)
         return .needMore
+    }
+
+    /// A head scanned up to `scan` is still within its limits: the request line's until its
+    /// end is known, then the header section's.
+    @inline(__always)
+    private func checkHeadLimits(_ scan: Int, _ requestLineEnd: Int?) throws(HTTPError) {
+        if let lineEnd = requestLineEnd {
+            if scan - (lineEnd + 2) > limits.maxHeaderBytes + 2 { throw headersTooLarge() }
+        } else if scan > limits.maxRequestLineBytes + 1 {
+            throw uriTooLong()
+        }
     }
 
     /// One CRLF-terminated line of a chunked body, without its CRLF, as a range of

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlugboardAPI
 import PlugboardHTTPCodec
 
@@ -11,44 +14,63 @@ enum RequestHeadParser {
     static func parse(_ bytes: [UInt8], _ range: Range<Int>, requestLineEnd lineEnd: Int,
                       limits: HTTPLimits) throws(HTTPError) -> RequestHead {
         let (method, target, version) = try requestLine(bytes, range.lowerBound..<lineEnd)
-        var headers = HTTPHeaders()
+        // The fields' lines with their CRLFs, without the empty line that ends the block:
+        // the head's one copy of them, which its fields point into.
+        let headers = try fields(Array(bytes[(lineEnd + 2)..<(range.upperBound - 2)]), limits: limits)
+        return try frame(method: method, target: target, version: version, headers: headers, limits: limits)
+    }
+
+    /// The header fields of `section`, lines that each end in CRLF.
+    static func fields(_ section: [UInt8], limits: HTTPLimits) throws(HTTPError) -> HTTPHeaders {
+        var lines: [HTTPFieldLine] = []
         // Room for what clients usually send, so that the array is not regrown field by field.
-        headers.reserveCapacity(8)
-        var i = lineEnd + 2
-        // The block ends with CRLF CRLF; the last CRLF is the empty line.
-        let fieldsEnd = range.upperBound - 2
-        while i < fieldsEnd {
-            var j = i
-            while j < fieldsEnd && bytes[j] != HTTPByte.cr { j += 1 }
-            try field(bytes, i..<j, into: &headers)
-            guard headers.count <= limits.maxHeaderCount else {
+        lines.reserveCapacity(8)
+        var i = 0
+        while i < section.count {
+            let j = lineEnd(section, from: i)
+            lines.append(try field(section, i..<j))
+            guard lines.count <= limits.maxHeaderCount else {
                 throw HTTPError.make(431, .httpHeadersTooLarge, "too many header fields",
                                      detail: "The limit is \(limits.maxHeaderCount) fields.",
                                      hint: "Send fewer header fields.")
             }
             i = j + 2
         }
-        return try frame(method: method, target: target, version: version, headers: headers, limits: limits)
+        return HTTPHeaders(bytes: section, lines: lines)
+    }
+
+    /// Where the first CR at or after `i` is, or the end: found with `memchr`, not a
+    /// checked step a byte.
+    private static func lineEnd(_ b: [UInt8], from i: Int) -> Int {
+        b.withUnsafeBufferPointer { raw in
+            guard let hit = memchr(raw.baseAddress! + i, Int32(HTTPByte.cr), raw.count - i) else { return raw.count }
+            return UnsafeRawPointer(hit) - UnsafeRawPointer(raw.baseAddress!)
+        }
     }
 
     static func requestLine(_ b: [UInt8], _ r: Range<Int>) throws(HTTPError) -> (String, String, HTTPVersion) {
-        guard let sp1 = b[r].firstIndex(of: HTTPByte.space) else {
+        precondition(r.lowerBound >= 0 && r.upperBound <= b.count, "a request line outside its buffer")
+        // Both spaces found and method and target checked in one walk over the contiguous
+        // bytes: the slices' generic searches checked every index of every request line.
+        let (sp1, methodIsToken) = b.withUnsafeBufferPointer { run($0, r.lowerBound..<r.upperBound, of: HTTPByte.isToken) }
+        guard let sp1 else {
             throw HTTPError.badRequest("malformed request line", detail: "Expected METHOD SP TARGET SP VERSION.")
         }
-        guard sp1 > r.lowerBound, b[r.lowerBound..<sp1].allSatisfy(HTTPByte.isToken) else {
+        guard sp1 > r.lowerBound, methodIsToken else {
             throw HTTPError.badRequest("invalid method", detail: "A method is a token (RFC 9110 section 9.1).")
         }
         let rest = (sp1 + 1)..<r.upperBound
-        guard let sp2 = b[rest].firstIndex(of: HTTPByte.space), sp2 > rest.lowerBound else {
+        let (found, targetIsTarget) = b.withUnsafeBufferPointer { run($0, rest, of: HTTPByte.isTarget) }
+        guard let sp2 = found, sp2 > rest.lowerBound else {
             throw HTTPError.badRequest("malformed request line", detail: "Expected METHOD SP TARGET SP VERSION.")
         }
-        let targetBytes = b[rest.lowerBound..<sp2]
-        guard targetBytes.allSatisfy(HTTPByte.isTarget) else {
+        guard targetIsTarget else {
             throw HTTPError.badRequest("invalid request target",
                                        detail: "The target holds a byte outside visible ASCII, or a fragment.",
                                        hint: "Percent-encode spaces, controls and non-ASCII bytes.")
         }
-        guard targetBytes.first == UInt8(ascii: "/") else {
+        let targetBytes = b[rest.lowerBound..<sp2]
+        guard b[rest.lowerBound] == UInt8(ascii: "/") else {
             throw HTTPError.badRequest("unsupported request target form",
                                        detail: "Only origin-form targets (starting with /) are served.")
         }
@@ -65,22 +87,47 @@ enum RequestHeadParser {
             throw HTTPError.badRequest("unsupported HTTP version \"\(String(decoding: versionBytes.prefix(16), as: UTF8.self))\"",
                                        detail: "This server speaks HTTP/1.1 and HTTP/1.0.")
         }
-        return (String(decoding: b[r.lowerBound..<sp1], as: UTF8.self), String(decoding: targetBytes, as: UTF8.self),
-                version)
+        return (method(b, r.lowerBound..<sp1), String(decoding: targetBytes, as: UTF8.self), version)
+    }
+
+    /// The first space in `b[r]`, and whether every byte before it passes `test`; nil when
+    /// there is no space.
+    @inline(__always)
+    private static func run(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>,
+                            of test: (UInt8) -> Bool) -> (Int?, Bool) {
+        var i = r.lowerBound
+        while i < r.upperBound && test(b[i]) { i += 1 }
+        if i < r.upperBound && b[i] == HTTPByte.space { return (i, true) }
+        // A byte that fails the test (the space fails both tests used here): the space,
+        // if any, is further on.
+        while i < r.upperBound && b[i] != HTTPByte.space { i += 1 }
+        return (i < r.upperBound ? i : nil, false)
+    }
+
+    /// The method's string: the usual ones are constants, not decoded from the bytes.
+    private static func method(_ b: [UInt8], _ r: Range<Int>) -> String {
+        let first = b[r.lowerBound]
+        if r.count == 3 && first == UInt8(ascii: "G") && b[r.lowerBound + 1] == UInt8(ascii: "E")
+            && b[r.lowerBound + 2] == UInt8(ascii: "T") {
+            return "GET"
+        }
+        if r.count == 4 && first == UInt8(ascii: "H") && b[r.lowerBound + 1] == UInt8(ascii: "E")
+            && b[r.lowerBound + 2] == UInt8(ascii: "A") && b[r.lowerBound + 3] == UInt8(ascii: "D") {
+            return "HEAD"
+        }
+        return String(decoding: b[r], as: UTF8.self)
     }
 
     private static let http11 = Array("HTTP/1.1".utf8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
     private static let http10 = Array("HTTP/1.0".utf8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
 
     /// One `name: value` line (without its CRLF).
-    static func field(_ b: [UInt8], _ r: Range<Int>, into headers: inout HTTPHeaders) throws(HTTPError) {
-        let line: HTTPFieldLine
+    static func field(_ b: [UInt8], _ r: Range<Int>) throws(HTTPError) -> HTTPFieldLine {
         do throws(HTTPSyntaxError) {
-            line = try HTTPFieldLine.parse(b, r)
+            return try HTTPFieldLine.parse(b, r)
         } catch {
             throw HTTPError.badRequest(error)
         }
-        headers.append(name: line.lowercasedName(in: b), value: line.value(in: b))
     }
 
     static func frame(method: String, target: String, version: HTTPVersion, headers: HTTPHeaders,

@@ -313,8 +313,9 @@ final class Connection: EventSource {
                                                  keepAliveWanted: wanted, buffered: buffered, now: now) else { return }
         let isHead = start.isHead
         current.label = response.label
-        var bytes = response.serializedHead(head: isHead, keepAlive: start.keepAlive, version: start.version,
-                                            date: loop.httpDate)
+        var bytes: [UInt8] = []
+        let bodyApart = response.write(into: &bytes, head: isHead, keepAlive: start.keepAlive, version: start.version,
+                                       date: loop.httpDate)
         current.bytes = isHead ? 0 : response.body.count
         var queued = false
         if response.stream == nil || isHead || response.forbidsContent {
@@ -325,8 +326,8 @@ final class Connection: EventSource {
         } else {
             current.streaming = true
         }
-        // The body as its own buffer after the head: both leave in one sendmsg (flush).
-        if response.sendsBody(head: isHead) {
+        // A body not copied behind the head is its own buffer after it: both leave in one sendmsg (flush).
+        if bodyApart {
             enqueue(bytes, flushing: false)
             enqueue(response.body)
         } else if bytes.count > 0 {

@@ -395,9 +395,11 @@ public struct SigV4Verifier: Sendable {
         // that is absent is refused before the path is read).
         var headerLines: [UInt8] = []
         headerLines.reserveCapacity(64 * signedNames.count)
+        // Made once: the head keeps its fields as bytes, and `fields` makes their strings.
+        let fields = headers.fields
         for name in signedNames {
             var found = false
-            for field in headers.fields where field.name == name {
+            for field in fields where field.name == name {
                 if found {
                     headerLines.append(UInt8(ascii: ","))
                 } else {
