@@ -595,12 +595,23 @@ public struct SigV4Verifier: Sendable {
         case "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER": return .signedChunks(trailer: true)
         case "STREAMING-UNSIGNED-PAYLOAD-TRAILER": return .unsignedChunksWithTrailer
         default:
-            guard text.utf8.count == 64, text.utf8.allSatisfy({ HexDigits.value($0) != nil }) else {
+            // Over the contiguous bytes: a `UTF8View` walk goes index by index.
+            var copy = text
+            let (hex, upper) = copy.withUTF8 { bytes -> (Bool, Bool) in
+                guard bytes.count == 64 else { return (false, false) }
+                var upper = false
+                for byte in bytes {
+                    guard HexDigits.value(byte) != nil else { return (false, false) }
+                    if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F") { upper = true }
+                }
+                return (true, upper)
+            }
+            guard hex else {
                 throw S3Error.invalidArgument(
                     "\(name) must be UNSIGNED-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, STREAMING-UNSIGNED-PAYLOAD-TRAILER or the body's hex SHA-256: found \"\(text.prefix(80))\".",
                     name: name, value: text)
             }
-            return .sha256(text.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }) ? text.lowercased() : text)
+            return .sha256(upper ? text.lowercased() : text)
         }
     }
 
