@@ -44,4 +44,21 @@ import Testing
         let text = String(decoding: xml.finish(), as: UTF8.self)
         #expect(text.hasSuffix("<R xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><K>a&amp;b&lt;c&gt;&quot;d&apos;&#13;\u{FFFD}</K></R>"))
     }
+
+    @Test func bucketNames_periodsAndAddresses_areCheckedByByte() throws {
+        // Only four all-number parts are an address; adjacent periods are refused wherever they are.
+        for good in ["a.b.c.d", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1.2.3.a", "1-2.3.4.5"] {
+            try S3Namespace.validateBucketName(good)
+        }
+        for (name, why) in [("10.0.0.1", "IP address"), ("0.0.0.0", "IP address"), ("ab..cd.e", "adjacent periods"),
+                            ("a.b..c", "adjacent periods"), ("1..2.3", "adjacent periods")] {
+            do {
+                try S3Namespace.validateBucketName(name)
+                Issue.record("\(name) was accepted")
+            } catch {
+                #expect(error.code == "InvalidBucketName")
+                #expect(error.message.contains(why), "\(name): \(error.message)")
+            }
+        }
+    }
 }
