@@ -10,10 +10,7 @@ public enum Hex {
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            out.append(HexDigits.lower(byte >> 4))
-            out.append(HexDigits.lower(byte & 0x0F))
-        }
+        HexDigits.appendLower(bytes, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 }

@@ -444,7 +444,7 @@ public struct SigV4Verifier: Sendable {
         }
         var computed: [UInt8] = []
         computed.reserveCapacity(2 * HMACSHA256.byteCount)
-        Self.appendHex(try Self.hmac(stringToSign, key: key), to: &computed)
+        HexDigits.appendLower(try Self.hmac(stringToSign, key: key), to: &computed)
         guard Self.constantTimeEqual(computed, signature) else {
             let stringToSign = String(decoding: stringToSign, as: UTF8.self)
             let canonicalRequest = String(decoding: canonicalRequest, as: UTF8.self)
@@ -572,14 +572,6 @@ public struct SigV4Verifier: Sendable {
         return out
     }
 
-
-    /// Appends two lower-case hex digits per byte of `bytes`, as ``Hex/encode(_:)`` writes them.
-    static func appendHex(_ bytes: [UInt8], to out: inout [UInt8]) {
-        for byte in bytes {
-            out.append(HexDigits.lower(byte >> 4))
-            out.append(HexDigits.lower(byte & 0x0F))
-        }
-    }
 
     static func parseSignedHeaders(_ text: String, form: Form) throws(S3Error) -> [String] {
         let names: [String]
