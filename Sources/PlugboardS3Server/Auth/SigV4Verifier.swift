@@ -43,6 +43,8 @@ public struct S3Authentication: Sendable {
     /// The request's signature: the first chunk's "previous signature".
     let seedSignature: String
 
+    /// With the signing key's bytes, made ready here (the verifier hands over the key it
+    /// keeps ready for the day).
     init(accessKeyID: String, payload: PayloadMode, signingKey: [UInt8], scope: String, amzDate: String, seedSignature: String) {
         self.init(accessKeyID: accessKeyID, payload: payload, signingKey: HMACSHA256Key(signingKey), scope: scope, amzDate: amzDate,
                   seedSignature: seedSignature)
