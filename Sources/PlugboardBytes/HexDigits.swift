@@ -22,6 +22,15 @@ public enum HexDigits {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
     }
 
+    /// Appends two lower-case digits per byte of `bytes` to `out`, as digests are shown.
+    /// Inlinable so that each caller's sequence type is specialized.
+    @inlinable public static func appendLower(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
+        for byte in bytes {
+            out.append(lower(byte >> 4))
+            out.append(lower(byte & 0x0F))
+        }
+    }
+
     /// The bytes of hex text of either case, two digits a byte; nil when it is not hex.
     public static func bytes(_ text: some StringProtocol) -> [UInt8]? {
         let digits = Array(text.utf8)

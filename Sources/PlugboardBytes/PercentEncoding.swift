@@ -43,6 +43,9 @@ public enum PercentEncoding {
 
     /// The bytes `bytes` stand for: every `%XX` (either case) a byte, `+` a plus unless
     /// `plusAsSpace` (form encoding); nil for a `%` not followed by two hexadecimal digits.
+    /// Inlinable so that each caller's collection is specialized: the generic iterator
+    /// costs a witness-table call per byte.
+    @inlinable
     public static func decode(_ bytes: some Collection<UInt8>, plusAsSpace: Bool = false) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)

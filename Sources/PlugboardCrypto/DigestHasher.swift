@@ -11,7 +11,9 @@ public protocol DigestHasher: ~Copyable {
 
 extension DigestHasher where Self: ~Copyable {
     /// Adds the bytes of `data`, without copying when they are contiguous (an array,
-    /// Foundation's `Data`, a slice).
+    /// Foundation's `Data`, a slice). Inlinable (as `hash`) so that the caller's type is
+    /// specialized rather than reached through a witness table.
+    @inlinable
     public mutating func update(_ data: some Sequence<UInt8>) {
         let done: Void? = data.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
         if done == nil {
@@ -22,6 +24,7 @@ extension DigestHasher where Self: ~Copyable {
     /// The digest of `data`.
     ///
     /// - Throws: ``CryptoError`` when libcrypto cannot be loaded or fails.
+    @inlinable
     public static func hash(_ data: some Sequence<UInt8>) throws(CryptoError) -> [UInt8] {
         var hasher = try Self()
         hasher.update(data)

@@ -32,6 +32,9 @@ struct LibCrypto: @unchecked Sendable {
     typealias DigestVerify = @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int) -> Int32
     typealias RandBytes = @convention(c) (UnsafeMutablePointer<UInt8>?, Int32) -> Int32
     typealias ErrClear = @convention(c) () -> Void
+    typealias SHA256Init = @convention(c) (UnsafeMutableRawPointer?) -> Int32
+    typealias SHA256Update = @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, Int) -> Int32
+    typealias SHA256Final = @convention(c) (UnsafeMutablePointer<UInt8>?, UnsafeMutableRawPointer?) -> Int32
 
     /// The library's name, as given to `dlopen`.
     static let libraryName = "libcrypto.so.3"
@@ -59,6 +62,11 @@ struct LibCrypto: @unchecked Sendable {
     /// A refused verification leaves an entry on the thread's OpenSSL error queue; it is
     /// an answer, not an error, so the entry is dropped.
     let errClearError: ErrClear
+    /// SHA-256's low-level functions (`SHA256_Init`, `SHA256_Update`, `SHA256_Final`),
+    /// deprecated in OpenSSL 3 but exported: they work on a state the caller holds, with
+    /// no context to allocate and no provider to dispatch through (``SHA256State``). `nil`
+    /// when this build of libcrypto lacks them; the EVP digest is used then.
+    let sha256Functions: (initialize: SHA256Init, update: SHA256Update, final: SHA256Final)?
     /// SHA-256 as `EVP_MD_fetch` gives it (else `EVP_sha256()`); `nil` if this build of
     /// OpenSSL lacks it.
     ///
@@ -126,6 +134,11 @@ struct LibCrypto: @unchecked Sendable {
                 digestVerify: try symbol("EVP_DigestVerify", as: DigestVerify.self),
                 randBytes: try symbol("RAND_bytes", as: RandBytes.self),
                 errClearError: try symbol("ERR_clear_error", as: ErrClear.self),
+                sha256Functions: (try? symbol("SHA256_Init", as: SHA256Init.self)).flatMap { initialize in
+                    (try? symbol("SHA256_Update", as: SHA256Update.self)).flatMap { update in
+                        (try? symbol("SHA256_Final", as: SHA256Final.self)).map { (initialize, update, $0) }
+                    }
+                },
                 sha256: descriptor("SHA256", legacy: sha256),
                 md5: descriptor("MD5", legacy: md5),
                 sha1: descriptor("SHA1", legacy: sha1)))

@@ -67,16 +67,16 @@ public enum SigV4 {
     /// The string to sign: the algorithm, the request's time stamp, the scope and the hex
     /// SHA-256 of the canonical request, one to a line.
     public static func stringToSign(amzDate: String, scope: String, canonicalRequest: [UInt8]) throws(CryptoError) -> [UInt8] {
-        let hash = Hex.encode(try SHA256Hasher.hash(canonicalRequest))
+        let hash = try SHA256Hasher.hash(canonicalRequest)
         var text: [UInt8] = []
-        text.reserveCapacity(algorithm.utf8.count + amzDate.utf8.count + scope.utf8.count + hash.utf8.count + 3)
+        text.reserveCapacity(algorithm.utf8.count + amzDate.utf8.count + scope.utf8.count + 2 * hash.count + 3)
         text.append(contentsOf: algorithm.utf8)
         text.append(UInt8(ascii: "\n"))
         text.append(contentsOf: amzDate.utf8)
         text.append(UInt8(ascii: "\n"))
         text.append(contentsOf: scope.utf8)
         text.append(UInt8(ascii: "\n"))
-        text.append(contentsOf: hash.utf8)
+        HexDigits.appendLower(hash, to: &text)
         return text
     }
 }

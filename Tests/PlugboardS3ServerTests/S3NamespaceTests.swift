@@ -3,12 +3,15 @@ import Testing
 
 @Suite struct S3NamespaceTests {
     @Test func bucketNames_followS3sRules() throws {
-        for good in ["abc", "photos", "my.bucket-2", String(repeating: "a", count: 63)] {
+        // Only four all-number parts make an address; "1.2.3" and "256.1.1.1" are names.
+        for good in ["abc", "photos", "my.bucket-2", String(repeating: "a", count: 63), "a.b.c.d", "1.2.3", "1.2.3.4.5",
+                     "256.1.1.1", "1.2.3.a"] {
             try S3Namespace.validateBucketName(good)
         }
         let bad: [(String, String)] = [("ab", "expected 3 to 63 characters, found 2"), ("Photos", "found \"P\""),
                                        ("-abc", "at the start and the end"), ("a..b", "adjacent periods"),
-                                       ("192.168.1.1", "IP address"), ("_plugboard-s3", "found \"_\"")]
+                                       ("192.168.1.1", "IP address"), ("_plugboard-s3", "found \"_\""), ("0.0.0.0", "IP address"),
+                                       ("a.b..c", "adjacent periods"), ("1..2.3", "adjacent periods")]
         for (name, why) in bad {
             #expect(throws: S3Error.self) { try S3Namespace.validateBucketName(name) }
             do { try S3Namespace.validateBucketName(name) } catch {

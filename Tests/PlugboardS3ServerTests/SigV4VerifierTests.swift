@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardHTTP
 import PlugboardHost
+import PlugboardSigV4
 import Testing
 @testable import PlugboardS3Server
 
@@ -378,5 +379,19 @@ import Testing
         var dumped = ""
         dump(credential, to: &dumped)
         #expect(!dumped.contains("very-secret"))
+    }
+
+    @Test func accessKeyWithSlashes_signsWithTheScopeThatFollowsIt() throws {
+        let key = "AKID/WITH/SLASHES"
+        let verifier = SigV4Verifier(credentials: [S3Credential(accessKeyID: key, secretAccessKey: Self.secret)], region: "us-east-1")
+        let signer = SigV4Signer(accessKeyId: key, secretAccessKey: Self.secret, region: "us-east-1", service: "s3")
+        let fields = [("host", "examplebucket.s3.amazonaws.com"), ("x-amz-content-sha256", Self.emptyHash), ("x-amz-date", "20130524T000000Z")]
+        let signed = try signer.sign(method: "GET", path: "/test.txt", query: [], headers: fields, payloadHash: Self.emptyHash,
+                                     date: AmzDate(stamp: "20130524T000000Z"))
+        #expect(signed.authorization.contains("Credential=AKID/WITH/SLASHES/20130524/us-east-1/s3/aws4_request"))
+        let auth = try Self.getObject(fields + [("authorization", signed.authorization)], verifier: verifier)
+        #expect(auth.accessKeyID == key)
+        #expect(auth.scope == "20130524/us-east-1/s3/aws4_request")
+        #expect(auth.seedSignature == signed.signature)
     }
 }

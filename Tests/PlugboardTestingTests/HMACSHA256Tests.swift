@@ -64,4 +64,30 @@ struct HMACSHA256Tests {
         message[100...].withUnsafeBytes { hmac.update($0) }
         #expect(try hmac.finalize() == HMACSHA256.authenticationCode(for: message, key: Data("secret".utf8)))
     }
+
+    @Test func preparedKey_givesTheSameCodes_forShortBlockAndLongKeys_andCanBeReused() throws {
+        let message = Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)
+        for key in [[UInt8](repeating: 0x0B, count: 20), [UInt8](repeating: 0x61, count: 64), [UInt8](repeating: 0xAA, count: 131)] {
+            let prepared = HMACSHA256Key(key)
+            #expect(prepared.bytes == key)
+            for length in [0, 1, 55, 56, 64, 200] {
+                let part = Array(repeatElement(message, count: 4).joined().prefix(length))
+                #expect(try prepared.authenticationCode(for: part) == HMACSHA256.authenticationCode(for: part, key: key))
+            }
+        }
+        let case6 = HMACSHA256Key([UInt8](repeating: 0xAA, count: 131))
+        #expect(Hex.encode(try case6.authenticationCode(for: message)) == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+    }
+
+    @Test func oneShotSHA256_equalsTheStreamingDigest_atBlockBoundaries() throws {
+        for length in [0, 1, 55, 56, 63, 64, 65, 1000] {
+            let data = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            var streaming = try SHA256Hasher()
+            data.withUnsafeBytes { streaming.update($0) }
+            let expected = try streaming.finalize()
+            #expect(try SHA256Hasher.hash(data) == expected)
+            #expect(try data.withUnsafeBytes { try SHA256Hasher.hash($0) } == expected)
+        }
+        #expect(Hex.encode(try SHA256Hasher.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
 }

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardCrypto
 
 extension SigV4Verifier {
@@ -61,7 +62,7 @@ extension SigV4Verifier {
         }
         var computed: [UInt8] = []
         computed.reserveCapacity(2 * HMACSHA256.byteCount)
-        Self.appendHex(try Self.hmac(Array(form.policy.utf8), key: signing.key), to: &computed)
+        HexDigits.appendLower(try Self.hmac(Array(form.policy.utf8), key: signing.key), to: &computed)
         guard Self.constantTimeEqual(computed, form.signature) else {
             throw S3Error("SignatureDoesNotMatch", status: 403,
                           "The request signature we calculated does not match the signature you provided. Check your key and signing method: the server signed the policy field (the StringToSign below) with the secret of \(accessKeyID.prefix(128)) for \(day)/\(scopeRegion)/s3, and found a different x-amz-signature (\(form.signature.prefix(64))).",

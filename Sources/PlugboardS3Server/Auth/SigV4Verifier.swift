@@ -33,8 +33,9 @@ public struct S3Authentication: Sendable {
         let parts = scope.split(separator: "/", omittingEmptySubsequences: false)
         return parts.count == 4 ? String(parts[1]) : ""
     }
-    /// The day's signing key (HMACs of the secret, date, region, `s3`, `aws4_request`).
-    let signingKey: [UInt8]
+    /// The day's signing key (HMACs of the secret, date, region, `s3`, `aws4_request`),
+    /// ready for the chunks' signatures.
+    let signingKey: HMACSHA256Key
     /// `20130524/us-east-1/s3/aws4_request`.
     let scope: String
     /// `20130524T000000Z`, the request's signing time.
@@ -42,7 +43,14 @@ public struct S3Authentication: Sendable {
     /// The request's signature: the first chunk's "previous signature".
     let seedSignature: String
 
+    /// With the signing key's bytes, made ready here (the verifier hands over the key it
+    /// keeps ready for the day).
     init(accessKeyID: String, payload: PayloadMode, signingKey: [UInt8], scope: String, amzDate: String, seedSignature: String) {
+        self.init(accessKeyID: accessKeyID, payload: payload, signingKey: HMACSHA256Key(signingKey), scope: scope, amzDate: amzDate,
+                  seedSignature: seedSignature)
+    }
+
+    init(accessKeyID: String, payload: PayloadMode, signingKey: HMACSHA256Key, scope: String, amzDate: String, seedSignature: String) {
         self.accessKeyID = accessKeyID
         self.payload = payload
         self.signingKey = signingKey
@@ -72,7 +80,7 @@ public struct SigV4Verifier: Sendable {
     /// request of the day costs one HMAC rather than five: the key changes only with the
     /// day (and the region). Bounded by ``signingKeyCacheLimit``; filled only after a
     /// signature matched, so requests that fail cannot churn it.
-    private let signingKeys = LockedValueBox<[SigningScope: [UInt8]]>([:])
+    private let signingKeys = LockedValueBox<[SigningScope: HMACSHA256Key]>([:])
     static let signingKeyCacheLimit = 64
 
     /// What a signing key is derived from, besides the secret (which the access key names).
@@ -418,7 +426,11 @@ public struct SigV4Verifier: Sendable {
             method: method, canonicalURI: try Self.canonicalURIBytes(rawPath),
             canonicalQuery: SigV4.canonicalQuery(query.map { ($0.nameBytes, $0.valueBytes) }),
             canonicalHeaders: headerLines, signedHeaders: signedHeaders, payloadHash: payloadText)
-        let scope = SigV4.scope(day: day, region: scopeRegion, service: "s3")
+        // `SigV4.scope(day:region:service: "s3")`, which is what the credential holds after
+        // the key and its "/" (its parts were cut at "/", the service and the terminator
+        // checked, and no other spelling of "s3" or "aws4_request" is equal to them): one
+        // copy, rather than a string built for every request.
+        let scope = String(credential[credential.utf8.index(credential.startIndex, offsetBy: accessKeyID.utf8.count + 1)...])
         let stringToSign: [UInt8]
         do throws(CryptoError) {
             stringToSign = try SigV4.stringToSign(amzDate: amzDate, scope: scope, canonicalRequest: canonicalRequest)
@@ -428,7 +440,7 @@ public struct SigV4Verifier: Sendable {
 
         let signingScope = SigningScope(accessKeyID: accessKeyID, day: day, region: scopeRegion)
         let cached = signingKeys.withLock { $0[signingScope] }
-        let key: [UInt8]
+        let key: HMACSHA256Key
         if let cached {
             key = cached
         } else {
@@ -436,7 +448,7 @@ public struct SigV4Verifier: Sendable {
         }
         var computed: [UInt8] = []
         computed.reserveCapacity(2 * HMACSHA256.byteCount)
-        Self.appendHex(try Self.hmac(stringToSign, key: key), to: &computed)
+        HexDigits.appendLower(try Self.hmac(stringToSign, key: key), to: &computed)
         guard Self.constantTimeEqual(computed, signature) else {
             let stringToSign = String(decoding: stringToSign, as: UTF8.self)
             let canonicalRequest = String(decoding: canonicalRequest, as: UTF8.self)
@@ -458,9 +470,9 @@ public struct SigV4Verifier: Sendable {
     }
 
     /// HMACs of the secret, the day, the region, `s3` and `aws4_request`.
-    static func signingKey(secret: String, day: String, region: String) throws(S3Error) -> [UInt8] {
+    static func signingKey(secret: String, day: String, region: String) throws(S3Error) -> HMACSHA256Key {
         do throws(CryptoError) {
-            return try SigV4.signingKey(secret: secret, day: day, region: region, service: "s3")
+            return HMACSHA256Key(try SigV4.signingKey(secret: secret, day: day, region: region, service: "s3"))
         } catch {
             throw S3Error.internalError("The server could not compute a signature: \(error.message).")
         }
@@ -470,7 +482,7 @@ public struct SigV4Verifier: Sendable {
     /// policy, SigV4Verifier+PostPolicy.swift): `InvalidAccessKeyId` for a key the server
     /// does not have. `remember` keeps it once a signature made with it matched, as
     /// ``verify`` does.
-    func signingKey(_ scope: SigningScope) throws(S3Error) -> (key: [UInt8], remember: () -> Void) {
+    func signingKey(_ scope: SigningScope) throws(S3Error) -> (key: HMACSHA256Key, remember: () -> Void) {
         guard let secret = secrets[scope.accessKeyID] else { throw S3Error.invalidAccessKeyId(scope.accessKeyID) }
         if let cached = signingKeys.withLock({ $0[scope] }) { return (cached, {}) }
         let key = try Self.signingKey(secret: secret, day: scope.day, region: scope.region)
@@ -501,9 +513,9 @@ public struct SigV4Verifier: Sendable {
     }
 
     /// HMAC-SHA256 of `message` under `key`.
-    static func hmac(_ message: [UInt8], key: [UInt8]) throws(S3Error) -> [UInt8] {
+    static func hmac(_ message: [UInt8], key: HMACSHA256Key) throws(S3Error) -> [UInt8] {
         do throws(CryptoError) {
-            return try HMACSHA256.authenticationCode(for: message, key: key)
+            return try key.authenticationCode(for: message)
         } catch {
             throw S3Error.internalError("The server could not compute a signature: \(error.message).")
         }
@@ -565,14 +577,6 @@ public struct SigV4Verifier: Sendable {
     }
 
 
-    /// Appends two lower-case hex digits per byte of `bytes`, as ``Hex/encode(_:)`` writes them.
-    static func appendHex(_ bytes: [UInt8], to out: inout [UInt8]) {
-        for byte in bytes {
-            out.append(HexDigits.lower(byte >> 4))
-            out.append(HexDigits.lower(byte & 0x0F))
-        }
-    }
-
     static func parseSignedHeaders(_ text: String, form: Form) throws(S3Error) -> [String] {
         let names: [String]
         if let pieces = splitASCII(text, separator: UInt8(ascii: ";")) {
@@ -597,12 +601,23 @@ public struct SigV4Verifier: Sendable {
         case "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER": return .signedChunks(trailer: true)
         case "STREAMING-UNSIGNED-PAYLOAD-TRAILER": return .unsignedChunksWithTrailer
         default:
-            guard text.utf8.count == 64, text.utf8.allSatisfy({ HexDigits.value($0) != nil }) else {
+            // Over the contiguous bytes: a `UTF8View` walk goes index by index.
+            var copy = text
+            let (hex, upper) = copy.withUTF8 { bytes -> (Bool, Bool) in
+                guard bytes.count == 64 else { return (false, false) }
+                var upper = false
+                for byte in bytes {
+                    guard HexDigits.value(byte) != nil else { return (false, false) }
+                    if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F") { upper = true }
+                }
+                return (true, upper)
+            }
+            guard hex else {
                 throw S3Error.invalidArgument(
                     "\(name) must be UNSIGNED-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, STREAMING-UNSIGNED-PAYLOAD-TRAILER or the body's hex SHA-256: found \"\(text.prefix(80))\".",
                     name: name, value: text)
             }
-            return .sha256(text.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }) ? text.lowercased() : text)
+            return .sha256(upper ? text.lowercased() : text)
         }
     }
 

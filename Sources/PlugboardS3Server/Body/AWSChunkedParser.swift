@@ -13,7 +13,7 @@ import PlugboardHTTP
 ///     x-amz-checksum-crc32:base64\r\n [x-amz-trailer-signature:sig\r\n] \r\n   (trailer)
 struct AWSChunkedParser {
     struct Signing {
-        var key: [UInt8]
+        var key: HMACSHA256Key
         var scope: String
         var amzDate: String
         var seed: String

@@ -83,6 +83,11 @@ extension HTTPHeaders {
     /// Whether the request names a digest of its body beside `x-amz-content-sha256`:
     /// `Content-MD5`, an `x-amz-checksum-*` value or an `x-amz-trailer`.
     var hasBodyChecksumFields: Bool {
-        fields.contains { $0.name == "content-md5" || $0.name == "x-amz-trailer" || $0.name.hasPrefix("x-amz-checksum-") }
+        // The length first: most names are shorter than the prefix, and String.hasPrefix is
+        // not a byte comparison.
+        fields.contains { field in
+            field.name == "content-md5" || field.name == "x-amz-trailer"
+                || (field.name.utf8.count >= 15 && field.name.hasPrefix("x-amz-checksum-"))
+        }
     }
 }

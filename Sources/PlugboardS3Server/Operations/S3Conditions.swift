@@ -60,6 +60,8 @@ struct S3Conditions: Sendable {
 
     /// The outcome for the object `info` (which exists).
     func evaluate(_ info: ObjectInfo) -> Outcome {
+        // Most reads carry no condition: no ETag to quote for them.
+        if isEmpty { return .proceed }
         let etag = S3Objects.etag(info)
         if let ifMatch {
             if !Self.matches(ifMatch, etag, weak: false) { return .failed(header: names.match) }

@@ -279,6 +279,9 @@ public final class S3Router: HTTPHandler {
 
     /// A path segment percent-decoded, as UTF-8.
     private static func decoded(_ text: Substring) throws(S3Error) -> String {
+        // A segment without escapes (the usual bucket and key) is its own text, already UTF-8.
+        var segment = text
+        if !segment.withUTF8({ $0.contains(UInt8(ascii: "%")) }) { return String(text) }
         let bytes: [UInt8]
         do throws(HTTPError) {
             bytes = try PercentDecoding.decode(text)

@@ -56,9 +56,13 @@ public enum S3Namespace {
         guard isLetterOrDigit(bytes[0]), isLetterOrDigit(bytes[bytes.count - 1]) else {
             throw .invalidBucketName(name, "expected a letter or digit at the start and the end.")
         }
-        if name.contains("..") { throw .invalidBucketName(name, "expected no two adjacent periods.") }
-        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        if parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) {
+        // By byte: the name is ASCII here, and every request that names a bucket is checked.
+        var periods = 0
+        for i in bytes.indices where bytes[i] == UInt8(ascii: ".") {
+            if i > 0, bytes[i - 1] == UInt8(ascii: ".") { throw .invalidBucketName(name, "expected no two adjacent periods.") }
+            periods += 1
+        }
+        if periods == 3, name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ UInt8($0) != nil }) {
             throw .invalidBucketName(name, "expected a name, found an IP address.")
         }
         guard creating else { return }
