@@ -73,10 +73,11 @@ public final class S3Router: HTTPHandler {
         }
         if prepared.operation == .getObject || prepared.operation == .headObject {
             do {
-                let atOnce = prepared.operation == .getObject
+                // The answer straight into `answer`, which consumes it: held in a variable
+                // first, its headers' array would be shared, and the append would copy it.
+                if let response = prepared.operation == .getObject
                     ? try ObjectOperations.getObjectWithoutWaiting(prepared.context, prepared.request)
-                    : try ObjectOperations.headObjectWithoutWaiting(prepared.context, prepared.request)
-                if let response = atOnce {
+                    : try ObjectOperations.headObjectWithoutWaiting(prepared.context, prepared.request) {
                     prepared.lease.release()
                     return .answer(answer(response, id: id, operation: operation))
                 }

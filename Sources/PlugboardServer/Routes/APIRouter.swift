@@ -118,9 +118,13 @@ public final class APIRouter: HTTPHandler {
             case .refused(let refusal):
                 return .answer(refusal)
             case .ready(let object):
-                let atOnce = request.head.method == "GET"
-                    ? ObjectRoutes.getWithoutWaiting(object) : ObjectRoutes.headWithoutWaiting(object)
-                if let answer = atOnce { return .answer(object.finish(answer)) }
+                // Each answer straight into `finish`, which consumes it: held in a variable
+                // first, its headers' array would be shared, and finish's append would copy it.
+                if request.head.method == "GET" {
+                    if let answer = ObjectRoutes.getWithoutWaiting(object) { return .answer(object.finish(answer)) }
+                } else if let answer = ObjectRoutes.headWithoutWaiting(object) {
+                    return .answer(object.finish(answer))
+                }
                 return .later { object.finish(await ObjectRoutes.object(object)) }
             }
         case .healthz:
