@@ -3,9 +3,9 @@
 # serving the same 1 KiB file, in one run: GET with `wrk -t2 -c64` and `-c1000`, ROUNDS
 # rounds (default 3) alternating which server goes first; prints every run's requests/s,
 # p99, non-2xx answers and socket errors, then the best round (highest requests/s) of each
-# and the ratios to nginx against issue 11's goals (>= 1.0x nginx's requests/s at both,
-# p99 <= 2x nginx's, 0 non-2xx at -c1000; below 0.8x at -c64 the issue is not done); then,
-# with strace installed, each server's system calls per GET.
+# and the ratios to nginx against the goals (>= 1.0x nginx's requests/s at both, p99 <=
+# 1.5x nginx's (issue 25; issue 11 asked 2x), 0 non-2xx at -c1000; below 0.8x at -c64 the
+# issue is not done); then, with strace installed, each server's system calls per GET.
 # Extra serve options: PLUGBOARD_SERVE_ARGS="--opt value ...". Installs and builds nothing.
 # Usage: Benchmarks/serve-vs-nginx.sh [SECONDS] [ROUNDS]      (default 10 3: ~2.5 minutes)
 set -euo pipefail
@@ -163,7 +163,7 @@ awk '
             printf "-c%-5s plugboard %9d req/s  p99 %8.2f ms  non-2xx %7d  errors %d | nginx %9d req/s  p99 %8.2f ms  non-2xx %d  errors %d\n", c, rps[p], p99[p], non2xx[p], errors[p], rps[n], p99[n], non2xx[n], errors[n]
             ratio = rps[n] ? rps[p] / rps[n] : 0; pratio = p99[n] ? p99[p] / p99[n] : 0
             verdict = (ratio >= 1.0) ? "met" : (c == 64 && ratio < 0.8) ? "NOT met (below 0.8x: not done)" : "NOT met"
-            printf "        ratio: %.2fx nginx requests/s (goal >= 1.0x: %s), p99 %.2fx nginx (goal <= 2x: %s)", ratio, verdict, pratio, (pratio <= 2) ? "met" : "NOT met"
+            printf "        ratio: %.2fx nginx requests/s (goal >= 1.0x: %s), p99 %.2fx nginx (goal <= 1.5x: %s)", ratio, verdict, pratio, (pratio <= 1.5) ? "met" : "NOT met"
             if (c == 1000) printf ", non-2xx %d (goal 0: %s)", non2xx[p], (non2xx[p] == 0) ? "met" : "NOT met"
             printf "\n"
             printf "        server CPU per answer (lowest of the rounds): plugboard %.1f us, nginx %.1f us (%.2fx)\n", cpu[p], cpu[n], cpu[n] ? cpu[p] / cpu[n] : 0
