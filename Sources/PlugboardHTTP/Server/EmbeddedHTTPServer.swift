@@ -32,6 +32,10 @@ final class EmbeddedHTTPServer {
     /// The loop's clock: it moves only by ``advance(by:)``.
     private(set) var time: Double
     private var clients: [Client] = []
+    /// How long, in real time, a wait may take before it counts as a hang: generous, since
+    /// a handler's task waits for a thread of the cooperative pool, which a sanitizer's
+    /// run beside CPU-heavy suites on two cores kept busy for half a minute.
+    static let hangSeconds = 120.0
     private var ended = false
 
     /// The client's end of one connection and what it has read.
@@ -131,7 +135,7 @@ final class EmbeddedHTTPServer {
 
     /// Turns the loop until `condition` holds, waiting for events and for the handlers'
     /// tasks; throws when it does not hold within `timeoutSeconds` of real time.
-    func run(until condition: () throws -> Bool, timeoutSeconds: Double = 30) throws {
+    func run(until condition: () throws -> Bool, timeoutSeconds: Double = EmbeddedHTTPServer.hangSeconds) throws {
         let deadline = MonotonicClock.now() + timeoutSeconds
         runPending()
         while try !condition() {
@@ -153,7 +157,7 @@ final class EmbeddedHTTPServer {
     // MARK: a client's side
 
     /// Writes `bytes` from `client`, turning the loop while its socket buffer is full.
-    func send(_ bytes: [UInt8], on client: Client, timeoutSeconds: Double = 30) throws {
+    func send(_ bytes: [UInt8], on client: Client, timeoutSeconds: Double = EmbeddedHTTPServer.hangSeconds) throws {
         let deadline = MonotonicClock.now() + timeoutSeconds
         var sent = 0
         while sent < bytes.count {
@@ -196,7 +200,7 @@ final class EmbeddedHTTPServer {
 
     /// The next whole answer `client` reads (an interim `100 Continue` is one), turning
     /// the loop until it has arrived; `head`: it answers a HEAD request, so has no body.
-    func response(on client: Client, head: Bool = false, timeoutSeconds: Double = 30) throws -> Response {
+    func response(on client: Client, head: Bool = false, timeoutSeconds: Double = EmbeddedHTTPServer.hangSeconds) throws -> Response {
         var parsed: (Response, Int)?
         try run(until: {
             parsed = try Self.parse(client.received, from: client.consumed, head: head, ended: client.endOfInput)
