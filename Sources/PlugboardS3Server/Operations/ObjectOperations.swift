@@ -125,26 +125,10 @@ enum ObjectOperations {
         return HTTPResponse(status: status, headers: headers, stream: ResponseStream(length: length, body: stream.body))
     }
 
-    /// `HEAD /bucket/key`: GET's headers and conditions, no body. A `Range` is answered
-    /// as GET would (206 with `Content-Range` and the range's length), as S3 does.
     /// GetObject answered on the caller's thread when nothing has to wait, with the answer
-    /// ``getObject(_:_:)`` gives: the bucket trusted by the endpoint's gate (seen within its
-    /// second), and the object's bytes there at once (``ObjectStorage/getWithoutWaiting(_:range:)``).
-    /// Nil, for the task, when either would wait, for a part or a kept checksum asked, and
-    /// when the storage answers an error (a missing key's answer depends on the bucket's).
+    /// ``getObject(_:_:)`` gives (``readWithoutWaiting(_:_:range:)`` says when).
     static func getObjectWithoutWaiting(_ context: S3Context, _ request: S3Request) throws -> HTTPResponse? {
-        guard !request.has("partNumber"), request.header("x-amz-checksum-mode") == nil else { return nil }
-        let (bucket, key) = try names(request)
-        guard context.buckets.recentlySeen(bucket, in: context.storage) else { return nil }
-        let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
-        let overrides = try overrideHeaders(request)
-        let ready: ReadyObject
-        do throws(PlugboardError) {
-            guard let found = try context.storage.getWithoutWaiting(storageKey, range: requestedRange(request)) else { return nil }
-            ready = found
-        } catch {
-            return nil
-        }
+        guard let (ready, overrides) = try readWithoutWaiting(context, request, range: requestedRange(request)) else { return nil }
         if let refusal = try S3Conditions(request.head.headers).readRefusal(ready.info) { return refusal }
         var status = 200
         var headers = S3Objects.headers(for: ready.info)
@@ -156,6 +140,8 @@ enum ObjectOperations {
         return HTTPResponse(status: status, headers: headers, body: ready.bytes)
     }
 
+    /// `HEAD /bucket/key`: GET's headers and conditions, no body. A `Range` is answered
+    /// as GET would (206 with `Content-Range` and the range's length), as S3 does.
     static func headObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let (bucket, key) = try names(request)
         let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
@@ -174,30 +160,40 @@ enum ObjectOperations {
     }
 
     /// HeadObject answered on the caller's thread when nothing has to wait, with the answer
-    /// ``headObject(_:_:)`` gives: the bucket trusted by the endpoint's gate, and the
-    /// object's first byte read at once (``ObjectStorage/getWithoutWaiting(_:range:)``),
-    /// which brings its whole `ObjectInfo`, all a HEAD answers with. Nil, for the task,
-    /// when either would wait, for an empty object (no first byte), a part or a kept
-    /// checksum asked, and when the storage answers an error.
+    /// ``headObject(_:_:)`` gives: the object's first byte read at once brings its whole
+    /// `ObjectInfo`, all a HEAD answers with (an empty object, with no first byte, is the
+    /// task's).
     static func headObjectWithoutWaiting(_ context: S3Context, _ request: S3Request) throws -> HTTPResponse? {
-        guard !request.has("partNumber"), request.header("x-amz-checksum-mode") == nil else { return nil }
-        let (bucket, key) = try names(request)
-        guard context.buckets.recentlySeen(bucket, in: context.storage) else { return nil }
-        let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
-        let overrides = try overrideHeaders(request)
-        let info: ObjectInfo
-        do throws(PlugboardError) {
-            guard let found = try context.storage.getWithoutWaiting(storageKey, range: .closed(first: 0, last: 0)) else { return nil }
-            info = found.info
-        } catch {
+        guard let (ready, overrides) = try readWithoutWaiting(context, request, range: .closed(first: 0, last: 0)) else {
             return nil
         }
-        switch try headAnswer(info, request) {
+        switch try headAnswer(ready.info, request) {
         case .refused(let refusal):
             return refusal
         case .answer(let status, var headers, let length):
             apply(overrides, to: &headers)
             return HTTPResponse(status: status, headers: headers, headLength: length)
+        }
+    }
+
+    /// The read a GetObject or HeadObject answered at once is made of, and the answer's
+    /// overriding headers, when nothing has to wait: the bucket trusted by the endpoint's
+    /// gate (seen within its second) and the storage's bytes there at once
+    /// (``ObjectStorage/getWithoutWaiting(_:range:)``). Nil, for the task, when either
+    /// would wait, for a part or a kept checksum asked, and when the storage answers an
+    /// error (a missing key's answer depends on the bucket's).
+    private static func readWithoutWaiting(_ context: S3Context, _ request: S3Request,
+                                           range: ByteRange?) throws -> (ReadyObject, [(String, String)])? {
+        guard !request.has("partNumber"), request.header("x-amz-checksum-mode") == nil else { return nil }
+        let (bucket, key) = try names(request)
+        guard context.buckets.recentlySeen(bucket, in: context.storage) else { return nil }
+        let storageKey = try S3Objects.storageKey(bucket: bucket, key: key)
+        let overrides = try overrideHeaders(request)
+        do throws(PlugboardError) {
+            guard let ready = try context.storage.getWithoutWaiting(storageKey, range: range) else { return nil }
+            return (ready, overrides)
+        } catch {
+            return nil
         }
     }
 
