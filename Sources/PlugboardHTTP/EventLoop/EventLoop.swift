@@ -94,10 +94,8 @@ final class EventLoop: @unchecked Sendable {
     /// Before the loop starts and after it ends no thread runs it, and anyone may.
     @inline(__always)
     func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
-        assert({
-            let thread = thread.load(ordering: .acquiring)
-            return thread == 0 || pthread_equal(thread, pthread_self()) != 0
-        }(), "loop \(index)'s state touched off its thread", file: file, line: line)
+        assert(inLoop || thread.load(ordering: .acquiring) == 0, "loop \(index)'s state touched off its thread",
+               file: file, line: line)
     }
 
     /// Runs `work` on the loop's thread, soon; from the loop's own thread it is queued too,
@@ -202,9 +200,10 @@ final class EventLoop: @unchecked Sendable {
         end()
     }
 
-    /// Once no thread runs the loop: the work still queued runs, and from here on work
-    /// queued runs at once on its caller (see ``execute(_:)``); the descriptors close.
-    private func end() {
+    /// Once no thread runs the loop (its own, or an embedded loop's driver): the work still
+    /// queued runs, and from here on work queued runs at once on its caller (see
+    /// ``execute(_:)``); the descriptors close.
+    func end() {
         let left = queue.withLock { q -> [@Sendable () -> Void] in
             q.ended = true
             close(doorbell)
@@ -285,9 +284,6 @@ final class EventLoop: @unchecked Sendable {
         defer { thread.store(0, ordering: .releasing) }
         return try body()
     }
-
-    /// Ends an embedded loop (see ``end()``).
-    func endEmbedded() { end() }
 
     /// The batch being run (loop thread only): swapped with the queue's array, so that
     /// neither is allocated again for every batch.

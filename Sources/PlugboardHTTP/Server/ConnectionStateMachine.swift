@@ -46,7 +46,8 @@ struct ConnectionStateMachine {
         var deadline: Double?
     }
 
-    /// How the connection was configured: its timeouts and rates.
+    /// How the connection was configured: its timeouts and rates. These six values, not
+    /// the whole ``ServerConfiguration``, are what every connection keeps.
     struct Timeouts {
         var firstByte: Double
         var idle: Double

@@ -129,7 +129,13 @@ final class EmbeddedHTTPServer {
 
     /// Runs what is ready now: events, queued work, and a tick if one is due.
     func runPending() {
-        loop.runAsLoopThread { loop.turn(timeoutMilliseconds: 0) }
+        turn(waitingMilliseconds: 0)
+    }
+
+    /// One turn of the loop, waiting up to `waitingMilliseconds` for an event, then what
+    /// the server wrote read by its clients.
+    private func turn(waitingMilliseconds: Int32) {
+        loop.runAsLoopThread { loop.turn(timeoutMilliseconds: waitingMilliseconds) }
         for client in clients { drain(client) }
     }
 
@@ -142,8 +148,7 @@ final class EmbeddedHTTPServer {
             guard MonotonicClock.now() < deadline else {
                 throw Failure(description: "the embedded server did not get there within \(timeoutSeconds) s")
             }
-            loop.runAsLoopThread { loop.turn(timeoutMilliseconds: 20) }
-            for client in clients { drain(client) }
+            turn(waitingMilliseconds: 20)
         }
     }
 
@@ -174,8 +179,7 @@ final class EmbeddedHTTPServer {
                 throw Failure(description: "the server took no more of the client's bytes for \(timeoutSeconds) s (\(sent) of \(bytes.count) sent)")
             }
             // The server reads when its loop turns; until then the socket's buffer is full.
-            loop.runAsLoopThread { loop.turn(timeoutMilliseconds: 10) }
-            for client in clients { drain(client) }
+            turn(waitingMilliseconds: 10)
         }
         runPending()
     }
@@ -329,7 +333,7 @@ final class EmbeddedHTTPServer {
         loop.runAsLoopThread {
             for case let connection as Connection in loop.registeredSources() { connection.abort() }
         }
-        loop.endEmbedded()
+        loop.end()
         for client in clients where !client.closed {
             client.closed = true
             Glibc.close(client.fd)
