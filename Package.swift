@@ -74,11 +74,18 @@ let package = Package(
         // System calls Glibc's overlay does not expose (prctl), and the crash line naming
         // the plugin whose code was running.
         .target(name: "CPlugboardSystem"),
+        // What a worker's wire needs that the Glibc overlay cannot express (a descriptor in
+        // a control message, futexes).
+        .target(name: "CPlugboardIPC"),
+        // The wire between the host and an isolated plugin's worker child: frames, the
+        // transports that carry them (a Unix socket; a shared-memory ring), their payloads'
+        // coding. No PlugboardAPI: it carries bytes, the worker protocol gives them meaning.
+        .target(name: "PlugboardIPC", dependencies: ["CPlugboardIPC", "PlugboardConcurrency"]),
         // The host: manifest, loader, plugin registry, hot swap. The CLI is a thin layer over it.
         // A remote plugin source is fetched with the plain HTTP client, signed by SigV4;
         // over https with libcurl, loaded on the first https fetch (no link-time dependency).
         .target(name: "PlugboardHost", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem",
-                                                      "PlugboardHTTPClient", "PlugboardSigV4"]),
+                                                      "PlugboardHTTPClient", "PlugboardSigV4", "PlugboardIPC"]),
         // epoll, eventfd, accept4 and the systemd notify datagram, which Glibc's Swift overlay
         // does not expose.
         .target(name: "CPlugboardNetwork"),
@@ -178,6 +185,8 @@ let package = Package(
         // against scripted loopback servers; the retry policy both storage plugins share.
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
+        // The worker wire's frames and transports, between two threads and two processes.
+        .testTarget(name: "PlugboardIPCTests", dependencies: ["PlugboardIPC", "PlugboardConcurrency"]),
         // MirrorStorage's writes, reads, listing and copier over two in-memory backends.
         .testTarget(name: "MirrorStorageTests", dependencies: [api, "MirrorStorageCore", "InMemoryStorage", "PlugboardTesting",
                                                          "PlugboardConcurrency", "PlugboardTestSupport"]),

@@ -1,0 +1,75 @@
+#define _GNU_SOURCE
+#include "CPlugboardIPC.h"
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+int plugboard_ipc_socketpair(int fds[2]) {
+    return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
+}
+
+ssize_t plugboard_ipc_send(int socket, const void *head, size_t head_length, const void *body, size_t body_length,
+                           int pass_fd) {
+    struct iovec parts[2] = {{(void *)head, head_length}, {(void *)body, body_length}};
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = parts;
+    message.msg_iovlen = body_length > 0 ? 2 : 1;
+    union {
+        char bytes[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    if (pass_fd >= 0) {
+        memset(&control, 0, sizeof control);
+        message.msg_control = control.bytes;
+        message.msg_controllen = sizeof control.bytes;
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(header), &pass_fd, sizeof(int));
+    }
+    ssize_t sent;
+    do {
+        sent = sendmsg(socket, &message, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return sent;
+}
+
+ssize_t plugboard_ipc_receive(int socket, void *buffer, size_t capacity, int *received_fd) {
+    *received_fd = -1;
+    struct iovec part = {buffer, capacity};
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    union {
+        char bytes[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } control;
+    message.msg_control = control.bytes;
+    message.msg_controllen = sizeof control.bytes;
+    ssize_t got;
+    do {
+        got = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) return -1;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        int fds[4];
+        memcpy(fds, CMSG_DATA(header), count * sizeof(int));
+        for (size_t i = 0; i < count; i++) {
+            // One descriptor a frame: any more the peer attached are closed, never leaked.
+            if (*received_fd < 0) *received_fd = fds[i]; else close(fds[i]);
+        }
+    }
+    if (message.msg_flags & MSG_TRUNC) {
+        if (*received_fd >= 0) { close(*received_fd); *received_fd = -1; }
+        errno = EMSGSIZE;
+        return -1;
+    }
+    return got;
+}
