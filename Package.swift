@@ -109,7 +109,7 @@ let package = Package(
         // machine and controller, over a store protocol (etcd, or in memory for tests).
         .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency", "PlugboardEtcd"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
-        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardConcurrency", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer",
+        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardConcurrency", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer", "PlugboardIPC",
                                                     "PlugboardS3Server", "PlugboardEtcd", "PlugboardFleet"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.

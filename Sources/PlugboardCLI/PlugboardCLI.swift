@@ -49,6 +49,7 @@ public enum PlugboardCLI {
             case ["reload"]: return try await ReloadCommand.run(ctx)
             case ["publish"]: return try await PublishCommand.run(ctx)
             case ["preflight"]: return try await PreflightCommand.run(ctx)
+            case ["worker"]: return try await WorkerCommand.run(ctx)
             case ["completion"]: return try CompletionCommand.run(ctx)
             case ["fleet", "status"]: return try await FleetCommand.status(ctx)
             case ["fleet", "set"]: return try await FleetCommand.set(ctx)

@@ -164,6 +164,11 @@ enum CLISpec {
             CommandSpec(name: "preflight", abstract: "Internal: the child process in which the host tries plugins before it maps them.",
                         discussion: "Run by plugboard serve (hot swap) and plugboard check, with a request on descriptor 3 and the report on descriptor 4. Not for people to run.",
                         options: [.value("parent-pid", "PID", help: "The host's process id; the child exits if its parent is not that process.")]),
+            CommandSpec(name: "worker", abstract: "Internal: the child process in which an isolated plugin runs.",
+                        discussion: "Run by plugboard serve for a plugin whose manifest entry says \"isolation\": \"process\": it maps the plugin the host staged, registers and starts it, and serves the host's calls over the descriptors it was given (3 and up). Not for people to run.",
+                        options: [.value("parent-pid", "PID", help: "The host's process id; the child exits if its parent is not that process."),
+                                  .value("transport", "KIND", help: "The wire's transport: socket or ring."),
+                                  .value("descriptors", "COUNT", help: "How many descriptors the wire uses, from 3 up.")]),
             CommandSpec(name: "new-plugin", abstract: "Write a SwiftPM package for a new plugin, ready to build and test.",
                         discussion: "Writes Package.swift (building libNAME.so against this checkout's PlugboardAPI), the plugin's source with its header and entry point, an in-memory ObjectStorage to start from, tests (the conformance suite and a check of the built file's plugin header), plugins.snippet.json and README.md. The checkout is found above the plugboard executable unless --sdk is given. Exits 2 for an invalid NAME or a --dir that is not empty, 1 if no checkout is found.",
                         options: [

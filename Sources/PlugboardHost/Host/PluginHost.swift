@@ -80,6 +80,13 @@ public final class PluginHost: Sendable {
             return manifest
         }
 
+        /// How this host starts isolated plugins' workers: the same executable, environment
+        /// and arguments as its preflight children.
+        var workerLauncher: WorkerLauncher {
+            WorkerLauncher(executable: preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe",
+                           environment: processEnvironment, arguments: preflightArguments)
+        }
+
         /// The runner of this host's preflight children.
         var preflightRunner: PreflightRunner {
             let executable = preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
@@ -197,7 +204,8 @@ public final class PluginHost: Sendable {
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger,
                                                            failureLogLevel: configuration.pluginFailureLogLevel,
                                                            processEnvironment: configuration.processEnvironment,
-                                                           checkOnly: configuration.checkOnly, manifestPath: configuration.manifestPath))
+                                                           checkOnly: configuration.checkOnly, manifestPath: configuration.manifestPath,
+                                                           workerLauncher: configuration.workerLauncher))
         // A crash in plugin code later names the plugin on standard error.
         plugboard_crash_install()
         // Every selected plugin's configuration first: a missing variable stops the host
@@ -215,7 +223,8 @@ public final class PluginHost: Sendable {
                 return false
             }
             let record = await loader.load(staged, config: configs[plugin.name] ?? PluginConfig(plugin: plugin.name),
-                                           rank: plugin.rank, wraps: plugin.wraps, requires: plugin.dependencies, secrets: secrets)
+                                           rank: plugin.rank, wraps: plugin.wraps, requires: plugin.dependencies, secrets: secrets,
+                                           isolation: plugin.isolation)
             byName[plugin.name] = record
             return record.state == .active
         } blocked: { plugin, blocker in
@@ -227,6 +236,13 @@ public final class PluginHost: Sendable {
                           secrets: secrets, s3Secrets: s3Secrets)
         let host = PluginHost(container: container, state: state, environment: environment, loader: loader,
                               configuration: configuration)
+        loader.crashObserver.withLock { observer in
+            observer = { [weak host] (plugin: String, crash: IsolatedPlugin.Crash) in
+                guard let host else { return }
+                host.events.emit("plugin_crashed", plugin: plugin, generation: host.container.generation, message: crash.message)
+                host.updateReadiness()
+            }
+        }
         host.updateReadiness()
         // Copies no running host maps, beyond the ones kept for quick swaps back.
         let pruned = loader.pruneCache(keeping: manifest.hotSwap.maxRetainedImages)
@@ -291,7 +307,7 @@ public final class PluginHost: Sendable {
     public var requiredFailures: [PluginRecord] {
         let (manifest, records) = state.withLock { ($0.manifest, $0.records) }
         let required = manifest.requiredPluginNames(for: environment)
-        return records.filter { required.contains($0.name) && $0.state != .active }
+        return records.filter { required.contains($0.name) && !$0.isServing }
     }
 
     /// The rule for `required`, in one place: the error of the first required plugin that
@@ -301,6 +317,10 @@ public final class PluginHost: Sendable {
     /// refused.
     public var requiredFailure: PlugboardError? {
         guard let first = requiredFailures.first else { return nil }
+        if first.state == .active, let failure = first.worker?.failure {
+            return PlugboardError(.requiredPluginFailed, "required plugin \"\(first.name)\" has failed in its worker process",
+                                  detail: "\(failure.code): \(failure.message)." + (failure.detail.map { " \($0)" } ?? ""), hint: failure.hint)
+        }
         return PlugboardError(.requiredPluginFailed, "required plugin \"\(first.name)\" is \(first.state)",
             detail: first.error.map { "\($0.code): \($0.message)." + ($0.detail.map { " \($0)" } ?? "") },
             hint: first.error?.hint ?? "Run plugboard check to see every plugin's state.")
@@ -415,5 +435,6 @@ struct PluginFingerprint: Sendable, Equatable {
         a.path == b.path && a.sha256 == b.sha256 && a.plugin.source == b.plugin.source && a.plugin.sha256 == b.plugin.sha256
             && a.plugin.rank == b.plugin.rank && a.plugin.requires == b.plugin.requires && a.plugin.wraps == b.plugin.wraps
             && a.plugin.rawConfig.configValue == b.plugin.rawConfig.configValue && a.signing == b.signing
+            && a.plugin.isolation == b.plugin.isolation
     }
 }

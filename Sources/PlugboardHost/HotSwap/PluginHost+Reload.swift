@@ -134,6 +134,8 @@ extension PluginHost {
             case .finishUnchanged:
                 return ReloadOutcome(result: .unchanged, trigger: trigger, generation: container.generation, startedAt: startedAt)
             case .refuse(let error):
+                // Workers started for plugins this reload does not adopt end with it.
+                for p in prepared.values { await p.record.worker?.stop() }
                 throw error
             case .preflight(let candidates):
                 let verdicts = await preflight.runAll(candidates, environment: environment,
@@ -141,9 +143,15 @@ extension PluginHost {
                                                       timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets)
                 action = machine.preflightFinished(verdicts)
             case .map(let load):
-                let p = await preflight.onReloadThread { [loader] in
-                    loader.prepare(load.staged, config: load.config, rank: load.rank, wraps: load.wraps, requires: load.requires,
-                                   secrets: secrets)
+                let p: PluginLoader.Prepared
+                if let settings = load.isolation.worker {
+                    p = await loader.prepareIsolated(load.staged, config: load.config, rank: load.rank, requires: load.requires,
+                                                     secrets: secrets, settings: settings)
+                } else {
+                    p = await preflight.onReloadThread { [loader] in
+                        loader.prepare(load.staged, config: load.config, rank: load.rank, wraps: load.wraps, requires: load.requires,
+                                       secrets: secrets)
+                    }
                 }
                 prepared[load.staged.name] = p
                 action = machine.mapped(p.record, registered: p.transaction != nil)

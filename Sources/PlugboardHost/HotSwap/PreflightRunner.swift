@@ -108,19 +108,14 @@ public final class PreflightRunner: Sendable {
             close(requestPipe[0]); close(requestPipe[1])
             return (.init(), .notStarted("pipe: \(PluginFile.errnoText(errno))"))
         }
-        // dup2 onto a descriptor's own number would keep its close-on-exec flag: move the
-        // child's ends above the numbers they are handed over as.
-        let childIn = Self.above(requestPipe[0], 10)
-        let childOut = Self.above(reportPipe[1], 10)
         defer { close(requestPipe[1]); close(reportPipe[0]) }
-        let spawned = spawn(executable, arguments: arguments, environment: environment, childIn: childIn, childOut: childOut)
-        close(childIn)
-        close(childOut)
-        if childIn != requestPipe[0] { close(requestPipe[0]) }
-        if childOut != reportPipe[1] { close(reportPipe[1]) }
+        let spawned = ChildProcess.spawn(executable, arguments: ["preflight", "--parent-pid", String(getpid())] + arguments,
+                                         environment: environment, descriptors: [requestPipe[0], reportPipe[1]])
+        close(requestPipe[0])
+        close(reportPipe[1])
         let pid: pid_t
         switch spawned {
-        case .failure(let text): return (.init(), .notStarted(text))
+        case .failure(let failure): return (.init(), .notStarted(failure.text))
         case .success(let p): pid = p
         }
         PreflightProbe.write(requestPipe[1], request.encoded())
@@ -141,49 +136,6 @@ public final class PreflightRunner: Sendable {
         }
         let transcript = (try? PreflightWire.parse(bytes)) ?? PreflightWire.Transcript()
         return (transcript, termination)
-    }
-
-    private enum Spawned { case success(pid_t), failure(String) }
-
-    private static func spawn(_ executable: String, arguments: [String], environment: [String],
-                              childIn: Int32, childOut: Int32) -> Spawned {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, childIn, PreflightProbe.requestDescriptor)
-        posix_spawn_file_actions_adddup2(&actions, childOut, PreflightProbe.reportDescriptor)
-        // A plugin that prints must not write into the host's standard output.
-        posix_spawn_file_actions_adddup2(&actions, 2, 1)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t()
-        sigfillset(&all)
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        let args = [executable, "preflight", "--parent-pid", String(getpid())] + arguments
-        var pid: pid_t = 0
-        let rc = withCStrings(args) { argv in
-            withCStrings(environment) { envp in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
-        }
-        return rc == 0 ? .success(pid) : .failure("posix_spawn \(executable): \(PluginFile.errnoText(rc))")
-    }
-
-    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
-        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
-        pointers.append(nil)
-        defer { for p in pointers { free(p) } }
-        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
-    }
-
-    private static func above(_ fd: Int32, _ minimum: Int32) -> Int32 {
-        guard fd < minimum else { return fd }
-        let moved = fcntl(fd, F_DUPFD_CLOEXEC, minimum)
-        return moved >= 0 ? moved : fd
     }
 
     /// Reads until end of file (true) or the deadline (false).
@@ -217,9 +169,8 @@ public final class PreflightRunner: Sendable {
     }
 
     private static func termination(_ status: Int32) -> Termination {
-        let signal = status & 0x7F
-        if signal == 0 { return .exited((status >> 8) & 0xFF) }
-        return .signaled(signal)
+        let (exit, signal) = ChildProcess.termination(status)
+        return signal.map { .signaled($0) } ?? .exited(exit ?? 0)
     }
 
     // MARK: - The verdict

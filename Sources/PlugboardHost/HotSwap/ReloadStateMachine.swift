@@ -43,6 +43,8 @@ struct ReloadStateMachine {
         var wraps: String? = nil
         /// Its manifest entry's requirements, with what it wraps.
         var requires: [String]? = nil
+        /// In the host, or in a worker process of its own (which then maps it instead).
+        var isolation: PluginIsolation = .inProcess
     }
 
     /// What the host adopts once the commit is published.
@@ -224,7 +226,7 @@ struct ReloadStateMachine {
         for plugin in next.selected where passing.contains(plugin.name) {
             guard let staged = next.stagings[plugin.name]?.staged else { continue }
             loads.append(Load(staged: staged, config: next.configs[plugin.name] ?? PluginConfig(plugin: plugin.name), rank: plugin.rank,
-                              wraps: plugin.wraps, requires: plugin.dependencies))
+                              wraps: plugin.wraps, requires: plugin.dependencies, isolation: plugin.isolation))
         }
         guard !loads.isEmpty else { return commit() }
         let first = loads.removeFirst()

@@ -41,9 +41,14 @@ public final class PluginLoader: Sendable {
         /// The manifest the plugins come from, as given: what the hints of its plugins'
         /// refusals name (`--manifest other.json`); nil where there is none (`inspect`).
         public var manifestPath: String?
+        /// How to start an isolated plugin's worker child; nil where none may be started
+        /// (a worker's own loader, `inspect`): an isolated plugin is then refused.
+        public var workerLauncher: WorkerLauncher?
 
         public init(cacheDirectory: String, logger: Logger = .disabled, failureLogLevel: Logger.Level = .error,
-                    processEnvironment: [String: String] = [:], checkOnly: Bool = false, manifestPath: String? = nil) {
+                    processEnvironment: [String: String] = [:], checkOnly: Bool = false, manifestPath: String? = nil,
+                    workerLauncher: WorkerLauncher? = nil) {
+            self.workerLauncher = workerLauncher
             self.cacheDirectory = cacheDirectory
             self.logger = logger
             self.failureLogLevel = failureLogLevel
@@ -86,6 +91,9 @@ public final class PluginLoader: Sendable {
     public let configuration: Configuration
     let cache: PluginCache
     let logger: Logger
+    /// Told of every crash of an isolated plugin this loader started (the host's events);
+    /// until set, crashes go to the log alone.
+    public let crashObserver = LockedValueBox<(@Sendable (String, IsolatedPlugin.Crash) -> Void)?>(nil)
 
     typealias EntryPoint = @convention(c) (Int32, UnsafeMutableRawPointer?) -> Int32
 
@@ -106,8 +114,13 @@ public final class PluginLoader: Sendable {
 
     /// Loads one plugin already staged (its file is not read again); never throws.
     public func load(_ staged: StagedPlugin, config: PluginConfig, rank: Int, wraps: String? = nil, requires: [String]? = nil,
-                     secrets: SecretScrubber) async -> PluginRecord {
-        await commit(await BlockingWork.run { [self] in
+                     secrets: SecretScrubber, isolation: PluginIsolation = .inProcess) async -> PluginRecord {
+        if let settings = isolation.worker {
+            return await commit(await prepareIsolated(staged, config: config, rank: rank, requires: requires, secrets: secrets,
+                                                      settings: settings),
+                                secrets: secrets)
+        }
+        return await commit(await BlockingWork.run { [self] in
                          prepare(staged, config: config, rank: rank, wraps: wraps, requires: requires, secrets: secrets)
                      },
                      secrets: secrets)
@@ -124,6 +137,7 @@ public final class PluginLoader: Sendable {
         } catch {
             // A singleton's factory, a start or a health check is plugin code.
             failed(&prepared.record, secrets.scrub(error))
+            await prepared.record.worker?.stop()
         }
         return prepared.record
     }

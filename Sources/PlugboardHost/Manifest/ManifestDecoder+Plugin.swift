@@ -3,7 +3,7 @@ import PlugboardAPI
 extension ManifestDecoder {
     /// The keys of a plugin object.
     static let pluginKeys = ["name", "path", "product", "sha256", "source", "enabled", "required", "environments", "rank",
-                             "requires", "wraps", "config", "signature"]
+                             "requires", "wraps", "config", "signature", "isolation", "worker"]
 
     /// One entry of `plugins`.
     func decodePlugin(_ value: JSONValue, index: Int) throws(PlugboardError) -> ManifestPlugin {
@@ -24,6 +24,8 @@ extension ManifestDecoder {
         var requirementLocations: [SourceLocation] = []
         var wraps: (name: String, location: SourceLocation)?
         var config = JSONValue(.object([]), location: value.location, path: value.path.appending(key: "config"))
+        var isolation: JSONValue?
+        var worker: JSONValue?
 
         for member in members {
             let v = member.value
@@ -67,6 +69,10 @@ extension ManifestDecoder {
                                               hint: "Write the name of the plugin in the manifest whose service this one wraps.")
                 }
                 wraps = (target, v.location)
+            case "isolation":
+                isolation = v
+            case "worker":
+                worker = v
             case "config":
                 _ = try reader.object(v, hint: "Write \"config\" as an object, such as {\"root\": \"data\"}.")
                 try checkConfig(v)
@@ -100,11 +106,13 @@ extension ManifestDecoder {
                 detail: "Plugin \(ManifestReader.quoted(name.text)) is fetched from \(ManifestReader.quoted(store.shown)); its \"sha256\" says which bytes to accept from there, so it is required.",
                 hint: "Add the \"sha256\" that plugboard publish printed with the source, or run sha256sum on the plugin's file.")
         }
-        return ManifestPlugin(name: name.text, source: source, sha256: sha256, signature: signature, enabled: enabled, required: required,
-                              environments: environments, rank: rank, requires: requires, index: index,
-                              location: value.location, manifestPath: reader.source, manifestDirectory: directory,
-                              rawConfig: config, requirementLocations: requirementLocations, nameLocation: name.location,
-                              wraps: wraps?.name, wrapsLocation: wraps?.location)
+        var plugin = ManifestPlugin(name: name.text, source: source, sha256: sha256, signature: signature, enabled: enabled, required: required,
+                                    environments: environments, rank: rank, requires: requires, index: index,
+                                    location: value.location, manifestPath: reader.source, manifestDirectory: directory,
+                                    rawConfig: config, requirementLocations: requirementLocations, nameLocation: name.location,
+                                    wraps: wraps?.name, wrapsLocation: wraps?.location)
+        plugin.isolation = try decodeIsolation(isolation, worker: worker, wraps: wraps?.name)
+        return plugin
     }
 
     private func decodeName(_ v: JSONValue) throws(PlugboardError) -> String {

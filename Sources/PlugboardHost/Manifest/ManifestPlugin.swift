@@ -65,6 +65,9 @@ public struct ManifestPlugin: Sendable, Hashable {
     let nameLocation: SourceLocation
     /// Where `wraps`'s value is written.
     let wrapsLocation: SourceLocation?
+    /// Where its code runs (`"isolation"`, with `"worker"`): in the host (the default) or in
+    /// a supervised worker process.
+    public internal(set) var isolation: PluginIsolation = .inProcess
 
     /// What it must be loaded after: `requires`, then the plugin it `wraps` if that is not
     /// among them. The load order, a reload's dependents and cycles all follow this.
@@ -121,6 +124,7 @@ public struct ManifestPlugin: Sendable, Hashable {
         a.name == b.name && a.source == b.source && a.sha256 == b.sha256 && a.signature == b.signature && a.enabled == b.enabled
             && a.required == b.required && a.environments == b.environments && a.rank == b.rank
             && a.requires == b.requires && a.wraps == b.wraps && a.rawConfig.configValue == b.rawConfig.configValue
+            && a.isolation == b.isolation
     }
 
     /// Hashes what ``==`` compares (a part of it).

@@ -22,6 +22,15 @@ public struct PluginRecord: Sendable {
     public var generation: UInt64?
     /// The trusted key whose signature its file carried when it was staged, or nil.
     public var signedBy: TrustedKey?
+    /// Where its code runs: in the host, or in a worker process (the manifest's `isolation`).
+    public var isolation: PluginIsolation = .inProcess
+    /// An isolated plugin's supervisor: its worker's state, restarts and crashes, live.
+    public var worker: IsolatedPlugin?
+
+    /// Active, and for an isolated plugin not failed in its worker (a crash loop).
+    public var isServing: Bool {
+        state == .active && worker?.status != .failed
+    }
 
     public init(name: String, state: PluginState, version: String? = nil, path: String? = nil,
                 sha256: String? = nil, header: PluginHeader? = nil, services: [String] = [],

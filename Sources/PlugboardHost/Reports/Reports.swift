@@ -11,7 +11,22 @@ public enum Reports {
             ("services", .array(r.services.map { .string($0) })),
             ("generation", r.generation.map { .int(Int64($0)) } ?? .null), ("error", JSONOutput.errorBody(r.error)),
             ("signedBy", r.signedBy.map { .object([("key", .string($0.name)), ("keyId", .string($0.keyID))]) } ?? .null),
-        ] + extra)
+            ("isolation", .string(r.isolation.description)),
+        ] + (r.worker.map { [("worker", worker($0))] } ?? []) + extra)
+    }
+
+    /// An isolated plugin's worker, live: its state, processes, restarts and recent crashes.
+    public static func worker(_ w: IsolatedPlugin) -> JSONOutput {
+        let restarts = w.restarts.sorted { $0.key < $1.key }.map { ($0.key, JSONOutput.int(Int64($0.value))) }
+        return .object([
+            ("state", .string("\(w.status)")), ("pid", w.pid.map { .int(Int64($0)) } ?? .null),
+            ("sparePid", w.sparePID.map { .int(Int64($0)) } ?? .null),
+            ("restarts", .object(restarts)),
+            ("crashes", .array(w.crashes.suffix(10).map { c in
+                .object([("time", .string(c.time.iso8601)), ("reason", .string(c.reason)), ("message", .string(c.message))])
+            })),
+            ("error", JSONOutput.errorBody(w.failure)),
+        ])
     }
 
     /// `check --json`: the records as ``plugins(_:)-([PluginRecord])`` lists them, each with

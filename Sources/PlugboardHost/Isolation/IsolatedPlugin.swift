@@ -1,0 +1,444 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardAPI
+import PlugboardConcurrency
+import PlugboardIPC
+
+/// One isolated plugin's supervisor: its worker child, a warm spare, and what happens when
+/// either dies (a signal, an exit, a hang, a broken protocol): the spare takes over at once
+/// or a new worker starts, with backoff after the first restart, until too many crashes in
+/// a window mark the plugin failed. Every crash is reported once, with the whole story.
+///
+/// The host's proxies (``IsolatedStorage``) call through ``worker()``; while no worker is
+/// ready they fail with `storage.unavailable` (503 with `Retry-After`).
+public final class IsolatedPlugin: Sendable {
+    /// What the plugin is doing now.
+    public enum Status: Sendable, Equatable {
+        case starting
+        case ready
+        /// Its worker died and another is on its way.
+        case restarting
+        /// Too many crashes: no longer restarted (``IsolatedPlugin/failure``).
+        case failed
+        case stopped
+    }
+
+    /// One crash, as reported.
+    public struct Crash: Sendable {
+        public var time: Timestamp
+        /// `signal`, `exit`, `hang`, `protocol`: the label of the restarts metric.
+        public var reason: String
+        public var message: String
+    }
+
+    /// One worker child: its process, its wire, what it registered.
+    final class Worker: Sendable {
+        let pid: pid_t
+        let connection: WorkerConnection
+        let ready: WorkerReady
+        /// Why this side ended it, if it did (a hang, a protocol violation, a stop).
+        let endedHere = LockedValueBox<String?>(nil)
+
+        init(pid: pid_t, connection: WorkerConnection, ready: WorkerReady) {
+            self.pid = pid
+            self.connection = connection
+            self.ready = ready
+        }
+
+        /// Kills its whole process group: whatever the plugin started goes too.
+        func kill(_ why: String) {
+            endedHere.withLock { if $0 == nil { $0 = why } }
+            _ = Glibc.kill(-pid, SIGKILL)
+            connection.close()
+        }
+    }
+
+    private struct State {
+        var status: Status = .starting
+        var current: Worker?
+        var spare: Worker?
+        var startingSpare = false
+        var crashTimes: [Double] = []
+        var crashes: [Crash] = []
+        var restartsByReason: [String: Int] = [:]
+        var failure: PlugboardError?
+        /// Tasks waiting for a worker after theirs died (a retried read).
+        var waiters: [CheckedContinuation<Worker?, Never>] = []
+    }
+
+    public let name: String
+    public let settings: WorkerSettings
+    /// The SHA-256 of the plugin's file, for crash reports.
+    public let sha256: String
+    let launcher: WorkerLauncher
+    let request: PreflightRequest
+    let logger: Logger
+    /// Told of every crash (the host's events and records).
+    let onCrash: @Sendable (Crash) -> Void
+    private let state = LockedValueBox(State())
+
+    init(name: String, sha256: String, settings: WorkerSettings, launcher: WorkerLauncher, request: PreflightRequest, logger: Logger,
+         onCrash: @escaping @Sendable (Crash) -> Void) {
+        self.name = name
+        self.sha256 = sha256
+        self.settings = settings
+        self.launcher = launcher
+        self.request = request
+        self.logger = logger.with("plugin", .string(name))
+        self.onCrash = onCrash
+    }
+
+    public var status: Status { state.withLock { $0.status } }
+    public var failure: PlugboardError? { state.withLock { $0.failure } }
+    public var crashes: [Crash] { state.withLock { $0.crashes } }
+    /// Restarts so far, by reason (`plugboard_plugin_restarts_total{plugin,reason}`).
+    public var restarts: [String: Int] { state.withLock { $0.restartsByReason } }
+    /// The serving worker's process id, if one is ready.
+    public var pid: pid_t? { state.withLock { $0.current?.pid } }
+    /// The spare's process id, if one is ready.
+    public var sparePID: pid_t? { state.withLock { $0.spare?.pid } }
+    /// What the first worker registered.
+    var services: [WorkerReady.Service] { state.withLock { $0.current?.ready.services ?? [] } }
+
+    // MARK: Starting
+
+    /// Starts the first worker and waits until its plugin is loaded and started; then a
+    /// spare, in the background. Throws the plugin's own refusal (load, start, health) or
+    /// the worker's failure.
+    func start() async throws(PlugboardError) -> WorkerReady {
+        let worker = try await launch()
+        state.withLock { s in
+            s.current = worker
+            s.status = .ready
+        }
+        startWatchdog()
+        refillSpare()
+        return worker.ready
+    }
+
+    /// Launches one worker and waits for its `ready`, within the start timeout.
+    private func launch() async throws(PlugboardError) -> Worker {
+        let (pid, transport): (pid_t, any FrameTransport)
+        switch await launcher.launch() {
+        case .success(let launched): (pid, transport) = launched
+        case .failure(let error): throw error
+        }
+        // The wire's end is not acted on here: the reaper tells why, once the process is gone.
+        let connection = WorkerConnection(transport: transport) { _ in }
+        guard connection.start() else {
+            _ = Glibc.kill(-pid, SIGKILL)
+            reap(pid)
+            throw PlugboardError(.isolationWorkerFailed, "could not start a reader thread for plugin \"\(name)\"'s worker",
+                                 hint: "The host is out of threads; lower its load or raise its limits.")
+        }
+        do throws(IPCError) {
+            try transport.send(Frame(.load, payload: request.encoded()))
+        } catch {
+            _ = Glibc.kill(-pid, SIGKILL)
+            reap(pid)
+            throw PlugboardError(.isolationWorkerFailed, "could not send plugin \"\(name)\" to its worker: \(error)")
+        }
+        let timeout = settings.startTimeoutSeconds
+        let timer = Task {
+            try await Task.sleep(for: .seconds(timeout))
+            _ = Glibc.kill(-pid, SIGKILL)
+            connection.close()
+        }
+        let frame = await connection.ready()
+        timer.cancel()
+        guard let frame, let ready = try? WorkerReady.decode(frame.payload) else {
+            _ = Glibc.kill(-pid, SIGKILL)
+            let status = await BlockingWork.run { Self.waitFor(pid) }
+            let (exit, signal) = ChildProcess.termination(status)
+            let how = signal.map { "died of \(PreflightRunner.signalName($0))" } ?? "exited with status \(exit ?? 0)"
+            throw PlugboardError(.isolationWorkerFailed, "plugin \"\(name)\"'s worker \(how) before it was ready",
+                detail: frame == nil ? "Expected the worker's ready frame within \(PreflightRunner.formatSeconds(timeout)) s of its start; the plugin's load, registration or start ended the worker, hung past worker.startTimeoutSeconds, or the wire broke."
+                    : "Expected a ready frame the host can read, found one it cannot.",
+                hint: "Run plugboard check to see the plugin's load in a preflight child; raise worker.startTimeoutSeconds if its start is only slow.")
+        }
+        if let failure = ready.failure {
+            _ = Glibc.kill(-pid, SIGKILL)
+            reap(pid)
+            throw failure
+        }
+        let worker = Worker(pid: pid, connection: connection, ready: ready)
+        startReaper(worker)
+        return worker
+    }
+
+    // MARK: The worker for a call
+
+    /// The worker to call now. `afterLoss`: a retried read whose worker died waits for the
+    /// next one (a spare is at once); a new call does not wait.
+    func worker(afterLoss: Bool = false) async throws(PlugboardError) -> Worker {
+        enum Next { case now(Worker), wait, unavailable(PlugboardError) }
+        let next: Next = state.withLock { s in
+            if let current = s.current, !current.connection.hasEnded { return .now(current) }
+            if let failure = s.failure { return .unavailable(failure) }
+            return afterLoss && s.status != .stopped ? .wait : .unavailable(restarting())
+        }
+        switch next {
+        case .now(let worker): return worker
+        case .unavailable(let error): throw error
+        case .wait:
+            let worker: Worker? = await withCheckedContinuation { go in
+                let now: Worker?? = state.withLock { s in
+                    if let current = s.current, !current.connection.hasEnded { return .some(current) }
+                    if s.failure != nil || s.status == .stopped { return .some(nil) }
+                    s.waiters.append(go)
+                    return nil
+                }
+                if let now { go.resume(returning: now) }
+            }
+            guard let worker else { throw failure ?? restarting() }
+            return worker
+        }
+    }
+
+    private func restarting() -> PlugboardError {
+        PlugboardError(.storageUnavailable, "plugin \"\(name)\" is restarting its worker process",
+            detail: "Its worker ended and the next one is not ready yet; no request was lost that could not be retried.",
+            hint: "Retry shortly (Retry-After). The host's log and /v1/admin/plugins say why the worker ended.")
+    }
+
+    // MARK: Crashes
+
+    private func startReaper(_ worker: Worker) {
+        let ok = Threads.spawn { [self] in
+            let status = Self.waitFor(worker.pid)
+            // Whatever it started dies with it.
+            _ = Glibc.kill(-worker.pid, SIGKILL)
+            worker.connection.close()
+            ended(worker, status: status)
+        }
+        if !ok { worker.kill("no thread to watch it") }
+    }
+
+    private static func waitFor(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { return 0 }
+        }
+        return status
+    }
+
+    private func reap(_ pid: pid_t) {
+        _ = Threads.spawn { _ = Self.waitFor(pid) }
+    }
+
+    /// A worker's process is gone: report it unless this side stopped it, and replace it.
+    private func ended(_ worker: Worker, status: Int32) {
+        let why = worker.endedHere.withLock { $0 }
+        let stopping = state.withLock { $0.status == .stopped }
+        if stopping || why == "stop" {
+            state.withLock { s in
+                if s.current === worker { s.current = nil }
+                if s.spare === worker { s.spare = nil }
+            }
+            return
+        }
+        let (exit, signal) = ChildProcess.termination(status)
+        let reason: String
+        var how: String
+        if let why, why != "stop" {
+            reason = why.hasPrefix("hung") ? "hang" : "protocol"
+            how = why
+        } else if let signal {
+            reason = "signal"
+            how = "died of \(PreflightRunner.signalName(signal)) (signal \(signal))"
+            if signal == SIGSYS { how += ": the sandbox stopped a forbidden system call" }
+        } else {
+            reason = "exit"
+            how = "exited with status \(exit ?? 0)"
+        }
+        let inFlight = worker.connection.inFlight
+        let serving = inFlight.isEmpty ? "no request in flight"
+            : "serving " + inFlight.prefix(5).map(\.summary).joined(separator: ", ") + (inFlight.count > 5 ? " and \(inFlight.count - 5) more" : "")
+        let now = MonotonicClock.now()
+        enum Next { case promoted, relaunch(delay: Double), failed(PlugboardError), nothing }
+        var waiters: [CheckedContinuation<Worker?, Never>] = []
+        let wasSpare = state.withLock { $0.spare === worker }
+        let crash = Crash(time: .now(), reason: reason,
+                          message: "plugin \"\(name)\"'s \(wasSpare ? "spare " : "")worker (pid \(worker.pid)) \(how), \(serving)")
+        let next: Next = state.withLock { s in
+            s.crashTimes.append(now)
+            s.crashTimes.removeAll { now - $0 > settings.crashWindowSeconds }
+            s.crashes.append(crash)
+            if s.crashes.count > 32 { s.crashes.removeFirst(s.crashes.count - 32) }
+            s.restartsByReason[reason, default: 0] += 1
+            if s.spare === worker {
+                s.spare = nil
+            } else if s.current === worker {
+                s.current = nil
+            } else {
+                return .nothing
+            }
+            if s.crashTimes.count >= settings.maxCrashes {
+                let error = PlugboardError(.isolationCrashLoop,
+                    "plugin \"\(name)\" crashed \(s.crashTimes.count) times within \(PreflightRunner.formatSeconds(settings.crashWindowSeconds)) s and is no longer restarted",
+                    detail: "The last crash: \(crash.message).",
+                    hint: "Fix the plugin (its log lines and /v1/admin/plugins show each crash), then reload; or raise worker.maxCrashes.")
+                s.failure = error
+                s.status = .failed
+                waiters = s.waiters
+                s.waiters.removeAll()
+                return .failed(error)
+            }
+            if s.current == nil, let spare = s.spare {
+                s.current = spare
+                s.spare = nil
+                s.status = .ready
+                waiters = s.waiters
+                s.waiters.removeAll()
+                return .promoted
+            }
+            if s.current == nil { s.status = .restarting }
+            // The first restart at once, then 0.1 s doubled for each further crash in the window.
+            let delay = s.crashTimes.count <= 1 ? 0 : min(5, 0.1 * Double(1 << min(s.crashTimes.count - 2, 6)))
+            return .relaunch(delay: delay)
+        }
+        logger.error("isolated plugin's worker ended", metadata: [
+            "reason": .string(reason), "error": .string(crash.message), "sha256": .string(String(sha256.prefix(12)))])
+        onCrash(crash)
+        switch next {
+        case .nothing: return
+        case .failed(let error):
+            logger.error("isolated plugin failed", metadata: ["error": .string(error.message)])
+            let spare = state.withLock { s in defer { s.spare = nil }; return s.spare }
+            spare?.kill("stop")
+            for w in waiters { w.resume(returning: nil) }
+        case .promoted:
+            for w in waiters { w.resume(returning: state.withLock { $0.current }) }
+            refillSpare()
+        case .relaunch(let delay):
+            Task { [self] in
+                if delay > 0 { try? await Task.sleep(for: .seconds(delay)) }
+                await replace()
+            }
+        }
+    }
+
+    /// Starts a worker to serve (when none does) or to stand by as the spare.
+    private func replace() async {
+        guard state.withLock({ $0.status != .stopped && $0.status != .failed }) else { return }
+        do throws(PlugboardError) {
+            let worker = try await launch()
+            var waiters: [CheckedContinuation<Worker?, Never>] = []
+            let kept: Bool = state.withLock { s in
+                guard s.status != .stopped, s.status != .failed else { return false }
+                if s.current == nil {
+                    s.current = worker
+                    s.status = .ready
+                    waiters = s.waiters
+                    s.waiters.removeAll()
+                } else if s.spare == nil && settings.spare {
+                    s.spare = worker
+                } else {
+                    return false
+                }
+                return true
+            }
+            if !kept { worker.kill("stop") }
+            for w in waiters { w.resume(returning: worker) }
+            refillSpare()
+        } catch {
+            // A worker that cannot even start counts as a crash of the plugin.
+            let crash = Crash(time: .now(), reason: "start", message: error.message)
+            logger.error("isolated plugin's worker did not start", metadata: ["error": .string(error.message)])
+            onCrash(crash)
+            let now = MonotonicClock.now()
+            let retry: Double? = state.withLock { s in
+                s.crashTimes.append(now)
+                s.crashTimes.removeAll { now - $0 > settings.crashWindowSeconds }
+                s.crashes.append(crash)
+                s.restartsByReason["start", default: 0] += 1
+                guard s.crashTimes.count < settings.maxCrashes else {
+                    s.failure = PlugboardError(.isolationCrashLoop,
+                        "plugin \"\(name)\" failed \(s.crashTimes.count) times within \(PreflightRunner.formatSeconds(settings.crashWindowSeconds)) s and is no longer restarted",
+                        detail: "The last failure: \(error.message).", hint: error.hint)
+                    s.status = .failed
+                    return nil
+                }
+                return min(5, 0.1 * Double(1 << min(s.crashTimes.count, 6)))
+            }
+            if let retry {
+                try? await Task.sleep(for: .seconds(retry))
+                await replace()
+            } else {
+                let waiters = state.withLock { s in defer { s.waiters.removeAll() }; return s.waiters }
+                for w in waiters { w.resume(returning: nil) }
+            }
+        }
+    }
+
+    private func refillSpare() {
+        guard settings.spare else { return }
+        let start = state.withLock { s -> Bool in
+            guard s.spare == nil, !s.startingSpare, s.status == .ready else { return false }
+            s.startingSpare = true
+            return true
+        }
+        guard start else { return }
+        Task { [self] in
+            await replace()
+            state.withLock { $0.startingSpare = false }
+        }
+    }
+
+    // MARK: The watchdog
+
+    /// Pings the workers and kills one whose call or whose ping has not moved for the call
+    /// timeout: a plugin that hangs on one key would otherwise hold its requests for ever.
+    private func startWatchdog() {
+        _ = Threads.spawn { [weak self] in
+            while let self, self.status != .stopped, self.status != .failed {
+                let (current, spare) = self.state.withLock { ($0.current, $0.spare) }
+                for worker in [current, spare].compactMap({ $0 }) {
+                    let limit = self.settings.callTimeoutSeconds
+                    if worker.connection.unansweredFor > limit {
+                        worker.kill("hung: it answered no ping for \(PreflightRunner.formatSeconds(limit)) s (worker.callTimeoutSeconds)")
+                    } else if let (call, seconds) = worker.connection.stalest(), seconds > limit {
+                        worker.kill("hung: \(call.summary) made no progress for \(PreflightRunner.formatSeconds(limit)) s (worker.callTimeoutSeconds)")
+                    } else {
+                        worker.connection.ping()
+                    }
+                }
+                usleep(UInt32(min(250_000, self.settings.callTimeoutSeconds * 250_000)))
+            }
+        }
+    }
+
+    /// The serving worker sent what the protocol does not allow: it is killed and replaced.
+    func protocolViolation(_ error: IPCError) {
+        state.withLock { $0.current }?.kill("sent an answer the host cannot read (\(error))")
+    }
+
+    // MARK: Stopping
+
+    /// Stops the plugin: each worker is asked to stop its services and end, and killed with
+    /// its group if it has not within `grace` seconds.
+    func stop(grace: Double = 10) async {
+        let workers: [Worker] = state.withLock { s in
+            s.status = .stopped
+            let all = [s.current, s.spare].compactMap { $0 }
+            let waiters = s.waiters
+            s.waiters.removeAll()
+            for w in waiters { w.resume(returning: nil) }
+            return all
+        }
+        for worker in workers {
+            worker.endedHere.withLock { if $0 == nil { $0 = "stop" } }
+            try? worker.connection.send(Frame(.stop))
+        }
+        let deadline = MonotonicClock.now() + grace
+        for worker in workers {
+            while kill(worker.pid, 0) == 0, MonotonicClock.now() < deadline {
+                // A reaped pid answers ESRCH; until then the worker is still stopping.
+                if state.withLock({ $0.current !== worker && $0.spare !== worker }) { break }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            worker.kill("stop")
+        }
+    }
+}

@@ -1,0 +1,299 @@
+import PlugboardAPI
+import PlugboardConcurrency
+import PlugboardIPC
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The host's end of one worker child's wire: calls go out as streams, one reader thread
+/// takes every frame that comes back and hands it to the call it belongs to.
+///
+/// When the wire ends (the child died, or broke the protocol), every call in flight fails
+/// with ``WorkerLost``, which says whether the call may be sent again, and `ended` is told
+/// once, with why.
+final class WorkerConnection: Sendable {
+    /// A call in flight: where its answer goes, its body either way, when it last moved.
+    final class Pending: Sendable {
+        let call: WorkerCall
+        let answer = LockedValueBox<CheckedContinuation<Frame, any Error>?>(nil)
+        /// A get's body arriving in chunks.
+        let body: InboundBody?
+        /// A put's body going out: spent as chunks are sent, granted by the worker.
+        let credit: BodyCredit?
+        /// Monotonic seconds of the call's start or its last frame: a call that does not
+        /// move for the plugin's call timeout means the worker hangs.
+        let lastMoved = LockedValueBox(MonotonicClock.now())
+
+        init(call: WorkerCall, body: InboundBody?, credit: BodyCredit?) {
+            self.call = call
+            self.body = body
+            self.credit = credit
+        }
+    }
+
+    /// Why a wire ended.
+    enum Ending: Sendable {
+        /// The peer closed it (the child exited or died).
+        case closed
+        /// The peer sent what the protocol does not allow.
+        case protocolViolation(String)
+        /// This side closed it (a stop, or the supervisor killing a hung child).
+        case closedHere
+    }
+
+    let transport: any FrameTransport
+    private let pending = LockedValueBox<[UInt32: Pending]>([:])
+    private let nextStream = LockedValueBox<UInt32>(1)
+    private let endedBox = LockedValueBox<Ending?>(nil)
+    private let onEnd: @Sendable (Ending) -> Void
+    private let pong = LockedValueBox<(sent: Double, answered: Double)>((0, 0))
+    private let readyBox = LockedValueBox<CheckedContinuation<Frame?, Never>?>(nil)
+    private let firstFrame = LockedValueBox<Frame??>(nil)
+
+    init(transport: any FrameTransport, onEnd: @escaping @Sendable (Ending) -> Void) {
+        self.transport = transport
+        self.onEnd = onEnd
+    }
+
+    /// Starts the reader thread. False when no thread could be made.
+    func start() -> Bool {
+        Threads.spawn { [self] in readLoop() }
+    }
+
+    var hasEnded: Bool { endedBox.withLock { $0 != nil } }
+
+    // MARK: The worker's first frame
+
+    /// The worker's `ready` frame, or nil when the wire ended first.
+    func ready() async -> Frame? {
+        await withCheckedContinuation { (go: CheckedContinuation<Frame?, Never>) in
+            let now: Frame?? = firstFrame.withLock { frame in
+                if let frame { return frame }
+                readyBox.withLock { $0 = go }
+                return nil
+            }
+            if let now { go.resume(returning: now) }
+        }
+    }
+
+    private func deliverFirst(_ frame: Frame?) {
+        let waiter = firstFrame.withLock { stored -> CheckedContinuation<Frame?, Never>? in
+            guard stored == nil else { return nil }
+            stored = .some(frame)
+            return readyBox.withLock { w in defer { w = nil }; return w }
+        }
+        waiter?.resume(returning: frame)
+    }
+
+    // MARK: Calls
+
+    /// Sends `call` and waits for its answer frame. For a put, `body` is sent as the
+    /// worker takes it. A get's body (when not handed over as a descriptor) is in
+    /// `Reply.body`.
+    func call(_ call: WorkerCall, service: String?, body: ObjectBody? = nil) async throws -> Reply {
+        let isGet: Bool
+        if case .get = call { isGet = true } else { isGet = false }
+        let stream = nextStream.withLock { n -> UInt32 in defer { n = n == UInt32.max ? 1 : n + 1 }; return n }
+        let inbound = isGet ? InboundBody(taken: { [transport] count in
+            var w = WireWriter(capacity: 8)
+            w.u32(UInt32(count))
+            try? transport.send(Frame(.credit, stream: stream, payload: w.bytes))
+        }) : nil
+        let entry = Pending(call: call, body: inbound, credit: body == nil ? nil : BodyCredit())
+        if let lost = endedBox.withLock({ $0 }) { throw WorkerLost(call: call, ending: lost, sent: false) }
+        pending.withLock { $0[stream] = entry }
+        return try await withTaskCancellationHandler {
+            let frame: Frame = try await withCheckedThrowingContinuation { go in
+                entry.answer.withLock { $0 = go }
+                do throws(IPCError) {
+                    try transport.send(Frame(.call, stream: stream, payload: call.encoded(service: service)))
+                } catch {
+                    fail(stream, WorkerLost(call: call, ending: .closed, sent: false))
+                    return
+                }
+                if let body, let credit = entry.credit {
+                    Task { await self.send(body, stream: stream, credit: credit) }
+                }
+                // The wire may have ended between the check above and now.
+                if let lost = endedBox.withLock({ $0 }) { fail(stream, WorkerLost(call: call, ending: lost, sent: true)) }
+            }
+            return Reply(frame: frame, body: inbound)
+        } onCancel: {
+            try? transport.send(Frame(.cancel, stream: stream))
+            fail(stream, CancellationError())
+        }
+    }
+
+    struct Reply: Sendable {
+        let frame: Frame
+        let body: InboundBody?
+    }
+
+    /// A put's body, in frames the worker takes as fast as it stores them.
+    private func send(_ body: ObjectBody, stream: UInt32, credit: BodyCredit) async {
+        do {
+            for try await chunk in body {
+                var start = 0
+                while start < chunk.count {
+                    let end = min(chunk.count, start + Frame.maxPayload)
+                    try await credit.spend(end - start)
+                    try transport.send(Frame(.chunk, stream: stream, payload: Array(chunk[start..<end])))
+                    start = end
+                }
+            }
+            try transport.send(Frame(.end, stream: stream))
+        } catch let lost as WorkerLost {
+            _ = lost
+        } catch is IPCError {
+            // The wire ended; the call fails with WorkerLost from the reader.
+        } catch {
+            // The body's own failure (a client gone mid-upload): the worker's storage sees
+            // its body throw and stores nothing; the caller gets this error back.
+            try? transport.send(Frame(.failure, stream: stream, payload: WorkerAnswer.failure(error)))
+        }
+    }
+
+    private func fail(_ stream: UInt32, _ error: any Error) {
+        guard let entry = pending.withLock({ $0.removeValue(forKey: stream) }) else { return }
+        let waiter = entry.answer.withLock { w in defer { w = nil }; return w }
+        waiter?.resume(throwing: error)
+        entry.body?.fail(error)
+        entry.credit?.fail(error)
+    }
+
+    // MARK: Liveness
+
+    /// Sends a ping; the reader records its pong.
+    func ping() {
+        pong.withLock { $0.sent = MonotonicClock.now() }
+        try? transport.send(Frame(.ping))
+    }
+
+    /// Seconds since the last ping that has no pong yet; 0 when every ping was answered.
+    var unansweredFor: Double {
+        pong.withLock { p in p.answered >= p.sent ? 0 : MonotonicClock.now() - p.sent }
+    }
+
+    /// The call that has not moved for the longest, and for how long.
+    func stalest() -> (call: WorkerCall, seconds: Double)? {
+        let now = MonotonicClock.now()
+        return pending.withLock { all in
+            all.values.map { ($0.call, now - $0.lastMoved.withLock { $0 }) }.max { $0.1 < $1.1 }
+        }
+    }
+
+    /// The calls in flight, for a crash report.
+    var inFlight: [WorkerCall] { pending.withLock { $0.values.map(\.call) } }
+
+    /// Ends the wire from this side: calls in flight fail with ``WorkerLost``.
+    func close() {
+        end(.closedHere)
+    }
+
+    func send(_ frame: Frame) throws(IPCError) {
+        try transport.send(frame)
+    }
+
+    // MARK: The reader
+
+    private func readLoop() {
+        while true {
+            let frame: Frame?
+            do throws(IPCError) {
+                frame = try transport.receive()
+            } catch {
+                end(.protocolViolation(error.description))
+                return
+            }
+            guard let frame else {
+                end(.closed)
+                return
+            }
+            if let violation = dispatch(frame) {
+                if frame.descriptor >= 0 { Glibc.close(frame.descriptor) }
+                end(.protocolViolation(violation))
+                return
+            }
+        }
+    }
+
+    /// Hands `frame` to its call; a reason when it breaks the protocol.
+    private func dispatch(_ frame: Frame) -> String? {
+        switch frame.kind {
+        case .ready:
+            deliverFirst(frame)
+            return nil
+        case .pong:
+            pong.withLock { $0.answered = MonotonicClock.now() }
+            return nil
+        case .answer, .failure, .chunk, .end, .credit:
+            break
+        default:
+            return "the worker sent a \(frame.kind) frame, which only the host sends"
+        }
+        // A frame for a call this side gave up on (cancelled) is dropped.
+        guard let entry = pending.withLock({ $0[frame.stream] }) else {
+            if frame.descriptor >= 0 { Glibc.close(frame.descriptor) }
+            return nil
+        }
+        entry.lastMoved.withLock { $0 = MonotonicClock.now() }
+        switch frame.kind {
+        case .answer:
+            guard let waiter = entry.answer.withLock({ w in defer { w = nil }; return w }) else {
+                return "a second answer to call \(frame.stream) (\(entry.call.summary))"
+            }
+            // Done unless a body follows in chunks: a get's, when no descriptor carries it.
+            if entry.body == nil || frame.descriptor >= 0 { _ = pending.withLock { $0.removeValue(forKey: frame.stream) } }
+            waiter.resume(returning: frame)
+        case .failure:
+            let error: any Error
+            do throws(IPCError) { error = try WorkerAnswer.failure(frame.payload) } catch { return error.description }
+            fail(frame.stream, error)
+        case .chunk:
+            guard let body = entry.body, entry.answer.withLock({ $0 == nil }) else {
+                return "a body chunk for call \(frame.stream) (\(entry.call.summary)), which has no body coming"
+            }
+            body.append(frame.payload)
+        case .end:
+            guard let body = entry.body else { return "a body end for call \(frame.stream), which has no body coming" }
+            _ = pending.withLock { $0.removeValue(forKey: frame.stream) }
+            body.finish()
+        case .credit:
+            var r = WireReader(frame.payload)
+            guard let credit = entry.credit, let count = try? r.u32() else {
+                return "a credit for call \(frame.stream) (\(entry.call.summary)), which sends no body"
+            }
+            credit.grant(Int(count))
+        default:
+            break
+        }
+        return nil
+    }
+
+    private func end(_ ending: Ending) {
+        let first = endedBox.withLock { e -> Bool in
+            guard e == nil else { return false }
+            e = ending
+            return true
+        }
+        guard first else { return }
+        transport.close()
+        deliverFirst(nil)
+        let all = pending.withLock { p in defer { p.removeAll() }; return p }
+        for (_, entry) in all {
+            let lost = WorkerLost(call: entry.call, ending: ending, sent: true)
+            entry.answer.withLock { w in defer { w = nil }; return w }?.resume(throwing: lost)
+            entry.body?.fail(lost)
+            entry.credit?.fail(lost)
+        }
+        onEnd(ending)
+    }
+}
+
+/// A call whose worker went away before it was answered.
+struct WorkerLost: Error, Sendable {
+    let call: WorkerCall
+    let ending: WorkerConnection.Ending
+    /// Whether the call reached the worker (a put that did may have stored).
+    let sent: Bool
+}

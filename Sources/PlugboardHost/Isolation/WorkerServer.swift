@@ -1,0 +1,205 @@
+import PlugboardAPI
+import PlugboardConcurrency
+import PlugboardIPC
+
+/// The worker's serving loop: one reader thread takes the host's frames; each call runs as
+/// a task against the plugin's storage (a read the storage can answer at once is answered
+/// on the reader thread, with no task); answers go back on the same wire.
+final class WorkerServer: Sendable {
+    private let transport: any FrameTransport
+    private let storages: [String?: any ObjectStorage]
+    private let health: @Sendable (String?) -> (any HealthChecking)?
+    /// Calls running as tasks, to cancel; put bodies arriving; get bodies' allowances.
+    private let tasks = LockedValueBox<[UInt32: Task<Void, Never>]>([:])
+    private let bodies = LockedValueBox<[UInt32: InboundBody]>([:])
+    private let credits = LockedValueBox<[UInt32: BodyCredit]>([:])
+    private let stopped = LockedValueBox<CheckedContinuation<Void, Never>?>(nil)
+    private let ended = LockedValueBox(false)
+
+    init(transport: any FrameTransport, storages: [String?: any ObjectStorage],
+         health: @escaping @Sendable (String?) -> (any HealthChecking)?) {
+        self.transport = transport
+        self.storages = storages
+        self.health = health
+    }
+
+    /// Serves until the host says stop or goes away.
+    func serve() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            stopped.withLock { $0 = done }
+            if !Threads.spawn({ [self] in readLoop() }) { finish() }
+        }
+    }
+
+    private func finish() {
+        let first = ended.withLock { e -> Bool in defer { e = true }; return !e }
+        guard first else { return }
+        for task in tasks.withLock({ t in defer { t.removeAll() }; return Array(t.values) }) { task.cancel() }
+        for body in bodies.withLock({ b in defer { b.removeAll() }; return Array(b.values) }) { body.fail(CancellationError()) }
+        for credit in credits.withLock({ c in defer { c.removeAll() }; return Array(c.values) }) { credit.fail(CancellationError()) }
+        stopped.withLock { s in defer { s = nil }; return s }?.resume()
+    }
+
+    private func readLoop() {
+        while true {
+            guard let frame = try? transport.receive() else {
+                finish()
+                return
+            }
+            switch frame.kind {
+            case .call: begin(frame)
+            case .chunk: bodies.withLock { $0[frame.stream] }?.append(frame.payload)
+            case .end: bodies.withLock { $0.removeValue(forKey: frame.stream) }?.finish()
+            case .failure:
+                let error = (try? WorkerAnswer.failure(frame.payload)) ?? CancellationError()
+                bodies.withLock { $0.removeValue(forKey: frame.stream) }?.fail(error)
+            case .credit:
+                var r = WireReader(frame.payload)
+                if let count = try? r.u32() { credits.withLock { $0[frame.stream] }?.grant(Int(count)) }
+            case .cancel:
+                tasks.withLock { $0.removeValue(forKey: frame.stream) }?.cancel()
+                bodies.withLock { $0.removeValue(forKey: frame.stream) }?.fail(CancellationError())
+                credits.withLock { $0.removeValue(forKey: frame.stream) }?.fail(CancellationError())
+            case .ping: try? transport.send(Frame(.pong, payload: frame.payload))
+            case .stop:
+                finish()
+                return
+            default:
+                // The host speaks the same protocol; anything else is dropped, not trusted.
+                break
+            }
+        }
+    }
+
+    private func begin(_ frame: Frame) {
+        let stream = frame.stream
+        let decoded: (service: String?, call: WorkerCall)
+        do throws(IPCError) {
+            decoded = try WorkerCall.decode(frame.payload)
+        } catch {
+            fail(stream, PlugboardError(.isolationProtocolViolation, "the worker could not read a call: \(error)"))
+            return
+        }
+        let call = decoded.call
+        if case .healthCheck(let name) = call {
+            run(stream) { [self] in
+                try await health(name)?.healthCheck()
+                try transport.send(Frame(.answer, stream: stream))
+            }
+            return
+        }
+        guard let storage = storages[decoded.service] else {
+            fail(stream, PlugboardError(.notRegistered, "the isolated plugin has no ObjectStorage named \(decoded.service.map { "\"\($0)\"" } ?? "(unnamed)")"))
+            return
+        }
+        switch call {
+        case .get(let key, let range):
+            // A read the storage answers without waiting goes back from this thread.
+            do {
+                if let ready = try storage.getWithoutWaiting(key, range: range) {
+                    answer(stream, ObjectStream(ready), sendBody: false)
+                    sendWhole(ready.bytes, stream: stream)
+                    return
+                }
+            } catch {
+                fail(stream, error)
+                return
+            }
+            let credit = BodyCredit()
+            credits.withLock { $0[stream] = credit }
+            run(stream) { [self] in
+                let object = try await storage.get(key, range: range)
+                try await send(object, stream: stream, credit: credit)
+            }
+        case .head(let key):
+            run(stream) { [self] in
+                let info = try await storage.head(key)
+                try transport.send(Frame(.answer, stream: stream, payload: WorkerAnswer.infoOnly(info)))
+            }
+        case .put(let key, let contentType, let metadata, let condition, let length):
+            let body = InboundBody(taken: { [transport] count in
+                var w = WireWriter(capacity: 4)
+                w.u32(UInt32(count))
+                try? transport.send(Frame(.credit, stream: stream, payload: w.bytes))
+            })
+            bodies.withLock { $0[stream] = body }
+            run(stream) { [self] in
+                let info = try await storage.put(key, body: ObjectBody(length: length) { try await body.next() },
+                                                 contentType: contentType, metadata: metadata, condition: condition)
+                try transport.send(Frame(.answer, stream: stream, payload: WorkerAnswer.infoOnly(info)))
+            }
+        case .delete(let key):
+            run(stream) { [self] in
+                try await storage.delete(key)
+                try transport.send(Frame(.answer, stream: stream))
+            }
+        case .list(let prefix, let limit, let token):
+            run(stream) { [self] in
+                let listing = try await storage.list(prefix: prefix, limit: limit, continuationToken: token)
+                try transport.send(Frame(.answer, stream: stream, payload: WorkerAnswer.listing(listing)))
+            }
+        case .healthCheck:
+            break
+        }
+    }
+
+    /// Runs a call's work as a task the host can cancel; its failure is the call's answer.
+    private func run(_ stream: UInt32, _ work: @escaping @Sendable () async throws -> Void) {
+        let task = Task { [self] in
+            do {
+                try await work()
+            } catch {
+                fail(stream, error)
+            }
+            tasks.withLock { _ = $0.removeValue(forKey: stream) }
+            bodies.withLock { _ = $0.removeValue(forKey: stream) }
+            credits.withLock { _ = $0.removeValue(forKey: stream) }
+        }
+        tasks.withLock { $0[stream] = task }
+    }
+
+    private func fail(_ stream: UInt32, _ error: any Error) {
+        try? transport.send(Frame(.failure, stream: stream, payload: WorkerAnswer.failure(error)))
+    }
+
+    /// A get's answer head; with a file region, its descriptor goes with it and no chunk follows.
+    private func answer(_ stream: UInt32, _ object: ObjectStream, sendBody: Bool) {
+        let length = object.range?.count ?? object.info.size
+        let head = WorkerAnswer.Stream(info: object.info, range: object.range, length: length, fileOffset: nil)
+        try? transport.send(Frame(.answer, stream: stream, payload: head.encoded()))
+    }
+
+    private func sendWhole(_ bytes: [UInt8], stream: UInt32) {
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + Frame.maxPayload)
+            try? transport.send(Frame(.chunk, stream: stream, payload: Array(bytes[start..<end])))
+            start = end
+        }
+        try? transport.send(Frame(.end, stream: stream))
+    }
+
+    private func send(_ object: ObjectStream, stream: UInt32, credit: BodyCredit) async throws {
+        if let region = object.body.fileRegion {
+            // The open file goes over as it is: the host sends it with sendfile, no byte
+            // of it passes through either process.
+            let head = WorkerAnswer.Stream(info: object.info, range: object.range, length: region.length, fileOffset: region.offset)
+            try transport.send(Frame(.answer, stream: stream, payload: head.encoded(), descriptor: region.descriptor))
+            withExtendedLifetime(region) {}
+            return
+        }
+        let length = object.range?.count ?? object.info.size
+        try transport.send(Frame(.answer, stream: stream,
+                                 payload: WorkerAnswer.Stream(info: object.info, range: object.range, length: length, fileOffset: nil).encoded()))
+        for try await chunk in object.body {
+            var start = 0
+            while start < chunk.count {
+                let end = min(chunk.count, start + Frame.maxPayload)
+                try await credit.spend(end - start)
+                try transport.send(Frame(.chunk, stream: stream, payload: Array(chunk[start..<end])))
+                start = end
+            }
+        }
+        try transport.send(Frame(.end, stream: stream))
+    }
+}

@@ -1,0 +1,130 @@
+import PlugboardAPI
+import PlugboardConcurrency
+
+/// How many bytes of a body one side may send before the other has taken them: the
+/// window that keeps a worker's and the host's memory bounded whatever the body's size.
+enum BodyWindow {
+    static let bytes = 1 << 20
+}
+
+/// The sending side's allowance of body bytes (``BodyWindow``): spent as chunks go out,
+/// granted back by the receiver's `credit` frames. A sender waits while it is spent.
+final class BodyCredit: Sendable {
+    private struct State {
+        var available = BodyWindow.bytes
+        var waiter: CheckedContinuation<Void, any Error>?
+        var failure: (any Error)?
+    }
+
+    private let state = LockedValueBox(State())
+
+    /// Waits until some allowance is left, then spends `count` (a chunk may overdraw it:
+    /// the window bounds memory to one window and one chunk).
+    func spend(_ count: Int) async throws {
+        try await withCheckedThrowingContinuation { (go: CheckedContinuation<Void, any Error>) in
+            let now: Result<Void, any Error>? = state.withLock { s in
+                if let failure = s.failure { return .failure(failure) }
+                if s.available > 0 {
+                    s.available -= count
+                    return .success(())
+                }
+                s.waiter = go
+                s.available -= count
+                return nil
+            }
+            if let now { go.resume(with: now) }
+        }
+    }
+
+    func grant(_ count: Int) {
+        let go = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+            s.available += count
+            guard s.available > 0, let waiter = s.waiter else { return nil }
+            s.waiter = nil
+            return waiter
+        }
+        go?.resume()
+    }
+
+    /// Wakes a waiting sender with `error`; every later spend throws it.
+    func fail(_ error: any Error) {
+        let go = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+            if s.failure == nil { s.failure = error }
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        go?.resume(throwing: error)
+    }
+}
+
+/// A body arriving in chunks from the other process: the reader thread appends, one
+/// consumer takes them in order; each chunk taken is granted back to the sender through
+/// `taken` (its `credit` frame).
+final class InboundBody: Sendable {
+    private struct State {
+        var chunks: [[UInt8]] = []
+        var ended = false
+        var failure: (any Error)?
+        var waiter: CheckedContinuation<[UInt8]?, any Error>?
+    }
+
+    private let state = LockedValueBox(State())
+    private let taken: @Sendable (Int) -> Void
+
+    init(taken: @escaping @Sendable (Int) -> Void) {
+        self.taken = taken
+    }
+
+    func append(_ chunk: [UInt8]) {
+        let waiter = state.withLock { s -> CheckedContinuation<[UInt8]?, any Error>? in
+            guard !s.ended, s.failure == nil else { return nil }
+            guard let waiter = s.waiter else {
+                s.chunks.append(chunk)
+                return nil
+            }
+            s.waiter = nil
+            return waiter
+        }
+        if let waiter {
+            taken(chunk.count)
+            waiter.resume(returning: chunk)
+        }
+    }
+
+    func finish() {
+        let waiter = state.withLock { s -> CheckedContinuation<[UInt8]?, any Error>? in
+            s.ended = true
+            defer { s.waiter = nil }
+            return s.chunks.isEmpty ? s.waiter : nil
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    func fail(_ error: any Error) {
+        let waiter = state.withLock { s -> CheckedContinuation<[UInt8]?, any Error>? in
+            guard !s.ended || !s.chunks.isEmpty else { return nil }
+            if s.failure == nil { s.failure = error }
+            s.chunks.removeAll()
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(throwing: error)
+    }
+
+    /// The next chunk, nil at the body's end.
+    func next() async throws -> [UInt8]? {
+        try await withCheckedThrowingContinuation { (go: CheckedContinuation<[UInt8]?, any Error>) in
+            let now: Result<[UInt8]?, any Error>? = state.withLock { s in
+                if !s.chunks.isEmpty { return .success(s.chunks.removeFirst()) }
+                if let failure = s.failure { return .failure(failure) }
+                if s.ended { return .success(nil) }
+                s.waiter = go
+                return nil
+            }
+            if let now {
+                if case .success(let chunk?) = now { taken(chunk.count) }
+                go.resume(with: now)
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import PlugboardAPI
+
+extension ManifestDecoder {
+    /// A plugin entry's `"isolation"` (with its `"worker"` object, if any).
+    func decodeIsolation(_ isolation: JSONValue?, worker: JSONValue?, wraps: String?) throws(PlugboardError) -> PluginIsolation {
+        var mode = "in-process"
+        if let isolation {
+            mode = try reader.string(isolation, hint: "Write \"isolation\": \"process\" to run the plugin in a worker process, or \"in-process\".")
+            guard mode == "process" || mode == "in-process" else {
+                throw reader.invalidValue(isolation, "isolation \(ManifestReader.quoted(mode)) is not a mode",
+                    detail: "Expected \"in-process\" (the default: the plugin runs in the host) or \"process\" (a supervised worker child of its own), found \(ManifestReader.quoted(mode)).",
+                    hint: "Write \"isolation\": \"process\" or \"in-process\".")
+            }
+        }
+        guard mode == "process" else {
+            if let worker {
+                throw reader.invalidValue(worker, "\"worker\" is set but the plugin runs in process",
+                    detail: "The \"worker\" settings supervise an isolated plugin's worker process; this entry has no \"isolation\": \"process\".",
+                    hint: "Add \"isolation\": \"process\", or remove \"worker\".")
+            }
+            return .inProcess
+        }
+        if wraps != nil, let isolation {
+            throw reader.invalidValue(isolation, "a layer cannot run isolated yet",
+                detail: "This entry \"wraps\" another plugin: its layer would need the wrapped storage inside its worker, which the worker protocol does not carry yet. Storage providers can run isolated; layers run in process.",
+                hint: "Remove \"isolation\" from the layer's entry (isolate the storage it wraps instead), or remove \"wraps\".")
+        }
+        var settings = WorkerSettings()
+        if let worker {
+            for member in try reader.object(worker, hint: "Write \"worker\" as an object, such as {\"spare\": true, \"maxCrashes\": 5}.") {
+                let v = member.value
+                switch member.key {
+                case "spare": settings.spare = try reader.bool(v)
+                case "maxCrashes":
+                    settings.maxCrashes = try reader.integer(v)
+                    guard settings.maxCrashes >= 1 else {
+                        throw reader.invalidValue(v, "maxCrashes is \(settings.maxCrashes)",
+                            detail: "Expected 1 or more crashes within crashWindowSeconds before the plugin is marked failed.",
+                            hint: "Write a positive count, such as 5.")
+                    }
+                case "crashWindowSeconds": settings.crashWindowSeconds = try positiveSeconds(v, "crashWindowSeconds")
+                case "callTimeoutSeconds": settings.callTimeoutSeconds = try positiveSeconds(v, "callTimeoutSeconds")
+                case "startTimeoutSeconds": settings.startTimeoutSeconds = try positiveSeconds(v, "startTimeoutSeconds")
+                default: try reader.checkKeys([member], known: WorkerSettings.keys, in: worker)
+                }
+            }
+        }
+        return .process(settings)
+    }
+
+    private func positiveSeconds(_ v: JSONValue, _ key: String) throws(PlugboardError) -> Double {
+        let seconds = try reader.number(v)
+        guard seconds > 0, seconds <= 86_400 else {
+            throw reader.invalidValue(v, "\(key) is \(seconds)", detail: "Expected seconds above 0 and at most 86400.",
+                                      hint: "Write a number of seconds, such as 30.")
+        }
+        return seconds
+    }
+}
