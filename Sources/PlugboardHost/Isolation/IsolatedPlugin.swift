@@ -175,7 +175,7 @@ public final class IsolatedPlugin: Sendable {
         enum Next { case now(Worker), wait, unavailable(PlugboardError) }
         let next: Next = state.withLock { s in
             if let current = s.current, !current.connection.hasEnded { return .now(current) }
-            if let failure = s.failure { return .unavailable(failure) }
+            if let failure = s.failure { return .unavailable(Self.unavailable(failure)) }
             return afterLoss && s.status != .stopped ? .wait : .unavailable(restarting())
         }
         switch next {
@@ -191,9 +191,14 @@ public final class IsolatedPlugin: Sendable {
                 }
                 if let now { go.resume(returning: now) }
             }
-            guard let worker else { throw failure ?? restarting() }
+            guard let worker else { throw failure.map(Self.unavailable) ?? restarting() }
             return worker
         }
+    }
+
+    /// A failed plugin's storage answers as an unavailable one (503), with the failure's story.
+    private static func unavailable(_ failure: PlugboardError) -> PlugboardError {
+        PlugboardError(.storageUnavailable, failure.message, detail: failure.detail, hint: failure.hint)
     }
 
     private func restarting() -> PlugboardError {

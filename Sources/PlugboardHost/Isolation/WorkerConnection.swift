@@ -23,6 +23,9 @@ final class WorkerConnection: Sendable {
         /// Monotonic seconds of the call's start or its last frame: a call that does not
         /// move for the plugin's call timeout means the worker hangs.
         let lastMoved = LockedValueBox(MonotonicClock.now())
+        /// A put's body's own failure (its client went away): the caller gets this error
+        /// back, not the worker's rendition of it.
+        let bodyFailure = LockedValueBox<(any Error)?>(nil)
 
         init(call: WorkerCall, body: InboundBody?, credit: BodyCredit?) {
             self.call = call
@@ -49,6 +52,8 @@ final class WorkerConnection: Sendable {
     private let pong = LockedValueBox<(sent: Double, answered: Double)>((0, 0))
     private let readyBox = LockedValueBox<CheckedContinuation<Frame?, Never>?>(nil)
     private let firstFrame = LockedValueBox<Frame??>(nil)
+    /// The calls in flight when the wire ended, for the crash report.
+    private let lostCalls = LockedValueBox<[WorkerCall]>([])
 
     init(transport: any FrameTransport, onEnd: @escaping @Sendable (Ending) -> Void) {
         self.transport = transport
@@ -112,7 +117,7 @@ final class WorkerConnection: Sendable {
                     return
                 }
                 if let body, let credit = entry.credit {
-                    Task { await self.send(body, stream: stream, credit: credit) }
+                    Task { await self.send(body, stream: stream, credit: credit, entry: entry) }
                 }
                 // The wire may have ended between the check above and now.
                 if let lost = endedBox.withLock({ $0 }) { fail(stream, WorkerLost(call: call, ending: lost, sent: true)) }
@@ -130,7 +135,7 @@ final class WorkerConnection: Sendable {
     }
 
     /// A put's body, in frames the worker takes as fast as it stores them.
-    private func send(_ body: ObjectBody, stream: UInt32, credit: BodyCredit) async {
+    private func send(_ body: ObjectBody, stream: UInt32, credit: BodyCredit, entry: Pending) async {
         do {
             for try await chunk in body {
                 var start = 0
@@ -149,6 +154,7 @@ final class WorkerConnection: Sendable {
         } catch {
             // The body's own failure (a client gone mid-upload): the worker's storage sees
             // its body throw and stores nothing; the caller gets this error back.
+            entry.bodyFailure.withLock { $0 = error }
             try? transport.send(Frame(.failure, stream: stream, payload: WorkerAnswer.failure(error)))
         }
     }
@@ -182,8 +188,10 @@ final class WorkerConnection: Sendable {
         }
     }
 
-    /// The calls in flight, for a crash report.
-    var inFlight: [WorkerCall] { pending.withLock { $0.values.map(\.call) } }
+    /// The calls in flight, or those in flight when the wire ended: a crash report's story.
+    var inFlight: [WorkerCall] {
+        hasEnded ? lostCalls.withLock { $0 } : pending.withLock { $0.values.map(\.call) }
+    }
 
     /// Ends the wire from this side: calls in flight fail with ``WorkerLost``.
     func close() {
@@ -248,7 +256,7 @@ final class WorkerConnection: Sendable {
         case .failure:
             let error: any Error
             do throws(IPCError) { error = try WorkerAnswer.failure(frame.payload) } catch { return error.description }
-            fail(frame.stream, error)
+            fail(frame.stream, entry.bodyFailure.withLock { $0 } ?? error)
         case .chunk:
             guard let body = entry.body, entry.answer.withLock({ $0 == nil }) else {
                 return "a body chunk for call \(frame.stream) (\(entry.call.summary)), which has no body coming"
@@ -271,15 +279,18 @@ final class WorkerConnection: Sendable {
     }
 
     private func end(_ ending: Ending) {
-        let first = endedBox.withLock { e -> Bool in
-            guard e == nil else { return false }
+        // The calls in flight are taken with the ending, under its lock: whoever asks for
+        // ``inFlight`` once the wire has ended (the reaper's crash report) finds them.
+        let all: [UInt32: Pending]? = endedBox.withLock { e in
+            guard e == nil else { return nil }
             e = ending
-            return true
+            let taken = pending.withLock { p in defer { p.removeAll() }; return p }
+            lostCalls.withLock { $0 = taken.values.map(\.call) }
+            return taken
         }
-        guard first else { return }
+        guard let all else { return }
         transport.close()
         deliverFirst(nil)
-        let all = pending.withLock { p in defer { p.removeAll() }; return p }
         for (_, entry) in all {
             let lost = WorkerLost(call: entry.call, ending: ending, sent: true)
             entry.answer.withLock { w in defer { w = nil }; return w }?.resume(throwing: lost)

@@ -104,6 +104,16 @@ public final class ServerMetrics: Sendable {
         for state in [PluginState.failed, .rejected] {
             out += "plugboard_plugin_load_failures_total{state=\"\(state)\"} \(plugins.filter { $0.state == state }.count)\n"
         }
+        // A crash of an isolated plugin's worker counts in the error figures a fleet's
+        // rollout bakes against, beside the answers it failed.
+        out += "# HELP plugboard_plugin_restarts_total Worker processes of isolated plugins replaced, by plugin and reason.\n"
+        out += "# TYPE plugboard_plugin_restarts_total counter\n"
+        for r in plugins {
+            guard let worker = r.worker else { continue }
+            for (reason, count) in worker.restarts.sorted(by: { $0.key < $1.key }) {
+                out += "plugboard_plugin_restarts_total{plugin=\"\(Self.escape(r.name))\",reason=\"\(reason)\"} \(count)\n"
+            }
+        }
         return out
     }
 

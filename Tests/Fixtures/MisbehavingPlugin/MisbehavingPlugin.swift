@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PlugboardAPI
 import InMemoryStorage
+import Synchronization
 
 // A test fixture, not a product for users: a plugin that misbehaves as its config says,
 // so that preflight, hot swap and crash reports can be tested against a real .so.
@@ -22,7 +23,14 @@ public func plugboardPluginEntry(_ op: Int32, _ arg: UnsafeMutableRawPointer?) -
 /// - `healthy`: false makes `healthCheck()` throw (default true);
 /// - `stopLog`: a file the managed storage appends `stopped <label>` to when stopped;
 /// - `label`: names this build in `stopLog` and in the `x-fixture-label` metadata of gets;
-/// - `getDelayMilliseconds`: how long every `get` takes (default 0).
+/// - `getDelayMilliseconds`: how long every `get` takes (default 0);
+/// - `faultKey`: with `faultIn: get`, the fault strikes only on a get of this key;
+/// - faults at request time besides those above: `allocate` (memory without bound),
+///   `execve` (runs /bin/true; the get throws the error it got), `writeOutside` (creates
+///   the file `outsidePath`; the get throws the error it got, or answers when it could);
+/// - `exitAfterRequests`: the process exits on this get (counted over every get);
+/// - `seed`: objects `seed-0` ... `seed-(N-1)`, each holding `seed N`, present from the
+///   start (so that every process of an isolated plugin holds them).
 enum MisbehavingPlugin: Plugin {
     static let name = "MisbehavingPlugin"
     static let version = "1.0.0"
@@ -30,13 +38,18 @@ enum MisbehavingPlugin: Plugin {
 
     static func register(into registrar: PluginRegistrar) throws {
         let config = registrar.config
-        try config.requireOnly(["fault", "faultIn", "healthy", "stopLog", "label", "getDelayMilliseconds"])
+        try config.requireOnly(["fault", "faultIn", "healthy", "stopLog", "label", "getDelayMilliseconds", "faultKey",
+                                "outsidePath", "exitAfterRequests", "seed"])
         let fault = try config.string("fault", default: "none") ?? "none"
         let place = try config.string("faultIn", default: "register") ?? "register"
         let settings = FixtureSettings(fault: fault, place: place, healthy: try config.bool("healthy", default: true),
                                        stopLog: try config.string("stopLog", default: nil),
                                        label: try config.string("label", default: "fixture") ?? "fixture",
-                                       getDelayMilliseconds: try config.int("getDelayMilliseconds", default: 0))
+                                       getDelayMilliseconds: try config.int("getDelayMilliseconds", default: 0),
+                                       faultKey: try config.string("faultKey", default: nil),
+                                       outsidePath: try config.string("outsidePath", default: nil),
+                                       exitAfterRequests: try config.int("exitAfterRequests", default: 0),
+                                       seed: try config.int("seed", default: 0))
         if place == "register" { strike(fault) }
         try registrar.register((any ObjectStorage).self, managed: true) { _ in FixtureStorage(settings) }
     }
@@ -49,7 +62,31 @@ enum MisbehavingPlugin: Plugin {
             p?.pointee = 1
         case "hang": while true { sleep(1) }
         case "exit": _exit(0)
+        case "allocate":
+            var hoard: [[UInt8]] = []
+            while true { hoard.append([UInt8](repeating: 1, count: 16 << 20)) }
         default: break
+        }
+    }
+
+    /// The faults that fail a request instead of ending the process: the error says what
+    /// the system answered.
+    static func attempt(_ fault: String, outsidePath: String?) throws {
+        switch fault {
+        case "execve":
+            let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+            _ = execv("/bin/true", argv)
+            let code = errno
+            throw PlugboardError(.storageFailed, "execve was refused: \(String(cString: strerror(code)))", detail: "errno \(code)")
+        case "writeOutside":
+            let fd = open(outsidePath ?? "/tmp/misbehaving-outside", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else {
+                let code = errno
+                throw PlugboardError(.storageFailed, "writing outside was refused: \(String(cString: strerror(code)))", detail: "errno \(code)")
+            }
+            close(fd)
+        default:
+            break
         }
     }
 }
@@ -61,16 +98,24 @@ struct FixtureSettings: Sendable {
     let stopLog: String?
     let label: String
     let getDelayMilliseconds: Int
+    let faultKey: String?
+    let outsidePath: String?
+    let exitAfterRequests: Int
+    let seed: Int
 }
 
 final class FixtureStorage: ObjectStorage, ManagedService, HealthChecking {
     private let base = InMemoryObjectStorage()
     private let settings: FixtureSettings
+    private let gets = Atomic<Int>(0)
 
     init(_ settings: FixtureSettings) { self.settings = settings }
 
     func start() async throws {
         if settings.place == "start" { MisbehavingPlugin.strike(settings.fault) }
+        for i in 0..<settings.seed {
+            _ = try await base.put("seed-\(i)", data: Array("seed \(i)".utf8), contentType: "text/plain", metadata: [:])
+        }
     }
 
     func stop() async {
@@ -99,7 +144,12 @@ final class FixtureStorage: ObjectStorage, ManagedService, HealthChecking {
             throw PlugboardError(.storageUnavailable, "fixture \(settings.label) refuses every get",
                                  detail: "Configured with fault \"error\"; label \"\(settings.label)\".")
         }
-        if settings.place == "get" { MisbehavingPlugin.strike(settings.fault) }
+        let count = gets.add(1, ordering: .relaxed).newValue
+        if settings.exitAfterRequests > 0, count >= settings.exitAfterRequests { _exit(0) }
+        if settings.place == "get", settings.faultKey == nil || settings.faultKey == key {
+            MisbehavingPlugin.strike(settings.fault)
+            try MisbehavingPlugin.attempt(settings.fault, outsidePath: settings.outsidePath)
+        }
         if settings.getDelayMilliseconds > 0 { try await Task.sleep(nanoseconds: UInt64(settings.getDelayMilliseconds) * 1_000_000) }
         return try await base.get(key)
     }

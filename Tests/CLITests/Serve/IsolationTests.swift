@@ -1,0 +1,161 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardTestSupport
+import Testing
+
+/// `"isolation": "process"` under a plugin that traps, segfaults, hangs or exits at request
+/// time (the MisbehavingPlugin fixture): serve stays up, the other keys keep answering,
+/// each crash is reported with its story, and the worker is back. In process, the same
+/// plugin takes serve down: that is why the feature exists.
+@Suite struct IsolationTests {
+    /// The fixture isolated (or not), with 20 seed objects in every worker, faulting as
+    /// `fault` says on a get of `boom`.
+    static func flaky(_ fault: String, isolated: Bool = true, worker: String = #"{"maxCrashes": 1000}"#,
+                      extra: String = "", required: Bool = false) -> String {
+        let isolation = isolated ? #""isolation": "process", "worker": \#(worker), "# : ""
+        return #"{"name": "Flaky", "product": "MisbehavingPlugin", \#(isolation)"required": \#(required), "#
+            + #""config": {"fault": "\#(fault)", "faultIn": "get", "faultKey": "boom", "seed": 20\#(extra)}}"#
+    }
+
+    /// A GET, retried on a 503 as the issue's client does (Retry-After says 1 s; the test
+    /// retries at once, a few times, since the spare answers within milliseconds).
+    static func get(_ server: ServerProcess, _ key: String) throws -> RawResponse {
+        var last: RawResponse?
+        for _ in 0..<50 {
+            let response = try server.client().request("GET", "/v1/objects/\(key)")
+            guard response.status == 503 else { return response }
+            last = response
+            usleep(20_000)
+        }
+        return last!
+    }
+
+    static func adminPlugins(_ server: ServerProcess) throws -> String {
+        try server.client().request("GET", "/v1/admin/plugins").text
+    }
+
+    @Test(arguments: ["fatalError", "segfault", "exit"])
+    func aFaultOnOneKey_leavesServeUp_isReported_andTheWorkerIsBack(_ fault: String) throws {
+        let server = try ServerProcess(plugins: [Self.flaky(fault)])
+        #expect(try Self.get(server, "seed-3").text == "seed 3")
+        let poisoned = try server.client().request("GET", "/v1/objects/boom")
+        // Retried once on the spare, which faults too: the answer is a 503, never a hang.
+        #expect(poisoned.status == 503, "\(poisoned.text)")
+        #expect(poisoned.header("retry-after") == "1")
+        #expect(poisoned.errorCode == "storage.unavailable")
+        #expect(try Self.get(server, "seed-4").text == "seed 4")
+        let reason = fault == "exit" ? "reason=exit" : "reason=signal"
+        #expect(server.waitForStderr(containing: reason))
+        #expect(server.stderr.contains("serving get boom"), "\(server.stderr)")
+        let admin = try Self.adminPlugins(server)
+        #expect(admin.contains(#""isolation": "process""#))
+        #expect(admin.contains("get boom"))
+        let events = try server.client().request("GET", "/v1/admin/events").text
+        #expect(events.contains("plugin_crashed"))
+        let metrics = try server.client().request("GET", "/metrics").text
+        #expect(metrics.contains("plugboard_plugin_restarts_total{plugin=\"Flaky\",reason=\"\(fault == "exit" ? "exit" : "signal")\"}"))
+        #expect(server.stop() == 0)
+    }
+
+    @Test func theSameTrapInProcess_takesServeDown() throws {
+        let server = try ServerProcess(plugins: [Self.flaky("fatalError", isolated: false)])
+        #expect(try Self.get(server, "seed-1").text == "seed 1")
+        _ = try? server.client().request("GET", "/v1/objects/boom")
+        // Every connection, every request and every other plugin went with it.
+        let status = server.waitForExit(timeoutMilliseconds: 30_000)
+        #expect(status != nil && status! > 128, "serve should have died of the plugin's trap; status \(String(describing: status))")
+    }
+
+    @Test func underLoad_everyGetOfOtherKeysSucceeds_whileOneKeySegfaults() async throws {
+        let server = try ServerProcess(plugins: [Self.flaky("segfault")])
+        let failures = await withTaskGroup(of: Int.self) { group in
+            for t in 0..<4 {
+                group.addTask {
+                    await OwnThread.run {
+                        var failed = 0
+                        for i in 0..<60 {
+                            let key = "seed-\((t * 7 + i) % 20)"
+                            let r = try? Self.get(server, key)
+                            if r?.text != "seed \((t * 7 + i) % 20)" { failed += 1 }
+                        }
+                        return failed
+                    }
+                }
+            }
+            group.addTask {
+                await OwnThread.run {
+                    for _ in 0..<5 { _ = try? server.client().request("GET", "/v1/objects/boom") }
+                    return 0
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(failures == 0)
+        // A poisoned get that finds no worker ready (the last one just died on it) is
+        // answered 503 at once, so five of them crash one to ten workers.
+        #expect(server.stderrLines(containing: "reason=signal") >= 1)
+        #expect(server.stop() == 0)
+    }
+
+    @Test func aHangOnOneKey_isKilledAtTheCallTimeout_andReported() throws {
+        let server = try ServerProcess(plugins: [Self.flaky("hang", worker: #"{"maxCrashes": 1000, "callTimeoutSeconds": 1}"#)])
+        let started = CommandRunner.monotonicMilliseconds()
+        let hung = try server.client().request("GET", "/v1/objects/boom")
+        #expect(hung.status == 503)
+        // Two hangs (the call and its one retry), each ended at the 1 s timeout: far
+        // below the client's 15 s, and loose for a loaded machine.
+        #expect(CommandRunner.monotonicMilliseconds() - started < 12_000)
+        #expect(server.waitForStderr(containing: "reason=hang"))
+        #expect(server.stderr.contains("get boom made no progress"), "\(server.stderr)")
+        #expect(try Self.get(server, "seed-2").text == "seed 2")
+        #expect(server.stop() == 0)
+    }
+
+    @Test func aCrashLoop_stopsRestarting_andARequiredPluginMakesServeNotReady() throws {
+        let server = try ServerProcess(plugins: [Self.flaky("fatalError", worker: #"{"maxCrashes": 3, "crashWindowSeconds": 600}"#,
+                                                            required: true)])
+        #expect(try server.client().request("GET", "/readyz").status == 200)
+        // A poisoned get finds a worker, or a 503 while the next one starts; until the
+        // third crash ends the restarts.
+        var answer = try server.client().request("GET", "/v1/objects/boom")
+        for _ in 0..<200 where !answer.text.contains("no longer restarted") {
+            usleep(20_000)
+            answer = try server.client().request("GET", "/v1/objects/boom")
+        }
+        #expect(answer.status == 503 && answer.errorCode == "storage.unavailable", "\(answer.text)")
+        #expect(server.waitForStderr(containing: "isolated plugin failed"))
+        let after = try server.client().request("GET", "/v1/objects/seed-1")
+        #expect(after.status == 503)
+        #expect(after.text.contains("no longer restarted"), "\(after.text)")
+        #expect(try server.client().request("GET", "/readyz").status == 503)
+        #expect(try Self.adminPlugins(server).contains("isolation.crash_loop"))
+        #expect(server.stop() == 0)
+    }
+
+    @Test func aWorkerThatExitsAfterSomeRequests_isReplaced_andNoReadFails() throws {
+        let server = try ServerProcess(plugins: [Self.flaky("none", extra: #", "exitAfterRequests": 7"#)])
+        for i in 0..<40 {
+            #expect(try Self.get(server, "seed-\(i % 20)").text == "seed \(i % 20)")
+        }
+        #expect(server.stderrLines(containing: "reason=exit") >= 4)
+        #expect(server.stop() == 0)
+    }
+
+    @Test func anIsolatedFileStorage_streamsLargeBodiesBothWays_andRanges() throws {
+        let server = try ServerProcess(plugins: [#"{"name": "Files", "product": "FileStorage", "isolation": "process", "config": {"root": "data"}}"#])
+        var generator = SplitMix64(state: 7)
+        let body = (0..<(3 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let put = try server.client().request("PUT", "/v1/objects/big", headers: [("Content-Type", "application/octet-stream")], body: body)
+        #expect(put.status == 200 || put.status == 201, "\(put.text)")
+        let got = try server.client().request("GET", "/v1/objects/big")
+        #expect(got.status == 200 && got.body == body)
+        let ranged = try server.client().request("GET", "/v1/objects/big", headers: [("Range", "bytes=1000-1999")])
+        #expect(ranged.status == 206 && ranged.body == Array(body[1000...1999]))
+        let head = try server.client().request("HEAD", "/v1/objects/big")
+        #expect(head.header("content-length") == String(body.count))
+        #expect(try server.client().request("DELETE", "/v1/objects/big").status == 204)
+        #expect(try server.client().request("GET", "/v1/objects/big").status == 404)
+        #expect(server.stop() == 0)
+    }
+}

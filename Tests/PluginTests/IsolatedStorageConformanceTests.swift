@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlugboardAPI
+import PlugboardHost
+import PlugboardTestSupport
+import PlugboardTesting
+import Testing
+
+/// The in-tree storages run isolated (`"isolation": "process"`): the host's proxy passes
+/// the whole conformance suite through the worker protocol, as the plugin does in process:
+/// streamed bodies both ways, ranges, conditions, listings, errors with their codes.
+@Suite struct IsolatedStorageConformanceTests {
+    /// A host over a manifest with `plugin` isolated, its workers run by the built plugboard.
+    static func host(_ plugin: String, folder: String) async throws -> PluginHost {
+        let manifest = "\(folder)/plugins.json"
+        let text = #"{"schemaVersion": 1, "plugins": [\#(plugin)]}"#
+        let fd = open(manifest, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        #expect(fd >= 0)
+        _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        var configuration = PluginHost.Configuration(manifestPath: manifest, cacheDirectory: "\(folder)/cache",
+                                                     processEnvironment: ["SWIFT_BACKTRACE": "enable=no"],
+                                                     productSearchPath: [BuildProducts.folder],
+                                                     preflightExecutable: "\(BuildProducts.folder)/plugboard")
+        configuration.logger = .disabled
+        return try await PluginHost.start(configuration)
+    }
+
+    @Test(arguments: [#"{"name": "Mem", "product": "MemoryStorage", "isolation": "process"}"#,
+                      #"{"name": "Files", "product": "FileStorage", "isolation": "process", "config": {"root": "data"}}"#])
+    func anIsolatedStoragePassesTheWholeConformanceSuite(_ plugin: String) async throws {
+        let folder = BuildProducts.temporaryFolder("isolated-conformance")
+        let host = try await Self.host(plugin, folder: folder)
+        let record = try #require(host.records.first)
+        try #require(record.state == .active, "\(record.error.map(String.init(describing:)) ?? "")")
+        #expect(record.isolation.description == "process")
+        let worker = try #require(record.worker)
+        #expect(worker.pid != nil && worker.pid != getpid())
+        let storage: any ObjectStorage = try host.container.resolve()
+        // A fresh store for each of the suite's checks would be a fresh worker each; the
+        // suite cleans up after itself over one.
+        let report = await ObjectStorageConformance(makeStorage: { storage }).run()
+        try report.requireAllPassed()
+        #expect(report.result(named: "large_object_64mib")?.outcome == .passed)
+        #expect(report.result(named: "concurrent_writers")?.outcome == .passed)
+        #expect(worker.restarts.isEmpty, "\(worker.crashes.map(\.message))")
+        await host.shutdown()
+        #expect(worker.status == .stopped)
+    }
+}
