@@ -60,6 +60,8 @@ import Testing
                                   print the manifest entry that loads it.
           preflight               Internal: the child process in which the host tries
                                   plugins before it maps them.
+          worker                  Internal: the child process in which an isolated
+                                  plugin runs.
           new-plugin              Write a SwiftPM package for a new plugin, ready to
                                   build and test.
           new-contract            Write a contract package for a service protocol of

@@ -55,7 +55,7 @@ import Testing
         defer { sandbox.remove() }
         expectRun(await sandbox.runExactly(["plugns"]), status: 2, stdout: .empty, stderr: .exactly("""
             plugboard: error: unknown command "plugns"
-            DETAIL: Expected one of: check, plugins, services, inspect, keygen, sign, graph, storage, serve, fleet, reload, publish, preflight, new-plugin, new-contract, completion, version.
+            DETAIL: Expected one of: check, plugins, services, inspect, keygen, sign, graph, storage, serve, fleet, reload, publish, preflight, worker, new-plugin, new-contract, completion, version.
             HINT: Did you mean "plugins"?
 
             """))
