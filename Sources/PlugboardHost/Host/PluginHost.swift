@@ -230,7 +230,7 @@ public final class PluginHost: Sendable {
         } blocked: { plugin, blocker in
             byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)
         }
-        let records = manifest.plugins.compactMap { byName[$0.name] }
+        let records = manifest.plugins.compactMap { plugin in byName[plugin.name].map { var r = $0; r.isolation = plugin.isolation; return r } }
         let state = State(manifest: manifest, manifestDigest: (try? Digest.sha256Hex(bytes)) ?? "",
                           records: records, fingerprints: fingerprints, staged: activeStaged(stagings, records),
                           secrets: secrets, s3Secrets: s3Secrets)

@@ -55,6 +55,9 @@ extension PluginHost {
             record.error = verdict.error
             byName[name] = record
         }
-        return (manifest, environment, manifest.plugins.compactMap { byName[$0.name] })
+        return (manifest, environment, manifest.plugins.compactMap { plugin in
+            // Checked in a preflight child either way; the record says where it would run.
+            byName[plugin.name].map { var r = $0; r.isolation = plugin.isolation; return r }
+        })
     }
 }

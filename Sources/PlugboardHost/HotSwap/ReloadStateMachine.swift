@@ -197,7 +197,7 @@ struct ReloadStateMachine {
         var state = current
         state.manifest = next.manifest
         state.manifestDigest = next.digest
-        state.records = next.manifest.plugins.compactMap { byName[$0.name] }
+        state.records = next.manifest.plugins.compactMap { plugin in byName[plugin.name].map { var r = $0; r.isolation = plugin.isolation; return r } }
         state.fingerprints = fingerprints
         state.staged = PluginHost.activeStaged(next.stagings, state.records)
         state.secrets = next.secrets

@@ -71,13 +71,22 @@ public enum Reports {
 
     /// Registrations, as `plugboard services --json` lists them. A layer's has `wraps`,
     /// the owner of the registration just below it in its stack; others have no such member.
-    public static func services(_ registrations: [RegistrationInfo]) -> JSONOutput {
+    /// A registration of an isolated plugin (its owner is in `isolated`) has
+    /// `"isolation": "process"`: its implementation is the host's stand-in, the plugin's
+    /// own runs in the worker.
+    public static func services(_ registrations: [RegistrationInfo], isolated: Set<String> = []) -> JSONOutput {
         .array(registrations.map { r in
             .object([("service", .string(r.service)), ("name", .string(r.name)), ("rank", .int(Int64(r.rank))),
                      ("scope", .string(r.scope.description)), ("owner", .string(r.owner)),
                      ("implementation", .string(r.implementation)), ("active", .bool(r.isActive))]
-                    + (r.wraps.map { [("wraps", JSONOutput.string($0))] } ?? []))
+                    + (r.wraps.map { [("wraps", JSONOutput.string($0))] } ?? [])
+                    + (isolated.contains(r.owner) ? [("isolation", JSONOutput.string("process"))] : []))
         })
+    }
+
+    /// The plugins of `records` that run in a worker process.
+    public static func isolatedOwners(_ records: [PluginRecord]) -> Set<String> {
+        Set(records.filter { $0.isolation.worker != nil }.map(\.name))
     }
 
     /// An object's information, as `plugboard storage head --json` prints it, with

@@ -168,7 +168,7 @@ public final class APIRouter: HTTPHandler {
         case .adminEvents:
             return AdminRoutes.events(host, query: request.head.query)
         default:
-            return Self.json(200, Reports.services(host.container.registrations()).render() + "\n")
+            return Self.json(200, Reports.services(host.container.registrations(), isolated: Reports.isolatedOwners(host.records)).render() + "\n")
         }
     }
 

@@ -158,4 +158,19 @@ import Testing
         #expect(try server.client().request("GET", "/v1/objects/big").status == 404)
         #expect(server.stop() == 0)
     }
+
+    @Test func pluginsAndServicesSayWhereAPluginRuns() async throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", ManifestText.make([Self.flaky("none"), #"{"name": "Mem", "product": "MemoryStorage", "rank": -1}"#]))
+        let plugins = await sandbox.run(["plugins", "--json"])
+        #expect(plugins.status == 0, "\(plugins.stderr)")
+        #expect(plugins.stdout.contains(#""isolation": "process""#) && plugins.stdout.contains(#""isolation": "in-process""#),
+                "\(plugins.stdout)")
+        let services = await sandbox.run(["services", "--json"])
+        #expect(services.status == 0, "\(services.stderr)")
+        #expect(services.stdout.contains(#""owner": "Flaky""#) && services.stdout.contains(#""isolation": "process""#), "\(services.stdout)")
+        let table = await sandbox.run(["services"])
+        #expect(table.stdout.contains("ISOLATION") && table.stdout.contains("PlugboardHost.IsolatedStorage"), "\(table.stdout)")
+    }
 }
