@@ -3,8 +3,9 @@ import PlugboardConcurrency
 import PlugboardHost
 
 /// A fleet host's side (`serve --fleet`): before the host starts, which manifest to start
-/// from (``prepare()``); while it serves, its status under its lease and each new desired
-/// manifest applied through the host's reload (``run(host:address:totals:)``).
+/// from (``prepare()``, then ``fallback(after:)`` for each one the host's checked start
+/// refuses); while it serves, its status under its lease and each new desired manifest
+/// applied through the host's reload (``run(host:address:totals:)``).
 ///
 /// The desired manifest is `targets/<id>` if present, else `stable`. Each new desired
 /// digest is fetched, written to the state folder's `manifest.json`, and reloaded exactly

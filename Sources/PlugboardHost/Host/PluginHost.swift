@@ -182,7 +182,8 @@ public final class PluginHost: Sendable {
     /// Reads the manifest and loads every plugin selected for the environment.
     ///
     /// A plugin that fails is recorded with its error and the others still load; see
-    /// ``requiredFailure`` for the ones the manifest marks `required`.
+    /// ``requiredFailure`` for the ones the manifest marks `required`. A fleet host,
+    /// which must trust its start no more than a reload, starts with ``startChecked(_:)``.
     ///
     /// - Throws: manifest errors (`manifest.*`, exit status 2), including a missing
     ///   `${VAR}` in the config of a selected plugin; `loader.cache_failed`,
