@@ -46,8 +46,9 @@ enum FleetCommand {
     /// host's reload would refuse (`PluginHost.preflightAsReload`), with the plugins told
     /// they are only checked. `--no-preflight` leaves it to the hosts.
     ///
-    /// - Throws: the manifest's own errors as they are (exit 2); any other refusal as
-    ///   `fleet.preflight_refused`, naming the code a host would report.
+    /// - Throws: the manifest's own errors as they are (exit 2); any other refusal, and a
+    ///   `${VAR}` this machine lacks (the hosts may have it), as `fleet.preflight_refused`,
+    ///   naming the code a host would report.
     static func preflight(_ ctx: CommandContext, path: String, command: String) async throws(PlugboardError) {
         guard !ctx.parsed.flag("no-preflight") else { return }
         var configuration = ctx.hostConfiguration
@@ -55,7 +56,8 @@ enum FleetCommand {
         configuration.checkOnly = true
         do throws(PlugboardError) {
             try await PluginHost.preflightAsReload(configuration)
-        } catch where error.code.area != "manifest" && ![.cacheFailed, .cacheUntrusted, .cacheDirectoryUnset].contains(error.code) {
+        } catch where (error.code.area != "manifest" || error.code == .manifestMissingVariable)
+                    && ![.cacheFailed, .cacheUntrusted, .cacheDirectoryUnset].contains(error.code) {
             throw PlugboardError(.fleetPreflightRefused, "\(command) refused: manifest \"\(path)\" did not pass its preflight here: \(error.code): \(error.message)",
                 detail: (error.detail.map { "\($0) " } ?? "") + "A host's reload would refuse it the same way; nothing was written to the fleet.",
                 hint: (error.hint.map { "\($0) " } ?? "") + "If only the hosts can run it (their products, variables or backends), give --no-preflight: each host still checks it.",

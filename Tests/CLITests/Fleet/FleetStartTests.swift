@@ -78,11 +78,16 @@ struct FleetStartTests {
 
         // fleet set and fleet rollout run the preflight where they run: a refusal, and
         // nothing written.
-        for command in [["fleet", "set", crashing], ["fleet", "rollout", crashing, "--waves", "1,100%", "--bake", "0"]] {
+        let unset = try admin.write("unset.json", ManifestText.make(
+            [#"{"name": "Mem", "product": "MemoryStorage", "config": {"label": "${PLUGBOARD_FLEET_TEST_UNSET}"}}"#], environment: "testing"))
+        for (command, code) in [(["fleet", "set", crashing], "reload.preflight_crashed"),
+                                (["fleet", "rollout", crashing, "--waves", "1,100%", "--bake", "0"], "reload.preflight_crashed"),
+                                (["fleet", "set", unset], "manifest.missing_variable")] {
             let refused = await admin.runExactly(command + ["--fleet", fleet, "--json"])
             #expect(refused.status == 1, "\(refused.stdout)\(refused.stderr)")
             #expect(try refused.json()["error"]?["code"]?.string == "fleet.preflight_refused")
-            #expect(refused.stdout.contains("reload.preflight_crashed"), "\(refused.stdout)")
+            #expect(refused.stdout.contains(code), "\(refused.stdout)")
+            #expect(refused.stdout.contains("--no-preflight"))
         }
         let untouched = try await Self.status(admin, fleet)
         #expect(untouched["stable"]?["digest"]?.string == goodDigest)
