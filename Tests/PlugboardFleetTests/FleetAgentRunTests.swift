@@ -14,6 +14,39 @@ import Testing
         let requests = Atomic<Int>(0)
     }
 
+    /// A target refused at start is reported as a running host reports it: refused, for
+    /// that digest and that rollout, so the rollout counts it and rolls back.
+    @Test(.timeLimit(.minutes(1))) func aTargetRefusedAtStart_isReportedWithItsRollout() async throws {
+        let store = InMemoryFleetStore()
+        _ = try await FleetManifests.setStable(Manifests.bytes("A"), source: "a", by: "t", in: store, keys: keys)
+        let candidate = try await FleetManifests.store(Manifests.bytes("B"), source: "b", in: store, keys: keys)
+        try await store.put(keys.target("h1"), TargetRecord(digest: candidate, rollout: "r1").json.recordBytes, lease: nil)
+        let folder = BuildProducts.temporaryFolder("fleet-target-refused")
+        let copy = FleetLocalCopy(folder: folder)
+        var configuration = FleetAgent.Configuration(keys: keys, hostID: "h1", localCopy: copy, version: "0.1.0")
+        configuration.heartbeatSeconds = 0.05
+        let agent = FleetAgent(store: store, configuration: configuration)
+        #expect(try await agent.prepare().digest == candidate)
+        let crashed = PlugboardError(.preflightCrashed, "plugin \"B\" crashed in preflight: SIGILL")
+        #expect(try await agent.fallback(after: crashed)?.startedFrom == "empty")
+        let host = try await PluginHost.start(PluginHost.Configuration(manifestPath: copy.manifestPath, cacheDirectory: folder + "/cache"))
+        try await agent.started(requiredFailure: host.requiredFailure)
+        var changes = store.changes(prefix: keys.host("h1")).makeAsyncIterator()
+        let run = Task { await agent.run(host: host, address: "http://127.0.0.1:1", totals: { (0, 0) }) }
+        defer { run.cancel() }
+        var reported: HostStatus?
+        while reported == nil, await changes.next() != nil {
+            reported = try await store.get(keys.host("h1")).flatMap { try? HostStatus(bytes: $0, what: "hosts/h1") }
+        }
+        let last = try #require(reported?.lastReload)
+        #expect(last.refused)
+        #expect(last.digest == candidate)
+        #expect(last.rollout == "r1")
+        #expect(last.errorCode == "reload.preflight_crashed")
+        #expect(reported?.manifestDigest == "")
+        #expect(reported?.startedFrom == "empty")
+    }
+
     /// A bad `stable` is the fleet's problem, not the host's: it serves on, and its
     /// status stays fresh (the rollout and `fleet status` read it).
     @Test(.timeLimit(.minutes(1))) func aBadStableRecord_keepsTheHostsStatusFresh() async throws {
