@@ -3,12 +3,12 @@ import PlugboardAPI
 import Testing
 
 /// `PluginHost.startChecked` (a fleet host's start) refuses what a reload refuses, before
-/// anything is mapped in the host; `start` stays as forgiving as it was.
-@Suite("A checked start", .serialized)
-struct CheckedStartTests {
+/// anything is mapped in the host. In the hot swap suite, serialized with it: its check
+/// that every preflight child was reaped sees this process's children, these ones too.
+extension ReloadTests {
     /// What a running host's reload refuses, and the code it refuses it with (the
     /// health check's own, for the last).
-    static let refusals: [(plugins: String, code: PlugboardError.Code?)] = [
+    static let startRefusals: [(plugins: String, code: PlugboardError.Code?)] = [
         (HotSwapFolder.store("MemoryStorage") + ", " + HotSwapFolder.misbehaving(#"{"fault": "fatalError"}"#, name: "Bad"), .preflightCrashed),
         (HotSwapFolder.store("MemoryStorage") + #", {"name": "Extra", "product": "NoSuchStorage", "environments": ["testing"]}"#,
          .productNotFound),
@@ -16,8 +16,8 @@ struct CheckedStartTests {
     ]
 
     /// The first case would kill this process with SIGILL had the start mapped the plugin.
-    @Test(arguments: 0..<3) func whatAReloadRefuses_aCheckedStartRefuses_withTheSameCode(_ index: Int) async throws {
-        let (plugins, code) = Self.refusals[index]
+    @Test(arguments: 0..<3) func aCheckedStart_refusesWhatAReloadRefuses_withTheSameCode(_ index: Int) async throws {
+        let (plugins, code) = Self.startRefusals[index]
         let folder = HotSwapFolder()
         try folder.write(HotSwapFolder.store("MemoryStorage"))
         let running = try await PluginHost.start(folder.configuration())
@@ -35,7 +35,7 @@ struct CheckedStartTests {
         }
     }
 
-    @Test func aManifestAReloadTakes_startsChecked() async throws {
+    @Test func aCheckedStart_takesWhatAReloadTakes() async throws {
         let folder = HotSwapFolder()
         try folder.write(HotSwapFolder.store("MemoryStorage"))
         guard case .started(let host) = try await PluginHost.startChecked(folder.configuration()) else {
@@ -47,7 +47,7 @@ struct CheckedStartTests {
         let _: any ObjectStorage = try host.container.resolve()
     }
 
-    @Test func aManifestThatDoesNotParse_isARefusal_notAThrow() async throws {
+    @Test func aCheckedStart_refusesAManifestThatDoesNotParse_withoutThrowing() async throws {
         let folder = HotSwapFolder()
         try LoaderFixtures.write(Array("{\"plugins\": 3}".utf8), to: folder.manifest)
         guard case .refused(let error) = try await PluginHost.startChecked(folder.configuration()) else {
