@@ -14,6 +14,12 @@ extension PlugboardError.Code {
     public static let fleetRolloutInProgress: Self = "fleet.rollout_in_progress"
     /// A rollout needs a stable manifest to roll back to, and live hosts to roll out to.
     public static let fleetNothingToRollOut: Self = "fleet.nothing_to_roll_out"
+    /// `fleet set` found hosts on targets that no live rollout owns (its controller died
+    /// and its lock lapsed): they would not take the new stable manifest.
+    public static let fleetRolloutOrphaned: Self = "fleet.rollout_orphaned"
+    /// `fleet set` or `fleet rollout` ran the manifest's preflight where it runs, and a
+    /// reload to it would be refused: nothing was written.
+    public static let fleetPreflightRefused: Self = "fleet.preflight_refused"
     /// `fleet rollout --abort` found no rollout running.
     public static let fleetNoRollout: Self = "fleet.no_rollout"
     /// The host's local state folder (its copy of the last applied manifest) could not be

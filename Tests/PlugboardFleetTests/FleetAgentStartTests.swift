@@ -79,7 +79,7 @@ import Testing
         #expect(plan.digest == "")
     }
 
-    @Test func aManifestThatDoesNotParse_isRefused_andTheCopyServes() async throws {
+    @Test func aManifestThatDoesNotParse_isRefusedAtStart_andTheCopyServes() async throws {
         let store = InMemoryFleetStore()
         let folder = BuildProducts.temporaryFolder("fleet-malformed")
         try FleetLocalCopy(folder: folder).setApplied(Manifests.bytes("A"))
@@ -88,10 +88,72 @@ import Testing
         let digest = try Digest.sha256Hex(bad)
         try await store.put(keys.manifest(digest), bad, lease: nil)
         try await store.put(keys.stable, Array(StableRecord(digest: digest, setAt: "t", by: "x").json.render(pretty: false).utf8), lease: nil)
-        let plan = try await agent(store, folder: folder).prepare()
+        let agent = agent(store, folder: folder)
+        let plan = try await agent.prepare()
+        #expect(plan.digest == digest)
+        // What the host's checked start finds in it.
+        let refusal = try #require(throws: PlugboardError.self) { try Manifest.load(path: FleetLocalCopy(folder: folder).manifestPath) }
+        let next = try #require(try await agent.fallback(after: refusal))
+        #expect(next.startedFrom == "local copy")
+        #expect(next.digest == (try Digest.sha256Hex(Manifests.bytes("A"))))
+        #expect(contents(FleetLocalCopy(folder: folder).manifestPath) == Manifests.bytes("A"))
+    }
+
+    /// The desired manifest refused, then the copy refused too (a plugin that now fails
+    /// its preflight on this machine): the host starts from nothing, not-ready.
+    @Test func aRefusedStart_fallsBackToTheCopy_thenToNothing() async throws {
+        let store = InMemoryFleetStore()
+        _ = try await FleetManifests.setStable(Manifests.bytes("B"), source: "b", by: "t", in: store, keys: keys)
+        let folder = BuildProducts.temporaryFolder("fleet-refused-start")
+        try FleetLocalCopy(folder: folder).setApplied(Manifests.bytes("A"))
+        let agent = agent(store, folder: folder)
+        #expect(try await agent.prepare().startedFrom == "etcd")
+        let crashed = PlugboardError(.preflightCrashed, "plugin \"B\" crashed in preflight: SIGILL")
+        #expect(try await agent.fallback(after: crashed)?.startedFrom == "local copy")
+        #expect(try await agent.fallback(after: crashed)?.startedFrom == "empty")
+        #expect(try Manifest.load(path: FleetLocalCopy(folder: folder).manifestPath).plugins.isEmpty)
+        #expect(try await agent.fallback(after: crashed) == nil)
+    }
+
+    /// etcd without quorum keeps a read waiting (its own timeouts, then the client's
+    /// retries) instead of refusing it: a host with a copy starts from it after the wait.
+    @Test(.timeLimit(.minutes(1))) func aStoreThatDoesNotAnswer_startsFromTheCopy_afterTheStartWait() async throws {
+        let folder = BuildProducts.temporaryFolder("fleet-no-quorum")
+        try FleetLocalCopy(folder: folder).setApplied(Manifests.bytes("A"))
+        var configuration = FleetAgent.Configuration(keys: keys, hostID: "h1", localCopy: FleetLocalCopy(folder: folder), version: "0.1.0")
+        configuration.startWaitSeconds = 0.2
+        let plan = try await FleetAgent(store: SilentFleetStore(), configuration: configuration).prepare()
         #expect(plan.startedFrom == "local copy")
         #expect(plan.digest == (try Digest.sha256Hex(Manifests.bytes("A"))))
     }
+
+    @Test func aBadStableRecord_startsFromTheCopy() async throws {
+        let store = InMemoryFleetStore()
+        let folder = BuildProducts.temporaryFolder("fleet-bad-stable-start")
+        try FleetLocalCopy(folder: folder).setApplied(Manifests.bytes("A"))
+        try await store.put(keys.stable, Array("{}".utf8), lease: nil)
+        let plan = try await agent(store, folder: folder).prepare()
+        #expect(plan.startedFrom == "local copy")
+    }
+}
+
+/// A store that never answers (etcd without quorum): every call waits until its task is
+/// cancelled.
+final class SilentFleetStore: FleetStore {
+    private func silence() async throws(PlugboardError) -> Never {
+        try? await Task.sleep(for: .seconds(3_600))
+        throw PlugboardError(.fleetStoreFailed, "the silent store was asked and never answered")
+    }
+
+    func get(_ key: String) async throws(PlugboardError) -> [UInt8]? { try await silence() }
+    func list(prefix: String) async throws(PlugboardError) -> [(key: String, value: [UInt8])] { try await silence() }
+    func put(_ key: String, _ value: [UInt8], lease: Int64?) async throws(PlugboardError) { try await silence() }
+    func delete(_ key: String) async throws(PlugboardError) { try await silence() }
+    func transaction(when conditions: [FleetCondition], then writes: [FleetWrite]) async throws(PlugboardError) -> Bool { try await silence() }
+    func grantLease(ttlSeconds: Int) async throws(PlugboardError) -> Int64 { try await silence() }
+    func keepAlive(_ lease: Int64) async throws(PlugboardError) -> Bool { try await silence() }
+    func revokeLease(_ lease: Int64) async throws(PlugboardError) { try await silence() }
+    func changes(prefix: String) -> AsyncStream<Void> { AsyncStream { _ in } }
 }
 
 /// Each record reads back as written.

@@ -1,3 +1,4 @@
+import PlugboardHost
 import PlugboardFleet
 
 /// Host statuses as the rollout sees them, for the tests.
@@ -23,4 +24,9 @@ enum Hosts {
     static func all(_ statuses: [HostStatus]) -> [String: HostStatus] {
         Dictionary(uniqueKeysWithValues: statuses.map { ($0.id, $0) })
     }
+}
+
+extension JSONOutput {
+    /// A record's bytes as plugboard stores them (compact JSON).
+    var recordBytes: [UInt8] { Array(render(pretty: false).utf8) }
 }

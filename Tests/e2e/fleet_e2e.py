@@ -8,7 +8,9 @@ converges on it; then:
   rollout      a new FileStorage configuration in three waves (1, 50%, 100%): exit 0,
                every host on the candidate's digest in `fleet status --json`, each one
                reloaded (its generation went up), 0 failed requests
-  crash        MisbehavingPlugin, which crashes in its preflight: stops at the first wave
+  crash        MisbehavingPlugin, which crashes in its preflight: refused by fleet rollout's
+               own preflight (fleet.preflight_refused, no rollout); with --no-preflight it
+               stops at the first wave
                (host1), exit 1 with a reason naming host1 and the preflight's failure;
                host2..host4 never touched (same generation), every host on stable
   error-rate   MemoryStorage failing a fifth of its operations, --max-error-rate 0.05 and
@@ -23,12 +25,12 @@ converges on it; then:
   signatures   a key from `plugboard keygen`, FileStorage signed by `plugboard sign`, the
                manifest's trust with requireSignatures: the signed build rolls out (exit 0);
                the same plugin unsigned, and a copy changed after it was signed, are each
-               `fleet set` and refused by every host before dlopen
+               `fleet set --no-preflight` and refused by every host before dlopen
                (loader.signature_missing, loader.signature_invalid in each host's status)
                while every host keeps serving stable
   remote       FileStorage put in moto by `plugboard publish` and rolled out as a `source`
                with its sha256 (exit 0, in every host's cache); the same source pinned to
-               another file's digest: exit 1, host1 refused it, loader.checksum_mismatch
+               another file's digest (--no-preflight): exit 1, host1 refused it, loader.checksum_mismatch
                naming the source
 
 Usage: fleet_e2e.py BUILD_FOLDER [STEP ...]   (BUILD_FOLDER: .build/release or .build/debug)
@@ -334,7 +336,12 @@ class Fleet:
         """`plugboard fleet ARGS --fleet URL`: (exit status, standard output, standard error),
         both kept in the folder as NAME.out/.err."""
         argv = [PLUGBOARD, "fleet"] + list(args) + ["--fleet", self.url]
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=self.work)
+        if args[0] in ("set", "rollout") and "--abort" not in args:
+            # Their preflight stages plugins here (not in the runner's ~/.cache), and
+            # fetches remote sources from the store as the hosts do.
+            argv += ["--cache-dir", os.path.join(self.work, "cli-cache")]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=self.work,
+                              env=dict(os.environ, **self.store_env))
         if name:
             for suffix, text in (("out", proc.stdout), ("err", proc.stderr)):
                 with open(os.path.join(self.work, "%s.%s" % (name, suffix)), "w") as f:
@@ -480,8 +487,14 @@ def step_crash(fleet):
     before = fleet.hosts_by_id()
     text = manifest({"path": lib("MisbehavingPlugin"), "config": {"fault": "segfault", "faultIn": "register"}})
     candidate = sha256_text(text)
+    # Its own preflight refuses it first, starting nothing; past it, the hosts' do.
+    code, out, err = fleet.cli("rollout", fleet.write("crash.json", text), "--json", name="crash-preflight")
+    check(code == 1 and json.loads(out)["error"]["code"] == "fleet.preflight_refused",
+          "fleet rollout of a plugin that crashes in its preflight, without --no-preflight: expected exit 1 and fleet.preflight_refused, found %d: %s" % (code, (out + err)[-800:]))
+    check(fleet.status()["rollout"] is None or fleet.status()["rollout"]["candidate"] != candidate,
+          "fleet rollout refused by its preflight started a rollout anyway")
     code, out, err = fleet.cli("rollout", fleet.write("crash.json", text), "--waves", "1,50%,100%", "--bake", "2",
-                               "--json", name="crash")
+                               "--json", "--no-preflight", name="crash")
     check(code == 1, "fleet rollout of a plugin that crashes in its preflight exited %d, expected 1: %s" % (code, (out + err)[-1500:]))
     record = json.loads(out)["rollout"]
     reason = record.get("reason") or ""
@@ -604,7 +617,7 @@ def refused_everywhere(fleet, text, name, code):
     """`fleet set` of a manifest every host must refuse: each one's last reload is refused
     with `code` and it still runs stable; then stable is set again. The hosts' refusals."""
     digest = sha256_text(text)
-    exit_code, out, err = fleet.cli("set", fleet.write(name + ".json", text), timeout=60, name=name)
+    exit_code, out, err = fleet.cli("set", fleet.write(name + ".json", text), "--no-preflight", timeout=60, name=name)
     check(exit_code == 0, "fleet set %s exited %d: %s" % (name, exit_code, err[-800:]))
     deadline = time.time() + CONVERGE_SECONDS
     while True:
@@ -697,7 +710,8 @@ def step_remote(fleet):
         g.write(f.read() + b"\0another build\0")
     other = sha256_file(another)
     wrong = remote(other, fleet.variant + 100)
-    code, out, err = fleet.cli("rollout", fleet.write("remote-wrong.json", wrong), "--waves", "1,100%", "--bake", "1", "--json", name="remote-wrong")
+    code, out, err = fleet.cli("rollout", fleet.write("remote-wrong.json", wrong), "--waves", "1,100%", "--bake", "1", "--json",
+                               "--no-preflight", name="remote-wrong")
     check(code == 1, "fleet rollout of the same source pinned to another file's digest exited %d, expected 1: %s" % (code, (out + err)[-1500:]))
     reason = json.loads(out)["rollout"]["reason"] or ""
     check("host1" in reason and "loader.checksum_mismatch" in reason and entry["source"] in reason,

@@ -29,6 +29,9 @@ enum CLISpec {
         .flag("version", help: "Print the version and exit."),
     ]
 
+    /// `fleet set` and `fleet rollout`: the hosts' preflight alone judges the manifest.
+    static let noPreflightOption = OptionSpec.flag("no-preflight", help: "Write the manifest without its preflight here (for one only the hosts can run: their products, variables or backends); each host still checks it before it loads it.")
+
     /// `--fleet`, which every fleet command needs.
     static let fleetOption = OptionSpec.value("fleet", "URL", help: "The fleet: etcd://HOST:PORT[,HOST:PORT...]/PREFIX.")
 
@@ -127,16 +130,16 @@ enum CLISpec {
                         discussion: "FLEET is etcd://HOST:PORT[,HOST:PORT...]/PREFIX; docs/FLEET.md describes the keys under PREFIX. Exit status: 0 on success, 1 when the operation failed (etcd unreachable, a rollout refused or rolled back), 2 for bad usage, an invalid URL or --waves, or a manifest that does not parse.",
                         subcommands: [
                             CommandSpec(name: "status", abstract: "Show the stable manifest, every live host and the current or last rollout.",
-                                        discussion: "One line per live host: id, address, manifest digest, generation, readiness, the last reload's outcome, 5xx answers over object requests since that reload, and whether it lags (runs another manifest than its desired one) or refused its desired one; then hosts that are gone mid-rollout, and the rollout. With --json: {\"stable\", \"hosts\": [...], \"gone\", \"rollout\"}.",
+                                        discussion: "One line per live host: id, address, manifest digest, generation, readiness, the last reload's outcome, 5xx answers over object requests since that reload, and whether it lags (runs another manifest than its desired one, or sits on the target of a rollout no controller runs) or refused its desired one; then hosts that are gone mid-rollout, the rollout (marked orphaned when it has not ended and no controller holds its lock), and every record that does not read (bad record: KEY: CODE: MESSAGE), which is left out rather than failing the command. With --json: {\"stable\", \"hosts\": [...], \"gone\", \"rollout\", \"rolloutOrphaned\", \"badRecords\": [{\"key\", \"error\"}]}.",
                                         options: [fleetOption],
                                         globals: ["json", "log-level", "log-format", "version"]),
                             CommandSpec(name: "set", abstract: "Make MANIFEST the stable manifest every host runs, without waves.",
-                                        discussion: "Checks that MANIFEST parses, stores it under PREFIX/manifests/SHA256 and points PREFIX/stable at it; every host reloads to it. Refused while a rollout runs (fleet.rollout_in_progress names it).",
-                                        options: [fleetOption],
+                                        discussion: "Runs MANIFEST's preflight here first, as a host's reload would (every selected plugin staged and tried in a preflight child, told it is only checked; products are found beside this plugboard or in PLUGBOARD_PLUGIN_PATH, in the environment of --env, else the manifest's): a manifest a host would refuse is refused (fleet.preflight_refused, exit 1) and nothing is written. Then stores it under PREFIX/manifests/SHA256 and points PREFIX/stable at it; every host reloads to it. Refused while a rollout runs (fleet.rollout_in_progress names it), and while hosts sit on the targets of a rollout whose controller is gone (fleet.rollout_orphaned: end it with fleet rollout --abort).",
+                                        options: [fleetOption, noPreflightOption],
                                         arguments: [ArgumentSpec(name: "MANIFEST", help: "The manifest file; in a fleet, plugins are products, absolute paths or remote sources.", optional: false)],
-                                        globals: ["json", "log-level", "log-format", "version"]),
+                                        globals: ["env", "cache-dir", "json", "log-level", "log-format", "version"]),
                             CommandSpec(name: "rollout", abstract: "Roll MANIFEST out in waves, rolling every host back by itself if one wave fails.",
-                                        discussion: "Hosts live at the start are taken sorted by id; each wave is a cumulative count or percentage of them (rounded up), and a last wave of every host left is implied. For each wave the hosts' targets point at MANIFEST; once each host of the wave reports it applied and ready, the wave bakes for --bake seconds with its error rate (5xx over object requests since the reload) at most --max-error-rate; then the next wave, and at the end MANIFEST becomes stable. A refusal, a wave that takes longer than --wave-timeout, a lost host or an error rate over the bound sends every host reached back to the previous manifest, and exits 1 naming the host and what failed. One rollout at a time: a second is refused, naming the first. Hosts that join during a rollout run the stable manifest until it ends. Progress goes to standard output (standard error with --json, whose report is the rollout's record).",
+                                        discussion: "Hosts live at the start are taken sorted by id; each wave is a cumulative count or percentage of them (rounded up), and a last wave of every host left is implied. First MANIFEST's preflight runs here, as for fleet set (nothing is written when it is refused). For each wave the hosts' targets point at MANIFEST; once each host of the wave reports it applied and ready, the wave bakes for --bake seconds with its error rate (5xx over object requests since the reload) at most --max-error-rate; then the next wave, and at the end MANIFEST becomes stable. A refusal, a wave that takes longer than --wave-timeout, a lost host or an error rate over the bound sends every host reached back to the previous manifest, and exits 1 naming the host and what failed. One rollout at a time: a second is refused, naming the first. Hosts that join during a rollout run the stable manifest until it ends. Progress goes to standard output (standard error with --json, whose report is the rollout's record).",
                                         options: [
                                             fleetOption,
                                             .value("waves", "LIST", help: "The waves: cumulative host counts and percentages, comma-separated.", default: WavePlan.defaultText),
@@ -146,9 +149,10 @@ enum CLISpec {
                                             .value("wave-timeout", "SECONDS", help: "How long a wave's hosts have to apply the manifest and be ready (and, in a rollback, to return).",
                                                    default: seconds(FleetCommand.defaultWaveTimeoutSeconds)),
                                             .flag("abort", help: "Stop the running rollout instead: its hosts go back to the previous manifest."),
+                                            noPreflightOption,
                                         ],
                                         arguments: [ArgumentSpec(name: "MANIFEST", help: "The manifest to roll out (not with --abort).", optional: true)],
-                                        globals: ["json", "log-level", "log-format", "version"]),
+                                        globals: ["env", "cache-dir", "json", "log-level", "log-format", "version"]),
                         ],
                         globals: ["json", "log-level", "log-format", "version"]),
             CommandSpec(name: "reload", abstract: "Ask a running plugboard serve to reload its manifest, and print the outcome.",

@@ -42,6 +42,29 @@ enum FleetCommand {
         return (try ManifestFile.read(path: path, maxBytes: 1 << 20), path)
     }
 
+    /// The manifest's preflight here, before anything is written to the fleet: what a
+    /// host's reload would refuse (`PluginHost.preflightAsReload`), with the plugins told
+    /// they are only checked. `--no-preflight` leaves it to the hosts.
+    ///
+    /// - Throws: the manifest's own errors as they are (exit 2); any other refusal, and a
+    ///   `${VAR}` this machine lacks (the hosts may have it), as `fleet.preflight_refused`,
+    ///   naming the code a host would report.
+    static func preflight(_ ctx: CommandContext, path: String, command: String) async throws(PlugboardError) {
+        guard !ctx.parsed.flag("no-preflight") else { return }
+        var configuration = ctx.hostConfiguration
+        configuration.manifestPath = path
+        configuration.checkOnly = true
+        do throws(PlugboardError) {
+            try await PluginHost.preflightAsReload(configuration)
+        } catch where (error.code.area != "manifest" || error.code == .manifestMissingVariable)
+                    && ![.cacheFailed, .cacheUntrusted, .cacheDirectoryUnset].contains(error.code) {
+            throw PlugboardError(.fleetPreflightRefused, "\(command) refused: manifest \"\(path)\" did not pass its preflight here: \(error.code): \(error.message)",
+                detail: (error.detail.map { "\($0) " } ?? "") + "A host's reload would refuse it the same way; nothing was written to the fleet.",
+                hint: (error.hint.map { "\($0) " } ?? "") + "If only the hosts can run it (their products, variables or backends), give --no-preflight: each host still checks it.",
+                underlying: error)
+        }
+    }
+
     // MARK: - status
 
     static func status(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
@@ -51,7 +74,9 @@ enum FleetCommand {
             ctx.out(status.json)
             return 0
         }
-        var text = "stable: " + (status.stable.map { "\($0.digest.prefix(12)) (set \($0.setAt) by \($0.by))" } ?? "none (plugboard fleet set MANIFEST)") + "\n"
+        let unreadable = status.badRecords.contains { $0.key == "stable" }
+        var text = "stable: " + (status.stable.map { "\($0.digest.prefix(12)) (set \($0.setAt) by \($0.by))" }
+            ?? (unreadable ? "unreadable (bad record below; plugboard fleet set MANIFEST writes it again)" : "none (plugboard fleet set MANIFEST)")) + "\n"
         var table = Table(["HOST", "ADDRESS", "MANIFEST", "GEN", "READY", "LAST RELOAD", "ERRORS", "STATE"])
         for host in status.hosts {
             let s = host.status
@@ -59,6 +84,8 @@ enum FleetCommand {
             var state = "ok"
             if host.refused, let r = s.lastReload {
                 state = "refused \(r.digest.prefix(12)): \(r.errorCode ?? "?"): \(r.errorMessage ?? "")"
+            } else if let orphaned = host.orphanedTarget {
+                state = "lagging (on the target \(orphaned.digest.prefix(12)) of rollout \(orphaned.rollout), which no controller runs; stable is \(status.stable?.digest.prefix(12) ?? "none"))"
             } else if host.lagging {
                 state = "lagging (wants \(host.desired?.prefix(12) ?? "?"))"
             }
@@ -68,13 +95,17 @@ enum FleetCommand {
         text += status.hosts.isEmpty ? "no live hosts\n" : table.render()
         for id in status.gone { text += "gone: \(id) (it has a rollout's target but no live key)\n" }
         if let r = status.rollout {
-            text += "rollout \(r.id): \(r.state), \(r.candidate.prefix(12)) from \(r.previous.prefix(12)), started \(r.startedAt) by \(r.by)"
+            text += "rollout \(r.id): \(r.state)\(status.rolloutOrphaned ? " (orphaned)" : ""), \(r.candidate.prefix(12)) from \(r.previous.prefix(12)), started \(r.startedAt) by \(r.by)"
             text += r.endedAt.map { ", ended \($0)" } ?? ""
             text += "\n"
+            if status.rolloutOrphaned {
+                text += "  orphaned: no controller holds its lock (it died, and the lock's lease lapsed); its hosts keep its targets until plugboard fleet rollout --abort ends it\n"
+            }
             for (i, wave) in r.waves.enumerated() { text += "  wave \(i + 1): \(wave.state): \(wave.hosts.joined(separator: ", "))\n" }
             if let reason = r.reason { text += "  reason: \(reason)\n" }
             if !r.stragglers.isEmpty { text += "  not back on \(r.previous.prefix(12)): \(r.stragglers.joined(separator: ", "))\n" }
         }
+        for bad in status.badRecords { text += "bad record: \(bad.key): \(bad.error.code): \(bad.error.message)\n" }
         ctx.out(text)
         return 0
     }
@@ -84,6 +115,7 @@ enum FleetCommand {
     static func set(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         let (bytes, path) = try manifestBytes(ctx)
         let (store, keys) = try connect(ctx)
+        try await preflight(ctx, path: path, command: "fleet set")
         let record = try await FleetManifests.setStable(bytes, source: path, by: who(ctx), in: store, keys: keys)
         if ctx.json {
             ctx.out(JSONOutput.object([("stable", record.json)]))
@@ -97,6 +129,9 @@ enum FleetCommand {
 
     static func rollout(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         if ctx.parsed.flag("abort") {
+            if ctx.parsed.flag("no-preflight") {
+                throw UsageError.make("--abort does not take --no-preflight", hint: "Write plugboard fleet rollout --abort --fleet URL.")
+            }
             if let extra = ["waves", "bake", "max-error-rate", "wave-timeout"].first(where: { ctx.parsed.value($0) != nil }) {
                 throw UsageError.make("--abort does not take --\(extra)", hint: "Write plugboard fleet rollout --abort --fleet URL.")
             }
@@ -114,6 +149,7 @@ enum FleetCommand {
         let waveTimeout = try number(ctx, "wave-timeout", default: defaultWaveTimeoutSeconds, range: 0.001...86_400)
         let (bytes, path) = try manifestBytes(ctx)
         let (store, keys) = try connect(ctx)
+        try await preflight(ctx, path: path, command: "fleet rollout")
         let settings = RolloutStateMachine.Settings(bakeSeconds: bake, maxErrorRate: maxErrorRate, waveTimeoutSeconds: waveTimeout,
                                                     rollbackTimeoutSeconds: waveTimeout)
         let controller = RolloutController(store: store, configuration: .init(keys: keys, waves: waves, settings: settings, by: who(ctx),

@@ -9,7 +9,8 @@ import PlugboardServer
 
 extension ServeCommand {
     /// `serve --fleet URL`: the manifest comes from the fleet (docs/FLEET.md). The agent
-    /// writes the desired manifest into the host's state folder, the host starts from it,
+    /// writes the desired manifest into the host's state folder, the host starts from it
+    /// if it passes the reload's checks (else from the local copy, else from nothing),
     /// and each later desired manifest is a reload through the host's own path.
     static func runFleet(_ ctx: CommandContext) async throws(PlugboardError) -> Int32 {
         if ctx.parsed.value("manifest") != nil {
@@ -38,15 +39,19 @@ extension ServeCommand {
         var configuration = ctx.hostConfiguration
         configuration.manifestPath = FleetLocalCopy(folder: folder).manifestPath
         configuration.fleetManaged = true
+        // Through the reload's checks, as every later manifest: a restarted host must not
+        // map what the running ones refused.
         var host: PluginHost
         while true {
-            do throws(PlugboardError) {
-                host = try await PluginHost.start(configuration)
-                break
-            } catch where error.code.area == "manifest" {
+            switch try await PluginHost.startChecked(configuration) {
+            case .started(let started):
+                host = started
+            case .refused(let error):
                 guard let next = try await agent.fallback(after: error) else { throw error }
                 plan = next
+                continue
             }
+            break
         }
         try await agent.started(requiredFailure: host.requiredFailure)
         logger.notice("fleet: host \"\(hostID)\" started from \(plan.startedFrom)",

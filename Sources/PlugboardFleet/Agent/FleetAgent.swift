@@ -3,8 +3,9 @@ import PlugboardConcurrency
 import PlugboardHost
 
 /// A fleet host's side (`serve --fleet`): before the host starts, which manifest to start
-/// from (``prepare()``); while it serves, its status under its lease and each new desired
-/// manifest applied through the host's reload (``run(host:address:totals:)``).
+/// from (``prepare()``, then ``fallback(after:)`` for each one the host's checked start
+/// refuses); while it serves, its status under its lease and each new desired manifest
+/// applied through the host's reload (``run(host:address:totals:)``).
 ///
 /// The desired manifest is `targets/<id>` if present, else `stable`. Each new desired
 /// digest is fetched, written to the state folder's `manifest.json`, and reloaded exactly
@@ -28,6 +29,12 @@ public actor FleetAgent {
         public var refreshSeconds: Double = 5
         /// The longest wait between attempts while etcd is unreachable.
         public var maxBackoffSeconds: Double = 8
+        /// How long a host with a local copy waits at start for etcd to name and hand over
+        /// its desired manifest before it starts from the copy (etcd without quorum does
+        /// not refuse, it keeps a read waiting for its own timeouts); the desired manifest
+        /// then comes as a reload once etcd answers. A host without a copy waits for the
+        /// client's own bound: it has nothing else to serve.
+        public var startWaitSeconds: Double = 2
         public var logger: Logger
 
         public init(keys: FleetKeys, hostID: String, localCopy: FleetLocalCopy, version: String, logger: Logger = .disabled) {
@@ -53,6 +60,10 @@ public actor FleetAgent {
     private var startedFrom = "empty"
     private var lastReload: HostStatus.LastReload?
     private var refused: String?
+    /// The desired manifest's rollout, while the host starts from it.
+    private var startRollout: String?
+    /// The last invalid record met on the way to the desired manifest, logged once.
+    private var invalidRecord: String?
     private var baseline = (requests: 0, errors: 0)
     private var since = Timestamp.now().iso8601
     private var lease: Int64?
@@ -85,25 +96,42 @@ public actor FleetAgent {
     }
 
     /// Writes the manifest the host is to start from: the desired one from etcd; the
-    /// local copy when etcd cannot be reached or the desired one cannot be had; else an
-    /// empty manifest (the host serves not-ready until one applies).
+    /// local copy when etcd cannot be reached (or, with a copy, does not answer within
+    /// ``Configuration/startWaitSeconds``), or the desired one cannot be had; else an
+    /// empty manifest (the host serves not-ready until one applies). The host then starts
+    /// from it only if it passes the reload's checks (`PluginHost.startChecked`), and
+    /// tells ``fallback(after:)`` when it does not.
     public func prepare() async throws(PlugboardError) -> StartPlan {
         let local = configuration.localCopy
         try local.prepare()
         let copy = local.applied()
         let copyDigest = try copy.map { b throws(PlugboardError) in try Digest.sha256Hex(b) }
-        do throws(PlugboardError) {
-            if let desired = try await desired()?.digest {
-                if desired == copyDigest, let copy { return try begin(copy, digest: desired, from: "etcd") }
-                do throws(PlugboardError) {
-                    let bytes = try await FleetManifests.fetch(desired, from: store, keys: keys)
-                    _ = try Manifest.parse(bytes: bytes, path: local.manifestPath)
-                    return try begin(bytes, digest: desired, from: "etcd")
-                } catch where Self.isManifestError(error) {
-                    refuse(desired, error)
-                }
+        let read = await Self.first(within: copy == nil ? nil : configuration.startWaitSeconds) { [self] () async -> Result<Desired?, PlugboardError> in
+            do throws(PlugboardError) {
+                return .success(try await desiredBytes(known: copyDigest))
+            } catch {
+                return .failure(error)
             }
-        } catch where error.code != .fleetLocalCopyFailed {
+        }
+        switch read {
+        case nil:
+            logger.warning("fleet: etcd did not hand over the desired manifest within \(RolloutStateMachine.seconds(configuration.startWaitSeconds)) s of the start; starting from the local copy, the desired manifest follows as a reload")
+            reachable = false
+        case .success(let desired?)?:
+            startRollout = desired.rollout
+            guard let missing = desired.missing else {
+                return try begin(desired.bytes ?? copy ?? [], digest: desired.digest, from: "etcd")
+            }
+            refused = desired.digest
+            record(refusal: missing, of: desired.digest, rollout: desired.rollout)
+            logger.error("fleet: refused manifest \(desired.digest) at start: \(missing.code): \(missing.message); \(copy == nil ? "starting with no plugins" : "starting from the local copy")")
+        case .success(nil)?:
+            break
+        case .failure(let error)? where error.code == .fleetLocalCopyFailed:
+            throw error
+        case .failure(let error)? where error.code == .fleetRecordInvalid:
+            noteInvalid(error, serving: copy == nil ? "no plugins" : "the local copy")
+        case .failure(let error)?:
             logger.warning("fleet: could not read the desired manifest from etcd at start (\(error.code): \(error.message)); \(copy == nil ? "no local copy, starting with no plugins" : "starting from the local copy")")
             reachable = false
         }
@@ -114,21 +142,64 @@ public actor FleetAgent {
         return try begin(Self.emptyManifest, digest: "", from: "empty")
     }
 
-    /// The host could not start from the plan (a manifest-level error): the local copy
-    /// if that was not it, else the empty manifest; nil when the empty one failed.
-    public func fallback(after error: PlugboardError) throws(PlugboardError) -> StartPlan? {
-        guard startedFrom != "empty" else { return nil }
-        refuse(applied, error)
-        if startedFrom == "etcd", let copy = configuration.localCopy.applied() {
-            let digest = try Digest.sha256Hex(copy)
-            if digest != applied { return try begin(copy, digest: digest, from: "local copy") }
-        }
-        return try begin(Self.emptyManifest, digest: "", from: "empty")
+    /// The desired manifest as a start needs it: its digest, its rollout, and its bytes
+    /// (nil when they are the local copy's), or why they cannot be had.
+    struct Desired: Sendable {
+        var digest: String
+        var rollout: String?
+        var bytes: [UInt8]?
+        /// `fleet.manifest_missing`: a refusal of the digest, not an unreachable etcd.
+        var missing: PlugboardError?
     }
 
-    /// The desired manifest itself is wrong (not the store, not the local folder).
-    static func isManifestError(_ error: PlugboardError) -> Bool {
-        error.code == .fleetManifestMissing || error.code.area == "manifest"
+    private func desiredBytes(known: String?) async throws(PlugboardError) -> Desired? {
+        guard let desired = try await desired() else { return nil }
+        var out = Desired(digest: desired.digest, rollout: desired.rollout)
+        guard desired.digest != known else { return out }
+        do throws(PlugboardError) {
+            out.bytes = try await FleetManifests.fetch(desired.digest, from: store, keys: keys)
+        } catch where error.code == .fleetManifestMissing {
+            out.missing = error
+        }
+        return out
+    }
+
+    /// `body`'s result, or nil when `seconds` (nil: no bound) passed first; `body` is
+    /// cancelled then.
+    static func first<T: Sendable>(within seconds: Double?, _ body: @escaping @Sendable () async -> T) async -> T? {
+        guard let seconds else { return await body() }
+        return await withTaskGroup(of: T?.self) { group in
+            group.addTask { await body() }
+            group.addTask {
+                try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// The host could not start from the plan: its manifest was refused (what a reload
+    /// refuses, `PluginHost.startChecked`). The refusal is recorded as a running host
+    /// records one (a refused desired manifest is not tried again until the desired
+    /// digest changes), and the next plan is the local copy if that was not it, else the
+    /// empty manifest; nil when the empty one was refused.
+    public func fallback(after error: PlugboardError) throws(PlugboardError) -> StartPlan? {
+        guard startedFrom != "empty" else { return nil }
+        let copy = configuration.localCopy.applied()
+        let copyDigest = try copy.map { b throws(PlugboardError) in try Digest.sha256Hex(b) }
+        let next = startedFrom == "etcd" && copyDigest != nil && copyDigest != applied ? "the local copy of manifest \(copyDigest ?? "")"
+            : "no plugins (not ready until a manifest applies)"
+        if startedFrom == "etcd" || lastReload == nil {
+            refused = applied
+            record(refusal: error, of: applied, rollout: startedFrom == "etcd" ? startRollout : nil)
+        }
+        logger.error("fleet: refused manifest \(applied) at start: \(error.code): \(error.message); starting from \(next)")
+        if startedFrom == "etcd", let copy, let copyDigest, copyDigest != applied {
+            return try begin(copy, digest: copyDigest, from: "local copy")
+        }
+        return try begin(Self.emptyManifest, digest: "", from: "empty")
     }
 
     private func begin(_ bytes: [UInt8], digest: String, from: String) throws(PlugboardError) -> StartPlan {
@@ -142,9 +213,23 @@ public actor FleetAgent {
 
     private func refuse(_ digest: String, _ error: PlugboardError, rollout: String? = nil) {
         refused = digest
+        record(refusal: error, of: digest, rollout: rollout)
+        logger.error("fleet: refused manifest \(digest): \(error.code): \(error.message); still serving manifest \(applied.isEmpty ? "(none)" : applied)")
+    }
+
+    /// The status's `lastReload`: `digest` refused with `error`.
+    private func record(refusal error: PlugboardError, of digest: String, rollout: String?) {
         lastReload = .init(outcome: "refused", digest: digest, rollout: rollout, errorCode: error.code.rawValue, errorMessage: error.message,
                            at: Timestamp.now().iso8601)
-        logger.error("fleet: refused manifest \(digest): \(error.code): \(error.message); still serving manifest \(applied.isEmpty ? "(none)" : applied)")
+    }
+
+    /// A record on the way to the desired manifest (`stable`, the host's target) is not
+    /// what FLEET.md describes: logged once while it stays so; the host serves on, and
+    /// keeps its status fresh, as if nothing were desired.
+    private func noteInvalid(_ error: PlugboardError, serving: String) {
+        guard invalidRecord != error.message else { return }
+        invalidRecord = error.message
+        logger.error("fleet: \(error.message); serving \(serving) until it is set again (plugboard fleet set)")
     }
 
     /// The host started from the plan; `requiredFailure` is its own
@@ -203,7 +288,15 @@ public actor FleetAgent {
             lastKeptAlive = now
             lastWritten = nil
         }
-        if let desired = try await desired() {
+        let wanted: (digest: String, rollout: String?)?
+        do throws(PlugboardError) {
+            wanted = try await desired()
+            invalidRecord = nil
+        } catch where error.code == .fleetRecordInvalid {
+            noteInvalid(error, serving: applied.isEmpty ? "no plugins" : "manifest \(applied)")
+            wanted = nil
+        }
+        if let desired = wanted {
             if desired.digest == applied {
                 refused = nil
             } else if desired.digest != refused {

@@ -39,12 +39,14 @@ public enum FleetManifests {
         return try StableRecord(bytes: bytes)
     }
 
-    /// `fleet set`: stores the manifest and makes it stable, unless a rollout holds the lock.
+    /// `fleet set`: stores the manifest and makes it stable, unless a rollout holds the
+    /// lock, or hosts sit on targets no live rollout owns (they would never take it).
     ///
-    /// - Throws: `fleet.rollout_in_progress` naming the rollout; the manifest's errors;
-    ///   `fleet.store_failed`.
+    /// - Throws: `fleet.rollout_in_progress` naming the rollout; `fleet.rollout_orphaned`
+    ///   naming the hosts and their rollout; the manifest's errors; `fleet.store_failed`.
     public static func setStable(_ bytes: [UInt8], source: String, by: String, in store: any FleetStore,
                                  keys: FleetKeys) async throws(PlugboardError) -> StableRecord {
+        try await refuseOrphanedTargets("fleet set", in: store, keys: keys)
         let digest = try await Self.store(bytes, source: source, in: store, keys: keys)
         let record = StableRecord(digest: digest, setAt: Timestamp.now().iso8601, by: by)
         guard try await store.transaction(when: [.absent(keys.rolloutLock)], then: [.put(keys.stable, record.json.bytes, lease: nil)]) else {
@@ -55,6 +57,29 @@ public enum FleetManifests {
             throw try RolloutLock(bytes: lock).refusal("fleet set")
         }
         return record
+    }
+
+    /// Refuses `what` while a target is left that no live rollout owns: its host runs the
+    /// target whatever stable says, and only `fleet rollout --abort` sends it back. With
+    /// the lock held, a live rollout owns the targets (and the caller's own transaction
+    /// refuses, naming it).
+    ///
+    /// - Throws: `fleet.rollout_orphaned`; `fleet.store_failed`.
+    static func refuseOrphanedTargets(_ what: String, in store: any FleetStore, keys: FleetKeys) async throws(PlugboardError) {
+        guard try await store.get(keys.rolloutLock) == nil else { return }
+        let targets = try await store.list(prefix: keys.targets)
+        guard !targets.isEmpty else { return }
+        let hosts = targets.map { keys.hostID(fromKey: $0.key) }
+        var rollouts: [String] = []
+        for entry in targets {
+            let rollout = (try? TargetRecord(bytes: entry.value, what: "targets/\(keys.hostID(fromKey: entry.key))").rollout) ?? "(unreadable)"
+            if !rollouts.contains(rollout) { rollouts.append(rollout) }
+        }
+        let named = hosts.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ") + (hosts.count > 10 ? " and \(hosts.count - 10) more" : "")
+        throw PlugboardError(.fleetRolloutOrphaned,
+            "\(what) refused: \(hosts.count) host(s) are on the targets of rollout \(rollouts.map { "\"\($0)\"" }.joined(separator: ", ")), which no controller runs",
+            detail: "Host(s) \(named) keep running their target (\(keys.targets)ID) whatever stable says; the rollout's controller is gone and its lock lapsed.",
+            hint: "End that rollout with plugboard fleet rollout --abort (it deletes its targets, so its hosts go back to stable), then \(what) again.")
     }
 
     /// Every live host's status, by id; records that do not parse are left out.

@@ -176,27 +176,42 @@ public final class PluginHost: Sendable {
     public var retiredRecords: [PluginRecord] { state.withLock { $0.retired } }
 
     private init(container: Container, state: State, environment: Environment, loader: PluginLoader,
-                 configuration: Configuration) {
+                 configuration: Configuration, preflight: PreflightRunner) {
         self.container = container
         self.environment = environment
         self.loader = loader
         self.configuration = configuration
         self.state = LockedValueBox(state)
-        self.preflight = configuration.preflightRunner
+        self.preflight = preflight
         self.queue = ReloadQueue()
     }
 
     /// Reads the manifest and loads every plugin selected for the environment.
     ///
     /// A plugin that fails is recorded with its error and the others still load; see
-    /// ``requiredFailure`` for the ones the manifest marks `required`.
+    /// ``requiredFailure`` for the ones the manifest marks `required`. A fleet host,
+    /// which must trust its start no more than a reload, starts with ``startChecked(_:)``.
     ///
     /// - Throws: manifest errors (`manifest.*`, exit status 2), including a missing
     ///   `${VAR}` in the config of a selected plugin; `loader.cache_failed`,
     ///   `loader.cache_untrusted`, `loader.cache_dir_unset`.
     public static func start(_ configuration: Configuration) async throws(PlugboardError) -> PluginHost {
-        let bytes = try ManifestFile.read(path: configuration.manifestPath, maxBytes: 1 << 20)
-        let manifest = try configuration.checked(Manifest.parse(bytes: bytes, path: configuration.manifestPath))
+        switch try await start(configuration, checked: false) {
+        case .started(let host): return host
+        case .refused(let error): throw error
+        }
+    }
+
+    /// ``start(_:)``, or with `checked` ``startChecked(_:)``: what a reload would refuse
+    /// is returned as the refusal, before anything of the manifest is mapped.
+    static func start(_ configuration: Configuration, checked: Bool) async throws(PlugboardError) -> CheckedStart {
+        let bytes: [UInt8], manifest: Manifest
+        do throws(PlugboardError) {
+            bytes = try ManifestFile.read(path: configuration.manifestPath, maxBytes: 1 << 20)
+            manifest = try configuration.checked(Manifest.parse(bytes: bytes, path: configuration.manifestPath))
+        } catch where checked {
+            return .refused(error)
+        }
         let environment = configuration.environment ?? manifest.defaultEnvironment ?? .development
         let container = Container(environment: environment, logger: configuration.logger)
         let cache = try PluginCache.directory(configuration.cacheDirectory, environment: configuration.processEnvironment)
@@ -212,10 +227,25 @@ public final class PluginHost: Sendable {
         // before anything is loaded.
         let selected = manifest.selectedPlugins(for: environment)
         let s3Secrets = manifest.s3?.knownSecrets(environment: configuration.processEnvironment) ?? []
-        let (configs, secrets) = try resolvedConfigs(selected, configuration, s3Secrets: s3Secrets)
+        let configs: [String: PluginConfig], secrets: SecretScrubber
+        do throws(PlugboardError) {
+            (configs, secrets) = try resolvedConfigs(selected, configuration, s3Secrets: s3Secrets)
+        } catch where checked {
+            return .refused(error)
+        }
         var byName = unselectedRecords(manifest, environment)
         let searchPath = configuration.productSearchPath
         let stagings = await BlockingWork.run { [loader] in stage(selected, trust: manifest.trust, searchPath: searchPath, loader: loader) }
+        // One runner for the host's life: each keeps a thread (PreflightRunner).
+        let preflight = configuration.preflightRunner
+        if checked {
+            // The copies staged here are the ones checked and then mapped: no file read twice.
+            let next = ReloadStateMachine.Next(manifest: manifest, digest: (try? Digest.sha256Hex(bytes)) ?? "", environment: environment,
+                                               configs: configs, secrets: secrets, stagings: stagings)
+            if let refusal = await refusalFromNothing(next, runner: preflight, cacheDirectory: cache) {
+                return .refused(refusal)
+            }
+        }
         let fingerprints = PluginFingerprint.all(selected, stagings, trust: manifest.trust)
         await DependencyWalk().run(selected) { plugin in
             guard let staging = stagings[plugin.name], let staged = staging.staged else {
@@ -235,7 +265,7 @@ public final class PluginHost: Sendable {
                           records: records, fingerprints: fingerprints, staged: activeStaged(stagings, records),
                           secrets: secrets, s3Secrets: s3Secrets)
         let host = PluginHost(container: container, state: state, environment: environment, loader: loader,
-                              configuration: configuration)
+                              configuration: configuration, preflight: preflight)
         loader.crashObserver.withLock { observer in
             observer = { [weak host] (plugin: String, crash: IsolatedPlugin.Crash) in
                 guard let host else { return }
@@ -249,7 +279,7 @@ public final class PluginHost: Sendable {
         if !pruned.isEmpty {
             configuration.logger.info("pruned the plugin cache", metadata: ["removed": .string("\(pruned.count)")])
         }
-        return host
+        return .started(host)
     }
 
     /// The config of every selected plugin, `${VAR}`s expanded from the environment

@@ -1,0 +1,83 @@
+import PlugboardAPI
+import PlugboardFleet
+import PlugboardHost
+import PlugboardTestSupport
+import Synchronization
+import Testing
+
+/// A running fleet host's agent over the in-memory store, with a real (empty) host.
+@Suite struct FleetAgentRunTests {
+    let keys = FleetKeys(prefix: "/t")
+
+    /// The host's object counts, as the server would hand them over.
+    final class Counts: Sendable {
+        let requests = Atomic<Int>(0)
+    }
+
+    /// A target refused at start is reported as a running host reports it: refused, for
+    /// that digest and that rollout, so the rollout counts it and rolls back.
+    @Test(.timeLimit(.minutes(1))) func aTargetRefusedAtStart_isReportedWithItsRollout() async throws {
+        let store = InMemoryFleetStore()
+        _ = try await FleetManifests.setStable(Manifests.bytes("A"), source: "a", by: "t", in: store, keys: keys)
+        let candidate = try await FleetManifests.store(Manifests.bytes("B"), source: "b", in: store, keys: keys)
+        try await store.put(keys.target("h1"), TargetRecord(digest: candidate, rollout: "r1").json.recordBytes, lease: nil)
+        let folder = BuildProducts.temporaryFolder("fleet-target-refused")
+        let copy = FleetLocalCopy(folder: folder)
+        var configuration = FleetAgent.Configuration(keys: keys, hostID: "h1", localCopy: copy, version: "0.1.0")
+        configuration.heartbeatSeconds = 0.05
+        let agent = FleetAgent(store: store, configuration: configuration)
+        #expect(try await agent.prepare().digest == candidate)
+        let crashed = PlugboardError(.preflightCrashed, "plugin \"B\" crashed in preflight: SIGILL")
+        #expect(try await agent.fallback(after: crashed)?.startedFrom == "empty")
+        let host = try await PluginHost.start(PluginHost.Configuration(manifestPath: copy.manifestPath, cacheDirectory: folder + "/cache"))
+        try await agent.started(requiredFailure: host.requiredFailure)
+        var changes = store.changes(prefix: keys.host("h1")).makeAsyncIterator()
+        let run = Task { await agent.run(host: host, address: "http://127.0.0.1:1", totals: { (0, 0) }) }
+        defer { run.cancel() }
+        var reported: HostStatus?
+        while reported == nil, await changes.next() != nil {
+            reported = try await store.get(keys.host("h1")).flatMap { try? HostStatus(bytes: $0, what: "hosts/h1") }
+        }
+        let last = try #require(reported?.lastReload)
+        #expect(last.refused)
+        #expect(last.digest == candidate)
+        #expect(last.rollout == "r1")
+        #expect(last.errorCode == "reload.preflight_crashed")
+        #expect(reported?.manifestDigest == "")
+        #expect(reported?.startedFrom == "empty")
+    }
+
+    /// A bad `stable` is the fleet's problem, not the host's: it serves on, and its
+    /// status stays fresh (the rollout and `fleet status` read it).
+    @Test(.timeLimit(.minutes(1))) func aBadStableRecord_keepsTheHostsStatusFresh() async throws {
+        let store = InMemoryFleetStore()
+        let folder = BuildProducts.temporaryFolder("fleet-bad-stable")
+        let copy = FleetLocalCopy(folder: folder)
+        var configuration = FleetAgent.Configuration(keys: keys, hostID: "h1", localCopy: copy, version: "0.1.0")
+        configuration.heartbeatSeconds = 0.05
+        let agent = FleetAgent(store: store, configuration: configuration)
+        #expect(try await agent.prepare().startedFrom == "empty")
+        let host = try await PluginHost.start(PluginHost.Configuration(manifestPath: copy.manifestPath, cacheDirectory: folder + "/cache"))
+        let counts = Counts()
+        var changes = store.changes(prefix: keys.host("h1")).makeAsyncIterator()
+        let run = Task { await agent.run(host: host, address: "http://127.0.0.1:1", totals: { (counts.requests.load(ordering: .relaxed), 0) }) }
+        defer { run.cancel() }
+
+        func status(where predicate: (HostStatus) -> Bool) async throws -> HostStatus? {
+            while await changes.next() != nil {
+                if let bytes = try await store.get(keys.host("h1")), let status = try? HostStatus(bytes: bytes, what: "hosts/h1"),
+                   predicate(status) {
+                    return status
+                }
+            }
+            return nil
+        }
+        #expect(try await status { _ in true } != nil)
+        for value in ["garbage", "{}"] {
+            try await store.put(keys.stable, Array(value.utf8), lease: nil)
+            counts.requests.add(5, ordering: .relaxed)
+            let total = counts.requests.load(ordering: .relaxed)
+            #expect(try await status { $0.requests == Int64(total) } != nil)
+        }
+    }
+}
