@@ -60,6 +60,8 @@ public final class IsolatedPlugin: Sendable {
         var spare: Worker?
         var startingSpare = false
         var crashTimes: [Double] = []
+        /// Crashes since a worker last answered a call: what the backoff grows with.
+        var unserved = 0
         var crashes: [Crash] = []
         var restartsByReason: [String: Int] = [:]
         var failure: PlugboardError?
@@ -272,6 +274,7 @@ public final class IsolatedPlugin: Sendable {
             s.crashes.append(crash)
             if s.crashes.count > 32 { s.crashes.removeFirst(s.crashes.count - 32) }
             s.restartsByReason[reason, default: 0] += 1
+            s.unserved = worker.connection.answered > 0 ? 1 : s.unserved + 1
             if s.spare === worker {
                 s.spare = nil
             } else if s.current === worker {
@@ -299,8 +302,9 @@ public final class IsolatedPlugin: Sendable {
                 return .promoted
             }
             if s.current == nil { s.status = .restarting }
-            // The first restart at once, then 0.1 s doubled for each further crash in the window.
-            let delay = s.crashTimes.count <= 1 ? 0 : min(5, 0.1 * Double(1 << min(s.crashTimes.count - 2, 6)))
+            // At once after a worker that served; then 0.1 s, doubled for each further crash
+            // of a worker that never answered (a crash loop, not a poisoned request).
+            let delay = s.unserved <= 1 ? 0 : min(5, 0.1 * Double(1 << min(s.unserved - 2, 6)))
             return .relaunch(delay: delay)
         }
         logger.error("isolated plugin's worker ended", metadata: [
@@ -358,6 +362,7 @@ public final class IsolatedPlugin: Sendable {
                 s.crashTimes.removeAll { now - $0 > settings.crashWindowSeconds }
                 s.crashes.append(crash)
                 s.restartsByReason["start", default: 0] += 1
+                s.unserved += 1
                 guard s.crashTimes.count < settings.maxCrashes else {
                     s.failure = PlugboardError(.isolationCrashLoop,
                         "plugin \"\(name)\" failed \(s.crashTimes.count) times within \(PreflightRunner.formatSeconds(settings.crashWindowSeconds)) s and is no longer restarted",
@@ -365,7 +370,7 @@ public final class IsolatedPlugin: Sendable {
                     s.status = .failed
                     return nil
                 }
-                return min(5, 0.1 * Double(1 << min(s.crashTimes.count, 6)))
+                return min(5, 0.1 * Double(1 << min(max(s.unserved - 2, 0), 6)))
             }
             if let retry {
                 try? await Task.sleep(for: .seconds(retry))

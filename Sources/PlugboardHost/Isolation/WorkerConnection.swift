@@ -54,6 +54,9 @@ final class WorkerConnection: Sendable {
     private let firstFrame = LockedValueBox<Frame??>(nil)
     /// The calls in flight when the wire ended, for the crash report.
     private let lostCalls = LockedValueBox<[WorkerCall]>([])
+    /// Calls the worker answered: one that served before it died is no crash loop.
+    private let answeredBox = LockedValueBox(0)
+    var answered: Int { answeredBox.withLock { $0 } }
 
     init(transport: any FrameTransport, onEnd: @escaping @Sendable (Ending) -> Void) {
         self.transport = transport
@@ -250,6 +253,7 @@ final class WorkerConnection: Sendable {
             guard let waiter = entry.answer.withLock({ w in defer { w = nil }; return w }) else {
                 return "a second answer to call \(frame.stream) (\(entry.call.summary))"
             }
+            answeredBox.withLock { $0 += 1 }
             // Done unless a body follows in chunks: a get's, when no descriptor carries it.
             if entry.body == nil || frame.descriptor >= 0 { _ = pending.withLock { $0.removeValue(forKey: frame.stream) } }
             waiter.resume(returning: frame)
