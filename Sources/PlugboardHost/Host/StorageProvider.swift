@@ -41,8 +41,18 @@ extension PluginHost: StorageProvider {
     }
 
     public var notReadyReasons: [String] {
-        var reasons = requiredFailures.map { "required plugin \"\($0.name)\" is \($0.state)" }
-        if case .failure(let error) = boundStorage(container) { reasons.append(error.message) }
+        var reasons = requiredFailures.map { r in
+            "required plugin \"\(r.name)\" is \(r.worker?.status == .failed ? "failed in its worker process" : r.state.description)"
+        }
+        switch boundStorage(container) {
+        case .failure(let error): reasons.append(error.message)
+        case .success(let storage):
+            // The bound storage is isolated and no worker of its plugin is ready: its
+            // requests are answered 503 until one is.
+            if let isolated = storage as? IsolatedStorage, isolated.plugin.status != .ready {
+                reasons.append("the bound storage's plugin \"\(isolated.plugin.name)\" has no worker ready (\(isolated.plugin.status))")
+            }
+        }
         return reasons
     }
 
