@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardTestSupport
+import Synchronization
 import Testing
 
 /// `"isolation": "process"` under a plugin that traps, segfaults, hangs or exits at request
@@ -174,4 +175,68 @@ import Testing
         let table = await sandbox.run(["services"])
         #expect(table.stdout.contains("ISOLATION") && table.stdout.contains("PlugboardHost.IsolatedStorage"), "\(table.stdout)")
     }
+
+    @Test func aHotSwapOfAnIsolatedPluginUnderLoad_failsNoRequest_andStopsTheOldWorkers() async throws {
+        func manifest(_ label: String) -> String {
+            #"{"schemaVersion": 1, "hotSwap": {"enabled": true}, "plugins": ["#
+                + Self.flaky("none", extra: #", "label": "\#(label)""#) + "]}"
+        }
+        let server = try ServerProcess(manifest: manifest("one"), arguments: ["--no-watch"])
+        let before = try Self.adminPlugins(server)
+        let oldPIDs = before.split(separator: "\n").filter { $0.contains("\"pid\"") || $0.contains("\"sparePid\"") }
+        let stop = LockedFlag()
+        let load = Task {
+            await withTaskGroup(of: (Int, Int).self) { group in
+                for t in 0..<3 {
+                    group.addTask {
+                        await OwnThread.run {
+                            var (served, failed) = (0, 0)
+                            var i = t
+                            while !stop.isSet || served < 30 {
+                                let r = try? server.client().request("GET", "/v1/objects/seed-\(i % 20)")
+                                if r?.status == 200 && r?.text == "seed \(i % 20)" { served += 1 } else { failed += 1 }
+                                i += 3
+                            }
+                            return (served, failed)
+                        }
+                    }
+                }
+                return await group.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
+            }
+        }
+        try server.sandbox.write("plugins.json", manifest("two"))
+        let url = "http://127.0.0.1:\(server.port)"
+        expectRun(await server.sandbox.run(["reload", "--url", url]), status: 0, stdout: .contains("reload applied", "changed [Flaky]"))
+        stop.set()
+        let (served, failed) = await load.value
+        #expect(failed == 0 && served >= 90, "served \(served), failed \(failed)")
+        // The new build answers, and the old generation's workers are stopped once drained.
+        let after = try server.client().request("GET", "/v1/objects/seed-1")
+        #expect(after.header("x-plugboard-generation") == "2")
+        var stopped = false
+        for _ in 0..<500 where !stopped {
+            let events = try server.client().request("GET", "/v1/admin/events").text
+            stopped = events.contains("\"drained\"")
+            if !stopped { usleep(20_000) }
+        }
+        #expect(stopped)
+        for line in oldPIDs {
+            guard let pid = Int32(line.filter(\.isNumber)) else { continue }
+            var gone = false
+            for _ in 0..<500 where !gone {
+                gone = kill(pid, 0) != 0
+                if !gone { usleep(20_000) }
+            }
+            #expect(gone, "the old worker \(pid) still runs after the drain")
+        }
+        #expect(server.stderrLines(containing: "isolated plugin's worker ended") == 0, "\(server.stderr)")
+        #expect(server.stop() == 0)
+    }
+}
+
+/// A flag one task sets and threads read.
+final class LockedFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
 }
