@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The data-loss races of issue 32 across gateways (Tests/e2e/s3_races.py): racing
-# CompleteMultipartUploads of one upload, over three `plugboard serve --s3-listen` hosts on
-# one moto bucket (S3Storage) and over two hosts on one FileStorage root.
+# CompleteMultipartUploads of one upload, and a DeleteBucket on one host racing PutObjects
+# on the others, over three `plugboard serve --s3-listen` hosts on one moto bucket
+# (S3Storage) and over two hosts on one FileStorage root.
 # Needs: moto[server] and boto3 in .venv (python3 -m venv .venv && .venv/bin/pip install 'moto[server]' boto3).
 # Usage: Tests/e2e/s3-races.sh [release|debug] [STEP ...]
 set -euo pipefail

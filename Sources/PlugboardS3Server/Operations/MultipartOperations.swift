@@ -48,9 +48,9 @@ public enum MultipartOperations {
         let uploadID = MultipartLayout.newUploadID()
         let record = MultipartRecord(key: key, contentType: contentType, initiated: Timestamp.now(),
                                      initiator: request.accessKeyID, metadata: metadata, checksum: checksum)
-        try await S3Objects.writing(into: bucket, context) {
-            _ = try await context.storage.put(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID), data: record.encoded(),
-                                              contentType: "text/plain", metadata: [:])
+        _ = try await S3Objects.writing(into: bucket, context) { landed in
+            landed.landed(try await context.storage.put(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID), data: record.encoded(),
+                                                        contentType: "text/plain", metadata: [:]))
         }
         var xml = S3XMLWriter(root: "InitiateMultipartUploadResult")
         xml.element("Bucket", bucket)
@@ -70,7 +70,7 @@ public enum MultipartOperations {
         let partNumber = try self.partNumber(request)
         let uploadID = try self.uploadID(request)
         let partKey = MultipartLayout.partKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber)
-        let info = try await S3Objects.writing(into: bucket, context) {
+        let info = try await S3Objects.writing(into: bucket, context) { landed in
             let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
             if let length = request.body.length, length > MultipartLayout.maxPartSize {
                 throw S3Error.entityTooLarge("Your proposed upload exceeds the maximum allowed object size: expected a part of at most \(MultipartLayout.maxPartSize) bytes, found \(length).")
@@ -80,7 +80,7 @@ public enum MultipartOperations {
             // bytes, a trailer's beside them once the body has ended.
             var metadata: [String: String] = [:]
             let declared = S3Checksum.declared(in: request.head.headers).flatMap { S3Objects.keep($0, in: &metadata) ? $0 : nil }
-            let info = try await context.storage.put(partKey, body: request.body, contentType: nil, metadata: metadata, condition: .none)
+            let info = landed.landed(try await context.storage.put(partKey, body: request.body, contentType: nil, metadata: metadata, condition: .none))
             if declared == nil, let checksum = S3Checksum.verified(request.verifiedChecksums) {
                 try await S3ChecksumRecord.write(context, checksum, describing: info,
                                                  at: MultipartLayout.partChecksumKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber))
@@ -114,7 +114,7 @@ public enum MultipartOperations {
             throw S3Error.invalidArgument("UploadPartCopy needs x-amz-copy-source: expected \"bucket/key\", found none.", name: "x-amz-copy-source")
         }
         let source = try parseCopySource(sourceHeader)
-        let (info, checksum) = try await S3Objects.writing(into: bucket, context) {
+        let (info, checksum) = try await S3Objects.writing(into: bucket, context) { landed in
             let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
             try await S3Objects.requireBucket(context, source.bucket)
             let sourceKey = try S3Objects.storageKey(bucket: source.bucket, key: source.key)
@@ -146,7 +146,7 @@ public enum MultipartOperations {
             // here, as S3 computes it, since the client sends no bytes to send one for.
             let running = try record.checksum.map { try RunningChecksum($0.algorithm, over: stream.body) }
             let body = running?.body(length: stream.body.length) ?? stream.body
-            let info = try await context.storage.put(partKey, body: body, contentType: nil, metadata: [:], condition: .none)
+            let info = landed.landed(try await context.storage.put(partKey, body: body, contentType: nil, metadata: [:], condition: .none))
             let checksum = try running?.finish()
             if let checksum {
                 try await S3ChecksumRecord.write(context, checksum, describing: info,
@@ -186,7 +186,7 @@ public enum MultipartOperations {
             }
             return xmlResponse(xml)
         }
-        func complete() async throws -> HTTPResponse {
+        func complete(_ landed: S3LandedWrites) async throws -> HTTPResponse {
             let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
             let stored = try await listParts(context, bucket: bucket, uploadID: uploadID, after: 0, limit: MultipartLayout.maxPartNumber)
             let parts = try concatenated(requested, from: stored.parts, uploadID: uploadID)
@@ -208,8 +208,8 @@ public enum MultipartOperations {
             do {
                 info = try await ObjectOperations.conditionally(request) {
                     do {
-                        return try await context.storage.put(objectKey, body: concatenation.body, contentType: record.contentType,
-                                                             metadata: metadata, condition: condition)
+                        return landed.landed(try await context.storage.put(objectKey, body: concatenation.body, contentType: record.contentType,
+                                                                           metadata: metadata, condition: condition))
                     } catch let error as PlugboardError where error.code.area == "storage" && error.code != .storagePreconditionFailed {
                         // A plugin's own code goes on to the router, which answers its mapping.
                         throw S3Error(storage: error, bucket: bucket, key: key)
@@ -237,7 +237,7 @@ public enum MultipartOperations {
             await removeUpload(context, bucket: bucket, uploadID: uploadID)
             return result(multipartETag, checksum)
         }
-        return try await S3Objects.writing(into: bucket, context) {
+        return try await S3Objects.writing(into: bucket, context) { landed in
             // Completed already (the client lost the answer, or the server stopped before
             // the upload's clean-up): the same answer, and the clean-up finished.
             let answerCompleted = { () async throws -> HTTPResponse? in
@@ -249,7 +249,7 @@ public enum MultipartOperations {
             }
             if let answer = try await answerCompleted() { return answer }
             do {
-                return try await complete()
+                return try await complete(landed)
             } catch {
                 // A Complete racing another of the same upload may find its record, parts
                 // or claim gone under it: once the other has stored the object, the answer
