@@ -73,8 +73,10 @@ enum S3BucketFence {
         while true {
             let marker = try await marker(context, bucket)
             if let marker, !isDeleting(marker) { return }
-            if marker != nil, clock.now < deadline {
-                try await Task.sleep(for: pause)
+            // A request cancelled while it waits (its client went away) removes what it
+            // stored all the same: a bucket made again must not find it.
+            if marker != nil, clock.now < deadline, !Task.isCancelled {
+                try? await Task.sleep(for: pause)
                 pause = min(pause * 2, .milliseconds(100))
                 continue
             }
