@@ -106,10 +106,10 @@ enum BucketOperations {
     static func deleteBucket(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let bucket = try requireName(request)
         try await context.buckets.deletion(of: bucket) {
-            guard let marker = try await S3BucketFence.marker(context, bucket) else { throw S3Error.noSuchBucket(bucket) }
+            guard try await S3Objects.markerExists(context, bucket) else { throw S3Error.noSuchBucket(bucket) }
             // Marked before the look, so that a write through another endpoint either
             // lands before it (and is seen) or finds the mark once it lands (and undoes itself).
-            let hold = try await S3BucketFence.markDeleting(context, bucket, marker)
+            let hold = try await S3BucketFence.markDeleting(context, bucket)
             do {
                 let objects = try await context.storage.list(prefix: S3Namespace.bucketPrefix(bucket), limit: 1, continuationToken: nil)
                 if !objects.objects.isEmpty || objects.isTruncated {

@@ -7,10 +7,10 @@ import Synchronization
 /// objects, and removes after.
 ///
 /// - DeleteBucket claims the deletion create-only (``deletionKey(_:)``, so that two
-///   deletions through two gateways are one after the other), marks the marker deleting
-///   (compare-and-swap on its ETag), then looks for an object under the bucket: finding
-///   one, it puts the marker back as it was and answers `BucketNotEmpty`; finding none, it
-///   removes the marker. Either way it ends its claim.
+///   deletions through two gateways are one after the other, and only the claim's holder
+///   writes the marker), marks the marker deleting, then looks for an object under the
+///   bucket: finding one, it puts the marker back as it was and answers `BucketNotEmpty`;
+///   finding none, it removes the marker. Either way it ends its claim.
 /// - Every write, once what it stored has landed, reads the marker again (never trusted
 ///   from memory). Active: the write is answered. Gone: the deletion found the bucket
 ///   empty before the write landed, so the write removes what it stored (unless another
@@ -22,8 +22,9 @@ import Synchronization
 /// `NoSuchBucket`: no acknowledged object is lost, and none is left under a deleted
 /// bucket's prefix for a bucket made again to show (unless the writing gateway is killed
 /// between landing and removing). That needs a storage that reads back every write it
-/// acknowledged; the claim needs its create-only writes to be atomic. The cost is one
-/// `head` of the marker per write, after the write (docs/BENCHMARKS.md).
+/// acknowledged; the claim needs its create-only writes to be atomic (no `If-Match`: Ceph
+/// RGW 16.2 refuses every `If-Match` put, and FileStorage's is atomic in one process only).
+/// The cost is one `head` of the marker per write, after the write (docs/BENCHMARKS.md).
 enum S3BucketFence {
     /// The marker's metadata entry that says it is being deleted; an
     /// active marker has none (as every marker written before the fence).
@@ -43,13 +44,13 @@ enum S3BucketFence {
     static func sharing(of storage: any ObjectStorage) -> (unknown: Bool, text: String) {
         switch String(describing: type(of: storage)) {
         case "S3Storage":
-            return (false, "S3Storage may be shared by several gateways: a DeleteBucket and the writes into the bucket are fenced in the backend, which needs its read-after-write consistency, and two DeleteBuckets of one bucket at once are ordered by its If-None-Match and If-Match (AWS S3, Ceph RGW and moto apply them)")
+            return (false, "S3Storage may be shared by several gateways: a DeleteBucket and the writes into the bucket are fenced in the backend, which needs its read-after-write consistency, and two DeleteBuckets of one bucket at once are ordered by its If-None-Match (AWS S3 and Ceph RGW apply it atomically, moto not quite)")
         case "FileStorage":
             return (false, "FileStorage's root may be shared by several gateways on one machine: a DeleteBucket and the writes into the bucket are fenced in the folder, and two DeleteBuckets of one bucket at once are ordered by a create-only claim (a hard link, atomic across processes)")
         case "InMemoryObjectStorage", "FaultInjectingStorage":
             return (false, "MemoryStorage is this process's memory: no other gateway can share it")
         case let name:
-            return (true, "\(name) may be shared by several gateways only if it reads back every write it acknowledged (the bucket fence needs it), and orders two DeleteBuckets of one bucket only if its If-None-Match and If-Match are atomic (docs/S3_API.md)")
+            return (true, "\(name) may be shared by several gateways only if it reads back every write it acknowledged (the bucket fence needs it), and orders two DeleteBuckets of one bucket only if its If-None-Match is atomic (docs/S3_API.md)")
         }
     }
 
@@ -105,11 +106,9 @@ enum S3BucketFence {
         }
     }
 
-    /// A deletion's hold on the bucket: the marker as it was, and the deleting marker's
-    /// ETag, for ``reactivate(_:_:_:)``.
+    /// A deletion's hold on the bucket: the marker as it was, for ``reactivate(_:_:_:)``.
     struct Hold: Sendable {
         var original: ObjectInfo
-        var deletingETag: String
     }
 
     /// Where a deletion of `bucket` in progress claims it, create-only: two DeleteBuckets
@@ -121,7 +120,7 @@ enum S3BucketFence {
     /// cannot write conditionally (then the deletion is ordered against this endpoint's
     /// writes only, as before the fence). Throws `OperationAborted` while another
     /// endpoint's deletion of the bucket is in progress.
-    static func markDeleting(_ context: S3Context, _ bucket: String, _ marker: ObjectInfo) async throws -> Hold? {
+    static func markDeleting(_ context: S3Context, _ bucket: String) async throws -> Hold? {
         let claim = deletionKey(bucket)
         // The claim says when it was made by this host's clock, which the hosts keep in
         // step anyway (signatures are checked against it); the storage's clock may differ.
@@ -156,34 +155,28 @@ enum S3BucketFence {
             context.logger.warning("The storage cannot write conditionally (\(error.message)); the deletion of bucket \(bucket) is ordered against the writes through this endpoint only.")
             return nil
         }
-        var metadata = marker.metadata
-        metadata[stateKey] = deletingState
-        // The content differs from every other marker's, so its ETag names this deletion.
-        let nonce = String((0..<16).map { _ in "0123456789abcdef".randomElement() ?? "0" })
+        // Read again under the claim: a deletion that ended meanwhile removed it.
+        let current: ObjectInfo
         do {
-            let info = try await context.storage.put(S3Namespace.markerKey(bucket: bucket), body: ObjectBody(Array(("deleting " + nonce).utf8)),
-                                                     contentType: nil, metadata: metadata, condition: .matches(etag: marker.etag))
-            return Hold(original: marker, deletingETag: info.etag)
-        } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
-            await release(context, bucket)
-            throw S3Error("OperationAborted", status: 409,
-                          "A conflicting conditional operation is currently in progress against this resource: expected bucket \(bucket)'s marker to be as it was read, found it changed meanwhile (made again, or deleted, through another endpoint). Retry.")
+            guard let found = try await self.marker(context, bucket) else { throw S3Error.noSuchBucket(bucket) }
+            current = found
+            var metadata = current.metadata
+            metadata[stateKey] = deletingState
+            _ = try await context.storage.put(S3Namespace.markerKey(bucket: bucket), data: Array(deletingState.utf8), contentType: nil, metadata: metadata)
         } catch {
             await release(context, bucket)
             throw error
         }
+        return Hold(original: current)
     }
 
-    /// Puts the marker back as it was before ``markDeleting(_:_:_:)``, the bucket found
+    /// Puts the marker back as it was before ``markDeleting(_:_:)``, the bucket found
     /// not empty (or its deletion failed), and ends the deletion's claim.
     static func reactivate(_ context: S3Context, _ bucket: String, _ hold: Hold) async {
         var metadata = hold.original.metadata
         metadata[stateKey] = nil
         do {
-            _ = try await context.storage.put(S3Namespace.markerKey(bucket: bucket), body: ObjectBody([]), contentType: nil,
-                                              metadata: metadata, condition: .matches(etag: hold.deletingETag))
-        } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
-            context.logger.warning("bucket \(bucket)'s marker changed during its deletion (another endpoint took the deletion over); left as that one made it")
+            _ = try await context.storage.put(S3Namespace.markerKey(bucket: bucket), data: [], contentType: nil, metadata: metadata)
         } catch {
             context.logger.error("could not put bucket \(bucket)'s marker back after its deletion failed: \(error); writes into it answer NoSuchBucket until DeleteBucket is asked again")
         }
