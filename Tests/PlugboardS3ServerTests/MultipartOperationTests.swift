@@ -130,8 +130,9 @@ import Testing
             _ = try await s.complete(id, [(1, etags[0]), (2, etags[1]), (3, etags[2])])
             let log = storage.log.withLock { $0 }
             // Each part is opened only once the previous one has been read to its end, and
-            // the put sees the parts' chunks as they come, never the object whole.
-            let reads = log.filter { $0.contains("/part-") || $0.hasPrefix("chunk ") || $0.hasSuffix("b/k") || $0.hasPrefix("put b/k") }
+            // the put sees the parts' chunks as they come, never the object whole (the
+            // completion claim before it is not the object's).
+            let reads = log.drop(while: { !$0.hasPrefix("put b/k") }).filter { $0.contains("/part-") || $0.hasPrefix("chunk ") || $0.hasSuffix("b/k") || $0.hasPrefix("put b/k") }
             #expect(reads == ["put b/k length 27", "get \(id)/part-00001", "chunk 10", "get \(id)/part-00002", "chunk 12",
                               "get \(id)/part-00003", "chunk 5", "stored b/k"], "\(log)")
         }
@@ -330,6 +331,50 @@ import Testing
             _ = try await s.storage.put("b/k", data: [9])
             let gone = await MultipartHarness.s3Error { try await s.complete(id, [(1, e1), (2, e2)]) }
             #expect(gone?.code == "NoSuchUpload")
+        }
+    }
+
+    /// Issue 32: six Completes of one upload at once, three listing three parts and three
+    /// listing two, were all answered 200 while the object matched one list. Exactly one
+    /// list wins: its Completes answer its ETag, the others InvalidPart, and the object is
+    /// that list's concatenation.
+    @Test func racingCompletes_withTwoPartLists_storeAndAnswerExactlyOneList() async throws {
+        let s = try await MultipartHarness()
+        let p1 = MultipartHarness.bytes(3, seed: 1), p2 = MultipartHarness.bytes(4, seed: 2), p3 = MultipartHarness.bytes(5, seed: 3)
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            for round in 0..<7 {
+                let key = "race-\(round)"
+                let id = try await s.create(key)
+                let e1 = try await s.part(id, 1, p1), e2 = try await s.part(id, 2, p2), e3 = try await s.part(id, 3, p3)
+                let lists: [[(Int, String)]] = [[(1, e1), (2, e2), (3, e3)], [(1, e1), (2, e2)]]
+                let outcomes = try await withThrowingTaskGroup(of: (list: Int, etag: String?, code: String?).self) { group in
+                    for i in 0..<6 {
+                        let list = i % 2
+                        group.addTask {
+                            do {
+                                let answer = try await s.complete(id, lists[list])
+                                return (list, try S3XMLReader.parse(answer.body).text("ETag"), nil)
+                            } catch let error as S3Error {
+                                return (list, nil, error.code)
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                let winners = Set(outcomes.filter { $0.etag != nil }.map(\.list))
+                #expect(winners.count == 1, "round \(round): lists answered 200: \(winners.sorted())")
+                guard let winner = winners.first else { continue }
+                for outcome in outcomes where outcome.list != winner {
+                    #expect(outcome.code == "InvalidPart", "round \(round): a Complete of the other list answered \(outcome.code ?? "200")")
+                }
+                let answered = Set(outcomes.compactMap(\.etag))
+                #expect(answered.count == 1)
+                #expect(outcomes.filter { $0.list == winner }.allSatisfy { $0.etag != nil }, "round \(round): \(outcomes)")
+                let stored = try await s.storage.get("b/" + key)
+                #expect(stored.data == (winner == 0 ? p1 + p2 + p3 : p1 + p2), "round \(round)")
+                #expect(answered.first == S3Objects.etag(stored.info))
+                #expect(try await s.storage.list(prefix: MultipartLayout.folder(bucket: "b", uploadID: id)).isEmpty)
+            }
         }
     }
 

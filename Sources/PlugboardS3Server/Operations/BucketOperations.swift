@@ -100,24 +100,36 @@ enum BucketOperations {
     }
 
     /// `DELETE /bucket`: refused with `BucketNotEmpty` while it holds an object (or a write
-    /// into it is in flight, ``S3BucketGate``); its incomplete multipart uploads are
+    /// into it is in flight, ``S3BucketGate``), with `OperationAborted` while another
+    /// endpoint deletes it (``S3BucketFence``); its incomplete multipart uploads are
     /// aborted, as S3 does; 204.
     static func deleteBucket(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let bucket = try requireName(request)
         try await context.buckets.deletion(of: bucket) {
-            try await S3Objects.requireBucket(context, bucket)
-            let objects = try await context.storage.list(prefix: S3Namespace.bucketPrefix(bucket), limit: 1, continuationToken: nil)
-            if !objects.objects.isEmpty || objects.isTruncated {
-                var error = S3Error.bucketNotEmpty(bucket)
-                let found = objects.objects.first.map { "\"" + String($0.key.dropFirst(bucket.count + 1).prefix(256)) + "\"" } ?? "one on a later page"
-                error.message += " Expected no objects, found \(found)."
+            guard try await S3Objects.markerExists(context, bucket) else { throw S3Error.noSuchBucket(bucket) }
+            // Marked before the look, so that a write through another endpoint either
+            // lands before it (and is seen) or finds the mark once it lands (and undoes itself).
+            let hold = try await S3BucketFence.markDeleting(context, bucket)
+            do {
+                let objects = try await context.storage.list(prefix: S3Namespace.bucketPrefix(bucket), limit: 1, continuationToken: nil)
+                if !objects.objects.isEmpty || objects.isTruncated {
+                    var error = S3Error.bucketNotEmpty(bucket)
+                    let found = objects.objects.first.map { "\"" + String($0.key.dropFirst(bucket.count + 1).prefix(256)) + "\"" } ?? "one on a later page"
+                    error.message += " Expected no objects, found \(found)."
+                    throw error
+                }
+                // Uploads first and the marker after them: a deletion cut short leaves a bucket
+                // that is still there to delete again, never uploads without a bucket.
+                let aborted = try await removeAll(context, under: MultipartLayout.uploadsPrefix(bucket: bucket), counting: MultipartLayout.recordName)
+                if aborted > 0 { context.logger.info("DeleteBucket \(bucket): aborted \(aborted) incomplete multipart upload\(aborted == 1 ? "" : "s")") }
+                try await context.storage.delete(S3Namespace.markerKey(bucket: bucket))
+            } catch {
+                // Not deleted: the bucket takes writes again at once, and a retry is not
+                // told that a deletion is in progress.
+                if let hold { await S3BucketFence.reactivate(context, bucket, hold) }
                 throw error
             }
-            // Uploads first and the marker after them: a deletion cut short leaves a bucket
-            // that is still there to delete again, never uploads without a bucket.
-            let aborted = try await removeAll(context, under: MultipartLayout.uploadsPrefix(bucket: bucket), counting: MultipartLayout.recordName)
-            if aborted > 0 { context.logger.info("DeleteBucket \(bucket): aborted \(aborted) incomplete multipart upload\(aborted == 1 ? "" : "s")") }
-            try await context.storage.delete(S3Namespace.markerKey(bucket: bucket))
+            if hold != nil { await S3BucketFence.release(context, bucket) }
             // Part manifests left by objects deleted through the native API: a bucket made
             // again under this name must not find them.
             for prefix in MultipartLayout.manifestPrefixes(bucket: bucket) {

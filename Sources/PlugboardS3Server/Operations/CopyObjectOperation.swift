@@ -28,7 +28,7 @@ enum CopyObjectOperation {
         let replacedType = request.header("content-type").flatMap { $0.isEmpty ? nil : $0 }
         let replacedMetadata = replace ? try S3Objects.metadata(fromHeaders: request.head.headers.fields) : [:]
         if source.bucket != bucket { try await S3Objects.requireBucket(context, source.bucket) }
-        let info = try await S3Objects.writing(into: bucket, context) {
+        let info = try await S3Objects.writing(into: bucket, context) { landed in
             let stream: ObjectStream
             do {
                 stream = try await context.storage.get(sourceKey, range: nil)
@@ -57,8 +57,8 @@ enum CopyObjectOperation {
                     _ = S3Objects.keep(checksum, in: &metadata)
                 }
             }
-            return try await context.storage.put(destinationKey, body: stream.body, contentType: contentType, metadata: metadata,
-                                                 condition: .none)
+            return landed.landed(try await context.storage.put(destinationKey, body: stream.body, contentType: contentType, metadata: metadata,
+                                                                condition: .none))
         }
         var xml = S3XMLWriter(root: "CopyObjectResult")
         xml.element("LastModified", S3Objects.listingTime(info.lastModified))

@@ -9,6 +9,9 @@ import PlugboardCrypto
 ///   (``MultipartRecord``): key, content type, metadata, initiator, initiated time.
 /// - `_plugboard-s3/uploads/<bucket>/<uploadId>/part-00001` ... `part-10000`: each
 ///   part's bytes; the storage's ETag of a part is its MD5, which UploadPart answers.
+/// - `_plugboard-s3/uploads/<bucket>/<uploadId>/completion`: the claim of the one
+///   CompleteMultipartUpload allowed to store the object, written create-only: the
+///   multipart ETag of its part list (``MultipartOperations/claimCompletion``).
 /// - `_plugboard-s3/parts/<bucket>/<key>`: the manifest of an object completed from parts
 ///   (``MultipartManifest``): its part sizes, for GetObject with `?partNumber=`. A key too
 ///   long for that prefix has its manifest at `_plugboard-s3/parts-hashed/<bucket>/<md5 of the key>`.
@@ -30,6 +33,8 @@ public enum MultipartLayout {
 
     static func folder(bucket: String, uploadID: String) -> String { uploadsPrefix(bucket: bucket) + uploadID + "/" }
     static func recordKey(bucket: String, uploadID: String) -> String { folder(bucket: bucket, uploadID: uploadID) + recordName }
+    static let completionName = "completion"
+    static func completionKey(bucket: String, uploadID: String) -> String { folder(bucket: bucket, uploadID: uploadID) + completionName }
 
     /// `part-00042`: five digits, so that the storage's byte order is the parts' order.
     static func partKey(bucket: String, uploadID: String, partNumber: Int) -> String {

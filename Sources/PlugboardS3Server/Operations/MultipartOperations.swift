@@ -48,9 +48,9 @@ public enum MultipartOperations {
         let uploadID = MultipartLayout.newUploadID()
         let record = MultipartRecord(key: key, contentType: contentType, initiated: Timestamp.now(),
                                      initiator: request.accessKeyID, metadata: metadata, checksum: checksum)
-        try await S3Objects.writing(into: bucket, context) {
-            _ = try await context.storage.put(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID), data: record.encoded(),
-                                              contentType: "text/plain", metadata: [:])
+        _ = try await S3Objects.writing(into: bucket, context) { landed in
+            landed.landed(try await context.storage.put(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID), data: record.encoded(),
+                                                        contentType: "text/plain", metadata: [:]))
         }
         var xml = S3XMLWriter(root: "InitiateMultipartUploadResult")
         xml.element("Bucket", bucket)
@@ -70,7 +70,7 @@ public enum MultipartOperations {
         let partNumber = try self.partNumber(request)
         let uploadID = try self.uploadID(request)
         let partKey = MultipartLayout.partKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber)
-        let info = try await S3Objects.writing(into: bucket, context) {
+        let info = try await S3Objects.writing(into: bucket, context) { landed in
             let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
             if let length = request.body.length, length > MultipartLayout.maxPartSize {
                 throw S3Error.entityTooLarge("Your proposed upload exceeds the maximum allowed object size: expected a part of at most \(MultipartLayout.maxPartSize) bytes, found \(length).")
@@ -80,7 +80,7 @@ public enum MultipartOperations {
             // bytes, a trailer's beside them once the body has ended.
             var metadata: [String: String] = [:]
             let declared = S3Checksum.declared(in: request.head.headers).flatMap { S3Objects.keep($0, in: &metadata) ? $0 : nil }
-            let info = try await context.storage.put(partKey, body: request.body, contentType: nil, metadata: metadata, condition: .none)
+            let info = landed.landed(try await context.storage.put(partKey, body: request.body, contentType: nil, metadata: metadata, condition: .none))
             if declared == nil, let checksum = S3Checksum.verified(request.verifiedChecksums) {
                 try await S3ChecksumRecord.write(context, checksum, describing: info,
                                                  at: MultipartLayout.partChecksumKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber))
@@ -114,7 +114,7 @@ public enum MultipartOperations {
             throw S3Error.invalidArgument("UploadPartCopy needs x-amz-copy-source: expected \"bucket/key\", found none.", name: "x-amz-copy-source")
         }
         let source = try parseCopySource(sourceHeader)
-        let (info, checksum) = try await S3Objects.writing(into: bucket, context) {
+        let (info, checksum) = try await S3Objects.writing(into: bucket, context) { landed in
             let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
             try await S3Objects.requireBucket(context, source.bucket)
             let sourceKey = try S3Objects.storageKey(bucket: source.bucket, key: source.key)
@@ -146,7 +146,7 @@ public enum MultipartOperations {
             // here, as S3 computes it, since the client sends no bytes to send one for.
             let running = try record.checksum.map { try RunningChecksum($0.algorithm, over: stream.body) }
             let body = running?.body(length: stream.body.length) ?? stream.body
-            let info = try await context.storage.put(partKey, body: body, contentType: nil, metadata: [:], condition: .none)
+            let info = landed.landed(try await context.storage.put(partKey, body: body, contentType: nil, metadata: [:], condition: .none))
             let checksum = try running?.finish()
             if let checksum {
                 try await S3ChecksumRecord.write(context, checksum, describing: info,
@@ -186,13 +186,7 @@ public enum MultipartOperations {
             }
             return xmlResponse(xml)
         }
-        return try await S3Objects.writing(into: bucket, context) {
-            // Completed already (the client lost the answer, or the server stopped before
-            // the upload's clean-up): the same answer, and the clean-up finished.
-            if let listedETag,
-               let done = try await completedAlready(context, objectKey: objectKey, bucket: bucket, uploadID: uploadID, multipartETag: listedETag) {
-                return result(listedETag, try await S3ChecksumRecord.stored(context, for: done, recordKey: MultipartLayout.checksumKey(bucket: bucket, key: key)))
-            }
+        func complete(_ landed: S3LandedWrites) async throws -> HTTPResponse {
             let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
             let stored = try await listParts(context, bucket: bucket, uploadID: uploadID, after: 0, limit: MultipartLayout.maxPartNumber)
             let parts = try concatenated(requested, from: stored.parts, uploadID: uploadID)
@@ -208,13 +202,14 @@ public enum MultipartOperations {
                                                                         parts: parts, bucket: bucket, uploadID: uploadID)
             let checksumKept = checksum.map { S3Objects.keep($0, in: &metadata) } ?? true
             let condition = try await ObjectOperations.writeCondition(context, request, storageKey: objectKey, key: key)
+            let claimed = try await claimCompletion(context, bucket: bucket, uploadID: uploadID, multipartETag: multipartETag)
             let concatenation = PartConcatenation(storage: context.storage, parts: parts)
             let info: ObjectInfo
             do {
                 info = try await ObjectOperations.conditionally(request) {
                     do {
-                        return try await context.storage.put(objectKey, body: concatenation.body, contentType: record.contentType,
-                                                             metadata: metadata, condition: condition)
+                        return landed.landed(try await context.storage.put(objectKey, body: concatenation.body, contentType: record.contentType,
+                                                                           metadata: metadata, condition: condition))
                     } catch let error as PlugboardError where error.code.area == "storage" && error.code != .storagePreconditionFailed {
                         // A plugin's own code goes on to the router, which answers its mapping.
                         throw S3Error(storage: error, bucket: bucket, key: key)
@@ -226,6 +221,8 @@ public enum MultipartOperations {
                 if try await completedAlready(context, objectKey: objectKey, bucket: bucket, uploadID: uploadID, multipartETag: multipartETag) != nil {
                     return result(multipartETag, checksum)
                 }
+                // The client's condition refused the object: the upload stays open, to any list.
+                if claimed { try? await context.storage.delete(MultipartLayout.completionKey(bucket: bucket, uploadID: uploadID)) }
                 throw refusal
             }
             // The manifest before the clean-up: should it fail, the object already names
@@ -240,6 +237,58 @@ public enum MultipartOperations {
             await removeUpload(context, bucket: bucket, uploadID: uploadID)
             return result(multipartETag, checksum)
         }
+        return try await S3Objects.writing(into: bucket, context) { landed in
+            // Completed already (the client lost the answer, or the server stopped before
+            // the upload's clean-up): the same answer, and the clean-up finished.
+            let answerCompleted = { () async throws -> HTTPResponse? in
+                guard let listedETag,
+                      let done = try await completedAlready(context, objectKey: objectKey, bucket: bucket, uploadID: uploadID, multipartETag: listedETag) else {
+                    return nil
+                }
+                return result(listedETag, try await S3ChecksumRecord.stored(context, for: done, recordKey: MultipartLayout.checksumKey(bucket: bucket, key: key)))
+            }
+            if let answer = try await answerCompleted() { return answer }
+            do {
+                return try await complete(landed)
+            } catch {
+                // A Complete racing another of the same upload may find its record, parts
+                // or claim gone under it: once the other has stored the object, the answer
+                // is that one's (the same list) or InvalidPart (another list).
+                if let answer = try await answerCompleted() { return answer }
+                throw error
+            }
+        }
+    }
+
+    /// Claims the upload's completion for the part list whose multipart ETag is
+    /// `multipartETag`, before the object is stored: the claim is written create-only, so
+    /// of Completes racing with different lists, on one host or many over one storage,
+    /// exactly one stores its object and the others answer `InvalidPart`. A claim for the
+    /// same list lets the Complete go on (a retry, or one that finishes a Complete that
+    /// stopped after claiming). Returns whether this call wrote the claim.
+    static func claimCompletion(_ context: S3Context, bucket: String, uploadID: String, multipartETag: String) async throws -> Bool {
+        let claimKey = MultipartLayout.completionKey(bucket: bucket, uploadID: uploadID)
+        do {
+            _ = try await context.storage.put(claimKey, data: Array(multipartETag.utf8), contentType: "text/plain", metadata: [:], condition: .absent)
+        } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
+            let claimed: String
+            do {
+                claimed = String(decoding: try await context.storage.get(claimKey, range: nil).body.collect(upTo: 256), as: UTF8.self)
+            } catch let error as PlugboardError where error.code == .storageNotFound {
+                // Removed by the winner's clean-up, parts first: nothing is left to complete.
+                throw S3Error.noSuchUpload(uploadID)
+            }
+            guard claimed == multipartETag else {
+                throw S3Error.invalidPart("Upload \(uploadID) is being completed by another CompleteMultipartUpload, from another list of parts: expected the list that makes ETag \"\(claimed.prefix(48))\", found one that makes \"\(multipartETag)\". Complete it with that list, or abort it.")
+            }
+            return false
+        } catch let error as PlugboardError where error.code == .storageUnsupported {
+            context.logger.warning("The storage cannot write the completion claim of upload \(uploadID) create-only (\(error.message)); two Completes with different part lists at once could both be answered 200.")
+            return false
+        }
+        // Written after the upload's clean-up removed its record: no object may follow.
+        try await confirmStillOpen(context, bucket: bucket, uploadID: uploadID, partKey: claimKey)
+        return true
     }
 
     /// `"<md5 of the parts' md5s>-N"` without quotes, from a Complete's part list.
@@ -748,19 +797,25 @@ public enum MultipartOperations {
     }
 
     /// Every storage key of the upload: its parts and their checksum records, then its
-    /// record (last, so that a clean-up cut short leaves an upload that can still be
-    /// aborted or completed again).
+    /// completion claim, then its record (last, so that a clean-up cut short leaves an
+    /// upload that can still be aborted or completed again). The claim outlives the parts:
+    /// a Complete with another list that finds it gone finds the parts gone too, and
+    /// cannot store an object over the one that was answered.
     static func pieces(_ context: S3Context, bucket: String, uploadID: String) async throws -> [String] {
         let folder = MultipartLayout.folder(bucket: bucket, uploadID: uploadID)
         let record = MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID)
+        let claim = MultipartLayout.completionKey(bucket: bucket, uploadID: uploadID)
         var keys: [String] = []
+        var claimed = false
         var token: String?
         repeat {
             let page = try await context.storage.list(prefix: folder, limit: ListingRequest.maxLimit, continuationToken: token)
-            keys += page.objects.map(\.key).filter { !ObjectKey.isSame($0, as: record) }
+            for key in page.objects.map(\.key) where !ObjectKey.isSame(key, as: record) {
+                if ObjectKey.isSame(key, as: claim) { claimed = true } else { keys.append(key) }
+            }
             token = page.nextContinuationToken
         } while token != nil
-        return keys + [record]
+        return keys + (claimed ? [claim] : []) + [record]
     }
 
     /// Deletes every piece of the upload, the record last (so that a removal cut short can

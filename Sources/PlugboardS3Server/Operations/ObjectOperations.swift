@@ -25,12 +25,12 @@ enum ObjectOperations {
         var metadata = try S3Objects.metadata(fromHeaders: request.head.headers.fields)
         // A checksum the header names is kept with the bytes; one in the trailer beside them.
         let declared = S3Checksum.declared(in: request.head.headers).flatMap { S3Objects.keep($0, in: &metadata) ? $0 : nil }
-        let info = try await S3Objects.writing(into: bucket, context) {
+        let info = try await S3Objects.writing(into: bucket, context) { landed in
             let condition = try await writeCondition(context, request, storageKey: storageKey, key: key)
-            return try await conditionally(request) {
+            return landed.landed(try await conditionally(request) {
                 try await context.storage.put(storageKey, body: request.body, contentType: contentType, metadata: metadata,
                                               condition: condition)
-            }
+            })
         }
         if declared == nil, let checksum = S3Checksum.verified(request.verifiedChecksums) {
             try await S3ChecksumRecord.write(context, checksum, describing: info, at: MultipartLayout.checksumKey(bucket: bucket, key: key))

@@ -53,8 +53,8 @@ enum PostObjectOperation {
         let objectType = fields["content-type"].flatMap { $0.isEmpty ? nil : $0 }
         let verified = VerifiedChecksums()
         let body = try checkedFile(reader.fileContent(), fields: fields, sizes: policy.contentLengthRange, verified: verified)
-        let info = try await S3Objects.writing(into: bucket, context) {
-            try await context.storage.put(storageKey, body: body, contentType: objectType, metadata: metadata, condition: .none)
+        let info = try await S3Objects.writing(into: bucket, context) { landed in
+            landed.landed(try await context.storage.put(storageKey, body: body, contentType: objectType, metadata: metadata, condition: .none))
         }
         await reader.discardRest(upTo: maxTrailingBytes)
         return answer(request, fields: fields, bucket: bucket, key: key, etag: S3Objects.etag(info), checksums: verified.answerHeaders)

@@ -24,6 +24,12 @@ public final class S3Router: HTTPHandler {
     /// Serves with `configuration` as it is: `serve` has called its ``Configuration/validate()``.
     public convenience init(provider: any StorageProvider, configuration: Configuration, logger: Logger) {
         self.init(provider: provider, configuration: configuration, logger: logger, buckets: S3BucketGate())
+        // Said once, at start: whether other gateways may serve the same backend
+        // (docs/S3_API.md, "Several gateways behind a load balancer").
+        if case .success(let storage) = provider.boundStorage(provider.container) {
+            let sharing = S3BucketFence.sharing(of: storage)
+            logger.log(sharing.unknown ? .warning : .notice, "S3 gateways sharing the backend: \(sharing.text)")
+        }
     }
 
     /// With a gate of the caller's (a test's, trusting a bucket it found for longer than

@@ -15,9 +15,9 @@ import PlugboardConcurrency
 /// (that write will most likely leave an object, and a long upload must not hold the
 /// deleter, or writers queued behind it, for its whole length).
 ///
-/// The gate is one process's: it orders the requests one S3 endpoint serves. Two
-/// processes serving S3 over one shared backend are not ordered against each other
-/// (docs/S3_API.md, "Differences").
+/// The gate is one process's: it orders the requests one S3 endpoint serves. Processes
+/// serving S3 over one shared backend are ordered against each other by
+/// ``S3BucketFence``, in the backend.
 public final class S3BucketGate: Sendable {
     private struct Bucket {
         var writers = 0

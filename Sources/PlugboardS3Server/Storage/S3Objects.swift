@@ -160,11 +160,17 @@ public enum S3Objects {
 
     /// Runs `body`, a write into `bucket`, through the endpoint's ``S3BucketGate``, with the
     /// bucket's marker checked inside it (`NoSuchBucket`), so that a DeleteBucket either
-    /// sees what `body` stores or makes it fail.
-    public static func writing<R>(into bucket: String, _ context: S3Context, _ body: () async throws -> R) async throws -> R {
+    /// sees what `body` stores or makes it fail; through another endpoint over the same
+    /// storage too, by looking at the marker again once what `body` notes as landed is
+    /// stored (``S3BucketFence``).
+    public static func writing<R>(into bucket: String, _ context: S3Context, _ body: (S3LandedWrites) async throws -> R) async throws -> R {
         try await context.buckets.write(into: bucket) {
             try await requireBucket(context, bucket)
-            return try await body()
+            let landed = S3LandedWrites()
+            let result = try await body(landed)
+            let stored = landed.all
+            if !stored.isEmpty { try await S3BucketFence.confirm(context, bucket, landed: stored) }
+            return result
         }
     }
 

@@ -22,7 +22,7 @@ import Testing
         let s3 = #"{"credentials": [{"accessKeyId": "plugboard-test", "secretAccessKey": {"secret": "${TEST_S3_SECRET}"}}]}"#
         var environment = Self.noEnvironmentPair
         environment["TEST_S3_SECRET"] = Self.secret
-        let server = try ServerProcess(manifest: Self.manifest(s3: s3), arguments: ["--s3-listen", "127.0.0.1:0"],
+        let server = try ServerProcess(manifest: Self.manifest(s3: s3), arguments: ["--s3-listen", "127.0.0.1:0", "--log-level", "notice"],
                                        environment: environment, laterLines: 1)
         let line = try #require(server.laterLines.first)
         let prefix = "plugboard serve: S3 API listening on http://127.0.0.1:"
@@ -36,6 +36,9 @@ import Testing
         #expect(!server.stderr.contains(Self.secret))
         // The native API beside it has no token: said at start.
         #expect(server.stderr.contains("without PLUGBOARD_API_TOKEN the native API on 127.0.0.1:"), "\(server.stderr)")
+        // Whether other gateways may share the backend (issue 32): also said at start.
+        #expect(server.stderr.contains("S3 gateways sharing the backend: MemoryStorage is this process's memory: no other gateway can share it"),
+                "\(server.stderr)")
     }
 
     /// A header-form request with a bogus signature: the error tells whether the server
