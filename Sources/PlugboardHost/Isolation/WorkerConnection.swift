@@ -140,18 +140,9 @@ final class WorkerConnection: Sendable {
     /// A put's body, in frames the worker takes as fast as it stores them.
     private func send(_ body: ObjectBody, stream: UInt32, credit: BodyCredit, entry: Pending) async {
         do {
-            for try await chunk in body {
-                var start = 0
-                while start < chunk.count {
-                    let end = min(chunk.count, start + Frame.maxPayload)
-                    try await credit.spend(end - start)
-                    try transport.send(Frame(.chunk, stream: stream, payload: Array(chunk[start..<end])))
-                    start = end
-                }
-            }
-            try transport.send(Frame(.end, stream: stream))
-        } catch let lost as WorkerLost {
-            _ = lost
+            try await body.send(as: stream, over: transport, credit: credit)
+        } catch is WorkerLost {
+            // The worker went away; the call fails with it from the reader.
         } catch is IPCError {
             // The wire ended; the call fails with WorkerLost from the reader.
         } catch {

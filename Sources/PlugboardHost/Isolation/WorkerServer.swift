@@ -97,8 +97,7 @@ final class WorkerServer: Sendable {
             // A read the storage answers without waiting goes back from this thread.
             do {
                 if let ready = try storage.getWithoutWaiting(key, range: range) {
-                    answer(stream, ObjectStream(ready), sendBody: false)
-                    sendWhole(ready.bytes, stream: stream)
+                    answerAtOnce(ready, stream: stream)
                     return
                 }
             } catch {
@@ -162,23 +161,22 @@ final class WorkerServer: Sendable {
         try? transport.send(Frame(.failure, stream: stream, payload: WorkerAnswer.failure(error)))
     }
 
-    /// A get's answer head; with a file region, its descriptor goes with it and no chunk follows.
-    private func answer(_ stream: UInt32, _ object: ObjectStream, sendBody: Bool) {
-        let length = object.range?.count ?? object.info.size
-        let head = WorkerAnswer.Stream(info: object.info, range: object.range, length: length, fileOffset: nil)
+    /// A read the storage answered without waiting, sent whole from the reader thread:
+    /// the bytes are in hand, so no allowance is waited for.
+    private func answerAtOnce(_ ready: ReadyObject, stream: UInt32) {
+        let head = WorkerAnswer.Stream(info: ready.info, range: ready.range, length: ready.bytes.count, fileOffset: nil)
         try? transport.send(Frame(.answer, stream: stream, payload: head.encoded()))
-    }
-
-    private func sendWhole(_ bytes: [UInt8], stream: UInt32) {
         var start = 0
-        while start < bytes.count {
-            let end = min(bytes.count, start + Frame.maxPayload)
-            try? transport.send(Frame(.chunk, stream: stream, payload: Array(bytes[start..<end])))
+        while start < ready.bytes.count {
+            let end = min(ready.bytes.count, start + Frame.maxPayload)
+            try? transport.send(Frame(.chunk, stream: stream, payload: Array(ready.bytes[start..<end])))
             start = end
         }
         try? transport.send(Frame(.end, stream: stream))
     }
 
+    /// A get's answer: with a file region, its descriptor goes with the head and no chunk
+    /// follows; else the body in chunks under the host's allowance.
     private func send(_ object: ObjectStream, stream: UInt32, credit: BodyCredit) async throws {
         if let region = object.body.fileRegion {
             // The open file goes over as it is: the host sends it with sendfile, no byte
@@ -191,15 +189,6 @@ final class WorkerServer: Sendable {
         let length = object.range?.count ?? object.info.size
         try transport.send(Frame(.answer, stream: stream,
                                  payload: WorkerAnswer.Stream(info: object.info, range: object.range, length: length, fileOffset: nil).encoded()))
-        for try await chunk in object.body {
-            var start = 0
-            while start < chunk.count {
-                let end = min(chunk.count, start + Frame.maxPayload)
-                try await credit.spend(end - start)
-                try transport.send(Frame(.chunk, stream: stream, payload: Array(chunk[start..<end])))
-                start = end
-            }
-        }
-        try transport.send(Frame(.end, stream: stream))
+        try await object.body.send(as: stream, over: transport, credit: credit)
     }
 }

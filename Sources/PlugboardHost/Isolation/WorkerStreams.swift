@@ -1,10 +1,28 @@
 import PlugboardAPI
 import PlugboardConcurrency
+import PlugboardIPC
 
 /// How many bytes of a body one side may send before the other has taken them: the
 /// window that keeps a worker's and the host's memory bounded whatever the body's size.
 enum BodyWindow {
     static let bytes = 1 << 20
+}
+
+extension ObjectBody {
+    /// Sends the whole body as `chunk` frames of `stream`, each once `credit` allows, then
+    /// its `end`: both directions of the wire send bodies this way.
+    func send(as stream: UInt32, over transport: any FrameTransport, credit: BodyCredit) async throws {
+        for try await chunk in self {
+            var start = 0
+            while start < chunk.count {
+                let end = Swift.min(chunk.count, start + Frame.maxPayload)
+                try await credit.spend(end - start)
+                try transport.send(Frame(.chunk, stream: stream, payload: Array(chunk[start..<end])))
+                start = end
+            }
+        }
+        try transport.send(Frame(.end, stream: stream))
+    }
 }
 
 /// The sending side's allowance of body bytes (``BodyWindow``): spent as chunks go out,
