@@ -159,8 +159,9 @@ let package = Package(
             dependencies: [api, "PlugboardHost", .product(name: "BenchFloor", package: "BenchFloor")],
             path: "Benchmarks/plugboard-bench"),
         // What several test targets need alike (the build products folder, fresh /tmp
-        // folders, a seeded generator); Foundation-free, as the loader tests are.
-        .target(name: "PlugboardTestSupport", dependencies: ["PlugboardConcurrency"], path: "Tests/PlugboardTestSupport"),
+        // folders, a seeded generator, etcd, the Python tools' .venv made on first use);
+        // Foundation-free, as the loader tests are.
+        .target(name: "PlugboardTestSupport", dependencies: ["PlugboardConcurrency", "PlugboardBytes"], path: "Tests/PlugboardTestSupport"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),
         .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport",

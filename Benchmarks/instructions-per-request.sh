@@ -37,7 +37,7 @@ for tool in valgrind callgrind_control callgrind_annotate curl python3; do
 done
 python=$repo/.venv/bin/python3
 if [ -n "$s3" ] && ! "$python" -c 'import botocore' 2>/dev/null; then
-    echo "instructions-per-request.sh: --s3 signs with botocore, which $python cannot import; pip install boto3 into .venv" >&2; exit 1
+    echo "instructions-per-request.sh: --s3 signs with botocore, which $python cannot import; install it: .venv/bin/pip install -r Tests/requirements.txt" >&2; exit 1
 fi
 scratch=${SCRATCH:-/tmp/plugboard-nodebug}
 echo "building a release without debug info into $scratch ..." >&2

@@ -137,7 +137,7 @@ private func boto3(_ python: String, _ script: String, _ arguments: [String], fo
 private func locateMoto(_ given: String?, root: String) throws(BenchFailure) -> String {
     let candidates = [given, getenv("PLUGBOARD_MOTO_SERVER").map { String(cString: $0) }, "\(root)/.venv/bin/moto_server"]
     for case let candidate? in candidates where access(candidate, X_OK) == 0 { return candidate }
-    throw BenchFailure("moto_server not found; install it from the package root with: python3 -m venv .venv && .venv/bin/pip install 'moto[server]' boto3")
+    throw BenchFailure("moto_server not found; install it from the package root with: python3 -m venv .venv && .venv/bin/pip install -r Tests/requirements.txt")
 }
 
 /// The first folder at or above `folder` that holds Package.swift.

@@ -10,8 +10,7 @@ import Testing
 /// Remote plugin sources over real TLS: nginx with a self-signed certificate in front of a
 /// plain HTTP server or moto_server, and the host trusting that certificate through
 /// `SSL_CERT_FILE` of its captured environment (or not, when it is left out).
-@Suite(.serialized, .enabled(if: MotoServer.isInstalled && TLSFront.toolsInstalled,
-                             "needs moto_server (\(MotoServer.installCommand)), nginx and openssl (apt-get install -y nginx openssl)"))
+@Suite(.serialized, .enabled(if: TLSFront.toolsInstalled, "needs nginx and openssl (apt-get install -y nginx openssl)"), .pythonTools)
 struct HTTPSSourceTests {
     /// A folder served over plain HTTP holding libMemoryStorage.so, behind nginx over TLS.
     static let files: Result<(front: TLSFront, url: String), any Error> = Result {

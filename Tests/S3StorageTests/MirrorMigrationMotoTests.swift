@@ -8,8 +8,7 @@ import Testing
 /// Issue 24's goal: a running store moves from FileStorage to S3Storage (on moto_server)
 /// through MirrorStorage, under load, then a reload drops FileStorage: no request fails,
 /// and every object is where it should be, checked one by one.
-@Suite(.serialized, .enabled(if: MotoServer.isInstalled,
-                             "moto_server is not installed: python3 -m venv .venv && .venv/bin/pip install 'moto[server]' boto3"))
+@Suite(.serialized, .pythonTools)
 struct MirrorMigrationMotoTests {
     /// Clients writing, reading and deleting their own keys under leases, as the server
     /// serves requests, until stopped; what each acknowledged is kept to check afterwards.

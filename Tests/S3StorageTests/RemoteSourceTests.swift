@@ -8,8 +8,7 @@ import Testing
 /// Plugins by digest from a store: a manifest entry's `source` with its `sha256`, fetched
 /// into the plugin cache from a real moto_server (s3://, signed) and from a plain HTTP
 /// server (http://), then loaded as a local file is; and `plugboard publish`.
-@Suite(.serialized, .enabled(if: MotoServer.isInstalled,
-                             "moto_server is not installed: python3 -m venv .venv && .venv/bin/pip install 'moto[server]' boto3"))
+@Suite(.serialized, .pythonTools)
 struct RemoteSourceTests {
     /// The plugin the store holds, and another file whose digest is not its own.
     static let plugin = "\(BuildProducts.folder)/libMemoryStorage.so"
@@ -262,9 +261,4 @@ extension RemoteSourceTests {
         #expect(child.terminationStatus == 0, "\(String(decoding: data, as: UTF8.self))")
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
-}
-
-extension MotoServer {
-    /// Whether `moto_server` is where the tests look for it.
-    static var isInstalled: Bool { (try? executable()) != nil }
 }

@@ -3,13 +3,14 @@ import PlugboardAPI
 import PlugboardHTTPClient
 import PlugboardCrypto
 import PlugboardHost
+import PlugboardTestSupport
 import Testing
 import PlugboardSigV4
 @testable import S3StorageClient
 
 /// Retries, timeouts, cancellation, bodies that are not S3's, and secrets, against the
 /// misbehaving S3 of Python/s3_stub.py and against moto_server.
-@Suite struct S3StorageFailureTests {
+@Suite(.pythonTools) struct S3StorageFailureTests {
     static let secret = "stub-secret-KEY/0123456789+abcdef"
     static let token = "stub-session-TOKEN-0123456789abcdef"
     static let fast = RetryPolicy(maxRetries: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))

@@ -3,10 +3,11 @@ import PlugboardAPI
 import PlugboardCrypto
 import PlugboardHost
 import PlugboardTesting
+import PlugboardTestSupport
 import Testing
 
 /// libS3Storage.so, loaded through the host's loader, against a real moto_server.
-@Suite(.serialized) struct S3StorageMotoTests {
+@Suite(.serialized, .pythonTools) struct S3StorageMotoTests {
     /// What moto_server gets wrong for every client (boto3 included), checked with boto3 on
     /// the same server, so that the exceptions below disappear when moto is fixed.
     struct MotoLimits: Decodable {

@@ -2,6 +2,7 @@ import Foundation
 import PlugboardAPI
 import PlugboardCrypto
 import PlugboardTesting
+import PlugboardTestSupport
 import Testing
 
 /// libS3Storage.so, loaded through the host's loader, against Ceph's RADOS Gateway: the
@@ -9,7 +10,8 @@ import Testing
 /// Start the gateway with `Tests/e2e/ceph.sh start DIR`, then `set -a; . DIR/env; set +a`
 /// before `swift test --filter S3StorageRGWTests`. moto's races are not excused here.
 @Suite(.serialized, .enabled(if: RGWServer.isConfigured,
-                             "PLUGBOARD_RGW_ENDPOINT is not set: no Ceph RADOS Gateway to test against (start one with Tests/e2e/ceph.sh start DIR, then set -a; . DIR/env; set +a)"))
+                             "PLUGBOARD_RGW_ENDPOINT is not set: no Ceph RADOS Gateway to test against (start one with Tests/e2e/ceph.sh start DIR, then set -a; . DIR/env; set +a)"),
+        .pythonTools)
 struct S3StorageRGWTests {
     @Test func passesTheConformanceSuite_exceptRGWsOwnBugs() async throws {
         let server = try RGWServer.get()

@@ -2,12 +2,13 @@ import Foundation
 import PlugboardAPI
 import PlugboardHost
 import PlugboardTesting
+import PlugboardTestSupport
 import Testing
 
 /// libS3Storage.so against a moto_server that verifies every SigV4 signature (with
 /// botocore's signer) and every IAM permission: the signing is checked end to end, on
 /// every key the conformance suite writes, and S3's refusals map as documented.
-@Suite(.serialized) struct S3StorageSignatureTests {
+@Suite(.serialized, .pythonTools) struct S3StorageSignatureTests {
     struct Keys: Decodable {
         var accessKeyId: String
         var secretAccessKey: String

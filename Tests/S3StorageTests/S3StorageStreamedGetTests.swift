@@ -1,6 +1,7 @@
 import Foundation
 import PlugboardAPI
 import PlugboardCrypto
+import PlugboardTestSupport
 import Testing
 import PlugboardHTTPClient
 @testable import S3StorageClient
@@ -9,7 +10,7 @@ import PlugboardHTTPClient
 /// moto_server (libS3Storage.so through the host's loader) and the misbehaving stub.
 /// Serialized, on one bucket: boto3's bucket setup blocks a thread of the cooperative pool
 /// while Python starts, and a multi-MiB object each at once would crowd the two cores.
-@Suite(.serialized) struct S3StorageStreamedGetTests {
+@Suite(.serialized, .pythonTools) struct S3StorageStreamedGetTests {
     /// Every piece of `body`, in order.
     static func pieces(_ body: ObjectBody) async throws -> [[UInt8]] {
         var pieces: [[UInt8]] = []

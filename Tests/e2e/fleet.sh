@@ -7,7 +7,7 @@
 # plugins under requireSignatures, and a plugin fetched from moto by its digest.
 # Needs: etcd and curl (apt-get install -y etcd-server curl), haproxy (apt-get install -y
 # haproxy), and moto[server] in .venv (python3 -m venv .venv && .venv/bin/pip install
-# 'moto[server]').
+# -r Tests/e2e/requirements.txt).
 # Usage: Tests/e2e/fleet.sh [release|debug] [STEP ...]
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,5 +18,5 @@ missing() { echo "fleet.sh: $1" >&2; exit 1; }
 command -v etcd >/dev/null || missing "etcd not found on the PATH; install it with: apt-get install -y etcd-server"
 command -v curl >/dev/null || missing "curl not found on the PATH; install it with: apt-get install -y curl"
 command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing "haproxy not found on the PATH or in /usr/sbin; install it with: apt-get install -y haproxy"
-[ -x "$repo/.venv/bin/moto_server" ] || missing "$repo/.venv/bin/moto_server not found; install it with: python3 -m venv .venv && .venv/bin/pip install 'moto[server]'"
+[ -x "$repo/.venv/bin/moto_server" ] || missing "$repo/.venv/bin/moto_server not found; install it with: python3 -m venv .venv && .venv/bin/pip install -r Tests/e2e/requirements.txt"
 exec "$repo/.venv/bin/python" "$repo/Tests/e2e/fleet_e2e.py" "$repo/.build/$mode" "$@"

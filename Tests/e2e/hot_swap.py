@@ -216,7 +216,7 @@ class Load:
 
 def start_moto(work):
     moto = os.path.join(REPO, ".venv", "bin", "moto_server")
-    check(os.access(moto, os.X_OK), "moto_server not found at %s (python3 -m venv .venv && .venv/bin/pip install 'moto[server]')" % moto)
+    check(os.access(moto, os.X_OK), "moto_server not found at %s (python3 -m venv .venv && .venv/bin/pip install -r Tests/e2e/requirements.txt)" % moto)
     port = free_port()
     proc = subprocess.Popen([moto, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
                             stderr=open(os.path.join(work, "moto.err"), "w"))

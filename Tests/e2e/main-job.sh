@@ -46,7 +46,7 @@ echo "main job: served README.md through FileStorage over HTTP (PUT, list, GET, 
 # The README's S3 quick start ("Any S3 client against Plugboard in three commands"), its
 # code block run as written, from a folder where .build and .venv are the checkout's.
 aws="$repo/.venv/bin/aws"
-[ -x "$aws" ] || { echo "main-job.sh: $aws not found; the README's S3 quick start needs the AWS CLI (.venv/bin/pip install awscli)" >&2; exit 1; }
+[ -x "$aws" ] || { echo "main-job.sh: $aws not found; the README's S3 quick start needs the AWS CLI (.venv/bin/pip install -r Tests/e2e/requirements.txt)" >&2; exit 1; }
 ln -s "$repo/.build" "$work/.build"
 ln -s "$repo/.venv" "$work/.venv"
 awk '/^## Any S3 client against Plugboard/ { section = 1; next }

@@ -11,7 +11,7 @@ mode=${1:-release}
 shift || true
 python=python3
 [ -x "$repo/.venv/bin/python" ] && python="$repo/.venv/bin/python"
-[ -x "$repo/.venv/bin/aws" ] || { echo "s3-clients.sh: $repo/.venv/bin/aws not found; run .venv/bin/pip install awscli minio boto3" >&2; exit 1; }
+[ -x "$repo/.venv/bin/aws" ] || { echo "s3-clients.sh: $repo/.venv/bin/aws not found; run .venv/bin/pip install -r Tests/e2e/requirements.txt" >&2; exit 1; }
 if [ "$mode" = moto ]; then
     exec "$python" "$repo/Tests/e2e/s3_clients.py" --target moto "$@"
 fi

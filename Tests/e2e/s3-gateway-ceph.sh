@@ -16,7 +16,7 @@ mode=${1:-release}
 plugboard="$repo/.build/$mode/plugboard"
 aws="$repo/.venv/bin/aws"
 [ -x "$plugboard" ] || { echo "s3-gateway-ceph.sh: $plugboard not found; run swift build${mode/release/ -c release} first" >&2; exit 1; }
-[ -x "$aws" ] || { echo "s3-gateway-ceph.sh: $aws not found; run: python3 -m venv .venv && .venv/bin/pip install awscli boto3" >&2; exit 1; }
+[ -x "$aws" ] || { echo "s3-gateway-ceph.sh: $aws not found; run: python3 -m venv .venv && .venv/bin/pip install -r Tests/e2e/requirements.txt" >&2; exit 1; }
 command -v curl >/dev/null || { echo "s3-gateway-ceph.sh: curl is needed (apt-get install curl)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/plugboard-e2e-ceph-XXXXXX)

@@ -3,7 +3,7 @@
 # rclone and s3cmd (over FileStorage and MemoryStorage), boto3 over https through nginx (aws-chunked with a CRC32 trailer), and an
 # AWS CLI sync across hot swaps between two FileStorage plugins over one root.
 # Needs: rclone, nginx and openssl (apt-get install -y rclone nginx openssl), and
-# boto3 >= 1.36, awscli and s3cmd in .venv (.venv/bin/pip install boto3 awscli s3cmd).
+# boto3 >= 1.36, awscli and s3cmd in .venv (.venv/bin/pip install -r Tests/e2e/requirements.txt).
 # Usage: Tests/e2e/s3-tools.sh [release|debug] [SCENARIO ...]
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)

@@ -8,7 +8,7 @@ examples="${2:-50}"
 bin=".build/$config/plugboard"
 st=.venv/bin/schemathesis
 [ -x "$bin" ] || { echo "missing $bin: swift build -c $config" >&2; exit 1; }
-[ -x "$st" ] || { echo "missing $st: python3 -m venv .venv && .venv/bin/pip install schemathesis" >&2; exit 1; }
+[ -x "$st" ] || { echo "missing $st: python3 -m venv .venv && .venv/bin/pip install -r Tests/e2e/requirements.txt" >&2; exit 1; }
 
 work=$(mktemp -d)
 pid=

@@ -2,15 +2,13 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import PlugboardTestSupport
 
 /// A real `moto_server` (PyPI `moto[server]`) on a free loopback port, started for the
-/// tests and stopped when they end; and boto3, the reference client, beside it.
+/// tests and stopped when they end; and boto3, the reference client, beside it. Both come
+/// from the package's `.venv`, which a suite using them makes with `.pythonTools`.
 final class MotoServer: Sendable {
-    /// The package's root: three folders up from this file.
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-
-    static let installCommand = "python3 -m venv .venv && .venv/bin/pip install 'moto[server]' boto3"
+    static let packageRoot = PythonTools.packageRoot
 
     /// The credentials every test uses; moto accepts any.
     static let accessKeyId = "AKIAPLUGBOARDTEST000"
@@ -30,21 +28,20 @@ final class MotoServer: Sendable {
     /// and its s3:* policy, then nothing unsigned or wrongly signed gets through.
     static let authenticating: Result<MotoServer, any Error> = Result { try MotoServer(authenticating: true) }
 
-    /// The path of `moto_server`: PLUGBOARD_MOTO_SERVER, or `.venv/bin/moto_server`.
+    /// `.venv/bin/moto_server`.
     static func executable() throws -> String {
-        let path = ProcessInfo.processInfo.environment["PLUGBOARD_MOTO_SERVER"] ?? "\(packageRoot)/.venv/bin/moto_server"
+        let path = PythonTools.venv.bin("moto_server")
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw TestFailure("moto_server not found at \(path); install it from the package root with: \(installCommand) (or set PLUGBOARD_MOTO_SERVER)")
+            throw TestFailure("moto_server not found at \(path); the suite needs the .pythonTools trait, which makes .venv")
         }
         return path
     }
 
-    /// `.venv/bin/python` beside moto_server, with boto3.
+    /// `.venv/bin/python`, with boto3.
     static func python() throws -> String {
-        let server = try executable()
-        let python = URL(fileURLWithPath: server).deletingLastPathComponent().appendingPathComponent("python").path
+        let python = PythonTools.venv.python
         guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw TestFailure("python not found beside moto_server at \(python); install with: \(installCommand)")
+            throw TestFailure("python not found at \(python); the suite needs the .pythonTools trait, which makes .venv")
         }
         return python
     }
