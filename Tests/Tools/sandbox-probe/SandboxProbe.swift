@@ -12,7 +12,7 @@
 //   swift-alloc MB         a Swift array of MB MiB (traps when refused)
 //   thread                 a pthread started and joined         "thread: ok"
 //   dispatch               a block on Dispatch's global queue   "dispatch: ok"
-//   threads N              N Dispatch blocks held at once, then the status below
+//   threads N              N Dispatch blocks held at once (each allocates), then the status below
 //   unshare                unshare(CLONE_NEWUSER)
 //   clone-new-user         a raw clone(CLONE_NEWUSER)
 //   ptrace                 ptrace(PTRACE_ATTACH) of a child of its own
@@ -169,6 +169,8 @@ while !arguments.isEmpty {
         let release = DispatchSemaphore(value: 0)
         for _ in 0..<count {
             DispatchQueue.global().async {
+                // A small allocation on each thread gives it a malloc arena, as a plugin's work would.
+                free(malloc(1024))
                 started.signal()
                 release.wait()
             }
