@@ -114,6 +114,21 @@ import Testing
         #expect(run.reports.isEmpty, "\(run)")
     }
 
+    /// As a worker loads a plugin: through the host's loader, into a container of its own,
+    /// with the plugin cache and FileStorage's root granted read-write; then one put and get.
+    @Test(.enabled(if: Sandbox.seccompAvailable, "\(noSeccomp)"))
+    func realPlugins_loadThroughTheLoader_andServe_withTheirFoldersGranted() throws {
+        let cache = BuildProducts.temporaryFolder("sandbox-loader-cache")
+        let root = BuildProducts.temporaryFolder("sandbox-root")
+        var actions = ["--rw", cache, "--rw", root]
+        actions += ["load", BuildProducts.library("MemoryStorage"), cache, "-", "load", BuildProducts.library("FileStorage"), cache, root]
+        let run = try Probe.run(actions)
+        for name in ["MemoryStorage", "FileStorage"] {
+            #expect(run.lines.contains("load \(BuildProducts.library(name)): ok"), "\(run)")
+        }
+        #expect(run.reports.isEmpty && run.exitStatus == 0, "\(run)")
+    }
+
     @Test func aThreadStartedBefore_isRefused() throws {
         let run = try Probe.run(["--start-thread", "thread"])
         #expect(run.lines.contains { $0.hasPrefix("sandbox failed: sandbox.threads_running") }, "\(run)")

@@ -17,6 +17,8 @@
 //   clone-new-user         a raw clone(CLONE_NEWUSER)
 //   ptrace                 ptrace(PTRACE_ATTACH) of a child of its own
 //   dlopen PATH            dlopen(PATH, RTLD_NOW | RTLD_LOCAL)  "dlopen ...: ok" or the loader's error
+//   load PATH CACHE ROOT   the plugin loaded through PluginLoader (cache CACHE, config root ROOT or none for -),
+//                          then a put and a get of its ObjectStorage  "load ...: ok" or the error
 //   kill-parent            kill(getppid(), SIGCONT)
 //   replace-sigsys         sigaction(SIGSYS) with a handler of its own (killed by SIGSYS)
 //   status                 VmSize, VmData, VmRSS and Threads of /proc/self/status
@@ -42,6 +44,30 @@ func say(_ line: String) {
 // Not a closure of the top-level code: that would be the main actor's, and the runtime
 // traps when another thread runs it.
 func threadBody(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? { nil }
+
+/// The text a detached load hands to the main thread, which reads it after the semaphore.
+final class LoadOutcome: @unchecked Sendable {
+    var text = ""
+}
+
+/// Loads the plugin as a worker would (the host's loader, a container of its own), then
+/// puts and gets one object through the ObjectStorage it registered.
+func load(_ path: String, cache: String, root: String) async -> String {
+    do {
+        let container = Container(environment: .testing)
+        let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cache))
+        let name = String(path.split(separator: "/").last ?? "plugin")
+        let config = PluginConfig(root == "-" ? [:] : ["root": .string(root)], plugin: name)
+        let record = await loader.load(.init(name: name, path: path, config: config))
+        guard record.state == .active else { return "error \(record.error.map { "\($0)" } ?? "not active")" }
+        let storage: any ObjectStorage = try container.resolve()
+        _ = try await storage.put("sandboxed", data: Array("hello".utf8), contentType: "text/plain")
+        let object = try await storage.get("sandboxed")
+        return object.data == Array("hello".utf8) ? "ok" : "error read back \(object.data.count) bytes"
+    } catch {
+        return "error \(error)"
+    }
+}
 
 func errnoName(_ code: Int32) -> String {
     let names: [Int32: String] = [EPERM: "EPERM", EACCES: "EACCES", ENOENT: "ENOENT", ENOMEM: "ENOMEM", EAGAIN: "EAGAIN",
@@ -191,6 +217,17 @@ while !arguments.isEmpty {
         } else {
             say("dlopen \(path): error \(dlerror().map { String(cString: $0) } ?? "?")")
         }
+    case "load":
+        let (path, cache, root) = (arguments.removeFirst(), arguments.removeFirst(), arguments.removeFirst())
+        let done = DispatchSemaphore(value: 0)
+        let outcome = LoadOutcome()
+        // Detached: the top-level code is the main actor's, and the main thread waits here.
+        Task.detached {
+            outcome.text = await load(path, cache: cache, root: root)
+            done.signal()
+        }
+        done.wait()
+        say("load \(path): \(outcome.text)")
     case "kill-parent":
         say("kill-parent: \(result(kill(getppid(), SIGCONT) == 0))")
     case "replace-sigsys":
