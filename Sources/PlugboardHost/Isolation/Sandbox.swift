@@ -52,7 +52,7 @@ public enum Sandbox {
                 detail: "Expected the process's only thread; found \(threads) threads in /proc/self/task. Landlock confines the calling thread and those it starts later, never the others.",
                 hint: "Apply the sandbox first thing in the worker's main, before Dispatch or a Swift task starts a thread.")
         }
-        let kept = try closeDescriptors(except: [0, 1, 2, reportDescriptor] + keepDescriptors)
+        let kept = try closeDescriptors(keeping: [reportDescriptor] + keepDescriptors)
         let (memory, openFiles) = try setLimits(policy)
         try step(plugboard_sandbox_install_sigsys_handler(reportDescriptor), "install the SIGSYS handler",
                  hint: "The worker may already run under a filter that refuses sigaction; run it outside other sandboxes.")
@@ -88,13 +88,14 @@ public enum Sandbox {
         }
     }
 
-    private static func closeDescriptors(except keep: [Int32]) throws(PlugboardError) -> [Int32] {
-        let kept = Array(Set(keep)).sorted()
-        if let bad = kept.first(where: { $0 < 0 || fcntl($0, F_GETFD) < 0 }) {
+    /// Closes all but `keep`, which must be open, and the standard descriptors that are.
+    private static func closeDescriptors(keeping keep: [Int32]) throws(PlugboardError) -> [Int32] {
+        if let bad = keep.first(where: { $0 < 0 || fcntl($0, F_GETFD) < 0 }) {
             throw PlugboardError(.sandboxPolicyInvalid, "descriptor \(bad) to keep is not open",
                 detail: "Expected open descriptors to keep; found \(bad), which is not one.",
                 hint: "Pass the descriptors the worker was given (its wire to the host).")
         }
+        let kept = Array(Set(keep + [0, 1, 2].filter { fcntl($0, F_GETFD) >= 0 })).sorted()
         let status = kept.withUnsafeBufferPointer { plugboard_sandbox_close_descriptors_except($0.baseAddress, $0.count) }
         guard status == 0 else {
             throw PlugboardError(.sandboxDescriptorsFailed, "could not close the worker's other descriptors: \(text(status))",

@@ -65,8 +65,8 @@ public struct SandboxPolicy: Sendable, Equatable {
     /// - `/proc`: libdispatch's thread-pool monitor reads `/proc/<tid>/stat` for each of its
     ///   threads, a top-level entry, not one beneath `/proc/self`, and traps when it cannot.
     ///   Other processes' entries are then readable as they are to any user (`ps`); their
-    ///   `environ`, `mem`, `maps` and `fd` are not, since Landlock refuses ptrace-mode access
-    ///   to processes outside the sandbox;
+    ///   `environ` and `mem` are not: Landlock refuses ptrace-mode access to a process
+    ///   outside the sandbox once the worker has no `CAP_SYS_PTRACE`, which `apply` drops;
     /// - the CPU count (`/sys/devices/system/cpu`, which Dispatch and the Swift runtime
     ///   read) and `/dev/urandom`, `/dev/random`.
     public static func defaultReadOnlyPaths(pluginCache: String?) -> [String] {
