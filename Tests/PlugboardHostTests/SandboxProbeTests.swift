@@ -10,10 +10,14 @@ import Testing
 /// child: `sandbox-probe` applies the worker's sandbox to itself (the default read-only
 /// paths, the given grants) and then tries what the test tells it.
 @Suite struct SandboxProbeTests {
-    static let noSeccomp = "the kernel has no seccomp filters, or this architecture has no table"
+    /// The conditions of the tests that apply the whole sandbox, and why they are skipped.
+    static let sandboxes = Sandbox.seccompAvailable && !Probe.underAddressSanitizer
+    static let noSeccomp = Probe.underAddressSanitizer
+        ? "under AddressSanitizer, whose shadow memory is terabytes of writable mappings: no memory limit can apply"
+        : "the kernel has no seccomp filters, or this architecture has no table"
     static let noLandlock = "the kernel has no Landlock"
 
-    @Test(.enabled(if: Sandbox.seccompAvailable, "\(noSeccomp)"))
+    @Test(.enabled(if: sandboxes, "\(noSeccomp)"))
     func execve_isRefusedWithEPERM_andReported_andTheChildLivesOn() throws {
         let run = try Probe.run(["execve", "thread"])
         #expect(run.lines.contains("execve: errno EPERM"), "\(run)")
@@ -21,7 +25,7 @@ import Testing
         #expect(run.lines.contains("thread: ok") && run.exitStatus == 0, "\(run)")
     }
 
-    @Test(.enabled(if: Sandbox.seccompAvailable, "\(noSeccomp)"))
+    @Test(.enabled(if: sandboxes, "\(noSeccomp)"))
     func namespacesAndPtrace_areRefusedWithEPERM_andReported() throws {
         let run = try Probe.run(["unshare", "clone-new-user", "ptrace"])
         for (action, call) in [("unshare", "unshare"), ("clone-new-user", "clone"), ("ptrace", "ptrace")] {
@@ -30,21 +34,21 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Sandbox.seccompAvailable, "\(noSeccomp)"))
+    @Test(.enabled(if: sandboxes, "\(noSeccomp)"))
     func threads_stillStart_pthreadAndDispatch() throws {
         let run = try Probe.run(["thread", "dispatch", "threads", "4"])
         #expect(run.lines.contains("thread: ok") && run.lines.contains("dispatch: ok"), "\(run)")
         #expect(run.lines.contains { $0.hasPrefix("status Threads:") } && run.reports.isEmpty, "\(run)")
     }
 
-    @Test(.enabled(if: Sandbox.seccompAvailable, "\(noSeccomp)"))
+    @Test(.enabled(if: sandboxes, "\(noSeccomp)"))
     func replacingTheSIGSYSHandler_killsTheChild() throws {
         let run = try Probe.run(["replace-sigsys", "thread"])
         #expect(run.signal == SIGSYS, "\(run)")
         #expect(!run.lines.contains("replace-sigsys: ok") && !run.lines.contains("thread: ok"), "\(run)")
     }
 
-    @Test(.enabled(if: Sandbox.seccompAvailable && Sandbox.landlockABI != nil, "\(noSeccomp), or \(noLandlock)"))
+    @Test(.enabled(if: sandboxes && Sandbox.landlockABI != nil, "\(noSeccomp), or \(noLandlock)"))
     func writes_outsideTheGrant_areRefused_insideWork() throws {
         let granted = BuildProducts.temporaryFolder("sandbox-rw")
         let outside = BuildProducts.temporaryFolder("sandbox-outside")
@@ -63,7 +67,7 @@ import Testing
     /// entries are listed and its `stat` read, as by any user, but not its `environ` or
     /// `mem`, the host's included (a worker started as root has lost CAP_SYS_PTRACE, and
     /// Landlock refuses ptrace access to a process outside the sandbox).
-    @Test(.enabled(if: Sandbox.seccompAvailable && Sandbox.landlockABI != nil, "\(noSeccomp), or \(noLandlock)"))
+    @Test(.enabled(if: sandboxes && Sandbox.landlockABI != nil, "\(noSeccomp), or \(noLandlock)"))
     func theHostsEnvironmentAndMemory_areNotReadable() throws {
         let host = getpid()
         let run = try Probe.run(["read", "/proc/\(host)/environ", "read", "/proc/\(host)/mem", "read", "/proc/\(host)/stat"])
@@ -72,13 +76,13 @@ import Testing
         #expect(run.lines.contains("read /proc/\(host)/stat: ok"), "\(run)")
     }
 
-    @Test(.enabled(if: Sandbox.seccompAvailable && (Sandbox.landlockABI ?? 0) >= 6, "\(noSeccomp), or Landlock older than ABI 6"))
+    @Test(.enabled(if: sandboxes && (Sandbox.landlockABI ?? 0) >= 6, "\(noSeccomp), or Landlock older than ABI 6"))
     func signals_toTheHost_areRefused() throws {
         let run = try Probe.run(["kill-parent"])
         #expect(run.lines.contains("kill-parent: errno EPERM"), "\(run)")
     }
 
-    @Test(.enabled(if: Sandbox.seccompAvailable, "\(noSeccomp)"))
+    @Test(.enabled(if: sandboxes, "\(noSeccomp)"))
     func memory_pastTheLimit_mallocReturnsNull_aSwiftAllocationAbortsTheChild() throws {
         let run = try Probe.run(["--memory-mb", "256", "alloc", "64", "alloc", "512", "limits"])
         #expect(run.lines.contains("alloc 64: ok") && run.lines.contains("alloc 512: null"), "\(run)")
@@ -90,7 +94,7 @@ import Testing
         #expect(!swift.lines.contains { $0.hasPrefix("swift-alloc 512: ok") }, "\(swift)")
     }
 
-    @Test(.enabled(if: Sandbox.seccompAvailable, "\(noSeccomp)"))
+    @Test(.enabled(if: sandboxes, "\(noSeccomp)"))
     func descriptors_notKept_areClosed_andOpenFilesAreLimited() throws {
         let run = try Probe.run(["--leak-keep", "--open-files", "32", "fds", "open-many", "64"])
         let leak = try #require(run.lines.first { $0.hasPrefix("leaked ") }?.split(separator: " "), "\(run)")
@@ -98,7 +102,7 @@ import Testing
         #expect(run.lines.contains { $0.hasPrefix("open-many 64: errno EMFILE after ") }, "\(run)")
     }
 
-    @Test(.enabled(if: Sandbox.seccompAvailable, "\(noSeccomp)"))
+    @Test(.enabled(if: sandboxes, "\(noSeccomp)"))
     func realPlugins_stillLoad_withTheDefaultReadOnlyPaths() throws {
         let cache = BuildProducts.temporaryFolder("sandbox-cache")
         let copy = "\(cache)/memory-copy.so"
@@ -116,7 +120,7 @@ import Testing
 
     /// As a worker loads a plugin: through the host's loader, into a container of its own,
     /// with the plugin cache and FileStorage's root granted read-write; then one put and get.
-    @Test(.enabled(if: Sandbox.seccompAvailable, "\(noSeccomp)"))
+    @Test(.enabled(if: sandboxes, "\(noSeccomp)"))
     func realPlugins_loadThroughTheLoader_andServe_withTheirFoldersGranted() throws {
         let cache = BuildProducts.temporaryFolder("sandbox-loader-cache")
         let root = BuildProducts.temporaryFolder("sandbox-root")
@@ -165,6 +169,13 @@ struct Probe: CustomStringConvertible {
     var description: String {
         "exit \(exitStatus.map(String.init) ?? "-") signal \(signal.map(String.init) ?? "-")\nstdout:\n\(lines.joined(separator: "\n"))\nreports:\n\(reports.joined(separator: "\n"))"
     }
+
+    /// Whether this process (and so the probe, built alike) runs under AddressSanitizer.
+    static let underAddressSanitizer: Bool = {
+        let process = dlopen(nil, RTLD_NOW)
+        defer { if let process { dlclose(process) } }
+        return dlsym(process, "__asan_init") != nil
+    }()
 
     static func run(_ arguments: [String]) throws -> Probe {
         let folder = BuildProducts.temporaryFolder("sandbox-probe")
