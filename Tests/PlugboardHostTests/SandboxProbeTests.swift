@@ -118,6 +118,18 @@ import Testing
         #expect(run.reports.isEmpty, "\(run)")
     }
 
+    /// The network stays open (S3Storage needs it): a TCP connection, and a name resolved
+    /// through /etc/hosts and /etc/nsswitch.conf, which the default paths grant.
+    @Test(.enabled(if: sandboxes, "\(noSeccomp)"))
+    func theNetwork_staysOpen() throws {
+        let listener = try #require(LoopbackSocket.bound(listening: true))
+        defer { close(listener.fd) }
+        let run = try Probe.run(["connect", String(listener.port), "resolve", "localhost"])
+        #expect(run.lines.contains("connect \(listener.port): ok"), "\(run)")
+        #expect(run.lines.contains("resolve localhost: ok"), "\(run)")
+        #expect(run.reports.isEmpty, "\(run)")
+    }
+
     /// As a worker loads a plugin: through the host's loader, into a container of its own,
     /// with the plugin cache and FileStorage's root granted read-write; then one put and get.
     @Test(.enabled(if: sandboxes, "\(noSeccomp)"))

@@ -19,6 +19,8 @@
 //   dlopen PATH            dlopen(PATH, RTLD_NOW | RTLD_LOCAL)  "dlopen ...: ok" or the loader's error
 //   load PATH CACHE ROOT   the plugin loaded through PluginLoader (cache CACHE, config root ROOT or none for -),
 //                          then a put and a get of its ObjectStorage  "load ...: ok" or the error
+//   connect PORT           a TCP connection to 127.0.0.1:PORT    "connect 4242: ok"
+//   resolve NAME           getaddrinfo(NAME) (/etc/hosts, /etc/nsswitch.conf, resolv.conf)
 //   kill-parent            kill(getppid(), SIGCONT)
 //   replace-sigsys         sigaction(SIGSYS) with a handler of its own (killed by SIGSYS)
 //   status                 VmSize, VmData, VmRSS and Threads of /proc/self/status
@@ -228,6 +230,24 @@ while !arguments.isEmpty {
         }
         done.wait()
         say("load \(path): \(outcome.text)")
+    case "connect":
+        let port = arguments.removeFirst()
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port) ?? 0).bigEndian
+        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        say("connect \(port): \(result(fd >= 0 && connected))")
+        close(fd)
+    case "resolve":
+        let name = arguments.removeFirst()
+        var found: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(name, nil, nil, &found)
+        say("resolve \(name): \(status == 0 ? "ok" : String(cString: gai_strerror(status)))")
+        if let found { freeaddrinfo(found) }
     case "kill-parent":
         say("kill-parent: \(result(kill(getppid(), SIGCONT) == 0))")
     case "replace-sigsys":
