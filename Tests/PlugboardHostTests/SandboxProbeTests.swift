@@ -119,14 +119,17 @@ import Testing
     }
 
     /// The network stays open (S3Storage needs it): a TCP connection, and a name resolved
-    /// through /etc/hosts and /etc/nsswitch.conf, which the default paths grant.
+    /// through /etc/hosts and /etc/nsswitch.conf, which the default paths grant; raw
+    /// sockets do not.
     @Test(.enabled(if: sandboxes, "\(noSeccomp)"))
     func theNetwork_staysOpen() throws {
         let listener = try #require(LoopbackSocket.bound(listening: true))
         defer { close(listener.fd) }
-        let run = try Probe.run(["connect", String(listener.port), "resolve", "localhost"])
+        let run = try Probe.run(["connect", String(listener.port), "resolve", "localhost", "raw-socket"])
         #expect(run.lines.contains("connect \(listener.port): ok"), "\(run)")
         #expect(run.lines.contains("resolve localhost: ok"), "\(run)")
+        // Raw sockets need CAP_NET_RAW, which a worker started as root has dropped.
+        #expect(run.lines.contains("raw-socket: errno EPERM"), "\(run)")
         #expect(run.reports.isEmpty, "\(run)")
     }
 

@@ -21,6 +21,7 @@
 //                          then a put and a get of its ObjectStorage  "load ...: ok" or the error
 //   connect PORT           a TCP connection to 127.0.0.1:PORT    "connect 4242: ok"
 //   resolve NAME           getaddrinfo(NAME) (/etc/hosts, /etc/nsswitch.conf, resolv.conf)
+//   raw-socket             socket(AF_INET, SOCK_RAW, IPPROTO_ICMP), which needs CAP_NET_RAW
 //   kill-parent            kill(getppid(), SIGCONT)
 //   replace-sigsys         sigaction(SIGSYS) with a handler of its own (killed by SIGSYS)
 //   status                 VmSize, VmData, VmRSS and Threads of /proc/self/status
@@ -242,6 +243,10 @@ while !arguments.isEmpty {
         }
         say("connect \(port): \(result(fd >= 0 && connected))")
         close(fd)
+    case "raw-socket":
+        let fd = socket(AF_INET, Int32(SOCK_RAW.rawValue), Int32(IPPROTO_ICMP))
+        say("raw-socket: \(result(fd >= 0))")
+        if fd >= 0 { close(fd) }
     case "resolve":
         let name = arguments.removeFirst()
         var found: UnsafeMutablePointer<addrinfo>?
