@@ -74,8 +74,8 @@ let package = Package(
         // System calls Glibc's overlay does not expose (prctl), and the crash line naming
         // the plugin whose code was running.
         .target(name: "CPlugboardSystem"),
-        // The isolated plugin's sandbox: no_new_privs, descriptors, rlimits, Landlock and a
-        // seccomp filter built from the kernel's headers (no libseccomp).
+        // The isolated plugin's sandbox: no_new_privs, descriptors, rlimits, capabilities,
+        // Landlock and a seccomp filter built from the kernel's headers (no libseccomp).
         .target(name: "CPlugboardSandbox"),
         // The host: manifest, loader, plugin registry, hot swap. The CLI is a thin layer over it.
         // A remote plugin source is fetched with the plain HTTP client, signed by SigV4;
@@ -154,6 +154,7 @@ let package = Package(
         // (execve, writes outside its grant, allocations, threads, dlopen): SandboxProbeTests' child.
         .executableTarget(name: "sandbox-probe", dependencies: [api, "PlugboardHost", "CSandboxProbe"],
                           path: "Tests/Tools/sandbox-probe"),
+        // The probe's system calls Swift cannot make (unshare, ptrace, a raw clone).
         .target(name: "CSandboxProbe", path: "Tests/Tools/CSandboxProbe"),
         .executableTarget(
             name: "plugboard-bench",
