@@ -81,11 +81,14 @@ let package = Package(
         // transports that carry them (a Unix socket; a shared-memory ring), their payloads'
         // coding. No PlugboardAPI: it carries bytes, the worker protocol gives them meaning.
         .target(name: "PlugboardIPC", dependencies: ["CPlugboardIPC", "PlugboardConcurrency"]),
+        // The isolated plugin's sandbox: no_new_privs, descriptors, rlimits, capabilities,
+        // Landlock and a seccomp filter built from the kernel's headers (no libseccomp).
+        .target(name: "CPlugboardSandbox"),
         // The host: manifest, loader, plugin registry, hot swap. The CLI is a thin layer over it.
         // A remote plugin source is fetched with the plain HTTP client, signed by SigV4;
         // over https with libcurl, loaded on the first https fetch (no link-time dependency).
         .target(name: "PlugboardHost", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem",
-                                                      "PlugboardHTTPClient", "PlugboardSigV4", "PlugboardIPC"]),
+                                                      "CPlugboardSandbox", "PlugboardHTTPClient", "PlugboardSigV4", "PlugboardIPC"]),
         // epoll, eventfd, accept4 and the systemd notify datagram, which Glibc's Swift overlay
         // does not expose.
         .target(name: "CPlugboardNetwork"),
@@ -154,6 +157,12 @@ let package = Package(
         // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
         .executableTarget(name: "filestorage-crash-writer", dependencies: [api, "PlugboardHost"],
                           path: "Tests/Tools/filestorage-crash-writer"),
+        // Applies a sandbox policy given on its command line, then tries what it is told
+        // (execve, writes outside its grant, allocations, threads, dlopen): SandboxProbeTests' child.
+        .executableTarget(name: "sandbox-probe", dependencies: [api, "PlugboardHost", "CSandboxProbe"],
+                          path: "Tests/Tools/sandbox-probe"),
+        // The probe's system calls Swift cannot make (unshare, ptrace, a raw clone).
+        .target(name: "CSandboxProbe", path: "Tests/Tools/CSandboxProbe"),
         .executableTarget(
             name: "plugboard-bench",
             dependencies: [api, "PlugboardHost", .product(name: "BenchFloor", package: "BenchFloor")],
