@@ -14,6 +14,9 @@ import PlugboardHost
 // end that thread instead). Exiting from the main thread, after the work is done on the
 // pool, always does.
 let arguments = Array(CommandLine.arguments.dropFirst())
+// An isolated plugin's worker reads its request and sandboxes itself while this is still
+// the only thread: Landlock confines the thread that applies it and those it starts later.
+if arguments.first == "worker" { WorkerChild.bootstrap(Array(arguments.dropFirst())) }
 let captured = ProcessEnvironmentSnapshot.capture()
 let done = DispatchSemaphore(value: 0)
 nonisolated(unsafe) var status: Int32 = 1

@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test(arguments: [#"{"name": "Mem", "product": "MemoryStorage", "isolation": "process"}"#,
-                      #"{"name": "Files", "product": "FileStorage", "isolation": "process", "config": {"root": "data"}}"#])
+                      #"{"name": "Files", "product": "FileStorage", "isolation": "process", "sandbox": {"readWrite": ["data"]}, "config": {"root": "data"}}"#])
     func anIsolatedStoragePassesTheWholeConformanceSuite(_ plugin: String) async throws {
         let folder = BuildProducts.temporaryFolder("isolated-conformance")
         let host = try await Self.host(plugin, folder: folder)

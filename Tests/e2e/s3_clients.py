@@ -251,6 +251,7 @@ class PlugboardS3:
             for plugin in m["plugins"]:
                 if plugin["name"] == "FileStorage":
                     plugin["isolation"] = "process"
+                    plugin["sandbox"] = {"readWrite": [plugin["config"]["root"]]}
             write_atomic(self.manifest, json.dumps(m, indent=1))
         elif manifest_text is None:
             shutil.copy(os.path.join(REPO, "plugins.json"), self.manifest)

@@ -267,9 +267,9 @@ public final class PluginHost: Sendable {
         let host = PluginHost(container: container, state: state, environment: environment, loader: loader,
                               configuration: configuration, preflight: preflight)
         loader.crashObserver.withLock { observer in
-            observer = { [weak host] (plugin: String, crash: IsolatedPlugin.Crash) in
+            observer = { [weak host] (plugin: String, kind: String, message: String) in
                 guard let host else { return }
-                host.events.emit("plugin_crashed", plugin: plugin, generation: host.container.generation, message: crash.message)
+                host.events.emit(kind, plugin: plugin, generation: host.container.generation, message: message)
                 host.updateReadiness()
             }
         }

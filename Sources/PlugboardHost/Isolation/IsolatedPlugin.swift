@@ -74,19 +74,23 @@ public final class IsolatedPlugin: Sendable {
     /// The SHA-256 of the plugin's file, for crash reports.
     public let sha256: String
     let launcher: WorkerLauncher
-    let request: PreflightRequest
+    /// What each worker loads, and the sandbox it applies first.
+    let load: WorkerLoad
     let logger: Logger
     /// Told of every crash (the host's events and records).
     let onCrash: @Sendable (Crash) -> Void
+    /// Told of every system call the sandbox refused (the host's events).
+    let onRefusal: @Sendable (String) -> Void
     private let state = LockedValueBox(State())
 
-    init(name: String, sha256: String, settings: WorkerSettings, launcher: WorkerLauncher, request: PreflightRequest, logger: Logger,
-         onCrash: @escaping @Sendable (Crash) -> Void) {
+    init(name: String, sha256: String, settings: WorkerSettings, launcher: WorkerLauncher, load: WorkerLoad, logger: Logger,
+         onCrash: @escaping @Sendable (Crash) -> Void, onRefusal: @escaping @Sendable (String) -> Void) {
         self.name = name
         self.sha256 = sha256
         self.settings = settings
         self.launcher = launcher
-        self.request = request
+        self.load = load
+        self.onRefusal = onRefusal
         self.logger = logger.with("plugin", .string(name))
         self.onCrash = onCrash
     }
@@ -123,7 +127,9 @@ public final class IsolatedPlugin: Sendable {
     private func launch() async throws(PlugboardError) -> Worker {
         let (pid, transport): (pid_t, any FrameTransport)
         switch await launcher.launch() {
-        case .success(let launched): (pid, transport) = launched
+        case .success(let launched):
+            (pid, transport) = (launched.pid, launched.transport)
+            readReports(launched.reports, pid: pid)
         case .failure(let error): throw error
         }
         // The wire's end is not acted on here: the reaper tells why, once the process is gone.
@@ -135,7 +141,7 @@ public final class IsolatedPlugin: Sendable {
                                  hint: "The host is out of threads; lower its load or raise its limits.")
         }
         do throws(IPCError) {
-            try transport.send(Frame(.load, payload: request.encoded()))
+            try transport.send(Frame(.load, payload: load.encoded()))
         } catch {
             _ = Glibc.kill(-pid, SIGKILL)
             reap(pid)
@@ -162,11 +168,50 @@ public final class IsolatedPlugin: Sendable {
         if let failure = ready.failure {
             _ = Glibc.kill(-pid, SIGKILL)
             reap(pid)
-            throw failure
+            throw sandboxed(failure)
         }
         let worker = Worker(pid: pid, connection: connection, ready: ready)
         startReaper(worker)
         return worker
+    }
+
+    /// Reads the lines the worker's sandbox writes when it refuses a system call, for as
+    /// long as the worker lives: each is logged and reported once.
+    private func readReports(_ fd: Int32, pid: pid_t) {
+        let started = Threads.spawn { [self] in
+            defer { close(fd) }
+            var pending: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return }
+                pending += buffer[0..<n]
+                while let newline = pending.firstIndex(of: 10) {
+                    // Bounded: a worker cannot make the host hold a line without end.
+                    let line = String(decoding: pending[..<newline].prefix(512), as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    let message = "plugin \"\(name)\"'s worker (pid \(pid)): \(line)"
+                    logger.error("isolated plugin's sandbox refused a system call", metadata: ["error": .string(message)])
+                    onRefusal(message)
+                }
+                if pending.count > 4096 { pending.removeAll() }
+            }
+        }
+        if !started { close(fd) }
+    }
+
+    /// A load refused for want of access names the sandbox, which is the likelier cause
+    /// than the file's permissions the plugin's own hint speaks of.
+    private func sandboxed(_ failure: PlugboardError) -> PlugboardError {
+        let text = [failure.message, failure.detail ?? ""].joined(separator: " ")
+        guard failure.code == .storageAccessDenied || text.contains("EACCES") || text.contains("Permission denied") else { return failure }
+        let granted = load.sandbox.readWritePaths.filter { $0 != "/dev/null" }
+        return PlugboardError(failure.code, failure.message,
+            detail: (failure.detail.map { $0 + " " } ?? "") + "The plugin runs in its worker's sandbox, which grants writing to "
+                + (granted.isEmpty ? "no path" : granted.joined(separator: ", ")) + " alone.",
+            hint: "Grant the plugin's data folder in its manifest entry, \"sandbox\": {\"readWrite\": [\"data\"]} (relative to the manifest's folder); "
+                + (failure.hint ?? ""))
     }
 
     // MARK: The worker for a call

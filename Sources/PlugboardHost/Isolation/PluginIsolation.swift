@@ -36,6 +36,8 @@ public struct WorkerSettings: Sendable, Hashable {
     public var callTimeoutSeconds: Double
     /// How long a worker may take to load and start its plugin. Default 30.
     public var startTimeoutSeconds: Double
+    /// What the worker's sandbox grants (the entry's `"sandbox"`): its limits and paths.
+    public var sandbox: ManifestSandbox = ManifestSandbox()
 
     public init(spare: Bool = true, maxCrashes: Int = 5, crashWindowSeconds: Double = 60, callTimeoutSeconds: Double = 30,
                 startTimeoutSeconds: Double = 30) {

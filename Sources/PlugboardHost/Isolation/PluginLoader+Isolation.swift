@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlugboardAPI
 import PlugboardConcurrency
 
@@ -26,10 +29,18 @@ extension PluginLoader {
                                        secrets: secrets, checkOnly: configuration.checkOnly)
         let name = staged.name
         let observer = crashObserver
-        let plugin = IsolatedPlugin(name: name, sha256: staged.sha256, settings: settings, launcher: launcher, request: request,
-                                    logger: configuration.logger.scrubbing(secrets).with("component", "isolation")) { crash in
-            observer.withLock { $0 }?(name, crash)
+        // Landlock grants existing paths only: a read-write folder the plugin would create
+        // (FileStorage's root on a first start) is made here, as the plugin would make it.
+        for path in settings.sandbox.readWritePaths where access(path, F_OK) != 0 {
+            Self.makeFolders(path)
         }
+        // The sandbox grants by absolute path; `--cache-dir` may be relative.
+        let cache = PluginFile.realPath(configuration.cacheDirectory) ?? configuration.cacheDirectory
+        let load = WorkerLoad(request: request, sandbox: settings.sandbox.policy(pluginCache: cache))
+        let plugin = IsolatedPlugin(name: name, sha256: staged.sha256, settings: settings, launcher: launcher, load: load,
+                                    logger: configuration.logger.scrubbing(secrets).with("component", "isolation"),
+                                    onCrash: { crash in observer.withLock { $0 }?(name, "plugin_crashed", crash.message) },
+                                    onRefusal: { message in observer.withLock { $0 }?(name, "plugin_sandbox_refused", message) })
         let ready: WorkerReady
         do throws(PlugboardError) {
             ready = try await plugin.start()
@@ -51,5 +62,14 @@ extension PluginLoader {
             return Prepared(record: record, transaction: nil)
         }
         return Prepared(record: record, transaction: transaction)
+    }
+
+    /// `path` and its missing parents, mode 0700 (as FileStorage makes its root).
+    static func makeFolders(_ path: String) {
+        var built = ""
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            built += "/" + part
+            if access(built, F_OK) != 0 { _ = mkdir(built, 0o700) }
+        }
     }
 }

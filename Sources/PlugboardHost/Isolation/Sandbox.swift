@@ -186,6 +186,13 @@ public enum Sandbox {
 
     /// The kernel's Landlock ABI version, or nil when it has no Landlock (or it is disabled
     /// at boot): then ``apply(_:reportDescriptor:keepDescriptors:)`` leaves file access open.
+    /// Whether this process runs under AddressSanitizer or ThreadSanitizer (their runtime
+    /// is loaded): their shadow memory counts as writable data, so no memory limit holds.
+    public static var underSanitizer: Bool {
+        let everything = UnsafeMutableRawPointer(bitPattern: 0)  // RTLD_DEFAULT
+        return dlsym(everything, "__asan_init") != nil || dlsym(everything, "__tsan_init") != nil
+    }
+
     public static var landlockABI: Int? {
         let abi = plugboard_sandbox_landlock_abi()
         return abi > 0 ? Int(abi) : nil

@@ -13,39 +13,101 @@ import PlugboardIPC
 /// Everything the plugin does happens here: a trap, a segfault, an `exit` or a hang ends or
 /// stalls this process, never the host, which replaces it (``IsolatedPlugin``).
 public enum WorkerChild {
-    /// The descriptors the host hands over, from 3 up (``PlugboardIPC/Transports``).
+    /// The descriptors the host hands over, from 3 up: the wire's (``PlugboardIPC/Transports``),
+    /// then the pipe where the sandbox reports what it refused.
     public static let firstDescriptor: Int32 = 3
 
-    /// Serves one plugin over the wire the host handed over; returns the exit status.
-    public static func run(transport kind: TransportKind, descriptors: Int, logger: Logger,
-                           environment: [String: String]) async -> Int32 {
+    /// What ``bootstrap(_:)`` did before any thread existed: the wire, the load request,
+    /// and the sandbox in place (or why not).
+    public struct Bootstrap: Sendable {
+        let transport: any FrameTransport
+        let load: Result<WorkerLoad, PlugboardError>
+        let sandbox: Result<SandboxReport, PlugboardError>?
+    }
+
+    /// Set by ``bootstrap(_:)``, taken by ``run(logger:environment:)``.
+    private static let bootstrapped = LockedValueBox<Result<Bootstrap, PlugboardError>?>(nil)
+
+    /// The worker's first steps, run by the executable's synchronous entry point before any
+    /// thread starts (Landlock confines only the thread that applies it and those it starts
+    /// later): the wire attached, the load request read from it, the sandbox applied. For
+    /// `plugboard worker --parent-pid PID --transport KIND --descriptors N`; it exits 3 at
+    /// once when its parent is gone.
+    public static func bootstrap(_ arguments: [String]) {
+        func value(_ name: String) -> String? {
+            arguments.firstIndex(of: "--" + name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+        }
+        guard let parent = value("parent-pid").flatMap(Int32.init),
+              let kind = value("transport").flatMap(TransportKind.init(rawValue:)),
+              let count = value("descriptors").flatMap(Int.init), (1...4).contains(count) else {
+            bootstrapped.withLock { $0 = .failure(usage) }
+            return
+        }
+        // Dies with the host; if the host is already gone, there is nobody to serve.
+        guard PreflightProbe.attach(parent: parent) else { exit(3) }
+        let wire = (0..<count).map { firstDescriptor + Int32($0) }
+        let report = firstDescriptor + Int32(count)
         let transport: any FrameTransport
         do throws(IPCError) {
-            transport = try Transports.attach(kind, descriptors: (0..<descriptors).map { firstDescriptor + Int32($0) })
+            transport = try Transports.attach(kind, descriptors: wire)
         } catch {
-            logger.error("worker: could not attach to the host's wire: \(error)")
-            return 3
+            bootstrapped.withLock { $0 = .failure(PlugboardError(.isolationWorkerFailed, "the worker could not attach to the host's wire: \(error)")) }
+            return
         }
-        // The load request is the first frame; nothing else runs until it is read.
-        let first = await BlockingWork.run { () -> Result<Frame?, IPCError> in
-            do throws(IPCError) { return .success(try transport.receive()) } catch { return .failure(error) }
+        let load: Result<WorkerLoad, PlugboardError>
+        switch Result(catching: { () throws(IPCError) -> Frame? in try transport.receive() }) {
+        case .success(let frame?) where frame.kind == .load:
+            load = Result { () throws(PlugboardError) -> WorkerLoad in try WorkerLoad.decode(frame.payload) }
+        case .success(let frame):
+            load = .failure(PlugboardError(.isolationProtocolViolation,
+                "the worker expected a load frame first, found \(frame.map { "a \($0.kind) frame" } ?? "the wire's end")"))
+        case .failure(let error):
+            load = .failure(PlugboardError(.isolationProtocolViolation, "the worker could not read its load request: \(error)"))
         }
-        guard case .success(let frame?) = first, frame.kind == .load else {
-            logger.error("worker: expected a load frame from the host first, found \(first)")
-            return 3
+        var sandbox: Result<SandboxReport, PlugboardError>?
+        if case .success(let request) = load {
+            var policy = request.sandbox
+            // A sanitizer's shadow memory is writable data by the terabyte: no limit on
+            // it could hold, so under one the memory limit alone is left out.
+            if Sandbox.underSanitizer { policy.memoryLimitBytes = .max }
+            sandbox = Result { () throws(PlugboardError) -> SandboxReport in
+                try Sandbox.apply(policy, reportDescriptor: report, keepDescriptors: wire)
+            }
         }
+        bootstrapped.withLock { $0 = .success(Bootstrap(transport: transport, load: load, sandbox: sandbox)) }
+    }
+
+    private static var usage: PlugboardError {
+        PlugboardError(.usage, "plugboard worker needs --parent-pid, --transport socket|ring and --descriptors 1-4",
+                       detail: "It is an internal command: the host runs it with its wire on descriptors 3 and up.",
+                       hint: "Set \"isolation\": \"process\" on a plugin's manifest entry to run it in a worker.")
+    }
+
+    /// Serves one plugin over the wire ``bootstrap(_:)`` attached; returns the exit status.
+    public static func run(logger: Logger, environment: [String: String]) async throws(PlugboardError) -> Int32 {
+        guard let bootstrapped = bootstrapped.withLock({ $0 }) else { throw usage }
+        let boot = try bootstrapped.get()
+        let transport = boot.transport
         let request: PreflightRequest
-        do throws(PlugboardError) {
-            request = try PreflightRequest.decode(frame.payload)
-        } catch {
+        switch boot.load {
+        case .success(let load): request = load.request
+        case .failure(let error):
             logger.error("worker: \(error.message)")
             return 3
+        }
+        // Nothing of the plugin is mapped unless its sandbox is in place.
+        if case .failure(let error)? = boot.sandbox {
+            try? transport.send(Frame(.ready, payload: WorkerReady(version: nil, services: [], failure: error).encoded()))
+            return 1
         }
         guard let plugin = request.plugins.first, request.plugins.count == 1 else {
             logger.error("worker: expected one plugin in the load request, found \(request.plugins.count)")
             return 3
         }
         let logger = logger.scrubbing(request.secrets)
+        if case .success(let report)? = boot.sandbox, let reason = report.landlockUnavailableReason {
+            logger.warning("worker: file access is not confined: \(reason)", metadata: ["plugin": .string(plugin.name)])
+        }
         let container = Container(environment: request.environment, logger: logger)
         let (ready, storages) = await load(plugin, request: request, container: container, logger: logger, environment: environment)
         do throws(IPCError) {

@@ -237,3 +237,47 @@ enum WorkerAnswer {
                               detail: try r.optionalString("the error's detail"), hint: try r.optionalString("the error's hint"))
     }
 }
+
+/// The host's first frame: the plugin to load (as a preflight child's request, with one
+/// plugin) and the sandbox the worker applies to itself before it maps anything.
+struct WorkerLoad: Sendable {
+    var request: PreflightRequest
+    var sandbox: SandboxPolicy
+
+    func encoded() -> [UInt8] {
+        var w = WireWriter(capacity: 1024)
+        w.data(request.encoded())
+        w.i64(Int64(bitPattern: sandbox.memoryLimitBytes))
+        w.i64(Int64(bitPattern: sandbox.openFiles))
+        for paths in [sandbox.readWritePaths, sandbox.readOnlyPaths] {
+            w.u32(UInt32(paths.count))
+            for path in paths { w.string(path) }
+        }
+        return w.bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(PlugboardError) -> WorkerLoad {
+        let parts: (request: [UInt8], memory: UInt64, openFiles: UInt64, lists: [[String]])
+        do throws(IPCError) {
+            var r = WireReader(bytes)
+            let request = try r.data("the load request")
+            let memory = UInt64(bitPattern: try r.i64("the sandbox's memory limit"))
+            let openFiles = UInt64(bitPattern: try r.i64("the sandbox's open files"))
+            var lists: [[String]] = []
+            for what in ["read-write", "read-only"] {
+                let count = Int(try r.u32("the number of \(what) paths"))
+                guard count <= 4096 else { throw IPCError.malformed("expected at most 4096 \(what) paths, found \(count)") }
+                var paths: [String] = []
+                for _ in 0..<count { paths.append(try r.string("a \(what) path")) }
+                lists.append(paths)
+            }
+            parts = (request, memory, openFiles, lists)
+        } catch {
+            throw PlugboardError(.isolationProtocolViolation, "the worker could not read its load request: \(error)",
+                                 hint: "The host and its worker are the same plugboard executable; run it again.")
+        }
+        return WorkerLoad(request: try PreflightRequest.decode(parts.request),
+                          sandbox: SandboxPolicy(memoryLimitBytes: parts.memory, openFiles: parts.openFiles,
+                                                 readWritePaths: parts.lists[0], readOnlyPaths: parts.lists[1]))
+    }
+}

@@ -91,9 +91,10 @@ public final class PluginLoader: Sendable {
     public let configuration: Configuration
     let cache: PluginCache
     let logger: Logger
-    /// Told of every crash of an isolated plugin this loader started (the host's events);
-    /// until set, crashes go to the log alone.
-    public let crashObserver = LockedValueBox<(@Sendable (String, IsolatedPlugin.Crash) -> Void)?>(nil)
+    /// Told of what happens to the isolated plugins this loader started, as the host's
+    /// events: (plugin, `plugin_crashed` or `plugin_sandbox_refused`, message); until set,
+    /// it goes to the log alone.
+    public let crashObserver = LockedValueBox<(@Sendable (String, String, String) -> Void)?>(nil)
 
     typealias EntryPoint = @convention(c) (Int32, UnsafeMutableRawPointer?) -> Int32
 

@@ -1,8 +1,10 @@
 import PlugboardAPI
 
 extension ManifestDecoder {
-    /// A plugin entry's `"isolation"` (with its `"worker"` object, if any).
-    func decodeIsolation(_ isolation: JSONValue?, worker: JSONValue?, wraps: String?) throws(PlugboardError) -> PluginIsolation {
+    /// A plugin entry's `"isolation"`, with its `"worker"` and `"sandbox"` objects, which
+    /// only an isolated entry may have.
+    func decodeIsolation(_ isolation: JSONValue?, worker: JSONValue?, sandbox: JSONValue?,
+                         wraps: String?) throws(PlugboardError) -> PluginIsolation {
         var mode = "in-process"
         if let isolation {
             mode = try reader.string(isolation, hint: "Write \"isolation\": \"process\" to run the plugin in a worker process, or \"in-process\".")
@@ -13,10 +15,11 @@ extension ManifestDecoder {
             }
         }
         guard mode == "process" else {
-            if let worker {
-                throw reader.invalidValue(worker, "\"worker\" is set but the plugin runs in process",
-                    detail: "The \"worker\" settings supervise an isolated plugin's worker process; this entry has no \"isolation\": \"process\".",
-                    hint: "Add \"isolation\": \"process\", or remove \"worker\".")
+            for (key, value) in [("worker", worker), ("sandbox", sandbox)] {
+                guard let value else { continue }
+                throw reader.invalidValue(value, "\"\(key)\" is set but the plugin runs in process",
+                    detail: "The \"\(key)\" settings apply to an isolated plugin's worker process; this entry has no \"isolation\": \"process\". A plugin in process has the host's own trust: no sandbox can apply to it alone.",
+                    hint: "Add \"isolation\": \"process\", or remove \"\(key)\".")
             }
             return .inProcess
         }
@@ -45,6 +48,7 @@ extension ManifestDecoder {
                 }
             }
         }
+        if let sandbox { settings.sandbox = try decodeSandbox(sandbox) }
         return .process(settings)
     }
 

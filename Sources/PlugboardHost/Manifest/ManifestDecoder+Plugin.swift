@@ -3,7 +3,7 @@ import PlugboardAPI
 extension ManifestDecoder {
     /// The keys of a plugin object.
     static let pluginKeys = ["name", "path", "product", "sha256", "source", "enabled", "required", "environments", "rank",
-                             "requires", "wraps", "config", "signature", "isolation", "worker"]
+                             "requires", "wraps", "config", "signature", "isolation", "worker", "sandbox"]
 
     /// One entry of `plugins`.
     func decodePlugin(_ value: JSONValue, index: Int) throws(PlugboardError) -> ManifestPlugin {
@@ -26,6 +26,7 @@ extension ManifestDecoder {
         var config = JSONValue(.object([]), location: value.location, path: value.path.appending(key: "config"))
         var isolation: JSONValue?
         var worker: JSONValue?
+        var sandbox: JSONValue?
 
         for member in members {
             let v = member.value
@@ -73,6 +74,8 @@ extension ManifestDecoder {
                 isolation = v
             case "worker":
                 worker = v
+            case "sandbox":
+                sandbox = v
             case "config":
                 _ = try reader.object(v, hint: "Write \"config\" as an object, such as {\"root\": \"data\"}.")
                 try checkConfig(v)
@@ -111,7 +114,7 @@ extension ManifestDecoder {
                                     location: value.location, manifestPath: reader.source, manifestDirectory: directory,
                                     rawConfig: config, requirementLocations: requirementLocations, nameLocation: name.location,
                                     wraps: wraps?.name, wrapsLocation: wraps?.location)
-        plugin.isolation = try decodeIsolation(isolation, worker: worker, wraps: wraps?.name)
+        plugin.isolation = try decodeIsolation(isolation, worker: worker, sandbox: sandbox, wraps: wraps?.name)
         return plugin
     }
 

@@ -7,7 +7,7 @@
 ///
 /// Every key is optional. The paths are resolved against the manifest's folder, as a
 /// plugin's `path` is; ``policy(pluginCache:)`` adds what loading any plugin needs.
-public struct ManifestSandbox: Sendable, Equatable {
+public struct ManifestSandbox: Sendable, Hashable {
     /// 1,024 MiB when `memoryMB` is left out (``SandboxPolicy/defaultMemoryLimitBytes``).
     public static let defaultMemoryMB = Int(SandboxPolicy.defaultMemoryLimitBytes >> 20)
     /// 1,024 when `openFiles` is left out (``SandboxPolicy/defaultOpenFiles``).

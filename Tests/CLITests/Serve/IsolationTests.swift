@@ -145,7 +145,7 @@ import Testing
     }
 
     @Test func anIsolatedFileStorage_streamsLargeBodiesBothWays_andRanges() throws {
-        let server = try ServerProcess(plugins: [#"{"name": "Files", "product": "FileStorage", "isolation": "process", "config": {"root": "data"}}"#])
+        let server = try ServerProcess(plugins: [#"{"name": "Files", "product": "FileStorage", "isolation": "process", "sandbox": {"readWrite": ["data"]}, "config": {"root": "data"}}"#])
         var generator = SplitMix64(state: 7)
         let body = (0..<(3 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         let put = try server.client().request("PUT", "/v1/objects/big", headers: [("Content-Type", "application/octet-stream")], body: body)
@@ -231,6 +231,49 @@ import Testing
         }
         #expect(server.stderrLines(containing: "isolated plugin's worker ended") == 0, "\(server.stderr)")
         #expect(server.stop() == 0)
+    }
+
+    // MARK: The sandbox
+
+    @Test func aPluginThatTriesExecve_isRefused_andTheRefusalIsReported() throws {
+        let server = try ServerProcess(plugins: [Self.flaky("execve")])
+        let refused = try server.client().request("GET", "/v1/objects/boom")
+        #expect(refused.errorCode == "storage.failed" && refused.text.contains("execve was refused: Operation not permitted"), "\(refused.text)")
+        #expect(server.waitForStderr(containing: "sandbox refused a system call"))
+        #expect(server.stderr.contains("execve"), "\(server.stderr)")
+        let events = try server.client().request("GET", "/v1/admin/events").text
+        #expect(events.contains("plugin_sandbox_refused"))
+        // Refused, not killed: the same worker answers on.
+        #expect(try Self.get(server, "seed-5").text == "seed 5")
+        #expect(server.stderrLines(containing: "isolated plugin's worker ended") == 0)
+        #expect(server.stop() == 0)
+    }
+
+    @Test func aPluginThatWritesOutsideItsGrant_isRefused() throws {
+        let outside = BuildProducts.temporaryFolder("isolation-outside")
+        defer { _ = rmdir(outside) }
+        let server = try ServerProcess(plugins: [Self.flaky("writeOutside", extra: #", "outsidePath": "\#(outside)/stolen""#)])
+        let refused = try server.client().request("GET", "/v1/objects/boom")
+        #expect(refused.errorCode == "storage.failed" && refused.text.contains("writing outside was refused: Permission denied"), "\(refused.text)")
+        #expect(access("\(outside)/stolen", F_OK) != 0)
+        #expect(try Self.get(server, "seed-6").text == "seed 6")
+        #expect(server.stop() == 0)
+    }
+
+    @Test func aPluginThatAllocatesWithoutBound_diesAtItsMemoryLimit_andIsReplaced() throws {
+        try #require(!Self.underSanitizer, "a sanitizer's shadow memory leaves the worker without a memory limit")
+        let server = try ServerProcess(plugins: [Self.flaky("allocate", worker: #"{"maxCrashes": 1000}, "sandbox": {"memoryMB": 256}"#)])
+        let hit = try server.client().request("GET", "/v1/objects/boom")
+        #expect(hit.status == 503, "\(hit.text)")
+        #expect(server.waitForStderr(containing: "reason=signal"))
+        #expect(try Self.get(server, "seed-7").text == "seed 7")
+        #expect(server.stop() == 0)
+    }
+
+    /// Whether this test process runs under a sanitizer (its workers then do too).
+    static var underSanitizer: Bool {
+        let everything = UnsafeMutableRawPointer(bitPattern: 0)
+        return dlsym(everything, "__asan_init") != nil || dlsym(everything, "__tsan_init") != nil
     }
 }
 
