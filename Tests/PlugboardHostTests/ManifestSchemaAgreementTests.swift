@@ -18,6 +18,7 @@ import Testing
         #"{"schemaVersion": 1, "plugins": [], "trust": {}}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process"}, {"name": "b", "product": "B", "isolation": "in-process"}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"spare": false, "maxCrashes": 1, "crashWindowSeconds": 0.5, "callTimeoutSeconds": 2, "startTimeoutSeconds": 86400}}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "sandbox": {"memoryMB": 64, "openFiles": 16, "readWrite": ["data"], "readOnly": ["/etc/a"]}}]}"#,
         #"{"schemaVersion": 1, "plugins": [], "trust": {"requireSignatures": false, "keys": []}}"#,
     ]
 
@@ -67,6 +68,10 @@ import Testing
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"maxCrashes": 0}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"callTimeoutSeconds": 0}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A"}, {"name": "l", "product": "L", "wraps": "a", "isolation": "process"}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "sandbox": {"memoryMB": 512}}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "sandbox": {"memoryMB": 63}}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "sandbox": {"readWrite": [""]}}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "sandbox": {"network": false}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "requires": ["b", "b"]}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "requires": [""]}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "config": []}]}"#,
