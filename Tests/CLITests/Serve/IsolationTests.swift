@@ -233,6 +233,21 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    @Test func aLayerInProcess_wrapsAnIsolatedStorage() throws {
+        let server = try ServerProcess(plugins: [
+            #"{"name": "Files", "product": "FileStorage", "isolation": "process", "sandbox": {"readWrite": ["data"]}, "config": {"root": "data"}}"#,
+            #"{"name": "Quota", "product": "QuotaStorage", "wraps": "Files", "config": {"maxObjects": 1, "maxBytes": 1000000}}"#,
+        ])
+        let first = try server.client().request("PUT", "/v1/objects/a", headers: [("Content-Type", "text/plain")], body: Array("a".utf8))
+        #expect(first.status == 200 || first.status == 201, "\(first.text)")
+        let second = try server.client().request("PUT", "/v1/objects/b", headers: [("Content-Type", "text/plain")], body: Array("b".utf8))
+        #expect(second.errorCode == "quota.exceeded", "\(second.text)")
+        #expect(try server.client().request("GET", "/v1/objects/a").text == "a")
+        let services = try server.client().request("GET", "/v1/admin/services").text
+        #expect(services.contains(#""owner": "Quota""#) && services.contains(#""isolation": "process""#), "\(services)")
+        #expect(server.stop() == 0)
+    }
+
     // MARK: The sandbox
 
     @Test func aPluginThatTriesExecve_isRefused_andTheRefusalIsReported() throws {
