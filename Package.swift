@@ -154,9 +154,12 @@ let package = Package(
         // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
         .executableTarget(name: "filestorage-crash-writer", dependencies: [api, "PlugboardHost"],
                           path: "Tests/Tools/filestorage-crash-writer"),
+        // The far end of a worker's wire without a plugin: answers calls, echoes frames.
+        // The ring transport's child-process test and `plugboard-bench ipc` run it.
+        .executableTarget(name: "ipc-echo", dependencies: ["PlugboardIPC"], path: "Tests/Tools/ipc-echo"),
         .executableTarget(
             name: "plugboard-bench",
-            dependencies: [api, "PlugboardHost", .product(name: "BenchFloor", package: "BenchFloor")],
+            dependencies: [api, "PlugboardHost", "PlugboardIPC", .product(name: "BenchFloor", package: "BenchFloor")],
             path: "Benchmarks/plugboard-bench"),
         // What several test targets need alike (the build products folder, fresh /tmp
         // folders, a seeded generator); Foundation-free, as the loader tests are.
@@ -186,7 +189,7 @@ let package = Package(
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
         // The worker wire's frames and transports, between two threads and two processes.
-        .testTarget(name: "PlugboardIPCTests", dependencies: ["PlugboardIPC", "PlugboardConcurrency"]),
+        .testTarget(name: "PlugboardIPCTests", dependencies: ["PlugboardIPC", "CPlugboardIPC", "PlugboardConcurrency", "PlugboardTestSupport"]),
         // MirrorStorage's writes, reads, listing and copier over two in-memory backends.
         .testTarget(name: "MirrorStorageTests", dependencies: [api, "MirrorStorageCore", "InMemoryStorage", "PlugboardTesting",
                                                          "PlugboardConcurrency", "PlugboardTestSupport"]),
