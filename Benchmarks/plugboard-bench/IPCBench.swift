@@ -21,6 +21,9 @@ struct IPCOptions {
     var seconds = 2.0
     var only: [String]?
     var echo: String?
+    /// Run the child on this CPU (through taskset), to measure across vCPUs when this
+    /// process is pinned to another: a loaded machine otherwise runs both on one.
+    var childCPU: Int?
 }
 
 /// One case: which transport, how long each side spins before it sleeps, and the load.
@@ -98,8 +101,10 @@ private func runIPCCase(_ c: IPCCase, echo: String, options: IPCOptions) throws(
     }
     let pid: pid_t
     do {
-        pid = try spawnProcess([echo, c.kind.rawValue, "--answer-bytes", "\(answerBytes)", "--spin-ns", "\(c.spinNanoseconds)"],
-                               descriptors: descriptors)
+        let command = [echo, c.kind.rawValue, "--answer-bytes", "\(answerBytes)", "--spin-ns", "\(c.spinNanoseconds)"]
+        // taskset execs the echo with the descriptors where they are (3, 4: not close-on-exec).
+        let pinned = options.childCPU.map { ["/usr/bin/taskset", "-c", "\($0)"] + command } ?? command
+        pid = try spawnProcess(pinned, descriptors: descriptors)
     } catch {
         throw IPCBenchFailure("\(error)")
     }

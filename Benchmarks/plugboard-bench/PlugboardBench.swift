@@ -12,6 +12,7 @@ let usage = """
                                 [--keep] [--check]
            plugboard-bench s3 [--json] [--count N] [--size BYTES] [--rounds R] [--moto PATH] [--check]
            plugboard-bench ipc [--json] [--trips N] [--paced-trips N] [--seconds S] [--only CASES] [--echo PATH]
+                               [--child-cpu N]
 
       container      the container's resolve paths against the floor (a call into another
                      module that returns a stored reference, then the same method call)
@@ -61,6 +62,8 @@ let usage = """
       --seconds S      time of each 16x4 case (default 2)
       --only CASES     \(ipcCases.map(\.name).joined(separator: ", "))
       --echo PATH      the echo child (default: ipc-echo beside this executable)
+      --child-cpu N    run the child on CPU N (taskset); with `taskset -c M plugboard-bench`
+                       the two sides run on distinct vCPUs whatever the scheduler prefers
 
     Build and run in release mode:
       swift build -c release --product plugboard-bench
@@ -159,6 +162,7 @@ enum PlugboardBench {
                 options.seconds = s
             case "--only": options.only = args.cases(option, known: ipcCases.map(\.name))
             case "--echo": options.echo = args.value(option)
+            case "--child-cpu": options.childCPU = args.integer(option, in: 0...4095, what: "a CPU number")
             default: fail("unknown option '\(option)'")
             }
         }
@@ -174,7 +178,7 @@ enum PlugboardBench {
             for r in results { print(ipcJSONLine(r)) }
         } else {
             print("plugboard-bench ipc: \(callBytes)-byte call, \(answerBytes)-byte answer; ring spin \(RingTransport.Configuration().spinNanoseconds / 1000) µs "
-                  + "unless -spin0; nproc \(sysconf(Int32(_SC_NPROCESSORS_ONLN)))")
+                  + "unless -spin0; nproc \(sysconf(Int32(_SC_NPROCESSORS_ONLN)))" + (options.childCPU.map { "; child on CPU \($0)" } ?? ""))
             print("loadavg: \(loadAverage())")
             for r in results { print(ipcTextLine(r)) }
         }

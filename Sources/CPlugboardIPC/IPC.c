@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -122,3 +123,5 @@ int plugboard_ipc_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_
 void plugboard_ipc_futex_wake(uint32_t *word, int count) {
     syscall(SYS_futex, word, FUTEX_WAKE, count, NULL, NULL, 0);
 }
+
+int plugboard_ipc_current_cpu(void) { return sched_getcpu(); }

@@ -9,6 +9,7 @@ import CPlugboardIPC
 /// 0       header: magic, version, ring size (written once by the host)
 /// 1024    ring 0's control (host -> child), 2048 ring 1's (child -> host), each:
 ///           +0   head: the writer's position (bytes ever written)   +8  writer closed
+///           +12  the CPU the writer last wrote from, plus one (a hint for the reader's spin)
 ///           +64  tail: the reader's position (bytes ever read)      +72 reader closed
 ///           +128 the reader sleeps (futex word)
 ///           +192 the writer waits for room (futex word)
@@ -51,6 +52,7 @@ enum RingLayout {
 struct Ring {
     let head: UnsafeMutablePointer<UInt64>
     let writerClosed: UnsafeMutablePointer<UInt32>
+    let writerCPU: UnsafeMutablePointer<UInt32>
     let tail: UnsafeMutablePointer<UInt64>
     let readerClosed: UnsafeMutablePointer<UInt32>
     let readerSleeping: UnsafeMutablePointer<UInt32>
@@ -62,6 +64,7 @@ struct Ring {
         let control = mapping + RingLayout.control(index)
         head = (control + 0).assumingMemoryBound(to: UInt64.self)
         writerClosed = (control + 8).assumingMemoryBound(to: UInt32.self)
+        writerCPU = (control + 12).assumingMemoryBound(to: UInt32.self)
         tail = (control + 64).assumingMemoryBound(to: UInt64.self)
         readerClosed = (control + 72).assumingMemoryBound(to: UInt32.self)
         readerSleeping = (control + 128).assumingMemoryBound(to: UInt32.self)

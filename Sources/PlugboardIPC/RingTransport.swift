@@ -57,6 +57,10 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
         var descriptors: UInt64 = 0
         /// The socket hung up: once the ring is empty, every receive answers nil at once.
         var peerGone = false
+        /// How long the next wait spins: the configured time after a spin that caught a
+        /// record, halved after each one that did not (to a sixteenth), so that a reader
+        /// whose records come far apart stops burning a core for nothing.
+        var spinBudget: UInt64
     }
 
     private struct WriterState {
@@ -72,7 +76,7 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
     private let incoming: Ring
     private let outgoing: Ring
     private let configuration: Configuration
-    private var reader = ReaderState()
+    private var reader: ReaderState
     private let writer = LockedValueBox(WriterState())
     private let closed = Atomic<Bool>(false)
 
@@ -86,6 +90,7 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
         var configuration = configuration
         configuration.ringBytes = ringBytes
         self.configuration = configuration
+        reader = ReaderState(spinBudget: UInt64(max(0, configuration.spinNanoseconds)))
     }
 
     deinit {
@@ -191,6 +196,7 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
                 }
             }
             state.position &+= UInt64(need)
+            plugboard_ipc_store32_relaxed(outgoing.writerCPU, UInt32(bitPattern: plugboard_ipc_current_cpu() &+ 1))
             plugboard_ipc_store_seq(outgoing.head, state.position)
             outgoing.wakeReader()
         }
@@ -246,17 +252,32 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
 
     /// Returns when a record may have come, this side closed, or the peer hung up (then
     /// `reader.peerGone` is set): spins first, then sleeps on the futex.
+    ///
+    /// No spin when the peer last wrote from this CPU: it would only run once this thread
+    /// gives the CPU up, so spinning would delay the very record it waits for (a loaded
+    /// machine puts both processes on one CPU).
     private func waitForRecord() {
         let position = reader.position
-        if configuration.spinNanoseconds > 0 {
-            let spinUntil = Self.nanoseconds() + UInt64(configuration.spinNanoseconds)
+        let budget = reader.spinBudget
+        if budget > 0, plugboard_ipc_load32_relaxed(incoming.writerCPU) != UInt32(bitPattern: plugboard_ipc_current_cpu() &+ 1) {
+            let spinUntil = Self.nanoseconds() + budget
+            var rounds = 0
             repeat {
                 for _ in 0..<16 {
                     plugboard_ipc_pause()
-                    if plugboard_ipc_load_acquire(incoming.head) != position { return }
+                    if plugboard_ipc_load_acquire(incoming.head) != position {
+                        reader.spinBudget = UInt64(configuration.spinNanoseconds)
+                        return
+                    }
                 }
                 if closed.load(ordering: .relaxed) { return }
+                // Every few microseconds the CPU is offered to whatever else waits for it
+                // here (the threads this reader just woke with an answer, on two cores):
+                // the spin takes only time nobody else wants.
+                rounds += 1
+                if rounds & 3 == 0 { sched_yield() }
             } while Self.nanoseconds() < spinUntil
+            reader.spinBudget = max(budget / 2, UInt64(configuration.spinNanoseconds / 16))
         }
         plugboard_ipc_store32(incoming.readerSleeping, 1)
         // Checked again after the flag is up: the writer checks the flag after it publishes.

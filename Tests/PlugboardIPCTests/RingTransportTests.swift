@@ -61,7 +61,7 @@ import Testing
 
     @Test func manySendersOnManyThreads_noFrameLostDuplicatedOrTorn() async throws {
         let (host, child, _) = try Self.pair()
-        let threads = 8, perThread = 2500
+        let threads = 8, perThread = 1500
         let failures = LockedValueBox<[String]>([])
         for thread in 0..<threads {
             let started = Threads.spawn {

@@ -48,6 +48,9 @@ int plugboard_ipc_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_
 /// Wakes up to `count` waiters on `word`.
 void plugboard_ipc_futex_wake(uint32_t *word, int count);
 
+/// The CPU this thread runs on (sched_getcpu; cheap through rseq), or -1.
+int plugboard_ipc_current_cpu(void);
+
 // Atomics on the mapping. Sequentially consistent where a store must be seen before the
 // load that follows it (the sleeping flag against the position, both ways).
 
@@ -56,6 +59,8 @@ static inline uint64_t plugboard_ipc_load_seq(const uint64_t *p) { return __atom
 static inline void plugboard_ipc_store_seq(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
 static inline uint32_t plugboard_ipc_load32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static inline void plugboard_ipc_store32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+static inline void plugboard_ipc_store32_relaxed(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+static inline uint32_t plugboard_ipc_load32_relaxed(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 static inline uint32_t plugboard_ipc_exchange32(uint32_t *p, uint32_t v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 
 /// The spin-wait hint (x86 `pause`, arm64 `yield`): lets the sibling hyperthread run and
