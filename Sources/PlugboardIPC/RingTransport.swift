@@ -38,8 +38,8 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
         public var ringBytes: Int
         /// How long a reader (or a writer facing a full ring) spins before it sleeps on the
         /// futex. While it spins it takes a core; a frame that comes in that time costs no
-        /// wake-up (which costs about 40 µs across vCPUs on the project's VMs, see
-        /// docs/BENCHMARKS.md "The isolated plugin's wire"). 0: sleep at once.
+        /// wake-up, which across vCPUs costs far more than the spin (docs/BENCHMARKS.md,
+        /// "The isolated plugin's wire"). 0: sleep at once.
         public var spinNanoseconds: Int
         /// How often a side that sleeps wakes to check whether the peer has hung up (a peer
         /// that died cannot wake it): the bound on noticing a dead child.
@@ -218,7 +218,9 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
             if capacity - used >= UInt64(need) { return }
             if spinUntil == 0 { spinUntil = Self.nanoseconds() + UInt64(configuration.spinNanoseconds) }
             if Self.nanoseconds() < spinUntil {
-                for _ in 0..<16 { plugboard_ipc_pause() }
+                for _ in 0..<64 { plugboard_ipc_pause() }
+                // As the reader's spin does: the reader may need this CPU to make room.
+                sched_yield()
                 continue
             }
             plugboard_ipc_store32(outgoing.writerWaiting, 1)
