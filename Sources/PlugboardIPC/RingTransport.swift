@@ -55,8 +55,6 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
     private struct ReaderState {
         var position: UInt64 = 0
         var descriptors: UInt64 = 0
-        /// The socket hung up: once the ring is empty, every receive answers nil at once.
-        var peerGone = false
         /// How long the next wait spins: the configured time after a spin that caught a
         /// record, halved after each one that did not (to a sixteenth), so that a reader
         /// whose records come far apart stops burning a core for nothing.
@@ -79,6 +77,10 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
     private var reader: ReaderState
     private let writer = LockedValueBox(WriterState())
     private let closed = Atomic<Bool>(false)
+    /// The side socket hung up (the peer died or closed): once the ring is empty every
+    /// receive answers nil at once, and a send throws ``IPCError/closed`` as a socket's would
+    /// instead of filling a ring nobody reads.
+    private let peerGone = Atomic<Bool>(false)
 
     private init(socket: Int32, mapping: UnsafeMutableRawPointer, ringBytes: Int, isHost: Bool, configuration: Configuration) {
         self.socket = socket
@@ -208,7 +210,8 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
         let capacity = UInt64(outgoing.count)
         var spinUntil: UInt64 = 0
         while true {
-            if closed.load(ordering: .sequentiallyConsistent) || plugboard_ipc_load32(outgoing.readerClosed) != 0 { throw .closed }
+            if closed.load(ordering: .sequentiallyConsistent) || peerGone.load(ordering: .relaxed)
+                || plugboard_ipc_load32(outgoing.readerClosed) != 0 { throw .closed }
             let used = position &- plugboard_ipc_load_seq(outgoing.tail)
             guard used <= capacity else {
                 close()
@@ -228,6 +231,7 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
             if position &- plugboard_ipc_load_seq(outgoing.tail) == used, !closed.load(ordering: .sequentiallyConsistent) {
                 if plugboard_ipc_futex_wait(outgoing.writerWaiting, 1, Int64(configuration.hangUpCheckNanoseconds)) == 1,
                    plugboard_ipc_hung_up(socket) != 0 {
+                    peerGone.store(true, ordering: .relaxed)
                     throw .closed
                 }
             }
@@ -247,13 +251,13 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
                 if plugboard_ipc_load_acquire(incoming.head) == reader.position { return nil }
                 continue
             }
-            if reader.peerGone { return nil }
+            if peerGone.load(ordering: .relaxed) { return nil }
             waitForRecord()
         }
     }
 
     /// Returns when a record may have come, this side closed, or the peer hung up (then
-    /// `reader.peerGone` is set): spins first, then sleeps on the futex.
+    /// `peerGone` is set): spins first, then sleeps on the futex.
     ///
     /// No spin when the peer last wrote from this CPU: it would only run once this thread
     /// gives the CPU up, so spinning would delay the very record it waits for (a loaded
@@ -287,7 +291,7 @@ public final class RingTransport: FrameTransport, @unchecked Sendable {
            !closed.load(ordering: .sequentiallyConsistent) {
             if plugboard_ipc_futex_wait(incoming.readerSleeping, 1, Int64(configuration.hangUpCheckNanoseconds)) == 1,
                plugboard_ipc_hung_up(socket) != 0 {
-                reader.peerGone = true
+                peerGone.store(true, ordering: .relaxed)
             }
         }
         plugboard_ipc_store32(incoming.readerSleeping, 0)

@@ -146,6 +146,8 @@ import Testing
         }
         let frames = await OwnThread.run { () -> [Frame?] in [try? host.receive(), try? host.receive()] }
         #expect(frames.count == 2 && frames[0]?.payload == [7] && frames[1] == nil)
+        // As a socket's send would after the peer died, not a frame into a ring nobody reads.
+        #expect(throws: IPCError.closed) { try host.send(Frame(.ping)) }
     }
 
     @Test func closeWakesASleepingReader() async throws {
