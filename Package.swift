@@ -163,9 +163,12 @@ let package = Package(
                           path: "Tests/Tools/sandbox-probe"),
         // The probe's system calls Swift cannot make (unshare, ptrace, a raw clone).
         .target(name: "CSandboxProbe", path: "Tests/Tools/CSandboxProbe"),
+        // The far end of a worker's wire without a plugin: answers calls, echoes frames.
+        // The ring transport's child-process test and `plugboard-bench ipc` run it.
+        .executableTarget(name: "ipc-echo", dependencies: ["PlugboardIPC"], path: "Tests/Tools/ipc-echo"),
         .executableTarget(
             name: "plugboard-bench",
-            dependencies: [api, "PlugboardHost", .product(name: "BenchFloor", package: "BenchFloor")],
+            dependencies: [api, "PlugboardHost", "PlugboardIPC", .product(name: "BenchFloor", package: "BenchFloor")],
             path: "Benchmarks/plugboard-bench"),
         // What several test targets need alike (the build products folder, fresh /tmp
         // folders, a seeded generator, etcd, the Python tools' .venv made on first use);
@@ -196,7 +199,7 @@ let package = Package(
         .testTarget(name: "PlugboardHTTPClientTests", dependencies: ["PlugboardHTTPClient", "PlugboardConcurrency", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardHTTPCodecTests", dependencies: ["PlugboardHTTPCodec"]),
         // The worker wire's frames and transports, between two threads and two processes.
-        .testTarget(name: "PlugboardIPCTests", dependencies: ["PlugboardIPC", "PlugboardConcurrency"]),
+        .testTarget(name: "PlugboardIPCTests", dependencies: ["PlugboardIPC", "CPlugboardIPC", "PlugboardConcurrency", "PlugboardTestSupport"]),
         // MirrorStorage's writes, reads, listing and copier over two in-memory backends.
         .testTarget(name: "MirrorStorageTests", dependencies: [api, "MirrorStorageCore", "InMemoryStorage", "PlugboardTesting",
                                                          "PlugboardConcurrency", "PlugboardTestSupport"]),

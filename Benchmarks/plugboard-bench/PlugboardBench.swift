@@ -4,12 +4,15 @@ import Glibc
 import Musl
 #endif
 import PlugboardAPI
+import PlugboardIPC
 
 let usage = """
     usage: plugboard-bench container [--json] [--seconds S] [--samples N] [--only CASES] [--check]
            plugboard-bench load [--json] [--rounds R] [--startup-runs N] [--only CASES] [--swiftc PATH]
                                 [--keep] [--check]
            plugboard-bench s3 [--json] [--count N] [--size BYTES] [--rounds R] [--moto PATH] [--check]
+           plugboard-bench ipc [--json] [--trips N] [--paced-trips N] [--seconds S] [--only CASES] [--echo PATH]
+                               [--child-cpu N]
 
       container      the container's resolve paths against the floor (a call into another
                      module that returns a stored reference, then the same method call)
@@ -22,6 +25,11 @@ let usage = """
                      64 KiB), best of R rounds (default 3); the gate is S3Storage >= 1.0x boto3.
                      moto_server: --moto, PLUGBOARD_MOTO_SERVER or .venv/bin/moto_server;
                      build first: swift build -c release --product S3Storage
+      ipc            a call-sized round trip (64 bytes out, 256 back) to ipc-echo in a child
+                     process over the socket and the ring transport: p50/p99/p99.9 with one
+                     caller back to back and paced (one call a millisecond, so both sides
+                     sleep), throughput with 16 calls in flight from 4 threads; CPU time per
+                     call in both processes. Build first: swift build -c release --product ipc-echo
 
     Common options:
       --json         one JSON object per case and line, instead of a table
@@ -47,6 +55,15 @@ let usage = """
                         it must be the toolchain that built the host)
       --keep            keep the run's plugin copies, caches and manifests (under
                         $TMPDIR/plugboard-bench-<uid>/run-<pid>)
+
+    ipc:
+      --trips N        timed round trips per back-to-back case (default 20000)
+      --paced-trips N  timed round trips per paced case (default 2000)
+      --seconds S      time of each 16x4 case (default 2)
+      --only CASES     \(ipcCases.map(\.name).joined(separator: ", "))
+      --echo PATH      the echo child (default: ipc-echo beside this executable)
+      --child-cpu N    run the child on CPU N (taskset); with `taskset -c M plugboard-bench`
+                       the two sides run on distinct vCPUs whatever the scheduler prefers
 
     Build and run in release mode:
       swift build -c release --product plugboard-bench
@@ -84,6 +101,7 @@ enum PlugboardBench {
         case "container": container(args)
         case "load": await load(args)
         case "s3": await s3(args)
+        case "ipc": ipc(args)
         default: fail("unknown subcommand '\(command)'")
         }
     }
@@ -128,6 +146,43 @@ enum PlugboardBench {
         }
         report(gatesFailed: results.filter { $0.gate?.pass == false }.map(\.name),
                noisy: results.filter { $0.otherLoad >= noisyLoad }.map(\.name), json: json, check: check)
+    }
+
+    static func ipc(_ args: [String]) {
+        var options = IPCOptions()
+        var json = false
+        var args = BenchArguments(args)
+        while let option = args.next() {
+            switch option {
+            case "--json": json = true
+            case "--trips": options.trips = args.integer(option, in: 100...10_000_000, what: "a whole number in [100, 10000000]")
+            case "--paced-trips": options.pacedTrips = args.integer(option, in: 100...1_000_000, what: "a whole number in [100, 1000000]")
+            case "--seconds":
+                guard let s = Double(args.value(option)), s > 0, s <= 60 else { fail("--seconds needs a number of seconds in (0, 60]") }
+                options.seconds = s
+            case "--only": options.only = args.cases(option, known: ipcCases.map(\.name))
+            case "--echo": options.echo = args.value(option)
+            case "--child-cpu": options.childCPU = args.integer(option, in: 0...4095, what: "a CPU number")
+            default: fail("unknown option '\(option)'")
+            }
+        }
+        var err = StandardError()
+        let results: [IPCResult]
+        do {
+            results = try runIPCBench(options) { message in if !json { print("  \(message)...", to: &err) } }
+        } catch {
+            print("plugboard-bench: \(error)", to: &err)
+            exit(1)
+        }
+        if json {
+            for r in results { print(ipcJSONLine(r)) }
+        } else {
+            print("plugboard-bench ipc: \(callBytes)-byte call, \(answerBytes)-byte answer; ring spin \(RingTransport.Configuration().spinNanoseconds / 1000) µs "
+                  + "unless -spin0; nproc \(sysconf(Int32(_SC_NPROCESSORS_ONLN)))" + (options.childCPU.map { "; child on CPU \($0)" } ?? ""))
+            print("loadavg: \(loadAverage())")
+            for r in results { print(ipcTextLine(r)) }
+        }
+        report(gatesFailed: [], noisy: results.filter { $0.otherLoad >= noisyLoad }.map(\.name), json: json, check: false)
     }
 
     static func container(_ args: [String]) {

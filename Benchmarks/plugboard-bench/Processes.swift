@@ -26,14 +26,21 @@ func runProcess(_ argv: [String], stdout: String? = nil, stderr: String? = nil) 
 }
 
 /// Starts `argv` (argv[0] a path) with standard output and standard error sent to the
-/// given files (nil: /dev/null), and returns without waiting.
-func spawnProcess(_ argv: [String], stdout: String? = nil, stderr: String? = nil) throws(BenchFailure) -> pid_t {
+/// given files (nil: /dev/null) and `descriptors` as its 3, 4, ... (a worker's wire), and
+/// returns without waiting.
+func spawnProcess(_ argv: [String], stdout: String? = nil, stderr: String? = nil, descriptors: [Int32] = []) throws(BenchFailure) -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
     posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    // Staged above the target numbers first, so that no dup2 overwrites a descriptor still
+    // to be moved (a source may already be 3 or 4).
+    let staged = descriptors.map { fcntl($0, F_DUPFD_CLOEXEC, 3 + Int32(descriptors.count)) }
+    defer { for fd in staged where fd >= 0 { close(fd) } }
+    guard !staged.contains(-1) else { throw BenchFailure("could not duplicate a descriptor: \(String(cString: strerror(errno)))") }
+    for (index, fd) in staged.enumerated() { posix_spawn_file_actions_adddup2(&actions, fd, 3 + Int32(index)) }
     let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
     defer { for a in cArgs { free(a) } }
     var pid = pid_t()

@@ -1,9 +1,16 @@
 #define _GNU_SOURCE
 #include "CPlugboardIPC.h"
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 int plugboard_ipc_socketpair(int fds[2]) {
@@ -39,6 +46,10 @@ ssize_t plugboard_ipc_send(int socket, const void *head, size_t head_length, con
 }
 
 ssize_t plugboard_ipc_receive(int socket, void *buffer, size_t capacity, int *received_fd) {
+    return plugboard_ipc_receive_flags(socket, buffer, capacity, received_fd, 0);
+}
+
+ssize_t plugboard_ipc_receive_flags(int socket, void *buffer, size_t capacity, int *received_fd, int flags) {
     *received_fd = -1;
     struct iovec part = {buffer, capacity};
     struct msghdr message;
@@ -53,7 +64,7 @@ ssize_t plugboard_ipc_receive(int socket, void *buffer, size_t capacity, int *re
     message.msg_controllen = sizeof control.bytes;
     ssize_t got;
     do {
-        got = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+        got = recvmsg(socket, &message, MSG_CMSG_CLOEXEC | flags);
     } while (got < 0 && errno == EINTR);
     if (got < 0) return -1;
     for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
@@ -73,3 +84,44 @@ ssize_t plugboard_ipc_receive(int socket, void *buffer, size_t capacity, int *re
     }
     return got;
 }
+
+int plugboard_ipc_hung_up(int socket) {
+    struct pollfd entry = {socket, POLLRDHUP, 0};
+    int ready;
+    do {
+        ready = poll(&entry, 1, 0);
+    } while (ready < 0 && errno == EINTR);
+    return ready > 0 && (entry.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)) ? 1 : 0;
+}
+
+int plugboard_ipc_memfd(const char *name, size_t size) {
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    if (ftruncate(fd, (off_t)size) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+void *plugboard_ipc_map(int fd, size_t size) {
+    void *at = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    return at == MAP_FAILED ? NULL : at;
+}
+
+int plugboard_ipc_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns) {
+    struct timespec bound = {(time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000)};
+    long rc = syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout_ns >= 0 ? &bound : NULL, NULL, 0);
+    if (rc == 0) return 0;
+    if (errno == ETIMEDOUT) return 1;
+    if (errno == EAGAIN || errno == EINTR) return 0;
+    return -1;
+}
+
+void plugboard_ipc_futex_wake(uint32_t *word, int count) {
+    syscall(SYS_futex, word, FUTEX_WAKE, count, NULL, NULL, 0);
+}
+
+int plugboard_ipc_current_cpu(void) { return sched_getcpu(); }

@@ -19,13 +19,19 @@ public enum ChildProcess {
     }
 
     /// Spawns `program` (a path) with `arguments` and exactly `environment`; standard
-    /// input is /dev/null. Returns the child's pid, for the caller to signal and reap.
+    /// input is /dev/null, and `descriptors` become the child's 3, 4, ... (a worker's wire).
+    /// Returns the child's pid, for the caller to signal and reap.
     public static func spawn(_ program: String, _ arguments: [String], environment: [String: String],
-                             stdout: Output, stderr: Output) throws(ChildProcessError) -> pid_t {
+                             stdout: Output, stderr: Output, descriptors: [Int32] = []) throws(ChildProcessError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        // Staged above every target number first, so that one descriptor's dup2 cannot
+        // overwrite another that is still to be moved (a source may already be 3 or 4).
+        let staged = descriptors.map { fcntl($0, F_DUPFD_CLOEXEC, 3 + Int32(descriptors.count)) }
+        defer { for fd in staged where fd >= 0 { close(fd) } }
+        guard !staged.contains(-1) else { throw ChildProcessError("could not duplicate a descriptor for \(program): \(String(cString: strerror(errno)))") }
         for (target, output) in [(Int32(1), stdout), (Int32(2), stderr)] {
             switch output {
             case .descriptor(let fd): posix_spawn_file_actions_adddup2(&actions, fd, target)
@@ -34,6 +40,8 @@ public enum ChildProcess {
             case .standardOutput: posix_spawn_file_actions_adddup2(&actions, 1, target)
             }
         }
+        // After the outputs: an output descriptor may be one of the numbers these take.
+        for (index, fd) in staged.enumerated() { posix_spawn_file_actions_adddup2(&actions, fd, 3 + Int32(index)) }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
