@@ -445,23 +445,34 @@ public final class IsolatedPlugin: Sendable {
 
     /// Pings the workers and kills one whose call or whose ping has not moved for the call
     /// timeout: a plugin that hangs on one key would otherwise hold its requests for ever.
+    /// Two threads: a send waits while a worker that stopped reading has its ring full, so
+    /// the thread that judges and kills never sends.
     private func startWatchdog() {
+        let tick = UInt32(min(250_000, settings.callTimeoutSeconds * 250_000))
         _ = Threads.spawn { [weak self] in
             while let self, self.status != .stopped, self.status != .failed {
-                let (current, spare) = self.state.withLock { ($0.current, $0.spare) }
-                for worker in [current, spare].compactMap({ $0 }) {
-                    let limit = self.settings.callTimeoutSeconds
+                for worker in self.workers { worker.connection.ping() }
+                usleep(tick)
+            }
+        }
+        _ = Threads.spawn { [weak self] in
+            while let self, self.status != .stopped, self.status != .failed {
+                let limit = self.settings.callTimeoutSeconds
+                for worker in self.workers {
                     if worker.connection.unansweredFor > limit {
                         worker.kill("hung: it answered no ping for \(PreflightRunner.formatSeconds(limit)) s (worker.callTimeoutSeconds)")
                     } else if let (call, seconds) = worker.connection.stalest(), seconds > limit {
                         worker.kill("hung: \(call.summary) made no progress for \(PreflightRunner.formatSeconds(limit)) s (worker.callTimeoutSeconds)")
-                    } else {
-                        worker.connection.ping()
                     }
                 }
-                usleep(UInt32(min(250_000, self.settings.callTimeoutSeconds * 250_000)))
+                usleep(tick)
             }
         }
+    }
+
+    /// The serving worker and the spare, as they are now.
+    private var workers: [Worker] {
+        state.withLock { [$0.current, $0.spare].compactMap { $0 } }
     }
 
     /// The serving worker sent what the protocol does not allow: it is killed and replaced.

@@ -71,7 +71,9 @@ public enum WorkerChild {
             // it could hold, so under one the memory limit alone is left out.
             if Sandbox.underSanitizer { policy.memoryLimitBytes = .max }
             sandbox = Result { () throws(PlugboardError) -> SandboxReport in
-                try Sandbox.apply(policy, reportDescriptor: report, keepDescriptors: wire)
+                // What the transport still holds of the wire (the ring has closed its memfd
+                // once mapped) stays open; nothing else does.
+                try Sandbox.apply(policy, reportDescriptor: report, keepDescriptors: wire.filter { fcntl($0, F_GETFD) >= 0 })
             }
         }
         bootstrapped.withLock { $0 = .success(Bootstrap(transport: transport, load: load, sandbox: sandbox)) }

@@ -16,7 +16,7 @@ public struct WorkerLauncher: Sendable {
     public var arguments: [String]
     public var transport: TransportKind
 
-    public init(executable: String, environment: [String: String], arguments: [String], transport: TransportKind = .socket) {
+    public init(executable: String, environment: [String: String], arguments: [String], transport: TransportKind = .ring) {
         self.executable = executable
         var pairs = environment.filter { $0.key != "SWIFT_BACKTRACE" && $0.key != "NOTIFY_SOCKET" }.map { "\($0.key)=\($0.value)" }.sorted()
         // A crash is what supervision expects; the backtracer would take seconds over it.
