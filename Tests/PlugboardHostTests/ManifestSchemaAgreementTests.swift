@@ -17,7 +17,7 @@ import Testing
         #"{"schemaVersion": 1, "plugins": [], "s3": {"credentials": [{"accessKeyId": "${S3_KEY_ID}", "secretAccessKey": {"secret": "${S3_SECRET}"}}, {"accessKeyId": "admin", "secretAccessKey": "plain-secret"}]}}"#,        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "signature": "ed25519:21fe31dfa154a261:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+Pw=="}], "trust": {"requireSignatures": true, "keys": [{"name": "release-2026", "ed25519": "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="}, {"name": "release-2027", "ed25519": "PUAXw+hDiVqStwqnTRt+vJyYLM8uxJaMwM1V8Sr0Zgw="}]}}"#,
         #"{"schemaVersion": 1, "plugins": [], "trust": {}}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process"}, {"name": "b", "product": "B", "isolation": "in-process"}]}"#,
-        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"spare": false, "maxCrashes": 1, "crashWindowSeconds": 0.5, "callTimeoutSeconds": 2, "startTimeoutSeconds": 86400}}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"spare": false, "maxCrashes": 1, "crashWindowSeconds": 0.5, "callTimeoutSeconds": 2, "startTimeoutSeconds": 86400, "transport": "socket"}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "sandbox": {"memoryMB": 64, "openFiles": 16, "readWrite": ["data"], "readOnly": ["/etc/a"]}}]}"#,
         #"{"schemaVersion": 1, "plugins": [], "trust": {"requireSignatures": false, "keys": []}}"#,
     ]
@@ -69,6 +69,7 @@ import Testing
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"callTimeoutSeconds": 0}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A"}, {"name": "l", "product": "L", "wraps": "a", "isolation": "process"}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "sandbox": {"memoryMB": 512}}]}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"transport": "pipe"}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "sandbox": {"memoryMB": 63}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "sandbox": {"readWrite": [""]}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "sandbox": {"network": false}}]}"#,

@@ -28,6 +28,7 @@ import Testing
     }
 
     @Test(arguments: [#"{"name": "Mem", "product": "MemoryStorage", "isolation": "process"}"#,
+                      #"{"name": "Mem", "product": "MemoryStorage", "isolation": "process", "worker": {"transport": "socket"}}"#,
                       #"{"name": "Files", "product": "FileStorage", "isolation": "process", "sandbox": {"readWrite": ["data"]}, "config": {"root": "data"}}"#])
     func anIsolatedStoragePassesTheWholeConformanceSuite(_ plugin: String) async throws {
         let folder = BuildProducts.temporaryFolder("isolated-conformance")

@@ -1,3 +1,5 @@
+import PlugboardIPC
+
 /// Where a plugin's code runs: the manifest entry's `"isolation"` and `"worker"`.
 public enum PluginIsolation: Sendable, Hashable, CustomStringConvertible {
     /// Mapped into the host's own process (the default): the fastest calls, and the
@@ -36,6 +38,9 @@ public struct WorkerSettings: Sendable, Hashable {
     public var callTimeoutSeconds: Double
     /// How long a worker may take to load and start its plugin. Default 30.
     public var startTimeoutSeconds: Double
+    /// The wire's transport: the shared-memory ring (the default: docs/BENCHMARKS.md, "The
+    /// isolated plugin's wire") or the Unix socket it is measured against.
+    public var transport: TransportKind = .ring
     /// What the worker's sandbox grants (the entry's `"sandbox"`): its limits and paths.
     public var sandbox: ManifestSandbox = ManifestSandbox()
 
@@ -49,5 +54,5 @@ public struct WorkerSettings: Sendable, Hashable {
     }
 
     /// The keys of the `worker` object.
-    static let keys = ["spare", "maxCrashes", "crashWindowSeconds", "callTimeoutSeconds", "startTimeoutSeconds"]
+    static let keys = ["spare", "maxCrashes", "crashWindowSeconds", "callTimeoutSeconds", "startTimeoutSeconds", "transport"]
 }

@@ -15,7 +15,7 @@ extension PluginLoader {
                                   header: staged.inspection.header)
         record.signedBy = staged.signer
         record.isolation = .process(settings)
-        guard let launcher = configuration.workerLauncher else {
+        guard var launcher = configuration.workerLauncher else {
             failed(&record, PlugboardError(.isolationUnsupported, "plugin \"\(staged.name)\" asks for a worker process, which this command does not start",
                 detail: "Only plugboard serve, check, plugins and services start isolated plugins' workers.",
                 hint: "Run the plugin with plugboard serve, or set \"isolation\": \"in-process\" for this command."))
@@ -37,6 +37,7 @@ extension PluginLoader {
         // The sandbox grants by absolute path; `--cache-dir` may be relative.
         let cache = PluginFile.realPath(configuration.cacheDirectory) ?? configuration.cacheDirectory
         let load = WorkerLoad(request: request, sandbox: settings.sandbox.policy(pluginCache: cache))
+        launcher.transport = settings.transport
         let plugin = IsolatedPlugin(name: name, sha256: staged.sha256, settings: settings, launcher: launcher, load: load,
                                     logger: configuration.logger.scrubbing(secrets).with("component", "isolation"),
                                     onCrash: { crash in observer.withLock { $0 }?(name, "plugin_crashed", crash.message) },

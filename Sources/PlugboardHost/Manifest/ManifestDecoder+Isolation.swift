@@ -1,3 +1,4 @@
+import PlugboardIPC
 import PlugboardAPI
 
 extension ManifestDecoder {
@@ -44,6 +45,14 @@ extension ManifestDecoder {
                 case "crashWindowSeconds": settings.crashWindowSeconds = try positiveSeconds(v, "crashWindowSeconds")
                 case "callTimeoutSeconds": settings.callTimeoutSeconds = try positiveSeconds(v, "callTimeoutSeconds")
                 case "startTimeoutSeconds": settings.startTimeoutSeconds = try positiveSeconds(v, "startTimeoutSeconds")
+                case "transport":
+                    let text = try reader.string(v, hint: "Write \"transport\": \"ring\" (the default) or \"socket\".")
+                    guard let kind = TransportKind(rawValue: text) else {
+                        throw reader.invalidValue(v, "transport \(ManifestReader.quoted(text)) is not a transport",
+                            detail: "Expected \"ring\" (shared memory, the default) or \"socket\" (a Unix socket), found \(ManifestReader.quoted(text)).",
+                            hint: "Write \"ring\" or \"socket\".")
+                    }
+                    settings.transport = kind
                 default: try reader.checkKeys([member], known: WorkerSettings.keys, in: worker)
                 }
             }
