@@ -75,7 +75,7 @@ import Testing
         let list = try #require(try result.json().elements)
         #expect(list.count == 4)
         for plugin in list {
-            #expect(plugin.keys == ["name", "state", "version", "path", "sha256", "services", "generation", "error", "signedBy"])
+            #expect(plugin.keys == ["name", "state", "version", "path", "sha256", "services", "generation", "error", "signedBy", "isolation"])
         }
         #expect(list.map { $0["state"]?.string } == ["active", "rejected", "disabled", "skipped"])
         let mem = list[0]

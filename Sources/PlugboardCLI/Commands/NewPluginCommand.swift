@@ -18,7 +18,8 @@ enum NewPluginCommand {
         "PlugboardHTTP", "PlugboardServer", "PlugboardS3Server", "PlugboardHTTPClient", "PlugboardHTTPCodec", "InMemoryStorage", "S3Storage", "S3StorageClient",
         "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CodedErrorPlugin", "CPlugboardSystem", "CPlugboardNetwork",
         "CPlugboardFileSystem", "PlugboardBytes", "PlugboardTestSupport", "PlugboardSigV4", "PlugboardURLSession",
-        "PlugboardEtcd", "PlugboardFleet", "QuotaStorage", "MirrorStorage", "MirrorStorageCore",
+        "PlugboardEtcd", "PlugboardFleet", "QuotaStorage", "MirrorStorage", "MirrorStorageCore", "PlugboardIPC", "CPlugboardIPC",
+        "CPlugboardSandbox", "CSandboxProbe",
         "Swift", "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "XCTest",
         "Testing", "Synchronization", "Observation", "PackageDescription",
     ]

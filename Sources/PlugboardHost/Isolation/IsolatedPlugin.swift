@@ -39,11 +39,35 @@ public final class IsolatedPlugin: Sendable {
         let ready: WorkerReady
         /// Why this side ended it, if it did (a hang, a protocol violation, a stop).
         let endedHere = LockedValueBox<String?>(nil)
+        /// Whether its process has been reaped, and who waits for that.
+        private let exit = LockedValueBox<(reaped: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
         init(pid: pid_t, connection: WorkerConnection, ready: WorkerReady) {
             self.pid = pid
             self.connection = connection
             self.ready = ready
+        }
+
+        /// Called by its reaper once the process is gone.
+        func reaped() {
+            let waiters = exit.withLock { e in
+                e.reaped = true
+                defer { e.waiters.removeAll() }
+                return e.waiters
+            }
+            for w in waiters { w.resume() }
+        }
+
+        /// Returns once the process is gone.
+        func exited() async {
+            await withCheckedContinuation { (go: CheckedContinuation<Void, Never>) in
+                let now = exit.withLock { e -> Bool in
+                    if e.reaped { return true }
+                    e.waiters.append(go)
+                    return false
+                }
+                if now { go.resume() }
+            }
         }
 
         /// Kills its whole process group: whatever the plugin started goes too.
@@ -263,6 +287,7 @@ public final class IsolatedPlugin: Sendable {
             _ = Glibc.kill(-worker.pid, SIGKILL)
             worker.connection.close()
             ended(worker, status: status)
+            worker.reaped()
         }
         if !ok { worker.kill("no thread to watch it") }
     }
@@ -485,26 +510,23 @@ public final class IsolatedPlugin: Sendable {
     /// Stops the plugin: each worker is asked to stop its services and end, and killed with
     /// its group if it has not within `grace` seconds.
     func stop(grace: Double = 10) async {
-        let workers: [Worker] = state.withLock { s in
+        let (workers, waiters): ([Worker], [CheckedContinuation<Worker?, Never>]) = state.withLock { s in
             s.status = .stopped
-            let all = [s.current, s.spare].compactMap { $0 }
-            let waiters = s.waiters
-            s.waiters.removeAll()
-            for w in waiters { w.resume(returning: nil) }
-            return all
+            defer { s.waiters.removeAll() }
+            return ([s.current, s.spare].compactMap { $0 }, s.waiters)
         }
+        for w in waiters { w.resume(returning: nil) }
         for worker in workers {
             worker.endedHere.withLock { if $0 == nil { $0 = "stop" } }
-            try? worker.connection.send(Frame(.stop))
+            // On a thread of its own: a send waits while a worker that stopped reading has
+            // its ring full, and the grace below must run whatever it does.
+            if !Threads.spawn({ try? worker.connection.send(Frame(.stop)) }) { worker.kill("stop") }
         }
-        let deadline = MonotonicClock.now() + grace
-        for worker in workers {
-            while kill(worker.pid, 0) == 0, MonotonicClock.now() < deadline {
-                // A reaped pid answers ESRCH; until then the worker is still stopping.
-                if state.withLock({ $0.current !== worker && $0.spare !== worker }) { break }
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-            worker.kill("stop")
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(grace))
+            for worker in workers { worker.kill("stop") }
         }
+        for worker in workers { await worker.exited() }
+        deadline.cancel()
     }
 }

@@ -89,7 +89,7 @@ import Testing
         #expect(admin.keys == ["generation", "hotSwap", "reload", "plugins", "retired", "mappedImages"])
         #expect(admin["plugins"]?.configValue == (try JSONValue.parse(cliPlugins.stdout)).configValue)
         #expect(services.text == cliServices.stdout)
-        #expect(admin["plugins"]?.elements?.first?.keys == ["name", "state", "version", "path", "sha256", "services", "generation", "error", "signedBy"])
+        #expect(admin["plugins"]?.elements?.first?.keys == ["name", "state", "version", "path", "sha256", "services", "generation", "error", "signedBy", "isolation"])
         // Objects need no token unless PLUGBOARD_API_TOKEN is set.
         #expect(try server.client().request("GET", "/v1/objects").status == 200)
     }

@@ -37,7 +37,7 @@ extension PlugboardError {
         /// section for each): their answers are the host's, so no plugin remaps them.
         public static let reservedAreas: Set<String> = [
             "cli", "container", "etcd", "fleet", "host", "http", "loader", "manifest", "plugin", "reload", "s3",
-            "sandbox", "serve", "storage",
+            "isolation", "sandbox", "serve", "storage",
         ]
 
         /// The longest code a mapping takes; codes are short identifiers.
