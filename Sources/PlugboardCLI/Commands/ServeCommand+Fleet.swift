@@ -65,7 +65,13 @@ extension ServeCommand {
         let json = ctx.json
         let status = try await ServeLifecycle.run(host: host, options: options, logger: logger) { [host] url, frontEnds in
             announce(url, frontEnds, json: json)
-            running.withLock { $0 = Task { await agent.run(host: host, address: url, totals: { metrics.objectTotals() }) } }
+            running.withLock { $0 = Task { await agent.run(host: host, address: url, totals: {
+                // A crash of an isolated plugin's worker counts as an error: a build that
+                // crashes under the canary's traffic is rolled back even when every read
+                // was retried on the spare.
+                let totals = metrics.objectTotals()
+                return (totals.requests, totals.errors + host.isolatedCrashes)
+            }) } }
         }
         if let task = running.withLock({ $0 }) {
             task.cancel()

@@ -140,6 +140,10 @@ public final class PluginHost: Sendable {
     /// Whether every required plugin is active: read on every object request, so kept
     /// as one atomic flag, updated whenever the records change.
     let requiredActive = Atomic<Bool>(true)
+    /// Crashes of isolated plugins' workers since start, whatever plugin or build: the fleet
+    /// counts them beside the 5xx answers its rollouts bake against.
+    let workerCrashes = Atomic<Int>(0)
+    public var isolatedCrashes: Int { workerCrashes.load(ordering: .relaxed) }
     /// The image count last warned about (see `hotSwap.maxRetainedImages`).
     let imagesWarnedAt = LockedValueBox(0)
     /// Called after each reload, with its outcome (the server re-aims its watchers).
@@ -269,6 +273,7 @@ public final class PluginHost: Sendable {
         loader.crashObserver.withLock { observer in
             observer = { [weak host] (plugin: String, kind: String, message: String) in
                 guard let host else { return }
+                if kind == "plugin_crashed" { host.workerCrashes.add(1, ordering: .relaxed) }
                 host.events.emit(kind, plugin: plugin, generation: host.container.generation, message: message)
                 host.updateReadiness()
             }
