@@ -49,4 +49,24 @@ import Testing
         await host.shutdown()
         #expect(worker.status == .stopped)
     }
+
+    @Test func aWorkerCrashIsAnEventAndCountsInTheHostsErrorFigures() async throws {
+        let folder = BuildProducts.temporaryFolder("isolated-crash")
+        let host = try await Self.host(#"{"name": "Flaky", "product": "MisbehavingPlugin", "isolation": "process", "config": {"fault": "segfault", "faultIn": "get", "faultKey": "boom"}}"#,
+                                       folder: folder)
+        let storage: any ObjectStorage = try host.container.resolve()
+        #expect(host.isolatedCrashes == 0)
+        let error = await #expect(throws: PlugboardError.self) { try await storage.get("boom") }
+        #expect(error?.code == .storageUnavailable)
+        // The call and its one retry on the spare: two workers died, each reported once its
+        // reaper has seen the process go (which may come just after the call's failure).
+        let bound = ContinuousClock.now + .seconds(60)
+        while host.events.since(0).filter({ $0.kind == "plugin_crashed" }).count < 2, ContinuousClock.now < bound {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(host.isolatedCrashes == 2)
+        let crashes = host.events.since(0).filter { $0.kind == "plugin_crashed" }
+        #expect(crashes.count == 2 && crashes.allSatisfy { $0.plugin == "Flaky" && $0.message?.contains("SIGSEGV") == true })
+        await host.shutdown()
+    }
 }
