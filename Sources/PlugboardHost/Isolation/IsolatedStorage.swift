@@ -62,10 +62,10 @@ final class IsolatedStorage: ObjectStorage, HealthChecking, ManagedService {
             let region = try ObjectFileRegion(descriptor: reply.frame.descriptor, offset: head.fileOffset ?? 0, length: head.length)
             return ObjectStream(info: head.info, range: head.range, body: ObjectBody(region))
         }
-        guard let body = reply.body else {
+        guard let body = reply.objectBody(length: head.length) else {
             throw PlugboardError(.isolationProtocolViolation, "plugin \"\(plugin.name)\"'s worker answered a get without a body")
         }
-        return ObjectStream(info: head.info, range: head.range, body: ObjectBody(length: head.length) { try await body.next() })
+        return ObjectStream(info: head.info, range: head.range, body: body)
     }
 
     func get(_ key: String) async throws -> StoredObject {

@@ -22,15 +22,16 @@ final class WorkerConnection: Sendable {
         let credit: BodyCredit?
         /// Monotonic seconds of the call's start or its last frame: a call that does not
         /// move for the plugin's call timeout means the worker hangs.
-        let lastMoved = LockedValueBox(MonotonicClock.now())
+        let lastMoved: LockedValueBox<Double>
         /// A put's body's own failure (its client went away): the caller gets this error
         /// back, not the worker's rendition of it.
         let bodyFailure = LockedValueBox<(any Error)?>(nil)
 
-        init(call: WorkerCall, body: InboundBody?, credit: BodyCredit?) {
+        init(call: WorkerCall, body: InboundBody?, credit: BodyCredit?, lastMoved: LockedValueBox<Double>) {
             self.call = call
             self.body = body
             self.credit = credit
+            self.lastMoved = lastMoved
         }
     }
 
@@ -102,17 +103,26 @@ final class WorkerConnection: Sendable {
         let isGet: Bool
         if case .get = call { isGet = true } else { isGet = false }
         let stream = nextStream.withLock { n -> UInt32 in defer { n = n == UInt32.max ? 1 : n + 1 }; return n }
+        let moved = LockedValueBox(MonotonicClock.now())
         let inbound = isGet ? InboundBody(taken: { [transport] count in
+            // The host's reader took a chunk: the call moves, whatever the worker does.
+            moved.withLock { $0 = MonotonicClock.now() }
             var w = WireWriter(capacity: 8)
             w.u32(UInt32(count))
             try? transport.send(Frame(.credit, stream: stream, payload: w.bytes))
         }) : nil
-        let entry = Pending(call: call, body: inbound, credit: body == nil ? nil : BodyCredit())
+        let entry = Pending(call: call, body: inbound, credit: body == nil ? nil : BodyCredit(), lastMoved: moved)
         if let lost = endedBox.withLock({ $0 }) { throw WorkerLost(call: call, ending: lost, sent: false) }
         pending.withLock { $0[stream] = entry }
         return try await withTaskCancellationHandler {
             let frame: Frame = try await withCheckedThrowingContinuation { go in
                 entry.answer.withLock { $0 = go }
+                // Cancelled before the continuation was stored: the cancellation found no
+                // one to wake, so the call ends here, unsent.
+                if pending.withLock({ $0[stream] }) !== entry {
+                    entry.answer.withLock { w in defer { w = nil }; return w }?.resume(throwing: CancellationError())
+                    return
+                }
                 do throws(IPCError) {
                     try transport.send(Frame(.call, stream: stream, payload: call.encoded(service: service)))
                 } catch {
@@ -125,7 +135,7 @@ final class WorkerConnection: Sendable {
                 // The wire may have ended between the check above and now.
                 if let lost = endedBox.withLock({ $0 }) { fail(stream, WorkerLost(call: call, ending: lost, sent: true)) }
             }
-            return Reply(frame: frame, body: inbound)
+            return Reply(frame: frame, stream: stream, body: inbound, connection: self)
         } onCancel: {
             try? transport.send(Frame(.cancel, stream: stream))
             fail(stream, CancellationError())
@@ -134,13 +144,35 @@ final class WorkerConnection: Sendable {
 
     struct Reply: Sendable {
         let frame: Frame
+        let stream: UInt32
         let body: InboundBody?
+        let connection: WorkerConnection
+
+        /// A get's body for its reader. When the reader drops it before its end (its client
+        /// went away), the worker is told to stop sending: nothing waits for a window nobody
+        /// will open, and the call does not look hung.
+        func objectBody(length: Int) -> ObjectBody? {
+            guard let body else { return nil }
+            let (connection, stream) = (connection, stream)
+            let lease = BodyLease(body) { connection.abandon(stream) }
+            return ObjectBody(length: length) { try await lease.next() }
+        }
+    }
+
+    /// Ends a call whose result nobody wants any more.
+    func abandon(_ stream: UInt32) {
+        guard pending.withLock({ $0[stream] }) != nil else { return }
+        try? transport.send(Frame(.cancel, stream: stream))
+        fail(stream, CancellationError())
     }
 
     /// A put's body, in frames the worker takes as fast as it stores them.
     private func send(_ body: ObjectBody, stream: UInt32, credit: BodyCredit, entry: Pending) async {
         do {
-            try await body.send(as: stream, over: transport, credit: credit)
+            try await body.send(as: stream, over: transport, credit: credit) {
+                // The host's body moves: a slow upload is not a hung worker.
+                entry.lastMoved.withLock { $0 = MonotonicClock.now() }
+            }
         } catch is WorkerLost {
             // The worker went away; the call fails with it from the reader.
         } catch is IPCError {
@@ -243,6 +275,12 @@ final class WorkerConnection: Sendable {
         case .answer:
             guard let waiter = entry.answer.withLock({ w in defer { w = nil }; return w }) else {
                 return "a second answer to call \(frame.stream) (\(entry.call.summary))"
+            }
+            var frame = frame
+            if entry.body == nil && frame.descriptor >= 0 {
+                // Only a get's answer carries a file; any other is closed, never leaked.
+                Glibc.close(frame.descriptor)
+                frame.descriptor = -1
             }
             answeredBox.withLock { $0 += 1 }
             // Done unless a body follows in chunks: a get's, when no descriptor carries it.

@@ -144,17 +144,19 @@ final class WorkerServer: Sendable {
 
     /// Runs a call's work as a task the host can cancel; its failure is the call's answer.
     private func run(_ stream: UInt32, _ work: @escaping @Sendable () async throws -> Void) {
-        let task = Task { [self] in
-            do {
-                try await work()
-            } catch {
-                fail(stream, error)
+        // Made under the lock: a task that ends at once removes itself only after it is in.
+        tasks.withLock { tasks in
+            tasks[stream] = Task { [self] in
+                do {
+                    try await work()
+                } catch {
+                    fail(stream, error)
+                }
+                self.tasks.withLock { _ = $0.removeValue(forKey: stream) }
+                bodies.withLock { _ = $0.removeValue(forKey: stream) }
+                credits.withLock { _ = $0.removeValue(forKey: stream) }
             }
-            tasks.withLock { _ = $0.removeValue(forKey: stream) }
-            bodies.withLock { _ = $0.removeValue(forKey: stream) }
-            credits.withLock { _ = $0.removeValue(forKey: stream) }
         }
-        tasks.withLock { $0[stream] = task }
     }
 
     private func fail(_ stream: UInt32, _ error: any Error) {

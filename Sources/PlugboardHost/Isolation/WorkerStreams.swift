@@ -11,13 +11,15 @@ enum BodyWindow {
 extension ObjectBody {
     /// Sends the whole body as `chunk` frames of `stream`, each once `credit` allows, then
     /// its `end`: both directions of the wire send bodies this way.
-    func send(as stream: UInt32, over transport: any FrameTransport, credit: BodyCredit) async throws {
+    func send(as stream: UInt32, over transport: any FrameTransport, credit: BodyCredit,
+              sent: () -> Void = {}) async throws {
         for try await chunk in self {
             var start = 0
             while start < chunk.count {
                 let end = Swift.min(chunk.count, start + Frame.maxPayload)
                 try await credit.spend(end - start)
                 try transport.send(Frame(.chunk, stream: stream, payload: Array(chunk[start..<end])))
+                sent()
                 start = end
             }
         }
@@ -129,6 +131,11 @@ final class InboundBody: Sendable {
         waiter?.resume(throwing: error)
     }
 
+    /// Whether the body has ended or failed and its reader has nothing left to take.
+    var isOver: Bool {
+        state.withLock { s in s.failure != nil || (s.ended && s.chunks.isEmpty) }
+    }
+
     /// The next chunk, nil at the body's end.
     func next() async throws -> [UInt8]? {
         try await withCheckedThrowingContinuation { (go: CheckedContinuation<[UInt8]?, any Error>) in
@@ -144,5 +151,23 @@ final class InboundBody: Sendable {
                 go.resume(with: now)
             }
         }
+    }
+}
+
+/// The one reference a get's reader holds to its ``InboundBody``: dropped before the body's
+/// end, it tells the connection (``WorkerConnection/Reply/objectBody(length:)``).
+final class BodyLease: Sendable {
+    private let body: InboundBody
+    private let abandoned: @Sendable () -> Void
+
+    init(_ body: InboundBody, abandoned: @escaping @Sendable () -> Void) {
+        self.body = body
+        self.abandoned = abandoned
+    }
+
+    func next() async throws -> [UInt8]? { try await body.next() }
+
+    deinit {
+        if !body.isOver { abandoned() }
     }
 }

@@ -248,6 +248,31 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    @Test func aSlowUploadAndAnAbandonedDownload_areNotTakenForAHungWorker() throws {
+        let server = try ServerProcess(plugins: [#"{"name": "Mem", "product": "MemoryStorage", "isolation": "process", "worker": {"callTimeoutSeconds": 1}}"#])
+        // An upload whose body comes in pieces over about 3 s: longer than the call timeout.
+        let body = [UInt8](repeating: 7, count: 8 << 20)
+        let upload = try server.client()
+        try upload.send("PUT /v1/objects/big HTTP/1.1\r\nHost: h\r\nContent-Type: application/octet-stream\r\nContent-Length: \(body.count)\r\n\r\n")
+        for piece in 0..<6 {
+            try upload.send(Array(body[(piece * body.count / 6)..<((piece + 1) * body.count / 6)]))
+            usleep(500_000)
+        }
+        let stored = try upload.response()
+        #expect(stored.status == 200 || stored.status == 201, "\(stored.text)")
+        // A download whose client reads its head and goes away.
+        let download = try server.client()
+        try download.send("GET /v1/objects/big HTTP/1.1\r\nHost: h\r\n\r\n")
+        var some = [UInt8](repeating: 0, count: 4096)
+        #expect(recv(download.fd, &some, some.count, 0) > 0)
+        shutdown(download.fd, Int32(SHUT_RDWR))
+        // Longer than the call timeout: a worker taken for hung would be killed by now.
+        usleep(3_000_000)
+        #expect(try server.client().request("HEAD", "/v1/objects/big").status == 200)
+        #expect(server.stderrLines(containing: "isolated plugin's worker ended") == 0, "\(server.stderr)")
+        #expect(server.stop() == 0)
+    }
+
     // MARK: The sandbox
 
     @Test func aPluginThatTriesExecve_isRefused_andTheRefusalIsReported() throws {
