@@ -148,7 +148,8 @@ import Testing
         #expect(run.reports.isEmpty && run.exitStatus == 0, "\(run)")
     }
 
-    @Test func aThreadStartedBefore_isRefused() throws {
+    @Test(.enabled(if: sandboxes, "\(noSeccomp)"))
+    func aThreadStartedBefore_isRefused() throws {
         let run = try Probe.run(["--start-thread", "thread"])
         #expect(run.lines.contains { $0.hasPrefix("sandbox failed: sandbox.threads_running") }, "\(run)")
         #expect(run.exitStatus == 3, "\(run)")

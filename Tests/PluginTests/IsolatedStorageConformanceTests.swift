@@ -11,6 +11,20 @@ import Testing
 /// the whole conformance suite through the worker protocol, as the plugin does in process:
 /// streamed bodies both ways, ranges, conditions, listings, errors with their codes.
 @Suite struct IsolatedStorageConformanceTests {
+    /// The test process's environment (a sanitizer's options included: the workers are the
+    /// same build), with the Swift backtracer off, as the host gives its children.
+    static let environment: [String: String] = {
+        var out: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") { out[String(text[..<equals])] = String(text[text.index(after: equals)...]) }
+            entry += 1
+        }
+        out["SWIFT_BACKTRACE"] = "enable=no"
+        return out
+    }()
+
     /// A host over a manifest with `plugin` isolated, its workers run by the built plugboard.
     static func host(_ plugin: String, folder: String) async throws -> PluginHost {
         let manifest = "\(folder)/plugins.json"
@@ -20,7 +34,7 @@ import Testing
         _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         close(fd)
         var configuration = PluginHost.Configuration(manifestPath: manifest, cacheDirectory: "\(folder)/cache",
-                                                     processEnvironment: ["SWIFT_BACKTRACE": "enable=no"],
+                                                     processEnvironment: Self.environment,
                                                      productSearchPath: [BuildProducts.folder],
                                                      preflightExecutable: "\(BuildProducts.folder)/plugboard")
         configuration.logger = .disabled
