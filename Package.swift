@@ -159,7 +159,7 @@ let package = Package(
                           path: "Tests/Tools/filestorage-crash-writer"),
         // Applies a sandbox policy given on its command line, then tries what it is told
         // (execve, writes outside its grant, allocations, threads, dlopen): SandboxProbeTests' child.
-        .executableTarget(name: "sandbox-probe", dependencies: [api, "PlugboardHost", "CSandboxProbe"],
+        .executableTarget(name: "sandbox-probe", dependencies: [api, "PlugboardHost", "PlugboardBytes", "CSandboxProbe"],
                           path: "Tests/Tools/sandbox-probe"),
         // The probe's system calls Swift cannot make (unshare, ptrace, a raw clone).
         .target(name: "CSandboxProbe", path: "Tests/Tools/CSandboxProbe"),
@@ -177,7 +177,7 @@ let package = Package(
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),
         .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport",
-                                                           "PlugboardCrypto"]),
+                                                           "PlugboardCrypto", "PlugboardBytes"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
         .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost", "PlugboardBytes", "CPlugboardNetwork", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardBytes", "PlugboardConcurrency", "PlugboardTestSupport"]),

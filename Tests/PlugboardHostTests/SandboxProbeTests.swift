@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardHost
 import PlugboardTestSupport
 import Testing
@@ -225,17 +226,10 @@ struct Probe: CustomStringConvertible {
     }
 
     static func readFile(_ path: String) -> String {
-        let fd = open(path, O_RDONLY)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return "" }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: (try? DescriptorIO.readToEnd(fd)) ?? [], as: UTF8.self)
     }
 
     static func copy(_ source: String, to target: String) -> Bool {

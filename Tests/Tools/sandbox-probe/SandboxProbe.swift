@@ -37,6 +37,7 @@ import Glibc
 import CSandboxProbe
 import Dispatch
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardHost
 
 func say(_ line: String) {
@@ -81,17 +82,10 @@ func errnoName(_ code: Int32) -> String {
 func result(_ ok: Bool) -> String { ok ? "ok" : errnoName(errno) }
 
 func statusLines() -> [String] {
-    let fd = open("/proc/self/status", O_RDONLY)
+    let fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return ["status: \(errnoName(errno))"] }
     defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = read(fd, &chunk, chunk.count)
-        if n <= 0 { break }
-        bytes += chunk[0..<n]
-    }
-    return String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+    return String(decoding: (try? DescriptorIO.readToEnd(fd)) ?? [], as: UTF8.self).split(separator: "\n")
         .filter { ["VmSize:", "VmData:", "VmRSS:", "Threads:"].contains(where: $0.hasPrefix) }
         .map { "status " + $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ") }
 }
