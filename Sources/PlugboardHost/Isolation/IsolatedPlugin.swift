@@ -344,7 +344,9 @@ public final class IsolatedPlugin: Sendable {
             s.crashes.append(crash)
             if s.crashes.count > 32 { s.crashes.removeFirst(s.crashes.count - 32) }
             s.restartsByReason[reason, default: 0] += 1
-            s.unserved = worker.connection.answered > 0 ? 1 : s.unserved + 1
+            // A worker that answered, or died serving a call (a poisoned request), is no
+            // crash loop; one that died idle before it answered anything is.
+            s.unserved = worker.connection.answered > 0 || !inFlight.isEmpty ? 1 : s.unserved + 1
             if s.spare === worker {
                 s.spare = nil
             } else if s.current === worker {

@@ -4,8 +4,10 @@ import PlugboardIPC
 /// The host's stand-in for an isolated plugin's `ObjectStorage`: every call goes over the
 /// wire to the plugin's worker (``IsolatedPlugin``).
 ///
-/// A read (head, get before its body has begun, list, health check) whose worker died is
-/// sent once more to the next worker, transparently; a put or delete in flight then fails
+/// A read (head, get before its body has begun, list, health check) whose worker died
+/// beside other calls is sent once more to the next worker, transparently; one that was
+/// the worker's only call is likely what ended it, and fails like a put or delete in
+/// flight, which fails
 /// with `storage.unavailable` (503): it may or may not have been stored, and a streamed put
 /// that had not ended stored nothing. While no worker is ready, every call is
 /// `storage.unavailable`.
@@ -33,7 +35,10 @@ final class IsolatedStorage: ObjectStorage, HealthChecking, ManagedService {
             do {
                 return try await worker.connection.call(call, service: service, body: body)
             } catch let lost as WorkerLost {
-                guard call.isRetryable, !retried else { throw unavailable(lost) }
+                // A read that was alone on its worker when it died is likely what killed
+                // it: sent again it would kill the spare too and leave no worker ready.
+                // One among others may be a bystander, and goes once to the next worker.
+                guard call.isRetryable, !retried, lost.inFlight > 1 else { throw unavailable(lost) }
                 retried = true
                 worker = try await plugin.worker(afterLoss: true)
             }
@@ -41,7 +46,9 @@ final class IsolatedStorage: ObjectStorage, HealthChecking, ManagedService {
     }
 
     private func unavailable(_ lost: WorkerLost) -> PlugboardError {
-        let what = lost.call.isRetryable ? "its retry found no worker" : (lost.sent ? "it may or may not have taken effect" : "it was not sent")
+        let what = !lost.call.isRetryable ? (lost.sent ? "it may or may not have taken effect" : "it was not sent")
+            : lost.inFlight <= 1 ? "it was the worker's only call, likely what ended it, and is not sent again"
+            : "its retry found no worker"
         return PlugboardError(.storageUnavailable, "plugin \"\(plugin.name)\"'s worker ended during \(lost.call.summary): \(what)",
             detail: "The isolated plugin's worker process ended (\(lost.ending)) before it answered; the host stays up and starts another.",
             hint: "Retry the request (Retry-After). A put or delete may have been applied: read the object to see.")

@@ -325,7 +325,7 @@ final class WorkerConnection: Sendable {
         transport.close()
         deliverFirst(nil)
         for (_, entry) in all {
-            let lost = WorkerLost(call: entry.call, ending: ending, sent: true)
+            let lost = WorkerLost(call: entry.call, ending: ending, sent: true, inFlight: all.count)
             entry.answer.withLock { w in defer { w = nil }; return w }?.resume(throwing: lost)
             entry.body?.fail(lost)
             entry.credit?.fail(lost)
@@ -340,4 +340,7 @@ struct WorkerLost: Error, Sendable {
     let ending: WorkerConnection.Ending
     /// Whether the call reached the worker (a put that did may have stored).
     let sent: Bool
+    /// How many calls were in flight on the worker when it ended, this one included: one
+    /// alone is likely what ended it.
+    var inFlight: Int = 1
 }

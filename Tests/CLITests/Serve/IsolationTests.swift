@@ -42,7 +42,8 @@ import Testing
         let server = try ServerProcess(plugins: [Self.flaky(fault)])
         #expect(try Self.get(server, "seed-3").text == "seed 3")
         let poisoned = try server.client().request("GET", "/v1/objects/boom")
-        // Retried once on the spare, which faults too: the answer is a 503, never a hang.
+        // The worker's only call, likely what ended it: not sent again (that would kill the
+        // spare too), answered 503, never a hang.
         #expect(poisoned.status == 503, "\(poisoned.text)")
         #expect(poisoned.header("retry-after") == "1")
         #expect(poisoned.errorCode == "storage.unavailable")
@@ -71,15 +72,19 @@ import Testing
 
     @Test func underLoad_everyGetOfOtherKeysSucceeds_whileOneKeySegfaults() async throws {
         let server = try ServerProcess(plugins: [Self.flaky("segfault")])
-        let failures = await withTaskGroup(of: Int.self) { group in
+        let failures = await withTaskGroup(of: [String].self) { group in
             for t in 0..<4 {
                 group.addTask {
                     await OwnThread.run {
-                        var failed = 0
+                        var failed: [String] = []
                         for i in 0..<60 {
                             let key = "seed-\((t * 7 + i) % 20)"
-                            let r = try? Self.get(server, key)
-                            if r?.text != "seed \((t * 7 + i) % 20)" { failed += 1 }
+                            do {
+                                let r = try Self.get(server, key)
+                                if r.text != "seed \((t * 7 + i) % 20)" { failed.append("\(key): \(r.status) \(r.text)") }
+                            } catch {
+                                failed.append("\(key): \(error)")
+                            }
                         }
                         return failed
                     }
@@ -88,12 +93,12 @@ import Testing
             group.addTask {
                 await OwnThread.run {
                     for _ in 0..<5 { _ = try? server.client().request("GET", "/v1/objects/boom") }
-                    return 0
+                    return []
                 }
             }
-            return await group.reduce(0, +)
+            return await group.reduce([], +)
         }
-        #expect(failures == 0)
+        #expect(failures.isEmpty, "\(failures)")
         // A poisoned get that finds no worker ready (the last one just died on it) is
         // answered 503 at once, so five of them crash one to ten workers.
         #expect(server.stderrLines(containing: "reason=signal") >= 1)
@@ -125,7 +130,8 @@ import Testing
             usleep(20_000)
             answer = try server.client().request("GET", "/v1/objects/boom")
         }
-        #expect(answer.status == 503 && answer.errorCode == "storage.unavailable", "\(answer.text)")
+        // From the storage, or from the required plugin's gate once it is marked failed.
+        #expect(answer.status == 503, "\(answer.text)")
         #expect(server.waitForStderr(containing: "isolated plugin failed"))
         let after = try server.client().request("GET", "/v1/objects/seed-1")
         #expect(after.status == 503)
