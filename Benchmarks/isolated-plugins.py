@@ -262,12 +262,14 @@ class Load:
             t.join(CLIENT_RETRY_SECONDS + 5)
 
 
-def wait_spare(server, timeout=60):
-    """Until the worker and its warm spare are both up: (worker pid, spare pid)."""
+def wait_spare(server, dead, timeout=60):
+    """Until a worker and its warm spare are both up, neither of them one of the `dead`
+    pids (the host may not have seen a death yet): (worker pid, spare pid)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         info = worker_info(server)
-        if info.get("pid") and info.get("sparePid") and info.get("state") == "ready":
+        if info.get("pid") and info.get("sparePid") and info.get("state") == "ready" \
+                and info["pid"] not in dead and info["sparePid"] not in dead:
             return info["pid"], info["sparePid"]
         time.sleep(0.005)
     raise e2e.Failure("no worker with a warm spare within %d s: %s" % (timeout, worker_info(server)))
@@ -299,16 +301,19 @@ def faults(count, kinds):
                 worker["callTimeoutSeconds"] = 0.2
             entry = {"name": "Faulty", "product": "MisbehavingPlugin", "isolation": "process", "worker": worker, "config": config}
             server = start(os.path.join(work, kind), entry)
-            recoveries, boom_status, host_down = [], {}, 0
+            recoveries, boom_status, host_down, dead = [], {}, 0, set()
             load = Load(server.port)
             started = time.monotonic()
             try:
                 for _ in range(n):
-                    pid, _ = wait_spare(server)
+                    pid, spare = wait_spare(server, dead)
                     t0 = time.monotonic()
                     if kind == "kill":
                         os.kill(pid, signal.SIGSEGV)
+                        dead.add(pid)
                     else:
+                        # The read is sent once more, to the spare: both die.
+                        dead.update((pid, spare))
                         status, _, _ = e2e.request(server.port, "GET", "/v1/objects/boom", timeout=30)
                         boom_status[status] = boom_status.get(status, 0) + 1
                     t1 = get_until_200(server.port, "/v1/objects/seed-0")
