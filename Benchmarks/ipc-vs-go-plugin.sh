@@ -10,19 +10,37 @@
 # where the scheduler puts the processes, with the two sides on distinct vCPUs (pinned), and
 # with both on one vCPU (taskset -c 0).
 #
-# Usage: Benchmarks/ipc-vs-go-plugin.sh [--no-build]
+# With --isolated, part 2 is `plugboard-bench isolated` instead (docs/BENCHMARKS.md,
+# "Isolated plugins"): head and a 1 KiB get through a PluginHost, MemoryStorage in process
+# and isolated over both transports; where the scheduler puts them and on one vCPU (the
+# worker inherits the host's affinity, so the across-vCPU placement is left out).
+#
+# Usage: Benchmarks/ipc-vs-go-plugin.sh [--no-build] [--isolated]
 # The shared tools are found in $PLUGBOARD_SHARED_TOOLS (default ../shared/tools). go-plugin
 # needs: apt-get install -y golang-go golang-github-hashicorp-go-plugin-dev golang-google-grpc-dev \
 #            golang-github-golang-protobuf-1-5-dev golang-golang-x-net-dev
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools=${PLUGBOARD_SHARED_TOOLS:-../shared/tools}
+build=yes isolated=""
+for arg in "$@"; do
+    case $arg in
+    --no-build) build="" ;;
+    --isolated) isolated=yes ;;
+    *) echo "usage: $0 [--no-build] [--isolated]" >&2; exit 2 ;;
+    esac
+done
 work=$(mktemp -d /tmp/plugboard-ipc-bench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-if [ "${1:-}" != "--no-build" ]; then
-    swift build -c release --product plugboard-bench >/dev/null
-    swift build -c release --product ipc-echo >/dev/null
+if [ -n "$build" ]; then
+    if [ -n "$isolated" ]; then
+        # The host's worker is `plugboard worker`, the plugin MemoryStorage's .so.
+        swift build -c release >/dev/null
+    else
+        swift build -c release --product plugboard-bench >/dev/null
+        swift build -c release --product ipc-echo >/dev/null
+    fi
 fi
 bench=.build/release/plugboard-bench
 
@@ -45,7 +63,9 @@ nice=""
 
 echo "machine: nproc $(nproc), kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ), loadavg: $(cut -d' ' -f1-3 /proc/loadavg), priority: ${nice:-normal}"
-for placement in scheduler across one; do
+placements="scheduler across one"
+[ -n "$isolated" ] && placements="scheduler one"
+for placement in $placements; do
     echo
     case $placement in
     scheduler)
@@ -66,8 +86,13 @@ for placement in scheduler across one; do
         echo "--- ipc-rtt (one byte each way, 20,000 trips)"
         $nice $pin "$work/ipc-rtt"
     fi
-    echo "--- plugboard-bench ipc"
-    $nice $pin $bench ipc "${childcpu[@]}" "${only[@]}" 2>&1 | grep -v '^  measuring'
+    if [ -n "$isolated" ]; then
+        echo "--- plugboard-bench isolated"
+        $nice $pin $bench isolated 2>&1 | grep -v '^  \(measuring\|starting\)'
+    else
+        echo "--- plugboard-bench ipc"
+        $nice $pin $bench ipc "${childcpu[@]}" "${only[@]}" 2>&1 | grep -v '^  measuring'
+    fi
     if [ -n "$kvbench" ] && [ $placement != across ]; then
         echo "--- go-plugin (net/rpc over a Unix socket, 20,000 calls of a one-string Get)"
         (cd "$work" && $nice $pin "$kvbench" 2>/dev/null)

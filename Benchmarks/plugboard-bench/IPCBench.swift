@@ -236,7 +236,7 @@ private final class ThroughputState: Sendable {
 }
 
 /// This process's CPU seconds, all threads.
-private func processCPU() -> Double {
+func processCPU() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
@@ -244,7 +244,7 @@ private func processCPU() -> Double {
 
 /// A running child's CPU seconds, all threads, to the nanosecond (the first field of each
 /// thread's schedstat; /proc/<pid>/stat counts in 10 ms ticks).
-private func childCPU(_ pid: pid_t) -> Double {
+func childCPU(_ pid: pid_t) -> Double {
     guard let folder = opendir("/proc/\(pid)/task") else { return 0 }
     defer { closedir(folder) }
     var total = 0.0

@@ -13,6 +13,7 @@ let usage = """
            plugboard-bench s3 [--json] [--count N] [--size BYTES] [--rounds R] [--moto PATH] [--check]
            plugboard-bench ipc [--json] [--trips N] [--paced-trips N] [--seconds S] [--only CASES] [--echo PATH]
                                [--child-cpu N]
+           plugboard-bench isolated [--json] [--calls N] [--paced-calls N] [--only CASES] [--products FOLDER]
 
       container      the container's resolve paths against the floor (a call into another
                      module that returns a stored reference, then the same method call)
@@ -30,6 +31,11 @@ let usage = """
                      caller back to back and paced (one call a millisecond, so both sides
                      sleep), throughput with 16 calls in flight from 4 threads; CPU time per
                      call in both processes. Build first: swift build -c release --product ipc-echo
+      isolated       `head` and a 1 KiB `get` against MemoryStorage through a PluginHost, in
+                     process and isolated ("isolation": "process") over the ring and the
+                     socket transport: p50/p99/p99.9 back to back and paced (one call a
+                     millisecond), the latency added to the in-process figure, CPU per call in
+                     the host and the worker. Build first: swift build -c release
 
     Common options:
       --json         one JSON object per case and line, instead of a table
@@ -64,6 +70,12 @@ let usage = """
       --echo PATH      the echo child (default: ipc-echo beside this executable)
       --child-cpu N    run the child on CPU N (taskset); with `taskset -c M plugboard-bench`
                        the two sides run on distinct vCPUs whatever the scheduler prefers
+
+    isolated:
+      --calls N         timed calls per back-to-back case (default 20000)
+      --paced-calls N   timed calls per paced case (default 2000)
+      --only CASES      \(isolatedCases.map(\.name).joined(separator: ", "))
+      --products DIR    where libMemoryStorage.so and plugboard are (default: this executable's folder)
 
     Build and run in release mode:
       swift build -c release --product plugboard-bench
@@ -102,6 +114,7 @@ enum PlugboardBench {
         case "load": await load(args)
         case "s3": await s3(args)
         case "ipc": ipc(args)
+        case "isolated": await isolated(args)
         default: fail("unknown subcommand '\(command)'")
         }
     }
@@ -183,6 +196,38 @@ enum PlugboardBench {
             for r in results { print(ipcTextLine(r)) }
         }
         report(gatesFailed: [], noisy: results.filter { $0.otherLoad >= noisyLoad }.map(\.name), json: json, check: false)
+    }
+
+    static func isolated(_ args: [String]) async {
+        var options = IsolatedOptions()
+        var json = false
+        var args = BenchArguments(args)
+        while let option = args.next() {
+            switch option {
+            case "--json": json = true
+            case "--calls": options.calls = args.integer(option, in: 100...10_000_000, what: "a whole number in [100, 10000000]")
+            case "--paced-calls": options.pacedCalls = args.integer(option, in: 100...1_000_000, what: "a whole number in [100, 1000000]")
+            case "--only": options.only = args.cases(option, known: isolatedCases.map(\.name))
+            case "--products": options.products = args.value(option)
+            default: fail("unknown option '\(option)'")
+            }
+        }
+        var err = StandardError()
+        let results: [IsolatedResult]
+        do {
+            results = try await runIsolatedBench(options) { message in if !json { print("  \(message)...", to: &err) } }
+        } catch {
+            print("plugboard-bench: \(error)", to: &err)
+            exit(1)
+        }
+        if json {
+            for r in results { print(isolatedJSONLine(r, in: results)) }
+        } else {
+            print("plugboard-bench isolated: MemoryStorage, head and \(isolatedObjectBytes)-byte get, one caller; nproc \(sysconf(Int32(_SC_NPROCESSORS_ONLN)))")
+            print("loadavg: \(loadAverage())")
+            for r in results { print(isolatedTextLine(r, in: results)) }
+        }
+        report(gatesFailed: [], noisy: results.filter { $0.otherLoad >= noisyLoad }.map(\.c.name), json: json, check: false)
     }
 
     static func container(_ args: [String]) {
