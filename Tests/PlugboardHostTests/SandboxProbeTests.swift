@@ -187,12 +187,8 @@ struct Probe: CustomStringConvertible {
         "exit \(exitStatus.map(String.init) ?? "-") signal \(signal.map(String.init) ?? "-")\nstdout:\n\(lines.joined(separator: "\n"))\nreports:\n\(reports.joined(separator: "\n"))"
     }
 
-    /// Whether this process (and so the probe, built alike) runs under AddressSanitizer.
-    static let underAddressSanitizer: Bool = {
-        let process = dlopen(nil, RTLD_NOW)
-        defer { if let process { dlclose(process) } }
-        return dlsym(process, "__asan_init") != nil
-    }()
+    /// Whether this process (and so the probe, built alike) runs under a sanitizer.
+    static let underAddressSanitizer = Sandbox.underSanitizer
 
     static func run(_ arguments: [String]) throws -> Probe {
         let folder = BuildProducts.temporaryFolder("sandbox-probe")

@@ -316,9 +316,10 @@ import Testing
         #expect(server.stop() == 0)
     }
 
-    /// Whether this test process runs under a sanitizer (its workers then do too).
+    /// Whether this test process runs under a sanitizer (its workers then do too): the rule
+    /// of `Sandbox.underSanitizer`, which this target's own `Sandbox` (a test folder) hides.
     static var underSanitizer: Bool {
-        let everything = UnsafeMutableRawPointer(bitPattern: 0)
+        let everything = UnsafeMutableRawPointer(bitPattern: 0)  // RTLD_DEFAULT
         return dlsym(everything, "__asan_init") != nil || dlsym(everything, "__tsan_init") != nil
     }
 }
