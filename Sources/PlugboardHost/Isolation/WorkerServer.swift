@@ -111,6 +111,19 @@ final class WorkerServer: Sendable {
                 try await send(object, stream: stream, credit: credit)
             }
         case .head(let key):
+            // As the server answers a HEAD: the first byte read at once brings the whole
+            // object's info (ObjectStorage's contract for getWithoutWaiting), with no task.
+            do {
+                if let ready = try storage.getWithoutWaiting(key, range: .closed(first: 0, last: 0)) {
+                    try? transport.send(Frame(.answer, stream: stream, payload: WorkerAnswer.infoOnly(ready.info)))
+                    return
+                }
+            } catch where error.code == .storageRangeNotSatisfiable {
+                // An empty object has no first byte: its head comes from the task below.
+            } catch {
+                fail(stream, error)
+                return
+            }
             run(stream) { [self] in
                 let info = try await storage.head(key)
                 try transport.send(Frame(.answer, stream: stream, payload: WorkerAnswer.infoOnly(info)))
