@@ -45,8 +45,9 @@ final class IsolatedStorage: ObjectStorage, HealthChecking, ManagedService {
         }
     }
 
-    private func unavailable(_ lost: WorkerLost) -> PlugboardError {
-        let what = !lost.call.isRetryable ? (lost.sent ? "it may or may not have taken effect" : "it was not sent")
+    private func unavailable(_ lost: WorkerLost, midBody: Bool = false) -> PlugboardError {
+        let what = midBody ? "its body had begun, and a body cannot be sent again"
+            : !lost.call.isRetryable ? (lost.sent ? "it may or may not have taken effect" : "it was not sent")
             : lost.inFlight <= 1 ? "it was the worker's only call, likely what ended it, and is not sent again"
             : "its retry found no worker"
         return PlugboardError(.storageUnavailable, "plugin \"\(plugin.name)\"'s worker ended during \(lost.call.summary): \(what)",
@@ -69,7 +70,7 @@ final class IsolatedStorage: ObjectStorage, HealthChecking, ManagedService {
             let region = try ObjectFileRegion(descriptor: reply.frame.descriptor, offset: head.fileOffset ?? 0, length: head.length)
             return ObjectStream(info: head.info, range: head.range, body: ObjectBody(region))
         }
-        guard let body = reply.objectBody(length: head.length) else {
+        guard let body = reply.objectBody(length: head.length, lost: { [self] in unavailable($0, midBody: true) }) else {
             throw PlugboardError(.isolationProtocolViolation, "plugin \"\(plugin.name)\"'s worker answered a get without a body")
         }
         return ObjectStream(info: head.info, range: head.range, body: body)

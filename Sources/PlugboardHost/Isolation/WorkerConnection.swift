@@ -151,11 +151,19 @@ final class WorkerConnection: Sendable {
         /// A get's body for its reader. When the reader drops it before its end (its client
         /// went away), the worker is told to stop sending: nothing waits for a window nobody
         /// will open, and the call does not look hung.
-        func objectBody(length: Int) -> ObjectBody? {
+        /// `lost` turns the worker's end mid-body into the caller's error: a body's reader
+        /// knows storage errors, not the wire's.
+        func objectBody(length: Int, lost: @escaping @Sendable (WorkerLost) -> any Error) -> ObjectBody? {
             guard let body else { return nil }
             let (connection, stream) = (connection, stream)
             let lease = BodyLease(body) { connection.abandon(stream) }
-            return ObjectBody(length: length) { try await lease.next() }
+            return ObjectBody(length: length) {
+                do {
+                    return try await lease.next()
+                } catch let error as WorkerLost {
+                    throw lost(error)
+                }
+            }
         }
     }
 
