@@ -91,6 +91,34 @@ public final class IsolatedPlugin: Sendable {
         var failure: PlugboardError?
         /// Tasks waiting for a worker after theirs died (a retried read).
         var waiters: [CheckedContinuation<Worker?, Never>] = []
+
+        /// Counts `crash` (a worker that died, or one that could not start) against the
+        /// crash-loop limit; `served` says the worker answered or died serving a call, which
+        /// resets the backoff. Returns the crash loop's error when this crash is one too many.
+        mutating func count(_ crash: Crash, served: Bool, plugin: String, settings: WorkerSettings) -> PlugboardError? {
+            let now = MonotonicClock.now()
+            crashTimes.append(now)
+            crashTimes.removeAll { now - $0 > settings.crashWindowSeconds }
+            crashes.append(crash)
+            if crashes.count > 32 { crashes.removeFirst(crashes.count - 32) }
+            restartsByReason[crash.reason, default: 0] += 1
+            unserved = served ? 1 : unserved + 1
+            guard crashTimes.count >= settings.maxCrashes else { return nil }
+            let error = PlugboardError(.isolationCrashLoop,
+                "plugin \"\(plugin)\"'s workers ended \(crashTimes.count) times within \(PreflightRunner.formatSeconds(settings.crashWindowSeconds)) s and it is no longer restarted",
+                detail: "The last: \(crash.message).",
+                hint: "Fix the plugin (its log lines and /v1/admin/plugins show each crash), then reload; or raise worker.maxCrashes.")
+            failure = error
+            status = .failed
+            return error
+        }
+
+        /// Before the next start: none after a worker that served; then 0.1 s, doubled for
+        /// each further worker that died idle before it answered (a crash loop, not a
+        /// poisoned request), up to 5 s.
+        var backoff: Double {
+            unserved <= 1 ? 0 : min(5, 0.1 * Double(1 << min(unserved - 2, 6)))
+        }
     }
 
     public let name: String
@@ -332,35 +360,17 @@ public final class IsolatedPlugin: Sendable {
         let inFlight = worker.connection.inFlight
         let serving = inFlight.isEmpty ? "no request in flight"
             : "serving " + inFlight.prefix(5).map(\.summary).joined(separator: ", ") + (inFlight.count > 5 ? " and \(inFlight.count - 5) more" : "")
-        let now = MonotonicClock.now()
         enum Next { case promoted, relaunch(delay: Double), failed(PlugboardError), nothing }
         var waiters: [CheckedContinuation<Worker?, Never>] = []
         let wasSpare = state.withLock { $0.spare === worker }
         let crash = Crash(time: .now(), reason: reason,
                           message: "plugin \"\(name)\"'s \(wasSpare ? "spare " : "")worker (pid \(worker.pid)) \(how), \(serving)")
         let next: Next = state.withLock { s in
-            s.crashTimes.append(now)
-            s.crashTimes.removeAll { now - $0 > settings.crashWindowSeconds }
-            s.crashes.append(crash)
-            if s.crashes.count > 32 { s.crashes.removeFirst(s.crashes.count - 32) }
-            s.restartsByReason[reason, default: 0] += 1
+            guard s.spare === worker || s.current === worker else { return .nothing }
+            if s.spare === worker { s.spare = nil } else { s.current = nil }
             // A worker that answered, or died serving a call (a poisoned request), is no
             // crash loop; one that died idle before it answered anything is.
-            s.unserved = worker.connection.answered > 0 || !inFlight.isEmpty ? 1 : s.unserved + 1
-            if s.spare === worker {
-                s.spare = nil
-            } else if s.current === worker {
-                s.current = nil
-            } else {
-                return .nothing
-            }
-            if s.crashTimes.count >= settings.maxCrashes {
-                let error = PlugboardError(.isolationCrashLoop,
-                    "plugin \"\(name)\" crashed \(s.crashTimes.count) times within \(PreflightRunner.formatSeconds(settings.crashWindowSeconds)) s and is no longer restarted",
-                    detail: "The last crash: \(crash.message).",
-                    hint: "Fix the plugin (its log lines and /v1/admin/plugins show each crash), then reload; or raise worker.maxCrashes.")
-                s.failure = error
-                s.status = .failed
+            if let error = s.count(crash, served: worker.connection.answered > 0 || !inFlight.isEmpty, plugin: name, settings: settings) {
                 waiters = s.waiters
                 s.waiters.removeAll()
                 return .failed(error)
@@ -374,10 +384,7 @@ public final class IsolatedPlugin: Sendable {
                 return .promoted
             }
             if s.current == nil { s.status = .restarting }
-            // At once after a worker that served; then 0.1 s, doubled for each further crash
-            // of a worker that never answered (a crash loop, not a poisoned request).
-            let delay = s.unserved <= 1 ? 0 : min(5, 0.1 * Double(1 << min(s.unserved - 2, 6)))
-            return .relaunch(delay: delay)
+            return .relaunch(delay: s.backoff)
         }
         logger.error("isolated plugin's worker ended", metadata: [
             "reason": .string(reason), "error": .string(crash.message), "sha256": .string(String(sha256.prefix(12)))])
@@ -428,21 +435,8 @@ public final class IsolatedPlugin: Sendable {
             let crash = Crash(time: .now(), reason: "start", message: error.message)
             logger.error("isolated plugin's worker did not start", metadata: ["error": .string(error.message)])
             onCrash(crash)
-            let now = MonotonicClock.now()
             let retry: Double? = state.withLock { s in
-                s.crashTimes.append(now)
-                s.crashTimes.removeAll { now - $0 > settings.crashWindowSeconds }
-                s.crashes.append(crash)
-                s.restartsByReason["start", default: 0] += 1
-                s.unserved += 1
-                guard s.crashTimes.count < settings.maxCrashes else {
-                    s.failure = PlugboardError(.isolationCrashLoop,
-                        "plugin \"\(name)\" failed \(s.crashTimes.count) times within \(PreflightRunner.formatSeconds(settings.crashWindowSeconds)) s and is no longer restarted",
-                        detail: "The last failure: \(error.message).", hint: error.hint)
-                    s.status = .failed
-                    return nil
-                }
-                return min(5, 0.1 * Double(1 << min(max(s.unserved - 2, 0), 6)))
+                s.count(crash, served: false, plugin: name, settings: settings) == nil ? s.backoff : nil
             }
             if let retry {
                 try? await Task.sleep(for: .seconds(retry))
