@@ -44,6 +44,16 @@ enum ChildProcess {
         return rc == 0 ? .success(pid) : .failure(SpawnFailure(text: "posix_spawn \(executable): \(PluginFile.errnoText(rc))"))
     }
 
+    /// A child's whole environment, as `NAME=value` pairs: the host's, captured once, with
+    /// `SWIFT_BACKTRACE=enable=no` in place of any (a crash is what a preflight or a worker's
+    /// supervisor expects; the backtracer would spend seconds on it) and without
+    /// `NOTIFY_SOCKET` (only the host speaks to systemd).
+    static func environment(_ host: [String: String]) -> [String] {
+        var pairs = host.filter { $0.key != "SWIFT_BACKTRACE" && $0.key != "NOTIFY_SOCKET" }.map { "\($0.key)=\($0.value)" }.sorted()
+        pairs.append("SWIFT_BACKTRACE=enable=no")
+        return pairs
+    }
+
     struct SpawnFailure: Error {
         let text: String
     }

@@ -80,16 +80,20 @@ public final class PluginHost: Sendable {
             return manifest
         }
 
+        /// The `plugboard` executable its children run: ``preflightExecutable``, else this one.
+        var childExecutable: String {
+            preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
+        }
+
         /// How this host starts isolated plugins' workers: the same executable, environment
         /// and arguments as its preflight children.
         var workerLauncher: WorkerLauncher {
-            WorkerLauncher(executable: preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe",
-                           environment: processEnvironment, arguments: preflightArguments)
+            WorkerLauncher(executable: childExecutable, environment: processEnvironment, arguments: preflightArguments)
         }
 
         /// The runner of this host's preflight children.
         var preflightRunner: PreflightRunner {
-            let executable = preflightExecutable ?? PluginFile.realPath("/proc/self/exe") ?? "/proc/self/exe"
+            let executable = childExecutable
             return PreflightRunner(executable: executable, environment: processEnvironment, arguments: preflightArguments,
                                    logger: logger, manifestPath: manifestPath)
         }

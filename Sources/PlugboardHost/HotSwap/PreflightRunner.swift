@@ -55,18 +55,13 @@ public final class PreflightRunner: Sendable {
     /// The manifest as the host was given it, which a timeout's hint names.
     public let manifestPath: String
 
-    /// `environment` is the host's, captured once at start: the child reads nothing else.
-    /// Set there for every child: `SWIFT_BACKTRACE=enable=no` (a crash is what a
-    /// preflight expects; the backtracer would take seconds over it); left out:
-    /// `NOTIFY_SOCKET` (only the host speaks to systemd).
+    /// `environment` is the host's, captured once at start: the child reads nothing else
+    /// (``ChildProcess/environment(_:)`` says what changes in it).
     public init(executable: String, environment: [String: String] = [:], arguments: [String] = [], logger: Logger,
                 manifestPath: String = "plugins.json") {
         self.executable = executable
         self.manifestPath = manifestPath
-        var pairs = environment.filter { $0.key != "SWIFT_BACKTRACE" && $0.key != "NOTIFY_SOCKET" }
-            .map { "\($0.key)=\($0.value)" }.sorted()
-        pairs.append("SWIFT_BACKTRACE=enable=no")
-        self.environment = pairs
+        self.environment = ChildProcess.environment(environment)
         self.arguments = arguments
         self.logger = logger.with("component", "preflight")
         // Writing a request to a child that died first must fail, not kill the host.

@@ -18,10 +18,7 @@ public struct WorkerLauncher: Sendable {
 
     public init(executable: String, environment: [String: String], arguments: [String], transport: TransportKind = .ring) {
         self.executable = executable
-        var pairs = environment.filter { $0.key != "SWIFT_BACKTRACE" && $0.key != "NOTIFY_SOCKET" }.map { "\($0.key)=\($0.value)" }.sorted()
-        // A crash is what supervision expects; the backtracer would take seconds over it.
-        pairs.append("SWIFT_BACKTRACE=enable=no")
-        self.environment = pairs
+        self.environment = ChildProcess.environment(environment)
         self.arguments = arguments
         self.transport = transport
     }
