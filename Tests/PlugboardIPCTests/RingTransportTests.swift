@@ -167,7 +167,9 @@ import Testing
         let configuration = RingTransport.Configuration(ringBytes: RingLayout.minimumRingBytes, spinNanoseconds: 0,
                                                         hangUpCheckNanoseconds: 600_000_000_000)
         let (host, child, mapping) = try Self.pair(configuration)
-        _ = child
+        // The child's end lives to the test's end: released early, its socket's hang-up
+        // would end the reader's wait before it ever slept.
+        defer { withExtendedLifetime(child) {} }
         let reader = Task { await OwnThread.run { (try? host.receive()) == nil } }
         #expect(await mapping.waitUntil { plugboard_ipc_load32(mapping.ring(1).readerSleeping) == 1 }, "the reader never slept")
         host.close()
@@ -181,6 +183,9 @@ import Testing
         let fitting = RingLayout.minimumRingBytes / RingLayout.recordBytes(payload: payload.count)
         for ending in ["read", "close"] {
             let (host, child, mapping) = try Self.pair(configuration)
+            // The child's end lives to the iteration's end: released early, its socket's
+            // hang-up makes the writer's send throw closed instead of waiting for room.
+            defer { withExtendedLifetime(child) {} }
             for index in 0..<fitting { try host.send(Frame(.chunk, stream: UInt32(index), payload: payload)) }
             let returned = LockedValueBox(false)
             let writer = Task {
@@ -207,7 +212,8 @@ import Testing
         let headAt = 0, tailAt = 64
         func scribbled(_ what: String, _ scribble: (SharedMapping) -> Void) throws -> IPCError? {
             let (host, child, mapping) = try Self.pair()
-            _ = child
+            // The child's end lives through the receive: its hang-up would end it first.
+            defer { withExtendedLifetime(child) {} }
             scribble(mapping)
             do {
                 _ = try host.receive()
@@ -249,7 +255,7 @@ import Testing
         var random = SplitMix64(state: 31)
         for _ in 0..<300 {
             let (host, child, mapping) = try Self.pair()
-            _ = child
+            defer { withExtendedLifetime(child) {} }
             for offset in stride(from: 0, to: 256, by: 8) { mapping.store(random.next(), ring: 1, bytesAt: offset) }
             mapping.store(random.next() % UInt64(2 * RingLayout.minimumRingBytes) + 1, ring: 1, at: headAt)
             _ = try? host.receive()
