@@ -170,7 +170,7 @@ import Testing
         // The child's end lives to the test's end: released early, its socket's hang-up
         // would end the reader's wait before it ever slept.
         defer { withExtendedLifetime(child) {} }
-        let reader = Task { await OwnThread.run { (try? host.receive()) == nil } }
+        let reader = OwnThread.start { (try? host.receive()) == nil }
         #expect(await mapping.waitUntil { plugboard_ipc_load32(mapping.ring(1).readerSleeping) == 1 }, "the reader never slept")
         host.close()
         #expect(await reader.value)
@@ -188,12 +188,10 @@ import Testing
             defer { withExtendedLifetime(child) {} }
             for index in 0..<fitting { try host.send(Frame(.chunk, stream: UInt32(index), payload: payload)) }
             let returned = LockedValueBox(false)
-            let writer = Task {
-                await OwnThread.run { () -> IPCError? in
-                    defer { returned.withLock { $0 = true } }
-                    do throws(IPCError) { try host.send(Frame(.chunk, stream: UInt32(fitting), payload: payload)) } catch { return error }
-                    return nil
-                }
+            let writer = OwnThread.start { () -> IPCError? in
+                defer { returned.withLock { $0 = true } }
+                do throws(IPCError) { try host.send(Frame(.chunk, stream: UInt32(fitting), payload: payload)) } catch { return error }
+                return nil
             }
             #expect(await mapping.waitUntil { plugboard_ipc_load32(mapping.ring(0).writerWaiting) == 1 }, "the writer never waited")
             #expect(!returned.withLock { $0 })

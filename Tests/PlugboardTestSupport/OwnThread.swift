@@ -17,3 +17,47 @@ public enum OwnThread {
         }, body)
     }
 }
+
+extension OwnThread {
+    /// Work already running on a thread of its own, whose result is awaited later.
+    public final class Started<T: Sendable>: Sendable {
+        private enum Slot { case waiting, result(T), awaited(CheckedContinuation<T, Never>) }
+        private let slot = LockedValueBox<Slot>(.waiting)
+
+        fileprivate func finish(_ result: T) {
+            let waiter: CheckedContinuation<T, Never>? = slot.withLock { slot in
+                if case .awaited(let continuation) = slot { return continuation }
+                slot = .result(result)
+                return nil
+            }
+            waiter?.resume(returning: result)
+        }
+
+        /// What the work returned, once it has.
+        public var value: T {
+            get async {
+                await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+                    let ready: T? = slot.withLock { slot in
+                        if case .result(let result) = slot { return result }
+                        slot = .awaited(continuation)
+                        return nil
+                    }
+                    if let ready { continuation.resume(returning: ready) }
+                }
+            }
+        }
+    }
+
+    /// Starts `body` on a new thread now, before this call returns.
+    ///
+    /// Unlike `Task { await OwnThread.run { ... } }`, whose thread starts only once the
+    /// task gets one of the cooperative pool's two threads: a test that waits for the
+    /// work to reach a state (a reader asleep, a writer waiting) failed in a loaded full
+    /// run because the work had not begun after 30 s.
+    public static func start<T: Sendable>(_ body: @escaping @Sendable () -> T) -> Started<T> {
+        let started = Started<T>()
+        let job: @Sendable () -> Void = { started.finish(body()) }
+        if !Threads.spawn(job) { job() }
+        return started
+    }
+}

@@ -109,12 +109,12 @@ import Testing
         let python3 = try sandbox.python3(pip: "while [ ! -e \(sandbox.root)/release ]; do sleep 0.05; done")
         // Each caller on a thread of its own: a blocking lane of a busy test process may be
         // taken by another suite for longer than the bound.
-        let first = Task { await OwnThread.run { sandbox.venv(python3: python3).prepare() } }
+        let first = OwnThread.start { sandbox.venv(python3: python3).prepare() }
         while !sandbox.log.contains(where: { $0.hasPrefix("python -m pip") }) {
             guard ContinuousClock.now < bound else { Issue.record("the first caller never reached pip: \(sandbox.log)"); return }
             try await Task.sleep(for: .milliseconds(20))
         }
-        let second = Task { await OwnThread.run { sandbox.venv(python3: python3).prepare() } }
+        let second = OwnThread.start { sandbox.venv(python3: python3).prepare() }
         while !sandbox.reported.withLock({ $0.contains { $0.contains("another process is making") } }) {
             guard ContinuousClock.now < bound else { Issue.record("the second caller did not wait for the first: \(sandbox.log)"); break }
             try await Task.sleep(for: .milliseconds(20))

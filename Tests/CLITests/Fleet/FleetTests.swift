@@ -87,11 +87,9 @@ struct FleetTests {
         // its first wave bakes; requests reach h1 the whole time.
         let done = StopFlag()
         let port = h1.port
-        let load = Task {
-            await OwnThread.run {
-                while !done.value.load(ordering: .relaxed) {
-                    _ = try? RawClient(port: port).request("GET", "/v1/objects/probe")
-                }
+        let load = OwnThread.start {
+            while !done.value.load(ordering: .relaxed) {
+                _ = try? RawClient(port: port).request("GET", "/v1/objects/probe")
             }
         }
         let gated = await admin.runExactly(["fleet", "rollout", failing, "--fleet", fleet, "--waves", "1,100%", "--bake", "3",
