@@ -67,9 +67,11 @@ public struct PluginSigning: Sendable, Equatable {
                                  detail: error.detail, hint: error.hint)
         }
         guard valid else {
+            let resign = source.map { "the build published to \($0.shown) was replaced on purpose, sign that build again (plugboard sign BUILD --key KEY --name \(name))" }
+                ?? "the file was rebuilt on purpose, sign it again (plugboard sign \(path) --key KEY --name \(name))"
             throw PlugboardError(.signatureInvalid, "plugin \"\(name)\": the signature of \"\(path)\" does not verify",
                 detail: "Key \(key) did not sign plugin \"\(name)\" with SHA-256 \(sha256): the file changed after it was signed, it was signed under another name, or the signature was altered.",
-                hint: "If the file was rebuilt on purpose, sign it again (plugboard sign \(path) --key KEY --name \(name)); otherwise find out who changed it.")
+                hint: "If \(resign); otherwise find out who changed it.")
         }
         return key
     }

@@ -85,6 +85,14 @@ import Testing
         #expect(error.detail?.contains("s3://plugins/builds/Store/\(f.sha256).so") == true, "\(error)")
         #expect(error.hint?.contains("published") == true && error.hint?.contains("plugboard sign BUILD") == true, "\(error)")
         #expect(error.hint?.contains(f.file) == false, "\(error)")
+        // Signed for another name: the hint to sign again names the build too.
+        let other = try PluginSignature.sign(name: "Other", sha256: f.sha256, with: f.release)
+        let resigned = try #require(f.loader.stage(path: f.file, name: "Store", pin: nil,
+                                                   signing: PluginSigning(required: true, signature: other, trust: signing.trust,
+                                                                          source: signing.source)).error)
+        #expect(resigned.code == .signatureInvalid)
+        #expect(resigned.hint?.contains("sign that build again (plugboard sign BUILD") == true, "\(resigned)")
+        #expect(resigned.hint?.contains(f.file) == false, "\(resigned)")
     }
 
     @Test func aTamperedCopy_isRefusedAsInvalid_repinnedOrNot_andNeverCopied() throws {
