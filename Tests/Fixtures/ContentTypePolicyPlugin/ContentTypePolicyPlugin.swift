@@ -1,4 +1,5 @@
 import PlugboardAPI
+import Synchronization
 
 // A test fixture, not a product for users: the content-type policy layer a plugin author
 // writes from docs/PLUGIN_GUIDE.md ("What flows through your layer"), loaded the way the
@@ -13,7 +14,8 @@ public func plugboardPluginEntry(_ op: Int32, _ arg: UnsafeMutableRawPointer?) -
 }
 
 /// A layer over the `ObjectStorage` its entry `wraps`: a put of a user's object whose
-/// content type is not in `allowed` is refused with `policy.content_type`, answered 415.
+/// content type is not in `allowed` is refused with `policy.content_type`, answered 415,
+/// and counted in `/metrics` (`plugboard_policy_refused_total`).
 ///
 /// Config: `allowed`, an array of media types (`["text/plain", "image/png"]`).
 enum ContentTypePolicyPlugin: Plugin {
@@ -31,17 +33,29 @@ enum ContentTypePolicyPlugin: Plugin {
         }
         let allowed = Set(values.compactMap { if case .string(let type) = $0 { type.lowercased() } else { nil } })
         try registrar.mapErrors([refusedCode: .init(status: 415, s3Code: "UnsupportedMediaType")])
-        try registrar.registerLayer((any ObjectStorage).self) { _, below in ContentTypePolicy(inner: below, allowed: allowed) }
+        let plugin = registrar.pluginName
+        try registrar.registerLayer((any ObjectStorage).self) { _, below in
+            ContentTypePolicy(inner: below, allowed: allowed, plugin: plugin)
+        }
     }
 }
 
-final class ContentTypePolicy: ObjectStorage {
+final class ContentTypePolicy: ObjectStorage, MetricsReporting {
     private let inner: any ObjectStorage
     private let allowed: Set<String>
+    private let plugin: String
+    /// Refusals by this instance: a reload builds a new one, from zero.
+    private let refused = Atomic<Int>(0)
 
-    init(inner: any ObjectStorage, allowed: Set<String>) {
+    init(inner: any ObjectStorage, allowed: Set<String>, plugin: String) {
         self.inner = inner
         self.allowed = allowed
+        self.plugin = plugin
+    }
+
+    func metricSamples() -> [MetricSample] {
+        [MetricSample(name: "plugboard_policy_refused_total", help: "Puts refused for their content type.", kind: .counter,
+                      labels: ["plugin": plugin], value: Double(refused.load(ordering: .relaxed)))]
     }
 
     /// Judges what becomes a user's object: the object itself, or the upload that
@@ -52,6 +66,7 @@ final class ContentTypePolicy: ObjectStorage {
         let type = (contentType ?? "application/octet-stream").split(separator: ";").first.map { String($0).lowercased() } ?? ""
         guard !allowed.contains(type) else { return }
         let object = call.object ?? key
+        refused.add(1, ordering: .relaxed)
         throw PlugboardError(ContentTypePolicyPlugin.refusedCode,
                              "content type \(PlugboardError.quoted(type)) of \(PlugboardError.quoted(object)) is not allowed",
                              detail: "Expected one of \(allowed.sorted().joined(separator: ", ")), found \(type).",
