@@ -71,12 +71,11 @@ final class QuotaStorage: ObjectStorage, ManagedService {
         let total = bytes + ObjectMetadata.byteCount(metadata)
         switch call.purpose {
         case .object:
-            return try ledger.reserve(key, bytes: total, charge: .object(key), what: "put of \(PlugboardError.quoted(key))",
-                                      allowingPartsOf: call.upload)
+            return try ledger.reserve(key, bytes: total, charge: .object(key), what: Self.what(key, call), allowingPartsOf: call.upload)
         case .part:
             let object = call.object ?? key
             return try ledger.reserve(key, bytes: total, charge: .init(prefixKey: object, isObject: false, upload: call.upload),
-                                      what: "part \(PlugboardError.quoted(key)) of an upload of \(PlugboardError.quoted(object))")
+                                      what: Self.what(key, call))
         case .upload:
             let object = call.object ?? key
             try ledger.requireRoom(object, bytes: ObjectMetadata.byteCount(metadata),
@@ -85,6 +84,12 @@ final class QuotaStorage: ObjectStorage, ManagedService {
         default:
             return nil
         }
+    }
+
+    /// What a refusal names: a put of the key, or a part of an upload of its object.
+    private static func what(_ key: String, _ call: StorageCall) -> String {
+        guard call.purpose == .part else { return "put of \(PlugboardError.quoted(key))" }
+        return "part \(PlugboardError.quoted(key)) of an upload of \(PlugboardError.quoted(call.object ?? key))"
     }
 
     /// A put that passed through uncounted: a key found at start under the front end's
@@ -126,7 +131,7 @@ final class QuotaStorage: ObjectStorage, ManagedService {
     private func counted(_ body: ObjectBody, _ reservation: QuotaLedger.Reservation, key: String) -> ObjectBody {
         guard body.length == nil else { return body }
         let ledger = self.ledger
-        let what = "put of \(PlugboardError.quoted(key))"
+        let what = Self.what(key, StorageCall.current)
         return ObjectBody(length: nil) {
             // A new iterator continues where the last one stopped (ObjectBody's contract).
             var chunks = body.makeAsyncIterator()
