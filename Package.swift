@@ -25,6 +25,9 @@ let package = Package(
         // A test fixture: a storage that throws error codes of its own, mapped to answers as
         // its config says (both front ends' mapping of a plugin's codes).
         .library(name: "CodedErrorPlugin", type: .dynamic, targets: ["CodedErrorPlugin"]),
+        // A test fixture: a layer that allows only the content types its config lists, as a
+        // plugin author's policy layer would (what the S3 front end's own records do to it).
+        .library(name: "ContentTypePolicyPlugin", type: .dynamic, targets: ["ContentTypePolicyPlugin"]),
     ],
     dependencies: [
         .package(path: "Sources/PlugboardAPI"),
@@ -154,6 +157,7 @@ let package = Package(
                 path: "Tests/Fixtures/MisbehavingPlugin"),
         .target(name: "CodedErrorPlugin", dependencies: [api, "InMemoryStorage"],
                 path: "Tests/Fixtures/CodedErrorPlugin"),
+        .target(name: "ContentTypePolicyPlugin", dependencies: [api], path: "Tests/Fixtures/ContentTypePolicyPlugin"),
         // Loads libFileStorage.so and writes in a loop until killed: the crash test's child.
         .executableTarget(name: "filestorage-crash-writer", dependencies: [api, "PlugboardHost"],
                           path: "Tests/Tools/filestorage-crash-writer"),

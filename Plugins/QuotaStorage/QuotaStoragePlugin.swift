@@ -1,9 +1,9 @@
 import PlugboardAPI
 
 // The plugin header (docs/PLUGIN_HEADER.md): magic, layout, ABI, API major, API minor.
-// 1.6: registerLayer and mapErrors.
+// 1.6: registerLayer and mapErrors; 1.8: StorageCall, to tell the S3 front end's records and parts apart.
 @section("plugboard_header") @used
-let plugboardHeader: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x4452_4250, 1, 1, 1, 7)
+let plugboardHeader: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x4452_4250, 1, 1, 1, 8)
 
 @c(plugboard_plugin_entry)
 public func plugboardPluginEntry(_ op: Int32, _ arg: UnsafeMutableRawPointer?) -> Int32 {

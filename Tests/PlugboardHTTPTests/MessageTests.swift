@@ -1,3 +1,4 @@
+import PlugboardAPI
 import PlugboardBytes
 import PlugboardHTTP
 import Testing
@@ -80,5 +81,18 @@ import Testing
         let noContent = HTTPResponse(status: 204)
         #expect(String(decoding: noContent.serialize(head: false, keepAlive: true, version: .http10, date: "D"), as: UTF8.self)
                 == "HTTP/1.0 204 No Content\r\nConnection: keep-alive\r\nDate: D\r\n\r\n")
+    }
+
+    /// A status a plugin may map its code to goes out with its reason phrase, not a
+    /// made-up one (issue 33: `HTTP/1.1 415 Status 415`).
+    @Test func everyStatusAPluginMayMap_goesOutWithItsReasonPhrase() {
+        for status in PlugboardError.Mapping.allowedStatuses {
+            let line = String(decoding: HTTPResponse(status: status).serialize(head: false, keepAlive: true, date: "d"), as: UTF8.self)
+                .prefix { $0 != "\r" }
+            #expect(line.hasPrefix("HTTP/1.1 \(status) "), "\(line)")
+            #expect(!line.contains("Status"), "\(line)")
+        }
+        let unsupported = HTTPResponse(status: 415).serialize(head: false, keepAlive: true, date: "d")
+        #expect(String(decoding: unsupported, as: UTF8.self).hasPrefix("HTTP/1.1 415 Unsupported Media Type\r\n"))
     }
 }

@@ -2,8 +2,9 @@ import PlugboardAPI
 @testable import PlugboardHost
 import Testing
 
-/// The scrubber hides any piece of a secret of eight characters or more, wherever a
-/// text was cut, and a short secret where it occurs whole.
+/// The scrubber hides a piece of a secret of eight characters or more where it stands as
+/// a cut or quoted secret would, any secret met whole, and a short secret where it occurs
+/// whole.
 @Suite struct SecretScrubberTests {
     static let long = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYwJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY-0123456789abcdefgh"
     let scrubber = SecretScrubber(secrets: [Self.long, "hunter2", "abc"])
@@ -17,6 +18,21 @@ import Testing
         #expect(scrubber.scrub("[\(Self.long.prefix(8))]") == "[<redacted>]")
         // Seven characters are not a piece: ordinary text keeps its words.
         #expect(scrubber.scrub("[\(Self.long.prefix(7))]") == "[\(Self.long.prefix(7))]")
+    }
+
+    /// A piece of a secret that runs into other letters or digits is ordinary text that
+    /// shares characters with the secret: shown as it is (issue 33: `_plugboard-s3/` came
+    /// out as `_<redacted>3/` when the S3 secret began `plugboard-s`). The secret itself,
+    /// cut or whole, glued to other text or not, is still hidden.
+    @Test func aPieceRunningIntoOtherText_isShown_theSecretCutOrWholeIsNot() {
+        let secret = "plugboard-secret-key-0123456789"
+        let scrubber = SecretScrubber(secrets: [secret])
+        #expect(scrubber.scrub("put of \"_plugboard-s3/buckets/photos\" refused") == "put of \"_plugboard-s3/buckets/photos\" refused")
+        #expect(scrubber.scrub("key \(secret) in use") == "key <redacted> in use")
+        #expect(scrubber.scrub("x\(secret)y") == "x<redacted>y")
+        #expect(scrubber.scrub(PlugboardError.quoted("abc" + secret, maxCharacters: 20)) == "\"abc<redacted>...\"")
+        #expect(scrubber.scrub("tail \(secret.suffix(12))") == "tail <redacted>")
+        #expect(scrubber.scrub("head=\(secret.prefix(12))&next") == "head=<redacted>&next")
     }
 
     @Test func shortSecrets_areHiddenWhole_tinyOnesNot() {

@@ -4,7 +4,7 @@ import Testing
 @Suite struct HeaderTests {
     /// The literal every plugin (and the scaffold) writes must match the API's constants.
     @Test func scaffoldLiteral_matchesTheAPIConstants() throws {
-        let literal: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x4452_4250, 1, 1, 1, 7)
+        let literal: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x4452_4250, 1, 1, 1, 8)
         let expected = PluginHeader.expected
         #expect(literal.0 == PluginHeader.magic)
         #expect(literal.1 == PluginHeader.layoutVersion)

@@ -127,6 +127,72 @@ import Testing
         #expect(refused?.code == Self.exceeded)
     }
 
+    /// User metadata takes room as data does (issue 33: 200 empty objects with 2 KiB of
+    /// metadata each took 824 KiB under maxBytes 1000), live and when counted at start.
+    @Test func userMetadata_countsAgainstTheQuota_liveAndAfterARestart() async throws {
+        let full = ["note": String(repeating: "x", count: 2044)]
+        let quota = try await Self.layered(["maxBytes": .integer(1000)])
+        let refused = await #expect(throws: PlugboardError.self) {
+            _ = try await quota.storage().put("empty", data: [], contentType: nil, metadata: full)
+        }
+        #expect(refused?.code == Self.exceeded)
+        #expect(refused?.detail?.contains("2048 more asked") == true, "\(String(describing: refused))")
+        await quota.shutdown()
+
+        let root = PluginFixtures.temporaryFolder("quota-metadata")
+        defer { PluginFixtures.removeTree(root) }
+        let files = PluginUnderTest.Entry(product: "FileStorage", name: "Files", config: ["root": .string(root)])
+        let first = try await Self.layered(["maxBytes": .integer(10_000)], backing: files)
+        let half = ["note": String(repeating: "y", count: 496)]
+        for key in ["a", "b"] { _ = try await first.storage().put(key, data: [], contentType: nil, metadata: half) }
+        await first.shutdown()
+        let second = try await Self.layered(["maxBytes": .integer(1200)], backing: files)
+        defer { Task { await second.shutdown() } }
+        let after = await #expect(throws: PlugboardError.self) {
+            _ = try await second.storage().put("c", data: Self.bytes(300), contentType: nil, metadata: [:])
+        }
+        #expect(after?.detail?.contains("found 1000 in use") == true, "\(String(describing: after))")
+    }
+
+    /// What the S3 front end marks as its own (StorageCall, PlugboardAPI 1.8): a record
+    /// passes uncounted and is never refused; a part counts its bytes against the prefixes
+    /// of the object it is for, but no object slot; the object that completes an upload
+    /// is allowed its parts' bytes; a new upload is refused when no object would fit.
+    @Test func theFrontEndsRecordsPassUncounted_partsCount_andACompletionIsAllowedItsParts() async throws {
+        let quota = try await Self.layered(["maxBytes": .integer(100), "maxObjects": .integer(1), "prefixes": .object(["logs/": .integer(10)])])
+        defer { Task { await quota.shutdown() } }
+        let storage = try quota.storage()
+        try await StorageCall.with(.record) {
+            _ = try await storage.put("_plugboard-s3/buckets/logs", data: Self.bytes(500), contentType: nil, metadata: [:])
+        }
+        let part = StorageCall(purpose: .part, object: "logs/x", upload: "U1")
+        try await StorageCall.with(part) {
+            _ = try await storage.put("_plugboard-s3/uploads/logs/U1/part-00001", data: Self.bytes(8), contentType: nil, metadata: [:])
+        }
+        let second = await #expect(throws: PlugboardError.self) {
+            try await StorageCall.with(part) {
+                _ = try await storage.put("_plugboard-s3/uploads/logs/U1/part-00002", data: Self.bytes(8), contentType: nil, metadata: [:])
+            }
+        }
+        #expect(second?.message.contains(#"of an upload of "logs/x""#) == true, "\(String(describing: second))")
+        #expect(second?.message.contains(#"prefixes["logs/"] is 10 bytes"#) == true, "\(String(describing: second))")
+        // The completed object holds what the part holds, while the part is still there.
+        try await StorageCall.with(StorageCall(purpose: .object, upload: "U1")) {
+            _ = try await storage.put("logs/x", data: Self.bytes(8), contentType: nil, metadata: [:])
+        }
+        try await StorageCall.with(.record) { try await storage.delete("_plugboard-s3/uploads/logs/U1/part-00001") }
+        // The one object slot is taken: an upload announced now is refused at once.
+        let announced = await #expect(throws: PlugboardError.self) {
+            try await StorageCall.with(StorageCall(purpose: .upload, object: "logs/y", upload: "U2")) {
+                _ = try await storage.put("_plugboard-s3/uploads/logs/U2/upload", data: Self.bytes(100), contentType: "text/plain", metadata: [:])
+            }
+        }
+        #expect(announced?.message.contains("maxObjects is 1 objects") == true, "\(String(describing: announced))")
+        // The record takes no room, and the part gave its bytes back: all 100 are the user's.
+        try await storage.delete("logs/x")
+        _ = try await storage.put("big", data: Self.bytes(100), contentType: nil, metadata: [:])
+    }
+
     @Test func aBadConfig_isRefused_namingTheKey() async throws {
         for (config, words) in [([:], "maxBytes"), (["maxBytes": .integer(-1)], "negative"),
                                 (["maxBytes": .integer(10), "prefixes": .object(["": .integer(1)])], "empty prefix"),

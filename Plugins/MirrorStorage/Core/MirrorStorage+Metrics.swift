@@ -10,7 +10,7 @@ extension MirrorStorage: MetricsReporting {
             MetricSample(name: "plugboard_mirror_\(name)_total", help: help, kind: .counter, labels: labels, value: Double(value))
         }
         return [
-            counter("objects_examined", "Objects of the old backend the mirror's copier looked at, this run.", p.examined),
+            counter("objects_examined", "Objects of the old backend the mirror's copier looked at (the host continues the count across reloads).", p.examined),
             counter("objects_copied", "Objects the mirror's copier copied to the new backend.", p.copied),
             counter("objects_skipped", "Objects not copied: already in the new backend, written by a client, or gone.", p.skipped),
             counter("objects_failed", "Copies that failed (another pass follows).", p.failed),

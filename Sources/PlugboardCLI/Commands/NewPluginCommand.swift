@@ -16,7 +16,7 @@ enum NewPluginCommand {
         "Plugboard", "PlugboardAPI", "CPlugboardThreadLocal", "PlugboardCrypto", "PlugboardConcurrency",
         "PlugboardTesting", "PlugboardHost", "PlugboardCLI", "MemoryStorage", "FileStorage", "BenchFloor",
         "PlugboardHTTP", "PlugboardServer", "PlugboardS3Server", "PlugboardHTTPClient", "PlugboardHTTPCodec", "InMemoryStorage", "S3Storage", "S3StorageClient",
-        "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CodedErrorPlugin", "CPlugboardSystem", "CPlugboardNetwork",
+        "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CodedErrorPlugin", "ContentTypePolicyPlugin", "CPlugboardSystem", "CPlugboardNetwork",
         "CPlugboardFileSystem", "PlugboardBytes", "PlugboardTestSupport", "PlugboardSigV4", "PlugboardURLSession",
         "PlugboardEtcd", "PlugboardFleet", "QuotaStorage", "MirrorStorage", "MirrorStorageCore", "PlugboardIPC", "CPlugboardIPC",
         "CPlugboardSandbox", "CSandboxProbe",

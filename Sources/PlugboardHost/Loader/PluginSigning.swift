@@ -12,14 +12,19 @@ public struct PluginSigning: Sendable, Equatable {
     public let signature: PluginSignature?
     /// The manifest's trust section.
     public let trust: ManifestTrust
+    /// The store the plugin's file was fetched from, for an entry with a remote `source`:
+    /// the file checked is then the cache's copy, and a refusal's hint names the build
+    /// that was published instead, which is what its author signs.
+    public let source: RemoteSource?
 
     /// No signature and none required: a manifest without `trust` and `signature`.
     public static let none = PluginSigning(required: false, signature: nil, trust: .none)
 
-    public init(required: Bool, signature: PluginSignature?, trust: ManifestTrust) {
+    public init(required: Bool, signature: PluginSignature?, trust: ManifestTrust, source: RemoteSource? = nil) {
         self.required = required
         self.signature = signature
         self.trust = trust
+        self.source = source
     }
 
     /// Equal when the outcome of ``verify(name:sha256:path:)`` on the same bytes is the
@@ -39,6 +44,11 @@ public struct PluginSigning: Sendable, Equatable {
     public func verify(name: String, sha256: String, path: String) throws(PlugboardError) -> TrustedKey? {
         guard let signature else {
             guard required else { return nil }
+            if let source {
+                throw PlugboardError(.signatureMissing, "plugin \"\(name)\" is not signed",
+                    detail: "The manifest's trust section requires a signature of every plugin; the build fetched from \(source.shown) (SHA-256 \(sha256)) has no \"signature\" in its entry.",
+                    hint: "Sign the build that was published there (the file given to plugboard publish) with plugboard sign BUILD --key KEY --name \(name), and add the \"signature\" it prints to the plugin's entry.")
+            }
             throw PlugboardError(.signatureMissing, "plugin \"\(name)\" is not signed",
                 detail: "The manifest's trust section requires a signature of every plugin; \"\(path)\" (SHA-256 \(sha256)) has no \"signature\" in its entry.",
                 hint: "Sign the file with plugboard sign \(path) --key KEY --name \(name) and add the \"signature\" it prints to the plugin's entry.")
@@ -57,9 +67,11 @@ public struct PluginSigning: Sendable, Equatable {
                                  detail: error.detail, hint: error.hint)
         }
         guard valid else {
+            let resign = source.map { "the build published to \($0.shown) was replaced on purpose, sign that build again (plugboard sign BUILD --key KEY --name \(name))" }
+                ?? "the file was rebuilt on purpose, sign it again (plugboard sign \(path) --key KEY --name \(name))"
             throw PlugboardError(.signatureInvalid, "plugin \"\(name)\": the signature of \"\(path)\" does not verify",
                 detail: "Key \(key) did not sign plugin \"\(name)\" with SHA-256 \(sha256): the file changed after it was signed, it was signed under another name, or the signature was altered.",
-                hint: "If the file was rebuilt on purpose, sign it again (plugboard sign \(path) --key KEY --name \(name)); otherwise find out who changed it.")
+                hint: "If \(resign); otherwise find out who changed it.")
         }
         return key
     }
@@ -69,6 +81,9 @@ extension ManifestTrust {
     /// What this trust asks of `plugin`'s signature, for the loader's staging. Here, beside
     /// the check, so that the manifest's types need nothing of the loader.
     public func signing(for plugin: ManifestPlugin) -> PluginSigning {
-        PluginSigning(required: requireSignatures, signature: plugin.signature, trust: self)
+        guard case .remote(let source) = plugin.source else {
+            return PluginSigning(required: requireSignatures, signature: plugin.signature, trust: self)
+        }
+        return PluginSigning(required: requireSignatures, signature: plugin.signature, trust: self, source: source)
     }
 }

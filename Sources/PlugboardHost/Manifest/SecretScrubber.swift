@@ -6,10 +6,15 @@ import PlugboardAPI
 /// A plugin may quote a secret that landed in a field it validates (`${AWS_SECRET_ACCESS_KEY}`
 /// written in `region`), and quoting cuts long texts at 80 characters
 /// (`PlugboardError.quoted`). A scrubber that matched whole values after that would let a
-/// long secret's first 80 characters through, so this one hides any run of eight
-/// characters or more that is a piece of a secret, wherever it was cut; a secret of four
-/// to seven characters is hidden where it occurs whole. Each hidden run becomes one
-/// ``ConfigSecrets/marker``.
+/// long secret's first 80 characters through, so this one hides a run of eight characters
+/// or more that is a piece of a secret where it stands as a cut or quoted secret would:
+/// each of its ends is the secret's own end, the text's end, or a character that is not
+/// a letter or digit. A piece that runs into other letters or digits, where the secret
+/// has other ones, is ordinary text sharing characters with a secret (the S3 front end's
+/// `_plugboard-s3/` when a secret begins `plugboard-s`) and is shown; a secret met whole
+/// is hidden wherever it is, since both its ends are its own. A secret of four to seven
+/// characters is hidden where it occurs whole. Each hidden run becomes one
+/// ``ConfigSecrets/marker``. docs/SECURITY.md states the rule.
 ///
 /// The secrets are the resolved values of every secret of the manifest's configs (see
 /// ``ConfigSecrets``), of every secret access key of the manifest's `s3` object (as read
@@ -23,6 +28,10 @@ public struct SecretScrubber: Sendable {
     private let short: [[UInt8]]
     /// Every eight-byte window of every longer secret, packed into an integer.
     private let pieces: Set<UInt64>
+    /// The first and the last window of every longer secret: a run of pieces that begins
+    /// (ends) with one of these begins (ends) where a secret does.
+    private let heads: Set<UInt64>
+    private let tails: Set<UInt64>
     /// The secrets, for handing to a preflight child.
     public let secrets: [String]
 
@@ -36,13 +45,19 @@ public struct SecretScrubber: Sendable {
         self.secrets = kept
         var short: [[UInt8]] = []
         var pieces = Set<UInt64>()
+        var heads = Set<UInt64>()
+        var tails = Set<UInt64>()
         for secret in kept {
             let bytes = Array(secret.utf8)
             guard bytes.count >= Self.pieceLength else { short.append(bytes); continue }
             for start in 0...(bytes.count - Self.pieceLength) { pieces.insert(Self.pack(bytes, at: start)) }
+            heads.insert(Self.pack(bytes, at: 0))
+            tails.insert(Self.pack(bytes, at: bytes.count - Self.pieceLength))
         }
         self.short = short.sorted { $0.count > $1.count }
         self.pieces = pieces
+        self.heads = heads
+        self.tails = tails
     }
 
     /// The secrets of `plugins`' resolved configs, of the environment's secret-looking
@@ -65,9 +80,20 @@ public struct SecretScrubber: Sendable {
         var hidden = [Bool](repeating: false, count: bytes.count)
         var any = false
         if bytes.count >= Self.pieceLength {
+            var piece = [Bool](repeating: false, count: bytes.count)
             for start in 0...(bytes.count - Self.pieceLength) where pieces.contains(Self.pack(bytes, at: start)) {
-                for i in start..<(start + Self.pieceLength) { hidden[i] = true }
-                any = true
+                for i in start..<(start + Self.pieceLength) { piece[i] = true }
+            }
+            var start = 0
+            while start < bytes.count {
+                guard piece[start] else { start += 1; continue }
+                var end = start
+                while end < bytes.count && piece[end] { end += 1 }
+                if standsAlone(bytes, start, end) {
+                    for i in start..<end { hidden[i] = true }
+                    any = true
+                }
+                start = end
             }
         }
         for secret in short where bytes.count >= secret.count {
@@ -91,6 +117,17 @@ public struct SecretScrubber: Sendable {
         }
         // A cut through a multi-byte character leaves a replacement character, not bad UTF-8.
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Whether the run of pieces `bytes[start..<end]` stands where a secret, cut or whole,
+    /// would: at each end the secret's own end, the text's end, or no letter or digit.
+    private func standsAlone(_ bytes: [UInt8], _ start: Int, _ end: Int) -> Bool {
+        func isLetterOrDigit(_ b: UInt8) -> Bool {
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+        }
+        let left = start == 0 || !isLetterOrDigit(bytes[start - 1]) || heads.contains(Self.pack(bytes, at: start))
+        let right = end == bytes.count || !isLetterOrDigit(bytes[end]) || tails.contains(Self.pack(bytes, at: end - Self.pieceLength))
+        return left && right
     }
 
     public func scrub(_ text: String?) -> String? { text.map { scrub($0) } }

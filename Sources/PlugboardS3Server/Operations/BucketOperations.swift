@@ -29,7 +29,7 @@ enum BucketOperations {
         let listing = S3Listing(bucket: markers, prefix: prefix, delimiter: nil, maxKeys: paged ? maxBuckets : Int.max)
         var position = S3Listing.Position.start
         if let token { position = try listing.position(fromToken: token) }
-        let page = try await listing.walk(context.storage, from: position)
+        let page = try await listing.walk(context.records, from: position)
 
         var xml = S3XMLWriter(root: "ListAllMyBucketsResult")
         xml.open("Owner")
@@ -78,15 +78,15 @@ enum BucketOperations {
             throw S3Error.bucketAlreadyOwnedByYou(bucket)
         }
         do {
-            try await context.storage.put(marker, data: [], contentType: nil, metadata: [:], condition: .absent)
+            try await context.records.put(marker, data: [], contentType: nil, metadata: [:], condition: .absent)
         } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
             return try alreadyOwned()
         } catch let error as PlugboardError where error.code == .storageUnsupported {
             // A backend built before conditional writes: a check and a put, which two
             // creators at once could both pass (both then own the one bucket).
             context.logger.warning("The storage cannot create bucket \(bucket)'s marker atomically (\(error.message)); checking and putting instead.")
-            if try await context.storage.exists(marker) { return try alreadyOwned() }
-            _ = try await context.storage.put(marker, data: [], contentType: nil, metadata: [:])
+            if try await context.records.exists(marker) { return try alreadyOwned() }
+            _ = try await context.records.put(marker, data: [], contentType: nil, metadata: [:])
         }
         return created
     }
@@ -122,7 +122,7 @@ enum BucketOperations {
                 // that is still there to delete again, never uploads without a bucket.
                 let aborted = try await removeAll(context, under: MultipartLayout.uploadsPrefix(bucket: bucket), counting: MultipartLayout.recordName)
                 if aborted > 0 { context.logger.info("DeleteBucket \(bucket): aborted \(aborted) incomplete multipart upload\(aborted == 1 ? "" : "s")") }
-                try await context.storage.delete(S3Namespace.markerKey(bucket: bucket))
+                try await context.records.delete(S3Namespace.markerKey(bucket: bucket))
             } catch {
                 // Not deleted: the bucket takes writes again at once, and a retry is not
                 // told that a deletion is in progress.
@@ -145,9 +145,9 @@ enum BucketOperations {
         var counted = 0
         var token: String?
         repeat {
-            let page = try await context.storage.list(prefix: prefix, limit: 1000, continuationToken: token)
+            let page = try await context.records.list(prefix: prefix, limit: 1000, continuationToken: token)
             for object in page.objects {
-                try await context.storage.delete(object.key)
+                try await context.records.delete(object.key)
                 if let name, object.key.hasSuffix("/" + name) { counted += 1 }
             }
             token = page.nextContinuationToken

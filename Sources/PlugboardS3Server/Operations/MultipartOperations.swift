@@ -49,8 +49,11 @@ public enum MultipartOperations {
         let record = MultipartRecord(key: key, contentType: contentType, initiated: Timestamp.now(),
                                      initiator: request.accessKeyID, metadata: metadata, checksum: checksum)
         _ = try await S3Objects.writing(into: bucket, context) { landed in
-            landed.landed(try await context.storage.put(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID), data: record.encoded(),
-                                                        contentType: "text/plain", metadata: [:]))
+            // With the type and metadata the object will have: a layer that judges objects
+            // judges the upload now, before any part is sent (StorageCall.Purpose.upload).
+            landed.landed(try await context.upload(uploadID, object: S3Namespace.objectKey(bucket: bucket, key: key), as: .upload)
+                .put(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID), data: record.encoded(), contentType: contentType,
+                     metadata: metadata))
         }
         var xml = S3XMLWriter(root: "InitiateMultipartUploadResult")
         xml.element("Bucket", bucket)
@@ -80,7 +83,8 @@ public enum MultipartOperations {
             // bytes, a trailer's beside them once the body has ended.
             var metadata: [String: String] = [:]
             let declared = S3Checksum.declared(in: request.head.headers).flatMap { S3Objects.keep($0, in: &metadata) ? $0 : nil }
-            let info = landed.landed(try await context.storage.put(partKey, body: request.body, contentType: nil, metadata: metadata, condition: .none))
+            let info = landed.landed(try await context.upload(uploadID, object: S3Namespace.objectKey(bucket: bucket, key: key), as: .part)
+                .put(partKey, body: request.body, contentType: nil, metadata: metadata, condition: .none))
             if declared == nil, let checksum = S3Checksum.verified(request.verifiedChecksums) {
                 try await S3ChecksumRecord.write(context, checksum, describing: info,
                                                  at: MultipartLayout.partChecksumKey(bucket: bucket, uploadID: uploadID, partNumber: partNumber))
@@ -146,7 +150,8 @@ public enum MultipartOperations {
             // here, as S3 computes it, since the client sends no bytes to send one for.
             let running = try record.checksum.map { try RunningChecksum($0.algorithm, over: stream.body) }
             let body = running?.body(length: stream.body.length) ?? stream.body
-            let info = landed.landed(try await context.storage.put(partKey, body: body, contentType: nil, metadata: [:], condition: .none))
+            let info = landed.landed(try await context.upload(uploadID, object: S3Namespace.objectKey(bucket: bucket, key: key), as: .part)
+                .put(partKey, body: body, contentType: nil, metadata: [:], condition: .none))
             let checksum = try running?.finish()
             if let checksum {
                 try await S3ChecksumRecord.write(context, checksum, describing: info,
@@ -203,12 +208,12 @@ public enum MultipartOperations {
             let checksumKept = checksum.map { S3Objects.keep($0, in: &metadata) } ?? true
             let condition = try await ObjectOperations.writeCondition(context, request, storageKey: objectKey, key: key)
             let claimed = try await claimCompletion(context, bucket: bucket, uploadID: uploadID, multipartETag: multipartETag)
-            let concatenation = PartConcatenation(storage: context.storage, parts: parts)
+            let concatenation = PartConcatenation(storage: context.records, parts: parts)
             let info: ObjectInfo
             do {
                 info = try await ObjectOperations.conditionally(request) {
                     do {
-                        return landed.landed(try await context.storage.put(objectKey, body: concatenation.body, contentType: record.contentType,
+                        return landed.landed(try await context.upload(uploadID, object: objectKey, as: .object).put(objectKey, body: concatenation.body, contentType: record.contentType,
                                                                            metadata: metadata, condition: condition))
                     } catch let error as PlugboardError where error.code.area == "storage" && error.code != .storagePreconditionFailed {
                         // A plugin's own code goes on to the router, which answers its mapping.
@@ -222,7 +227,7 @@ public enum MultipartOperations {
                     return result(multipartETag, checksum)
                 }
                 // The client's condition refused the object: the upload stays open, to any list.
-                if claimed { try? await context.storage.delete(MultipartLayout.completionKey(bucket: bucket, uploadID: uploadID)) }
+                if claimed { try? await context.records.delete(MultipartLayout.completionKey(bucket: bucket, uploadID: uploadID)) }
                 throw refusal
             }
             // The manifest before the clean-up: should it fail, the object already names
@@ -232,7 +237,7 @@ public enum MultipartOperations {
             }
             let manifest = MultipartManifest(key: key, etag: info.etag, multipartETag: multipartETag, sizes: parts.map(\.size),
                                              checksums: partChecksums)
-            _ = try await context.storage.put(MultipartLayout.manifestKey(bucket: bucket, key: key), data: manifest.encoded(),
+            _ = try await context.records.put(MultipartLayout.manifestKey(bucket: bucket, key: key), data: manifest.encoded(),
                                               contentType: "text/plain", metadata: [:])
             await removeUpload(context, bucket: bucket, uploadID: uploadID)
             return result(multipartETag, checksum)
@@ -269,11 +274,11 @@ public enum MultipartOperations {
     static func claimCompletion(_ context: S3Context, bucket: String, uploadID: String, multipartETag: String) async throws -> Bool {
         let claimKey = MultipartLayout.completionKey(bucket: bucket, uploadID: uploadID)
         do {
-            _ = try await context.storage.put(claimKey, data: Array(multipartETag.utf8), contentType: "text/plain", metadata: [:], condition: .absent)
+            _ = try await context.records.put(claimKey, data: Array(multipartETag.utf8), contentType: "text/plain", metadata: [:], condition: .absent)
         } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
             let claimed: String
             do {
-                claimed = String(decoding: try await context.storage.get(claimKey, range: nil).body.collect(upTo: 256), as: UTF8.self)
+                claimed = String(decoding: try await context.records.get(claimKey, range: nil).body.collect(upTo: 256), as: UTF8.self)
             } catch let error as PlugboardError where error.code == .storageNotFound {
                 // Removed by the winner's clean-up, parts first: nothing is left to complete.
                 throw S3Error.noSuchUpload(uploadID)
@@ -348,7 +353,7 @@ public enum MultipartOperations {
         guard info.metadata[S3Namespace.multipartETagKey] == multipartETag else {
             throw S3Error.invalidPart("Upload \(uploadID) was completed already, from another list of parts: expected the list that made ETag \"\(info.metadata[S3Namespace.multipartETagKey] ?? "")\", found one that makes \"\(multipartETag)\".")
         }
-        let leftover = try await context.storage.list(prefix: MultipartLayout.folder(bucket: bucket, uploadID: uploadID),
+        let leftover = try await context.records.list(prefix: MultipartLayout.folder(bucket: bucket, uploadID: uploadID),
                                                       limit: 1, continuationToken: nil)
         if !leftover.objects.isEmpty { await finishCleanUp(context, bucket: bucket, uploadID: uploadID) }
         return info
@@ -384,7 +389,7 @@ public enum MultipartOperations {
     /// A part's kept checksum: in its metadata (listings may leave metadata out, so the
     /// part is asked), else in the record beside it.
     static func partChecksum(_ context: S3Context, bucket: String, uploadID: String, number: Int, storageKey: String) async throws -> S3Checksum? {
-        let info = try await context.storage.head(storageKey)
+        let info = try await context.records.head(storageKey)
         return try await S3ChecksumRecord.stored(context, for: info,
                                                  recordKey: MultipartLayout.partChecksumKey(bucket: bucket, uploadID: uploadID, partNumber: number))
     }
@@ -596,8 +601,8 @@ public enum MultipartOperations {
     /// call once they have replaced or removed the object: a manifest that no longer
     /// describes its object is ignored anyway, and this keeps none behind.
     public static func forgetParts(_ context: S3Context, bucket: String, key: String) async throws {
-        try await context.storage.delete(MultipartLayout.manifestKey(bucket: bucket, key: key))
-        try await context.storage.delete(MultipartLayout.checksumKey(bucket: bucket, key: key))
+        try await context.records.delete(MultipartLayout.manifestKey(bucket: bucket, key: key))
+        try await context.records.delete(MultipartLayout.checksumKey(bucket: bucket, key: key))
     }
 
     // MARK: Shared steps
@@ -655,7 +660,7 @@ public enum MultipartOperations {
         let recordKey = MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID)
         let content: [UInt8]
         do {
-            let stream = try await context.storage.get(recordKey, range: nil)
+            let stream = try await context.records.get(recordKey, range: nil)
             content = try await stream.body.collect(upTo: 64 * 1024)
         } catch let error as PlugboardError where error.code == .storageNotFound {
             throw S3Error.noSuchUpload(uploadID)
@@ -674,9 +679,9 @@ public enum MultipartOperations {
     /// After a part is stored: when the upload was aborted or completed meanwhile, the
     /// part is removed again (it would be left behind for ever) and the answer is `NoSuchUpload`.
     static func confirmStillOpen(_ context: S3Context, bucket: String, uploadID: String, partKey: String) async throws {
-        let open = try await context.storage.exists(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID))
+        let open = try await context.records.exists(MultipartLayout.recordKey(bucket: bucket, uploadID: uploadID))
         if open { return }
-        try? await context.storage.delete(partKey)
+        try? await context.records.delete(partKey)
         throw S3Error.noSuchUpload(uploadID)
     }
 
@@ -689,7 +694,7 @@ public enum MultipartOperations {
         var parts: [(number: Int, info: ObjectInfo)] = []
         var token: String?
         repeat {
-            let page = try await context.storage.list(prefix: folder, limit: ListingRequest.maxLimit, continuationToken: token)
+            let page = try await context.records.list(prefix: folder, limit: ListingRequest.maxLimit, continuationToken: token)
             for object in page.objects {
                 let name = object.key.utf8.dropFirst(folder.utf8.count)
                 guard let number = MultipartLayout.partNumber(ofName: Substring(name)), number > after else { continue }
@@ -708,14 +713,14 @@ public enum MultipartOperations {
         var uploads: [(id: String, record: MultipartRecord)] = []
         var token: String?
         repeat {
-            let page = try await context.storage.list(prefix: prefix, limit: ListingRequest.maxLimit, continuationToken: token)
+            let page = try await context.records.list(prefix: prefix, limit: ListingRequest.maxLimit, continuationToken: token)
             for object in page.objects {
                 let rest = String(decoding: Array(object.key.utf8.dropFirst(prefix.utf8.count)), as: UTF8.self)
                 let pieces = rest.split(separator: "/", omittingEmptySubsequences: false)
                 guard pieces.count == 2, pieces[1] == MultipartLayout.recordName, MultipartLayout.isUploadID(String(pieces[0])) else { continue }
                 let content: [UInt8]
                 do {
-                    content = try await context.storage.get(object.key, range: nil).body.collect(upTo: 64 * 1024)
+                    content = try await context.records.get(object.key, range: nil).body.collect(upTo: 64 * 1024)
                 } catch let error as PlugboardError where error.code == .storageNotFound {
                     continue
                 }
@@ -766,7 +771,7 @@ public enum MultipartOperations {
         let manifestKey = MultipartLayout.manifestKey(bucket: bucket, key: key)
         let manifest: MultipartManifest?
         do {
-            let content = try await context.storage.get(manifestKey, range: nil).body.collect(upTo: 1024 * 1024)
+            let content = try await context.records.get(manifestKey, range: nil).body.collect(upTo: 1024 * 1024)
             manifest = MultipartManifest(parsing: content)
         } catch let error as PlugboardError where error.code == .storageNotFound {
             if info.metadata[S3Namespace.multipartETagKey] != nil {
@@ -788,12 +793,12 @@ public enum MultipartOperations {
         } catch let error as PlugboardError where error.code == .storageNotFound {
             current = nil
         }
-        if let current, let content = try? await context.storage.get(manifestKey, range: nil).body.collect(upTo: 1024 * 1024),
+        if let current, let content = try? await context.records.get(manifestKey, range: nil).body.collect(upTo: 1024 * 1024),
            let manifest = MultipartManifest(parsing: content), manifest.describes(current, key: key) {
             return
         }
         context.logger.info("part manifest \(manifestKey) no longer describes its object; removed")
-        try? await context.storage.delete(manifestKey)
+        try? await context.records.delete(manifestKey)
     }
 
     /// Every storage key of the upload: its parts and their checksum records, then its
@@ -809,7 +814,7 @@ public enum MultipartOperations {
         var claimed = false
         var token: String?
         repeat {
-            let page = try await context.storage.list(prefix: folder, limit: ListingRequest.maxLimit, continuationToken: token)
+            let page = try await context.records.list(prefix: folder, limit: ListingRequest.maxLimit, continuationToken: token)
             for key in page.objects.map(\.key) where !ObjectKey.isSame(key, as: record) {
                 if ObjectKey.isSame(key, as: claim) { claimed = true } else { keys.append(key) }
             }
@@ -825,9 +830,9 @@ public enum MultipartOperations {
     /// (``confirmStillOpen(_:bucket:uploadID:partKey:)``). Whichever host each request
     /// went through, nothing of the upload is left.
     static func removePieces(_ context: S3Context, bucket: String, uploadID: String) async throws {
-        for key in try await pieces(context, bucket: bucket, uploadID: uploadID) { try await context.storage.delete(key) }
+        for key in try await pieces(context, bucket: bucket, uploadID: uploadID) { try await context.records.delete(key) }
         // The record, which `pieces` names last, is gone already.
-        for key in try await pieces(context, bucket: bucket, uploadID: uploadID).dropLast() { try await context.storage.delete(key) }
+        for key in try await pieces(context, bucket: bucket, uploadID: uploadID).dropLast() { try await context.records.delete(key) }
     }
 
     /// Deletes what is left of a completed upload. Failures are logged: the object is

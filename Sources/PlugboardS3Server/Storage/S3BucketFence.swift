@@ -57,7 +57,7 @@ enum S3BucketFence {
     /// The marker of `bucket` as the storage has it now; nil when there is none.
     static func marker(_ context: S3Context, _ bucket: String) async throws -> ObjectInfo? {
         do {
-            return try await context.storage.head(S3Namespace.markerKey(bucket: bucket))
+            return try await context.records.head(S3Namespace.markerKey(bucket: bucket))
         } catch let error as PlugboardError where error.code == .storageNotFound {
             return nil
         }
@@ -94,10 +94,12 @@ enum S3BucketFence {
     /// conditional delete: a write of the same key between the look and the delete would
     /// be removed too, which needs a bucket deleted and made again in that moment.)
     private static func undo(_ context: S3Context, _ info: ObjectInfo) async {
+        // What landed under the reserved prefix is the front end's (a part, an upload's record).
+        let storage = info.key.hasPrefix(S3Namespace.reservedPrefix) ? context.records : context.storage
         do {
-            let current = try await context.storage.head(info.key)
+            let current = try await storage.head(info.key)
             guard current.etag == info.etag, current.lastModified == info.lastModified else { return }
-            try await context.storage.delete(info.key)
+            try await storage.delete(info.key)
             context.logger.info("write of \(info.key) undone: its bucket was deleted while it landed")
         } catch let error as PlugboardError where error.code == .storageNotFound {
             return
@@ -132,21 +134,21 @@ enum S3BucketFence {
         }
         do {
             do {
-                _ = try await context.storage.put(claim, data: content, contentType: nil, metadata: [:], condition: .absent)
+                _ = try await context.records.put(claim, data: content, contentType: nil, metadata: [:], condition: .absent)
             } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
                 // A claim older than any deletion takes is one whose endpoint stopped: taken over.
                 let held: [UInt8]
                 do {
-                    held = try await context.storage.get(claim, range: nil).body.collect(upTo: 256)
+                    held = try await context.records.get(claim, range: nil).body.collect(upTo: 256)
                 } catch let error as PlugboardError where error.code == .storageNotFound {
                     throw busy(now.seconds)
                 }
                 let since = Int64(String(decoding: held, as: UTF8.self).split(separator: " ").last ?? "") ?? 0
                 guard now.seconds - since >= Int64(abandonedAfter.components.seconds) else { throw busy(since) }
                 context.logger.warning("taking over the deletion of bucket \(bucket) begun at \(Timestamp(secondsSince1970: since).iso8601) and never ended")
-                try await context.storage.delete(claim)
+                try await context.records.delete(claim)
                 do {
-                    _ = try await context.storage.put(claim, data: content, contentType: nil, metadata: [:], condition: .absent)
+                    _ = try await context.records.put(claim, data: content, contentType: nil, metadata: [:], condition: .absent)
                 } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
                     throw busy(now.seconds)
                 }
@@ -162,7 +164,7 @@ enum S3BucketFence {
             current = found
             var metadata = current.metadata
             metadata[stateKey] = deletingState
-            _ = try await context.storage.put(S3Namespace.markerKey(bucket: bucket), data: Array(deletingState.utf8), contentType: nil, metadata: metadata)
+            _ = try await context.records.put(S3Namespace.markerKey(bucket: bucket), data: Array(deletingState.utf8), contentType: nil, metadata: metadata)
         } catch {
             await release(context, bucket)
             throw error
@@ -176,7 +178,7 @@ enum S3BucketFence {
         var metadata = hold.original.metadata
         metadata[stateKey] = nil
         do {
-            _ = try await context.storage.put(S3Namespace.markerKey(bucket: bucket), data: [], contentType: nil, metadata: metadata)
+            _ = try await context.records.put(S3Namespace.markerKey(bucket: bucket), data: [], contentType: nil, metadata: metadata)
         } catch {
             context.logger.error("could not put bucket \(bucket)'s marker back after its deletion failed: \(error); writes into it answer NoSuchBucket until DeleteBucket is asked again")
         }
@@ -186,7 +188,7 @@ enum S3BucketFence {
     /// Ends the deletion's claim, the marker removed or put back.
     static func release(_ context: S3Context, _ bucket: String) async {
         do {
-            try await context.storage.delete(deletionKey(bucket))
+            try await context.records.delete(deletionKey(bucket))
         } catch {
             context.logger.error("could not remove the claim of bucket \(bucket)'s deletion: \(error); the next DeleteBucket takes it over after \(abandonedAfter)")
         }

@@ -24,7 +24,7 @@ enum S3ChecksumRecord {
 
     /// Writes `checksum` beside the object or part at `recordKey`, describing `info`.
     static func write(_ context: S3Context, _ checksum: S3Checksum, describing info: ObjectInfo, at recordKey: String) async throws {
-        _ = try await context.storage.put(recordKey, data: encoded(checksum, etag: info.etag), contentType: "text/plain", metadata: [:])
+        _ = try await context.records.put(recordKey, data: encoded(checksum, etag: info.etag), contentType: "text/plain", metadata: [:])
     }
 
     /// The checksum kept for `info`: in its metadata, else in the record at `recordKey`
@@ -32,7 +32,7 @@ enum S3ChecksumRecord {
     static func stored(_ context: S3Context, for info: ObjectInfo, recordKey: String) async throws -> S3Checksum? {
         if let text = info.metadata[S3Checksum.metadataKey] { return S3Checksum(stored: text) }
         do {
-            let content = try await context.storage.get(recordKey, range: nil).body.collect(upTo: 4096)
+            let content = try await context.records.get(recordKey, range: nil).body.collect(upTo: 4096)
             return parse(content, etag: info.etag)
         } catch let error as PlugboardError where error.code == .storageNotFound {
             return nil

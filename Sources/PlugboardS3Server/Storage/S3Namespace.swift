@@ -11,7 +11,8 @@ import PlugboardAPI
 /// starting and ending with a letter or digit), so no bucket's objects can collide with
 /// the reserved prefix.
 public enum S3Namespace {
-    public static let reservedPrefix = "_plugboard-s3/"
+    /// One place for the prefix: layers find it in the API (`StorageCall.frontEndPrefix`).
+    public static let reservedPrefix = StorageCall.frontEndPrefix
     public static let bucketMarkerPrefix = reservedPrefix + "buckets/"
     public static let uploadsPrefix = reservedPrefix + "uploads/"
 

@@ -151,7 +151,7 @@ public enum S3Objects {
     /// Whether the bucket's marker is in the bound storage, asked now.
     public static func markerExists(_ context: S3Context, _ bucket: String) async throws -> Bool {
         do {
-            _ = try await context.storage.head(S3Namespace.markerKey(bucket: bucket))
+            _ = try await context.records.head(S3Namespace.markerKey(bucket: bucket))
             return true
         } catch let error as PlugboardError where error.code == .storageNotFound {
             return false

@@ -159,7 +159,7 @@ public final class APIRouter: HTTPHandler {
         case .metrics:
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                                 body: Array((metrics.render(plugins: host.records, openConnections: openConnections())
-                                             + ServerMetrics.renderHotSwap(host) + ServerMetrics.renderPluginSamples(host)
+                                             + ServerMetrics.renderHotSwap(host) + metrics.renderPluginSamples(host)
                                              + moreMetrics()).utf8))
         case .adminPlugins:
             return Self.json(200, Reports.adminPlugins(host).render() + "\n")

@@ -18,6 +18,8 @@ public final class ServerMetrics: Sendable {
         var latency = [LatencyHistogram?](repeating: nil, count: Route.labels.count)
     }
     private let state = LockedValueBox(State())
+    /// The plugins' counters, continued across reloads.
+    private let pluginCounters = PluginCounters()
 
     public init() {}
 
@@ -152,10 +154,11 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The samples of every provider of `ObjectStorage` that adopts `MetricsReporting`
-    /// (PlugboardAPI 1.6), grouped by name; a sample with an invalid name is left out.
-    static func renderPluginSamples(_ host: PluginHost) -> String {
+    /// (PlugboardAPI 1.6), grouped by name, counters continued across reloads
+    /// (``PluginCounters``); a sample with an invalid name is left out.
+    func renderPluginSamples(_ host: PluginHost) -> String {
         let providers = (try? host.container.resolveAll((any ObjectStorage).self)) ?? []
-        return renderSamples(providers.compactMap { $0 as? any MetricsReporting }.flatMap { $0.metricSamples() })
+        return Self.renderSamples(pluginCounters.samples(providers.compactMap { $0 as? any MetricsReporting }))
     }
 
     static func renderSamples(_ samples: [MetricSample]) -> String {

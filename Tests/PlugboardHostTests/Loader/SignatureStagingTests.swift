@@ -71,6 +71,30 @@ import Testing
         #expect(free.signer == nil)
     }
 
+    /// A remote source's file is checked as its copy in the cache: the hint says to sign
+    /// the build that was published, not that copy (issue 33).
+    @Test func anUnsignedRemoteSource_isRefused_withAHintThatNamesTheBuild_notTheCacheCopy() throws {
+        let f = try Fixture()
+        let manifest = try ManifestTestSupport.manifest(#"""
+            {"schemaVersion": 1, "plugins": [{"name": "Store", "source": "s3://plugins/builds/Store/\#(f.sha256).so", "sha256": "\#(f.sha256)"}]}
+            """#)
+        let signing = f.trust(required: true, [("k", f.release)]).signing(for: manifest.plugins[0])
+        let staging = f.loader.stage(path: f.file, name: "Store", pin: nil, signing: signing)
+        let error = try #require(staging.error)
+        #expect(error.code == .signatureMissing)
+        #expect(error.detail?.contains("s3://plugins/builds/Store/\(f.sha256).so") == true, "\(error)")
+        #expect(error.hint?.contains("published") == true && error.hint?.contains("plugboard sign BUILD") == true, "\(error)")
+        #expect(error.hint?.contains(f.file) == false, "\(error)")
+        // Signed for another name: the hint to sign again names the build too.
+        let other = try PluginSignature.sign(name: "Other", sha256: f.sha256, with: f.release)
+        let resigned = try #require(f.loader.stage(path: f.file, name: "Store", pin: nil,
+                                                   signing: PluginSigning(required: true, signature: other, trust: signing.trust,
+                                                                          source: signing.source)).error)
+        #expect(resigned.code == .signatureInvalid)
+        #expect(resigned.hint?.contains("sign that build again (plugboard sign BUILD") == true, "\(resigned)")
+        #expect(resigned.hint?.contains(f.file) == false, "\(resigned)")
+    }
+
     @Test func aTamperedCopy_isRefusedAsInvalid_repinnedOrNot_andNeverCopied() throws {
         let f = try Fixture()
         let trust = f.trust(required: true, [("release-2026", f.release)])

@@ -18,7 +18,7 @@ public struct APIVersion: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// the caller, so in a plugin it is the plugin's build, not the host's
     /// (docs/ARCHITECTURE.md, fact 5). Bump it together with ``PluginABI/stamp`` when needed.
     @_alwaysEmitIntoClient
-    public static var stamp: APIVersion { APIVersion(major: 1, minor: 7, patch: 0) }
+    public static var stamp: APIVersion { APIVersion(major: 1, minor: 8, patch: 0) }
 
     /// The version of the libPlugboardAPI.so loaded in this process: the host's.
     public static var current: APIVersion { stamp }

@@ -14,7 +14,7 @@
 ///
 /// ```swift
 /// @section("plugboard_header") @used
-/// let plugboardHeader: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x4452_4250, 1, 1, 1, 7)
+/// let plugboardHeader: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x4452_4250, 1, 1, 1, 8)
 /// ```
 /// The format is documented in `docs/PLUGIN_HEADER.md`; tools may rely on it.
 public struct PluginHeader: Hashable, Sendable, Codable {

@@ -14,6 +14,12 @@ public enum ObjectMetadata {
     /// The most bytes all keys and values may take together: 2048.
     public static let maxTotalByteCount = 2048
 
+    /// The bytes `metadata` takes, as the 2048-byte limit counts them: the UTF-8 bytes of
+    /// every key and value (PlugboardAPI 1.8; what a quota counts beside the data).
+    public static func byteCount(_ metadata: [String: String]) -> Int {
+        metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+    }
+
     /// Checks `metadata` against the rules above.
     ///
     /// Entries are checked in key order (by UTF-8 bytes), so the same bad metadata always
