@@ -69,6 +69,18 @@ import Testing
         #expect(stdout.contains("memory limit of 256 MiB"), "\(stdout)")
     }
 
+    /// Its worker is started, sandboxed, and leaves no trace: the data folder the sandbox
+    /// would grant is not created for `check`, as FileStorage creates nothing then.
+    @Test func check_ofAnIsolatedFileStorage_passes_andCreatesNoFolder() async throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("plugins.json", ManifestText.make([
+            #"{"name": "Files", "product": "FileStorage", "isolation": "process", "sandbox": {"readWrite": ["data"]}, "config": {"root": "data"}}"#,
+        ]))
+        expectRun(await sandbox.run(["check"]), status: 0, stdout: .contains("Files", "active"), stderr: .contains("check passed"))
+        #expect(!sandbox.exists("data"))
+    }
+
     @Test func aReloadToABuildItsSandboxRefuses_isRefused_andServeKeepsTheOldGeneration() async throws {
         let server = try ServerProcess(manifest: Self.manifest(Self.flaky("none")), arguments: ["--no-watch", "--log-level", "info"])
         let before = try Self.workerPID(server)
