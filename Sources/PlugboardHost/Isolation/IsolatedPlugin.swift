@@ -195,9 +195,20 @@ public final class IsolatedPlugin: Sendable {
     /// Serves with the worker ``startFirst()`` started: the watchdog, and a spare in the
     /// background. Once; later calls do nothing.
     func serve() {
-        guard state.withLock({ s in defer { s.serving = true }; return !s.serving }) else { return }
+        let (first, lost) = state.withLock { s -> (Bool, Bool) in
+            defer { s.serving = true }
+            // The first worker died before this (it was not replaced then): start another.
+            let lost = s.current == nil && s.status != .stopped && s.status != .failed
+            if lost && !s.serving { s.status = .restarting }
+            return (!s.serving, lost)
+        }
+        guard first else { return }
         startWatchdog()
-        refillSpare()
+        if lost {
+            Task { [self] in await replace() }
+        } else {
+            refillSpare()
+        }
     }
 
     /// Whether this supervisor, checked by a preflight and not serving yet, may serve
@@ -411,6 +422,9 @@ public final class IsolatedPlugin: Sendable {
         let next: Next = state.withLock { s in
             guard s.spare === worker || s.current === worker else { return .nothing }
             if s.spare === worker { s.spare = nil } else { s.current = nil }
+            // A preflight's worker that dies before it serves is not replaced: its verdict
+            // no longer holds, so no load takes this supervisor (checked(for:settings:)).
+            guard s.serving else { return .nothing }
             // A worker that answered, or died serving a call (a poisoned request), is no
             // crash loop; one that died idle before it answered anything is.
             if let error = s.count(crash, served: worker.connection.answered > 0 || !inFlight.isEmpty, plugin: name, settings: settings) {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardAPI
+import PlugboardConcurrency
 @testable import PlugboardHost
 import Testing
 
@@ -64,14 +65,59 @@ extension ReloadTests {
         _ = try await preflight.startFirst()
         let pid = try #require(preflight.pid)
         kill(-pid, SIGKILL)
-        // Its reaper has seen it go once the supervisor no longer lists it as serving.
+        // Its reaper has seen it go once the supervisor no longer names its pid; it is not
+        // replaced, since it served nothing yet.
         let bound = ContinuousClock.now + .seconds(60)
-        while preflight.crashes.isEmpty, ContinuousClock.now < bound { try await Task.sleep(for: .milliseconds(10)) }
+        while preflight.pid != nil, ContinuousClock.now < bound { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(preflight.pid == nil)
         let prepared = await loader.prepareIsolated(build, config: config, rank: 0, requires: nil, secrets: .none, settings: settings,
                                                     checked: preflight)
         let worker = try #require(prepared.record.worker)
         #expect(worker !== preflight && worker.pid != pid)
         #expect(preflight.status == .stopped)
         await worker.stop()
+    }
+
+    /// A fleet host's start: the worker that passed the preflight is the one that serves.
+    @Test func aCheckedStart_servesAnIsolatedPluginWithThePreflightsWorker() async throws {
+        let folder = HotSwapFolder()
+        try folder.write(HotSwapFolder.misbehaving(#"{"seed": 1}"#, extra: #", "isolation": "process""#))
+        var configuration = folder.configuration()
+        let passed = PreflightPIDs()
+        configuration.logger = Logger(label: "test", logLevel: .info, handler: passed)
+        guard case .started(let host) = try await PluginHost.startChecked(configuration) else {
+            Issue.record("a checked start refused the isolated fixture")
+            return
+        }
+        let worker = try #require(host.records.first?.worker)
+        #expect(passed.pids.count == 1 && passed.pids.first == worker.pid, "\(passed.pids) \(String(describing: worker.pid))")
+        let storage: any ObjectStorage = try host.container.resolve()
+        #expect(try await storage.get("seed-0").data == Array("seed 0".utf8))
+        await host.shutdown()
+    }
+
+    /// What the sandbox refuses at start, a fleet host's start and `fleet set`'s preflight
+    /// refuse with the sandbox's code, before anything is mapped here.
+    @Test func aCheckedStartAndAFleetPreflight_refuseWhatTheSandboxRefusesAtStart() async throws {
+        let folder = HotSwapFolder()
+        try folder.write(HotSwapFolder.misbehaving(#"{"fault": "execve", "faultIn": "start"}"#, extra: #", "isolation": "process""#))
+        guard case .refused(let error) = try await PluginHost.startChecked(folder.configuration()) else {
+            Issue.record("a checked start took a plugin its sandbox refuses")
+            return
+        }
+        #expect(error.code == .sandboxSyscallRefused && error.message.contains("execve"), "\(error)")
+        let fleet = await #expect(throws: PlugboardError.self) { try await PluginHost.preflightAsReload(folder.configuration()) }
+        #expect(fleet?.code == .sandboxSyscallRefused)
+    }
+}
+
+/// The pids the preflight logs for the isolated plugins that passed in their workers.
+final class PreflightPIDs: LogHandler {
+    private let seen = LockedValueBox<[Int32]>([])
+    var pids: [Int32] { seen.withLock { $0 } }
+
+    func log(level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) {
+        guard message == "isolated plugin passed its preflight in its worker", case .string(let pid)? = metadata["pid"] else { return }
+        seen.withLock { $0.append(Int32(pid) ?? -1) }
     }
 }
