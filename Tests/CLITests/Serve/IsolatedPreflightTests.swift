@@ -81,21 +81,40 @@ import Testing
         #expect(!sandbox.exists("data"))
     }
 
-    @Test func aReloadToABuildItsSandboxRefuses_isRefused_andServeKeepsTheOldGeneration() async throws {
-        let server = try ServerProcess(manifest: Self.manifest(Self.flaky("none")), arguments: ["--no-watch", "--log-level", "info"])
-        let before = try Self.workerPID(server)
+    @Test func aReloadToABuildThatCallsExecveAtStart_isRefused_andServeKeepsTheOldGeneration() async throws {
+        try await Self.reloadIsRefused(fault: "execve", code: "sandbox.syscall_refused")
+    }
+
+    @Test(.enabled(if: landlock, "the kernel has no Landlock: file access is not confined"))
+    func aReloadToABuildThatWritesOutsideItsGrantAtStart_isRefused_andServeKeepsTheOldGeneration() async throws {
+        try await Self.reloadIsRefused(fault: "writeOutside", code: "sandbox.access_refused")
+    }
+
+    @Test(.enabled(if: !IsolationTests.underSanitizer, "under a sanitizer the worker has no memory limit"))
+    func aReloadToABuildThatNeedsMoreMemoryAtStart_isRefused_andServeKeepsTheOldGeneration() async throws {
+        try await Self.reloadIsRefused(fault: "allocate", sandbox: #""sandbox": {"memoryMB": 256}, "#, code: "sandbox.memory_exceeded")
+    }
+
+    /// A serving build, then a reload to one whose start faults as `fault` says in its
+    /// sandbox: refused with `code`, and the old generation and its worker serve on.
+    static func reloadIsRefused(fault: String, sandbox: String = "", code: String) async throws {
+        let outside = BuildProducts.temporaryFolder("preflight-reload-outside")
+        defer { _ = unlink("\(outside)/stolen"); _ = rmdir(outside) }
+        let server = try ServerProcess(manifest: manifest(flaky("none")), arguments: ["--no-watch", "--log-level", "info"])
+        let before = try workerPID(server)
         #expect(before != nil)
-        try server.sandbox.write("plugins.json", Self.manifest(Self.flaky("execve", label: "two")))
+        try server.sandbox.write("plugins.json", manifest(flaky(fault, label: "two", extra: #", "outsidePath": "\#(outside)/stolen""#,
+                                                                sandbox: sandbox)))
         let url = "http://127.0.0.1:\(server.port)"
         let reload = await server.sandbox.run(["reload", "--url", url])
         #expect(reload.status != 0)
-        #expect(reload.stdout.contains("sandbox.syscall_refused") || reload.stderr.contains("sandbox.syscall_refused"),
-                "\(reload.stdout)\(reload.stderr)")
+        #expect(reload.stdout.contains(code) || reload.stderr.contains(code), "\(reload.stdout)\(reload.stderr)")
+        #expect(access("\(outside)/stolen", F_OK) != 0)
         let after = try server.client().request("GET", "/v1/objects/seed-1")
         #expect(after.status == 200 && after.text == "seed 1")
         #expect(after.header("x-plugboard-generation") == "1")
-        #expect(try Self.workerPID(server) == before)
-        // The refused build's worker is gone with the reload: none but the old ones run.
+        #expect(try workerPID(server) == before)
+        // The refused build never passed: no worker of it could be handed on.
         #expect(server.stderrLines(containing: "isolated plugin passed its preflight") == 0, "\(server.stderr)")
         #expect(server.stop() == 0)
     }
