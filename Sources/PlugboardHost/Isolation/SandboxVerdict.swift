@@ -77,7 +77,9 @@ struct SandboxVerdict {
                     + ", and reading what loading needs; any other path is refused with EACCES whatever its permissions.",
                 hint: "Grant the path in the plugin's manifest entry, \"sandbox\": {\"readWrite\": [\"data\"]} (relative to the manifest's folder), or keep the plugin from it.")
         }
-        if let signal, let peakBytes, policy.memoryLimitBytes < UInt64.max / 4, peakBytes * 4 >= policy.memoryLimitBytes * 3 {
+        // Under a sanitizer the worker sets no memory limit (WorkerChild.bootstrap): none to blame.
+        if let signal, let peakBytes, !Sandbox.underSanitizer, policy.memoryLimitBytes < UInt64.max / 4,
+           peakBytes * 4 >= policy.memoryLimitBytes * 3 {
             return PlugboardError(.sandboxMemoryExceeded,
                 "plugin \"\(plugin)\"'s worker died of \(PreflightRunner.signalName(signal)) at its sandbox's memory limit of \(policy.memoryLimitBytes >> 20) MiB",
                 detail: "Its peak resident memory was \(peakBytes >> 20) MiB of the \(policy.memoryLimitBytes >> 20) MiB the sandbox allows (RLIMIT_DATA); past the limit an allocation fails and the Swift runtime ends the process. \(error.message).",
