@@ -266,7 +266,7 @@ public final class IsolatedPlugin: Sendable {
             let error = PlugboardError(.isolationWorkerFailed, "plugin \"\(name)\"'s worker \(how) before it was ready",
                 detail: frame == nil ? "Expected the worker's ready frame within \(PreflightRunner.formatSeconds(timeout)) s of its start; the plugin's load, registration or start ended the worker, hung past worker.startTimeoutSeconds, or the wire broke."
                     : "Expected a ready frame the host can read, found one it cannot.",
-                hint: "Run plugboard check to see the plugin's load in a preflight child; raise worker.startTimeoutSeconds if its start is only slow.")
+                hint: "Run plugboard check to try the same start (in its worker, sandboxed), and plugboard check --in-process to see it outside the sandbox; raise worker.startTimeoutSeconds if its start is only slow.")
             // Its report pipe ends with it: every refusal it wrote has been read.
             let refused = await refusals.all()
             throw SandboxVerdict(plugin: name, policy: load.sandbox).explain(error, refused: refused,
