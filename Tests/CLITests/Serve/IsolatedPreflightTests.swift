@@ -69,6 +69,15 @@ import Testing
         #expect(stdout.contains("memory limit of 256 MiB"), "\(stdout)")
     }
 
+    /// Stopping is plugin code too: check stops the worker as the host would, and a stop
+    /// that crashes fails the plugin, as in a preflight child.
+    @Test func check_failsAnIsolatedPluginWhoseStopCrashes() async throws {
+        let (status, stdout, code) = try await Self.check(Self.flaky("segfault", faultIn: "stop"))
+        #expect(status == 1)
+        #expect(code == "reload.preflight_crashed", "\(stdout)")
+        #expect(stdout.contains("SIGSEGV"), "\(stdout)")
+    }
+
     /// Its worker is started, sandboxed, and leaves no trace: the data folder the sandbox
     /// would grant is not created for `check`, as FileStorage creates nothing then.
     @Test func check_ofAnIsolatedFileStorage_passes_andCreatesNoFolder() async throws {
