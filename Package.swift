@@ -183,7 +183,7 @@ let package = Package(
         .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport",
                                                            "PlugboardCrypto", "PlugboardBytes"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
-        .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost", "PlugboardBytes", "CPlugboardNetwork", "PlugboardTestSupport"]),
+        .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost", "PlugboardBytes", "CPlugboardNetwork", "CPlugboardSandbox", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardBytes", "PlugboardConcurrency", "PlugboardTestSupport"]),
         // The API router in process: leases per request across a storage swap.
         .testTarget(name: "PlugboardServerTests", dependencies: [api, "PlugboardServer", "PlugboardHTTP", "PlugboardHost",

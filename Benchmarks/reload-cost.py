@@ -4,6 +4,7 @@
   Benchmarks/reload-cost.py [BUILD] time [RELOADS]   milliseconds per reload (POST /v1/admin/reload)
   Benchmarks/reload-cost.py [BUILD] trace            reads and hashes of the changed file, one reload
   Benchmarks/reload-cost.py [BUILD] start [RUNS]     `plugboard check --in-process` over the same three plugins
+  Benchmarks/reload-cost.py [BUILD] isolated [RELOADS]  an isolated FileStorage: reload request to the new generation serving
 
 BUILD is a folder holding plugboard and the plugin libraries (default .build/release).
 The manifest selects three plugins: "Changed" (MemoryStorage, from a copy of its file that
@@ -11,6 +12,12 @@ each round rewrites with one more byte after its end, so every reload sees new b
 "Files" (FileStorage) and "Spare" (MemoryStorage), so a reload also hashes the unchanged
 files it must compare. Each reload is `POST /v1/admin/reload` on a server with the watchers
 off: it stages, runs a preflight child, maps and commits.
+
+`isolated` serves one plugin, "Files" (FileStorage with `"isolation": "process"`, its data
+folder granted), from a copy of its file that each round rewrites with one more byte, and
+times each round from sending `POST /v1/admin/reload` to the first GET answered by the new
+generation (`X-Plugboard-Generation`); between rounds it waits until the new worker's spare
+is up and the old workers have drained, so no round pays for the last one's background work.
 
 `trace` counts, for one reload, every open of the changed plugin's file or of a copy of it
 in the plugin cache (strace on the server and its children), and every SHA-256 update over
@@ -165,6 +172,57 @@ def start(runs):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def isolated(count):
+    work = tempfile.mkdtemp(prefix="plugboard-bench-reload-isolated-")
+    os.makedirs(os.path.join(work, "plugins"))
+    original = open(e2e.lib("FileStorage"), "rb").read()
+    changed = os.path.join(work, "plugins", "libFileStorage.so")
+    with open(changed, "wb") as f:
+        f.write(original)
+    plugins = [{"name": "Files", "path": changed, "environments": ["testing"], "isolation": "process",
+                "sandbox": {"readWrite": ["data"]}, "config": {"root": "data"}}]
+    server = e2e.Server(work, e2e.manifest(plugins, preflightTimeoutSeconds=30, drainTimeoutSeconds=5), args=("--no-watch",))
+    try:
+        status, _, _ = server.request("PUT", "/v1/objects/k", body=b"v", headers={"Content-Type": "text/plain"})
+        e2e.check(status in (200, 201), "PUT answered %d" % status)
+
+        def settled(rounds):
+            """The new worker's spare is up and every retired worker has drained."""
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                files = [p for p in server.admin("/v1/admin/plugins")["plugins"] if p["name"] == "Files"][0]
+                drained = sum(1 for e in server.admin("/v1/admin/events")["events"] if e.get("kind") == "drained")
+                if (files.get("worker") or {}).get("sparePid") and drained >= rounds:
+                    return
+                time.sleep(0.02)
+            raise e2e.Failure("no spare or no drain after 30 s")
+
+        settled(0)
+        samples, host = [], []
+        for i in range(count + 1):
+            change(changed, original, i + 1)
+            started = time.monotonic()
+            status, outcome = server.reload()
+            e2e.check(status == 200 and outcome["result"] == "applied", "reload: %d %s" % (status, outcome))
+            while True:
+                status, headers, body = server.request("GET", "/v1/objects/k")
+                if status == 200 and int(headers.get("x-plugboard-generation", 0)) == outcome["generation"]:
+                    break
+            elapsed = (time.monotonic() - started) * 1000
+            if i > 0:  # the first is a warm-up
+                samples.append(elapsed)
+                host.append(outcome.get("durationSeconds", 0) * 1000)
+            settled(i + 1)
+        print("isolated FileStorage, reload request to the new generation serving, %d rounds" % count)
+        for name, values in (("served", samples), ("host (outcome)", host)):
+            values.sort()
+            print("  %-15s median %.1f ms  p90 %.1f ms  min %.1f ms" % (
+                name, statistics.median(values), values[int(0.9 * (len(values) - 1))], values[0]))
+    finally:
+        e2e.stop_process(server.proc)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
     mode = args[0] if args else "time"
     if mode == "time":
@@ -173,5 +231,7 @@ if __name__ == "__main__":
         trace()
     elif mode == "start":
         start(int(args[1]) if len(args) > 1 else 20)
+    elif mode == "isolated":
+        isolated(int(args[1]) if len(args) > 1 else 30)
     else:
         sys.exit(__doc__)

@@ -246,11 +246,14 @@ public final class PluginHost: Sendable {
         let stagings = await BlockingWork.run { [loader] in stage(selected, trust: manifest.trust, searchPath: searchPath, loader: loader) }
         // One runner for the host's life: each keeps a thread (PreflightRunner).
         let preflight = configuration.preflightRunner
+        // The workers that checked isolated plugins: each becomes its plugin's (mapped once).
+        var checkedWorkers = PreflightOutcome()
         if checked {
             // The copies staged here are the ones checked and then mapped: no file read twice.
             let next = ReloadStateMachine.Next(manifest: manifest, digest: (try? Digest.sha256Hex(bytes)) ?? "", environment: environment,
                                                configs: configs, secrets: secrets, stagings: stagings)
-            if let refusal = await refusalFromNothing(next, runner: preflight, cacheDirectory: cache) {
+            if let refusal = await refusalFromNothing(next, loader: loader, runner: preflight, checked: &checkedWorkers) {
+                await stopUnused(checkedWorkers)
                 return .refused(refusal)
             }
         }
@@ -262,12 +265,13 @@ public final class PluginHost: Sendable {
             }
             let record = await loader.load(staged, config: configs[plugin.name] ?? PluginConfig(plugin: plugin.name),
                                            rank: plugin.rank, wraps: plugin.wraps, requires: plugin.dependencies, secrets: secrets,
-                                           isolation: plugin.isolation)
+                                           isolation: plugin.isolation, checked: checkedWorkers.workers.removeValue(forKey: plugin.name))
             byName[plugin.name] = record
             return record.state == .active
         } blocked: { plugin, blocker in
             byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)
         }
+        await stopUnused(checkedWorkers)
         let records = manifest.plugins.compactMap { plugin in byName[plugin.name].map { var r = $0; r.isolation = plugin.isolation; return r } }
         let state = State(manifest: manifest, manifestDigest: (try? Digest.sha256Hex(bytes)) ?? "",
                           records: records, fingerprints: fingerprints, staged: activeStaged(stagings, records),

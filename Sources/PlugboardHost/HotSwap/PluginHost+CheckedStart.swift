@@ -43,7 +43,8 @@ extension PluginHost {
         let loader = try PluginLoader(container: Container(environment: environment),
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger,
                                                            processEnvironment: configuration.processEnvironment,
-                                                           checkOnly: configuration.checkOnly, manifestPath: configuration.manifestPath))
+                                                           checkOnly: configuration.checkOnly, manifestPath: configuration.manifestPath,
+                                                           workerLauncher: configuration.workerLauncher))
         let selected = manifest.selectedPlugins(for: environment)
         let (configs, secrets) = try resolvedConfigs(
             selected, configuration, s3Secrets: manifest.s3?.knownSecrets(environment: configuration.processEnvironment) ?? [])
@@ -52,16 +53,22 @@ extension PluginHost {
         let next = ReloadStateMachine.Next(manifest: manifest, digest: try Digest.sha256Hex(bytes), environment: environment,
                                            configs: configs, secrets: secrets, stagings: stagings)
         let runner = configuration.preflightRunner
-        if let refusal = await refusalFromNothing(next, runner: runner, cacheDirectory: cache, checkOnly: configuration.checkOnly) {
-            throw refusal
-        }
+        var outcome = PreflightOutcome()
+        let refusal = await refusalFromNothing(next, loader: loader, runner: runner, checkOnly: configuration.checkOnly, checked: &outcome)
+        // Nothing is served here: the workers that checked isolated plugins end, their stops checked too.
+        await stopChecked(&outcome)
+        if let refusal { throw refusal }
+        if let failed = outcome.verdicts.values.first(where: { $0.state != .active }), let error = failed.error { throw error }
     }
 
     /// What a reload to `next` would be refused with on a host that runs nothing, or nil
     /// when it would go on to map its plugins. The decisions are the reload's own, up to
     /// the mapping: a start must not trust more than a reload does.
-    static func refusalFromNothing(_ next: ReloadStateMachine.Next, runner: PreflightRunner, cacheDirectory: String,
-                                   checkOnly: Bool = false) async -> PlugboardError? {
+    ///
+    /// `checked` receives the preflight's verdicts and the workers that checked isolated
+    /// plugins (started, not serving): the caller hands them to the plugins' loads or stops them.
+    static func refusalFromNothing(_ next: ReloadStateMachine.Next, loader: PluginLoader, runner: PreflightRunner,
+                                   checkOnly: Bool = false, checked: inout PreflightOutcome) async -> PlugboardError? {
         // Nothing runs: no records, no fingerprints, no digest. The machine reads the
         // manifest of the running state only to hand it on in an adoption, never reached here.
         let nothing = State(manifest: next.manifest, manifestDigest: "", records: [], fingerprints: [:])
@@ -72,10 +79,10 @@ extension PluginHost {
             case .refuse(let error):
                 return error
             case .preflight(let candidates):
-                let verdicts = await runner.runAll(candidates, environment: next.environment, cacheDirectory: cacheDirectory,
-                                                   timeoutSeconds: next.manifest.hotSwap.preflightTimeoutSeconds, secrets: next.secrets,
-                                                   checkOnly: checkOnly)
-                action = machine.preflightFinished(verdicts)
+                checked = await preflight(candidates, loader: loader, runner: runner, environment: next.environment,
+                                          timeoutSeconds: next.manifest.hotSwap.preflightTimeoutSeconds, secrets: next.secrets,
+                                          checkOnly: checkOnly)
+                action = machine.preflightFinished(checked.verdicts)
             case .map, .commit, .adopt, .finishUnchanged:
                 return nil
             }

@@ -128,6 +128,8 @@ extension PluginHost {
         var machine = ReloadStateMachine(current: current, next: .init(manifest: manifest, digest: digest, environment: environment,
                                                                       configs: configs, secrets: secrets, stagings: stagings))
         var prepared: [String: PluginLoader.Prepared] = [:]
+        // Isolated plugins' workers that passed the preflight, each handed to its plugin's load.
+        var checked = PreflightOutcome()
         var action = machine.start()
         while true {
             switch action {
@@ -136,17 +138,18 @@ extension PluginHost {
             case .refuse(let error):
                 // Workers started for plugins this reload does not adopt end with it.
                 for p in prepared.values { await p.record.worker?.stop() }
+                await Self.stopUnused(checked)
                 throw error
             case .preflight(let candidates):
-                let verdicts = await preflight.runAll(candidates, environment: environment,
-                                                      cacheDirectory: loader.configuration.cacheDirectory,
-                                                      timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets)
-                action = machine.preflightFinished(verdicts)
+                checked = await Self.preflight(candidates, loader: loader, runner: preflight, environment: environment,
+                                               timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets)
+                action = machine.preflightFinished(checked.verdicts)
             case .map(let load):
                 let p: PluginLoader.Prepared
                 if let settings = load.isolation.worker {
                     p = await loader.prepareIsolated(load.staged, config: load.config, rank: load.rank, requires: load.requires,
-                                                     secrets: secrets, settings: settings)
+                                                     secrets: secrets, settings: settings,
+                                                     checked: checked.workers.removeValue(forKey: load.staged.name))
                 } else {
                     p = await preflight.onReloadThread { [loader] in
                         loader.prepare(load.staged, config: load.config, rank: load.rank, wraps: load.wraps, requires: load.requires,
@@ -177,6 +180,7 @@ extension PluginHost {
                 }
                 action = machine.committed(generation: container.generation, activated: activated)
             case .adopt(let adoption):
+                await Self.stopUnused(checked)
                 return adopt(adoption, machine: machine, trigger: trigger, startedAt: startedAt)
             }
         }

@@ -7,7 +7,10 @@ extension PluginHost {
     /// by name instead of taking the check down (or, with `exit(0)`, passing it).
     ///
     /// One child checks the plugins in load order; when it dies in a plugin, that plugin
-    /// gets the verdict and a new child checks the ones it did not reach.
+    /// gets the verdict and a new child checks the ones it did not reach. An isolated
+    /// plugin is checked by a start of its worker, in its sandbox, as it will run
+    /// (``preflight(_:loader:runner:environment:timeoutSeconds:secrets:checkOnly:)``); the
+    /// worker is then stopped, and its stop checked too.
     ///
     /// - Returns: the manifest, the environment, and a record per plugin in manifest order.
     /// - Throws: manifest errors, a missing `${VAR}`, `loader.cache_failed`, `loader.cache_untrusted`,
@@ -20,7 +23,8 @@ extension PluginHost {
         let loader = try PluginLoader(container: Container(environment: environment),
                                       configuration: .init(cacheDirectory: cache, logger: configuration.logger,
                                                            processEnvironment: configuration.processEnvironment,
-                                                           manifestPath: configuration.manifestPath))
+                                                           checkOnly: configuration.checkOnly, manifestPath: configuration.manifestPath,
+                                                           workerLauncher: configuration.workerLauncher))
         let selected = manifest.selectedPlugins(for: environment)
         let (configs, secrets) = try Self.resolvedConfigs(
             selected, configuration, s3Secrets: manifest.s3?.knownSecrets(environment: configuration.processEnvironment) ?? [])
@@ -42,11 +46,11 @@ extension PluginHost {
         } blocked: { plugin, blocker in
             byName[plugin.name] = requirementRecord(plugin, blocker: blocker, state: byName[blocker]?.state, environment: environment)
         }
-        let runner = configuration.preflightRunner
-        let verdicts = await runner.runAll(pending, environment: environment, cacheDirectory: cache,
-                                           timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets,
-                                           checkOnly: configuration.checkOnly)
-        for (name, verdict) in verdicts {
+        var outcome = await preflight(pending, loader: loader, runner: configuration.preflightRunner, environment: environment,
+                                      timeoutSeconds: manifest.hotSwap.preflightTimeoutSeconds, secrets: secrets,
+                                      checkOnly: configuration.checkOnly)
+        await stopChecked(&outcome)
+        for (name, verdict) in outcome.verdicts {
             var record = byName[name] ?? verdict
             record.state = verdict.state
             record.version = verdict.version ?? record.version
@@ -56,7 +60,7 @@ extension PluginHost {
             byName[name] = record
         }
         return (manifest, environment, manifest.plugins.compactMap { plugin in
-            // Checked in a preflight child either way; the record says where it would run.
+            // Checked as it will run (in a preflight child, or its sandboxed worker); the record says which.
             byName[plugin.name].map { var r = $0; r.isolation = plugin.isolation; return r }
         })
     }

@@ -19,9 +19,14 @@ public struct PreflightRequest: Sendable {
         public var requires: [String]
         /// The plugin whose providers its layers wrap, or nil.
         public var wraps: String?
+        /// An isolated plugin's worker settings: the host checks it by starting its first
+        /// worker, sandboxed as it will serve, rather than in this child
+        /// (``PluginHost/preflight(_:loader:runner:environment:timeoutSeconds:secrets:checkOnly:)``).
+        /// Host-side only: never sent to a child.
+        public var worker: WorkerSettings?
 
         public init(name: String, path: String, sha256: String, rank: Int, config: PluginConfig, requires: [String] = [],
-                    wraps: String? = nil) {
+                    wraps: String? = nil, worker: WorkerSettings? = nil) {
             self.name = name
             self.path = path
             self.sha256 = sha256
@@ -29,12 +34,14 @@ public struct PreflightRequest: Sendable {
             self.config = config
             self.requires = requires
             self.wraps = wraps
+            self.worker = worker
         }
 
         /// `plugin` as staged, with its resolved config.
         init(_ staged: StagedPlugin, _ plugin: ManifestPlugin, config: PluginConfig?) {
             self.init(name: plugin.name, path: staged.loadPath, sha256: staged.sha256, rank: plugin.rank,
-                      config: config ?? PluginConfig(plugin: plugin.name), requires: plugin.dependencies, wraps: plugin.wraps)
+                      config: config ?? PluginConfig(plugin: plugin.name), requires: plugin.dependencies, wraps: plugin.wraps,
+                      worker: plugin.isolation.worker)
         }
     }
 

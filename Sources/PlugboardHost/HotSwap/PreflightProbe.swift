@@ -83,9 +83,7 @@ public enum PreflightProbe {
             records.append(prepared.record)
             return prepared.record.state == .active
         } blocked: { plugin, blocker in
-            let record = PluginRecord(name: plugin.name, state: .failed, error: PlugboardError(
-                .requirementUnavailable, "plugin \"\(plugin.name)\" requires plugin \"\(blocker)\", which did not pass its preflight",
-                hint: "Fix \"\(blocker)\" first; its own error says why it failed."))
+            let record = PluginRecord(name: plugin.name, state: .failed, error: requirementFailed(plugin.name, blocker: blocker))
             emit(PreflightWire.record(record))
             records.append(record)
         }
@@ -94,6 +92,12 @@ public enum PreflightProbe {
         await container.shutdown()
         emit(PreflightWire.stopped)
         return records
+    }
+
+    /// The verdict of a plugin whose requirement `blocker` did not pass its preflight.
+    static func requirementFailed(_ name: String, blocker: String) -> PlugboardError {
+        PlugboardError(.requirementUnavailable, "plugin \"\(name)\" requires plugin \"\(blocker)\", which did not pass its preflight",
+                       hint: "Fix \"\(blocker)\" first; its own error says why it failed.")
     }
 
     static func readAll(_ fd: Int32) -> [UInt8]? {

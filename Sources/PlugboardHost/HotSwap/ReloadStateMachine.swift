@@ -121,7 +121,11 @@ struct ReloadStateMachine {
             || plan.providers.contains(plugin.name) {
             let staging = next.stagings[plugin.name]
             if let staged = staging?.staged {
-                candidates.append(PreflightRequest.Plugin(staged, plugin, config: next.configs[plugin.name]))
+                var candidate = PreflightRequest.Plugin(staged, plugin, config: next.configs[plugin.name])
+                // A provider the reload keeps is in the child only for the plugins that need
+                // it: its own worker already serves, and is not checked again.
+                if !plan.toLoad.contains(plugin.name) && !plan.retry.contains(plugin.name) { candidate.worker = nil }
+                candidates.append(candidate)
                 continue
             }
             let error = staging?.error ?? plan.locateError(plugin)

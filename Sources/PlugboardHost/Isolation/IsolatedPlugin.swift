@@ -39,8 +39,8 @@ public final class IsolatedPlugin: Sendable {
         let ready: WorkerReady
         /// Why this side ended it, if it did (a hang, a protocol violation, a stop).
         let endedHere = LockedValueBox<String?>(nil)
-        /// Whether its process has been reaped, and who waits for that.
-        private let exit = LockedValueBox<(reaped: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+        /// Whether its process has been reaped (with its wait status), and who waits for that.
+        private let exit = LockedValueBox<(status: Int32?, waiters: [CheckedContinuation<Void, Never>])>((nil, []))
 
         init(pid: pid_t, connection: WorkerConnection, ready: WorkerReady) {
             self.pid = pid
@@ -49,20 +49,23 @@ public final class IsolatedPlugin: Sendable {
         }
 
         /// Called by its reaper once the process is gone.
-        func reaped() {
+        func reaped(status: Int32) {
             let waiters = exit.withLock { e in
-                e.reaped = true
+                e.status = status
                 defer { e.waiters.removeAll() }
                 return e.waiters
             }
             for w in waiters { w.resume() }
         }
 
+        /// How the process ended, once it has.
+        var status: Int32? { exit.withLock { $0.status } }
+
         /// Returns once the process is gone.
         func exited() async {
             await withCheckedContinuation { (go: CheckedContinuation<Void, Never>) in
                 let now = exit.withLock { e -> Bool in
-                    if e.reaped { return true }
+                    if e.status != nil { return true }
                     e.waiters.append(go)
                     return false
                 }
@@ -91,6 +94,9 @@ public final class IsolatedPlugin: Sendable {
         var failure: PlugboardError?
         /// Tasks waiting for a worker after theirs died (a retried read).
         var waiters: [CheckedContinuation<Worker?, Never>] = []
+        /// Whether the plugin serves (its watchdog runs, it keeps a spare): not while only
+        /// its first worker stands checked (``startFirst()``).
+        var serving = false
 
         /// Counts `crash` (a worker that died, or one that could not start) against the
         /// crash-loop limit; `served` says the worker answered or died serving a call, which
@@ -156,32 +162,75 @@ public final class IsolatedPlugin: Sendable {
     public var pid: pid_t? { state.withLock { $0.current?.pid } }
     /// The spare's process id, if one is ready.
     public var sparePID: pid_t? { state.withLock { $0.spare?.pid } }
+    /// What the serving worker said when it was ready.
+    var firstReady: WorkerReady? { state.withLock { $0.current?.ready } }
     /// What the first worker registered.
     var services: [WorkerReady.Service] { state.withLock { $0.current?.ready.services ?? [] } }
 
     // MARK: Starting
 
     /// Starts the first worker and waits until its plugin is loaded and started; then a
-    /// spare, in the background. Throws the plugin's own refusal (load, start, health) or
-    /// the worker's failure.
+    /// spare, in the background. Throws the plugin's own refusal (load, start, health), the
+    /// sandbox's (`sandbox.*`), or the worker's failure.
     func start() async throws(PlugboardError) -> WorkerReady {
+        let ready = try await startFirst()
+        serve()
+        return ready
+    }
+
+    /// An isolated plugin's preflight: its first worker, started as it will serve (in its
+    /// sandbox, alone in its container: loaded, registered, built, started, health-checked),
+    /// and nothing more: no spare, no watchdog. Then ``serve()`` makes that worker the
+    /// plugin's (a reload hands it over, so the build is mapped once), or ``stop(grace:)``
+    /// ends it (`check`, a refused reload).
+    func startFirst() async throws(PlugboardError) -> WorkerReady {
         let worker = try await launch()
         state.withLock { s in
             s.current = worker
             s.status = .ready
         }
-        startWatchdog()
-        refillSpare()
         return worker.ready
+    }
+
+    /// Serves with the worker ``startFirst()`` started: the watchdog, and a spare in the
+    /// background. Once; later calls do nothing.
+    func serve() {
+        let (first, lost) = state.withLock { s -> (Bool, Bool) in
+            defer { s.serving = true }
+            // The first worker died before this (it was not replaced then): start another.
+            let lost = s.current == nil && s.status != .stopped && s.status != .failed
+            if lost && !s.serving { s.status = .restarting }
+            return (!s.serving, lost)
+        }
+        guard first else { return }
+        startWatchdog()
+        if lost {
+            Task { [self] in await replace() }
+        } else {
+            refillSpare()
+        }
+    }
+
+    /// Whether this supervisor, checked by a preflight and not serving yet, may serve
+    /// `load` under `settings`: only the very request its worker mapped (the staged copy's
+    /// path and digest, the config, rank, environment, secrets, the sandbox policy) and
+    /// only while that worker lives. A preflight's worker is never handed to anything else.
+    func checked(for load: WorkerLoad, settings: WorkerSettings) -> Bool {
+        guard settings == self.settings, load.encoded() == self.load.encoded() else { return false }
+        return state.withLock { s in
+            !s.serving && s.status == .ready && s.current.map { !$0.connection.hasEnded && $0.status == nil } == true
+        }
     }
 
     /// Launches one worker and waits for its `ready`, within the start timeout.
     private func launch() async throws(PlugboardError) -> Worker {
         let (pid, transport): (pid_t, any FrameTransport)
+        // What the sandbox refused until the worker is ready: the story of a start that fails.
+        let refusals = SandboxRefusals()
         switch await launcher.launch() {
         case .success(let launched):
             (pid, transport) = (launched.pid, launched.transport)
-            readReports(launched.reports, pid: pid)
+            readReports(launched.reports, pid: pid, refusals: refusals)
         case .failure(let error): throw error
         }
         // The wire's end is not acted on here: the reaper tells why, once the process is gone.
@@ -189,6 +238,7 @@ public final class IsolatedPlugin: Sendable {
         guard connection.start() else {
             _ = Glibc.kill(-pid, SIGKILL)
             reap(pid)
+            refusals.close()
             throw PlugboardError(.isolationWorkerFailed, "could not start a reader thread for plugin \"\(name)\"'s worker",
                                  hint: "The host is out of threads; lower its load or raise its limits.")
         }
@@ -197,6 +247,7 @@ public final class IsolatedPlugin: Sendable {
         } catch {
             _ = Glibc.kill(-pid, SIGKILL)
             reap(pid)
+            refusals.close()
             throw PlugboardError(.isolationWorkerFailed, "could not send plugin \"\(name)\" to its worker: \(error)")
         }
         let timeout = settings.startTimeoutSeconds
@@ -209,19 +260,25 @@ public final class IsolatedPlugin: Sendable {
         timer.cancel()
         guard let frame, let ready = try? WorkerReady.decode(frame.payload) else {
             _ = Glibc.kill(-pid, SIGKILL)
-            let status = await BlockingWork.run { Self.waitFor(pid) }
+            let (status, peak) = await BlockingWork.run { Self.waitFor(pid) }
             let (exit, signal) = ChildProcess.termination(status)
             let how = signal.map { "died of \(PreflightRunner.signalName($0))" } ?? "exited with status \(exit ?? 0)"
-            throw PlugboardError(.isolationWorkerFailed, "plugin \"\(name)\"'s worker \(how) before it was ready",
+            let error = PlugboardError(.isolationWorkerFailed, "plugin \"\(name)\"'s worker \(how) before it was ready",
                 detail: frame == nil ? "Expected the worker's ready frame within \(PreflightRunner.formatSeconds(timeout)) s of its start; the plugin's load, registration or start ended the worker, hung past worker.startTimeoutSeconds, or the wire broke."
                     : "Expected a ready frame the host can read, found one it cannot.",
-                hint: "Run plugboard check to see the plugin's load in a preflight child; raise worker.startTimeoutSeconds if its start is only slow.")
+                hint: "Run plugboard check to try the same start (in its worker, sandboxed), and plugboard check --in-process to see it outside the sandbox; raise worker.startTimeoutSeconds if its start is only slow.")
+            // Its report pipe ends with it: every refusal it wrote has been read.
+            let refused = await refusals.all()
+            throw SandboxVerdict(plugin: name, policy: load.sandbox).explain(error, refused: refused,
+                                                                              signal: signal, peakBytes: frame == nil ? peak : nil)
         }
         if let failure = ready.failure {
             _ = Glibc.kill(-pid, SIGKILL)
             reap(pid)
-            throw sandboxed(failure)
+            let refused = await refusals.all()
+            throw SandboxVerdict(plugin: name, policy: load.sandbox).explain(failure, refused: refused, signal: nil, peakBytes: nil)
         }
+        refusals.close()
         let worker = Worker(pid: pid, connection: connection, ready: ready)
         startReaper(worker)
         return worker
@@ -229,9 +286,12 @@ public final class IsolatedPlugin: Sendable {
 
     /// Reads the lines the worker's sandbox writes when it refuses a system call, for as
     /// long as the worker lives: each is logged and reported once.
-    private func readReports(_ fd: Int32, pid: pid_t) {
+    private func readReports(_ fd: Int32, pid: pid_t, refusals: SandboxRefusals) {
         let started = Threads.spawn { [self] in
-            defer { close(fd) }
+            defer {
+                close(fd)
+                refusals.close()
+            }
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
@@ -243,6 +303,7 @@ public final class IsolatedPlugin: Sendable {
                     // Bounded: a worker cannot make the host hold a line without end.
                     let line = String(decoding: pending[..<newline].prefix(512), as: UTF8.self)
                     pending.removeSubrange(...newline)
+                    refusals.add(line)
                     let message = "plugin \"\(name)\"'s worker (pid \(pid)): \(line)"
                     logger.error("isolated plugin's sandbox refused a system call", metadata: ["error": .string(message)])
                     onRefusal(message)
@@ -250,20 +311,10 @@ public final class IsolatedPlugin: Sendable {
                 if pending.count > 4096 { pending.removeAll() }
             }
         }
-        if !started { close(fd) }
-    }
-
-    /// A load refused for want of access names the sandbox, which is the likelier cause
-    /// than the file's permissions the plugin's own hint speaks of.
-    private func sandboxed(_ failure: PlugboardError) -> PlugboardError {
-        let text = [failure.message, failure.detail ?? ""].joined(separator: " ")
-        guard failure.code == .storageAccessDenied || text.contains("EACCES") || text.contains("Permission denied") else { return failure }
-        let granted = load.sandbox.readWritePaths.filter { $0 != "/dev/null" }
-        return PlugboardError(failure.code, failure.message,
-            detail: (failure.detail.map { $0 + " " } ?? "") + "The plugin runs in its worker's sandbox, which grants writing to "
-                + (granted.isEmpty ? "no path" : granted.joined(separator: ", ")) + " alone.",
-            hint: "Grant the plugin's data folder in its manifest entry, \"sandbox\": {\"readWrite\": [\"data\"]} (relative to the manifest's folder); "
-                + (failure.hint ?? ""))
+        if !started {
+            close(fd)
+            refusals.close()
+        }
     }
 
     // MARK: The worker for a call
@@ -310,22 +361,25 @@ public final class IsolatedPlugin: Sendable {
 
     private func startReaper(_ worker: Worker) {
         let ok = Threads.spawn { [self] in
-            let status = Self.waitFor(worker.pid)
+            let (status, _) = Self.waitFor(worker.pid)
             // Whatever it started dies with it.
             _ = Glibc.kill(-worker.pid, SIGKILL)
             worker.connection.close()
             ended(worker, status: status)
-            worker.reaped()
+            worker.reaped(status: status)
         }
         if !ok { worker.kill("no thread to watch it") }
     }
 
-    private static func waitFor(_ pid: pid_t) -> Int32 {
+    /// Reaps `pid`: its wait status and its peak resident memory in bytes (which tells a
+    /// worker that died at its memory limit).
+    private static func waitFor(_ pid: pid_t) -> (status: Int32, peakBytes: UInt64) {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { return 0 }
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            if errno != EINTR { return (0, 0) }
         }
-        return status
+        return (status, UInt64(max(0, usage.ru_maxrss)) * 1024)
     }
 
     private func reap(_ pid: pid_t) {
@@ -368,6 +422,9 @@ public final class IsolatedPlugin: Sendable {
         let next: Next = state.withLock { s in
             guard s.spare === worker || s.current === worker else { return .nothing }
             if s.spare === worker { s.spare = nil } else { s.current = nil }
+            // A preflight's worker that dies before it serves is not replaced: its verdict
+            // no longer holds, so no load takes this supervisor (checked(for:settings:)).
+            guard s.serving else { return .nothing }
             // A worker that answered, or died serving a call (a poisoned request), is no
             // crash loop; one that died idle before it answered anything is.
             if let error = s.count(crash, served: worker.connection.answered > 0 || !inFlight.isEmpty, plugin: name, settings: settings) {
@@ -451,7 +508,7 @@ public final class IsolatedPlugin: Sendable {
     private func refillSpare() {
         guard settings.spare else { return }
         let start = state.withLock { s -> Bool in
-            guard s.spare == nil, !s.startingSpare, s.status == .ready else { return false }
+            guard s.serving, s.spare == nil, !s.startingSpare, s.status == .ready else { return false }
             s.startingSpare = true
             return true
         }
@@ -504,8 +561,10 @@ public final class IsolatedPlugin: Sendable {
     // MARK: Stopping
 
     /// Stops the plugin: each worker is asked to stop its services and end, and killed with
-    /// its group if it has not within `grace` seconds.
-    func stop(grace: Double = 10) async {
+    /// its group if it has not within `grace` seconds. Returns how each ended (its wait
+    /// status), the serving worker's first.
+    @discardableResult
+    func stop(grace: Double = 10) async -> [Int32] {
         let (workers, waiters): ([Worker], [CheckedContinuation<Worker?, Never>]) = state.withLock { s in
             s.status = .stopped
             defer { s.waiters.removeAll() }
@@ -524,5 +583,6 @@ public final class IsolatedPlugin: Sendable {
         }
         for worker in workers { await worker.exited() }
         deadline.cancel()
+        return workers.compactMap(\.status)
     }
 }

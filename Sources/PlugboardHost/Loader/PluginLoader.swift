@@ -114,11 +114,14 @@ public final class PluginLoader: Sendable {
     }
 
     /// Loads one plugin already staged (its file is not read again); never throws.
+    /// `checked`: an isolated plugin's supervisor whose first worker its preflight started
+    /// (``prepareIsolated(_:config:rank:requires:secrets:settings:checked:)``).
     public func load(_ staged: StagedPlugin, config: PluginConfig, rank: Int, wraps: String? = nil, requires: [String]? = nil,
-                     secrets: SecretScrubber, isolation: PluginIsolation = .inProcess) async -> PluginRecord {
+                     secrets: SecretScrubber, isolation: PluginIsolation = .inProcess,
+                     checked: IsolatedPlugin? = nil) async -> PluginRecord {
         if let settings = isolation.worker {
             return await commit(await prepareIsolated(staged, config: config, rank: rank, requires: requires, secrets: secrets,
-                                                      settings: settings),
+                                                      settings: settings, checked: checked),
                                 secrets: secrets)
         }
         return await commit(await BlockingWork.run { [self] in

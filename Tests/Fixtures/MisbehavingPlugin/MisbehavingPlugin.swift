@@ -28,6 +28,7 @@ public func plugboardPluginEntry(_ op: Int32, _ arg: UnsafeMutableRawPointer?) -
 /// - faults at request time besides those above: `allocate` (memory without bound),
 ///   `execve` (runs /bin/true; the get throws the error it got), `writeOutside` (creates
 ///   the file `outsidePath`; the get throws the error it got, or answers when it could);
+///   with `faultIn: start`, these two fail the start with the error they got;
 /// - `exitAfterRequests`: the process exits on this get (counted over every get);
 /// - `seed`: objects `seed-0` ... `seed-(N-1)`, each holding `seed N`, present from the
 ///   start (so that every process of an isolated plugin holds them).
@@ -79,10 +80,11 @@ enum MisbehavingPlugin: Plugin {
             let code = errno
             throw PlugboardError(.storageFailed, "execve was refused: \(String(cString: strerror(code)))", detail: "errno \(code)")
         case "writeOutside":
-            let fd = open(outsidePath ?? "/tmp/misbehaving-outside", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            let path = outsidePath ?? "/tmp/misbehaving-outside"
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard fd >= 0 else {
                 let code = errno
-                throw PlugboardError(.storageFailed, "writing outside was refused: \(String(cString: strerror(code)))", detail: "errno \(code)")
+                throw PlugboardError(.storageFailed, "writing outside was refused: \(String(cString: strerror(code))): \(path)", detail: "errno \(code)")
             }
             close(fd)
         default:
@@ -112,7 +114,10 @@ final class FixtureStorage: ObjectStorage, ManagedService, HealthChecking {
     init(_ settings: FixtureSettings) { self.settings = settings }
 
     func start() async throws {
-        if settings.place == "start" { MisbehavingPlugin.strike(settings.fault) }
+        if settings.place == "start" {
+            MisbehavingPlugin.strike(settings.fault)
+            try MisbehavingPlugin.attempt(settings.fault, outsidePath: settings.outsidePath)
+        }
         for i in 0..<settings.seed {
             _ = try await base.put("seed-\(i)", data: Array("seed \(i)".utf8), contentType: "text/plain", metadata: [:])
         }
