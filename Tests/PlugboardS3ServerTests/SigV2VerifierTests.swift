@@ -130,6 +130,8 @@ import Testing
         #expect(try SigV2Verifier.canonicalizedResource(rawPath: Array("/k".utf8), rawQuery: Array("versionId=3&acl&response-content-type=text%2Fplain&prefix=a".utf8),
                                                         hostBucket: "b") == "/b/k?acl&response-content-type=text/plain&versionId=3")
         #expect(try SigV2Verifier.canonicalizedResource(rawPath: [], rawQuery: [], hostBucket: nil) == "/")
+        #expect(try SigV2Verifier.canonicalizedResource(rawPath: Array("/b".utf8), rawQuery: Array("uploads".utf8), hostBucket: nil) == "/b/?uploads")
+        #expect(try SigV2Verifier.canonicalizedResource(rawPath: Array("/b/".utf8), rawQuery: [], hostBucket: nil) == "/b/")
     }
 
     @Test func aChangedByte_doesNotMatch_andTheRefusalShowsWhatWasSigned() {
@@ -229,7 +231,8 @@ import Testing
 
     @Test func router_servesV2WhenOn_andRefusesItWhenOff() async throws {
         let (router, storage) = try await Self.router(signatureV2: true)
-        #expect(await router.respond(to: try Self.v2Request("PUT", "/photos", resource: "/photos")).status == 200)
+        // A bucket alone is signed "/photos/", as botocore and s3cmd sign it.
+        #expect(await router.respond(to: try Self.v2Request("PUT", "/photos", resource: "/photos/")).status == 200)
         let body = Array("hello".utf8)
         let md5 = Base64.encode(try MD5Hasher.hash(body))
         let put = await router.respond(to: try Self.v2Request("PUT", "/photos/a%20b.txt", resource: "/photos/a%20b.txt", body: body,
@@ -247,7 +250,7 @@ import Testing
         #expect(get.body == body)
 
         let (off, _) = try await Self.router(signatureV2: false)
-        let refused = await off.respond(to: try Self.v2Request("PUT", "/photos", resource: "/photos"))
+        let refused = await off.respond(to: try Self.v2Request("PUT", "/photos", resource: "/photos/"))
         #expect(refused.status == 400)
         #expect(try S3XMLReader.parse(refused.body).text("Code") == "InvalidRequest")
     }

@@ -175,10 +175,13 @@ struct SigV2Verifier: Sendable {
 
     /// `/bucket` when `Host` named the bucket, the path exactly as sent (escapes and their
     /// case kept), `/` for an empty one, then `?` and the signed sub-resources sorted by
-    /// name, each with `=` and its decoded value when the query gave it one.
+    /// name, each with `=` and its decoded value when the query gave it one. A path-style
+    /// request for a bucket alone (`/bucket`) signs `/bucket/`, as a virtual-hosted one
+    /// does: boto, botocore and s3cmd sign it so.
     static func canonicalizedResource(rawPath: [UInt8], rawQuery: [UInt8], hostBucket: String?) throws(S3Error) -> String {
         var out = hostBucket.map { "/" + $0 } ?? ""
         out += rawPath.isEmpty ? "/" : String(decoding: rawPath, as: UTF8.self)
+        if hostBucket == nil, rawPath.count > 1, !rawPath.dropFirst().contains(UInt8(ascii: "/")) { out += "/" }
         var signed: [(name: String, value: String?, order: Int)] = []
         for (order, piece) in rawQuery.split(separator: UInt8(ascii: "&")).enumerated() {
             let eq = piece.firstIndex(of: UInt8(ascii: "="))
