@@ -23,7 +23,11 @@ process of its own, "isolation": "process"):
               "-3"), ranges, paginated V2 and V1 listings with delimiters, an odd key,
               presigned GET and PUT through curl, conditional PUT and GET, response-*
               overrides, list_object_versions paged, CopyObject, DeleteObjects (quiet and
-              not), BucketNotEmpty, 501 for what is not served, the key length rule
+              not), BucketNotEmpty, 501 for what is not served, the key length rule;
+              flexible checksums as botocore sends them (upload_file with a full-object
+              CRC32 value, ChecksumCRC32= and a composite
+              ChecksumSHA256= on complete_multipart_upload, CopyObject with
+              ChecksumAlgorithm, BadDigest for a wrong single-object checksum)
   awscli-*    mb, cp small and 20 MiB both ways, s3api head-object, ls, sync of 20 files
               both ways, presign (SigV2 by default: refused; SigV4 fetched with curl),
               s3api delete-objects, rm --recursive, rb
@@ -807,6 +811,9 @@ def boto3_scenario(work, server, steps):
         for key in ["sum/one", "sum/many"]:
             s3.delete_object(Bucket=bucket, Key=key)
 
+    if TARGET != "moto":
+        checksums_steps(work, s3, steps)
+
     with steps("delete_bucket: BucketNotEmpty while objects remain, then deleted when empty"):
         code, status, _ = client_error(s3.delete_bucket, Bucket=bucket)
         expect_equal("DeleteBucket of a bucket with objects", ("BucketNotEmpty", 409), (code, status))
@@ -901,6 +908,72 @@ def boto3_scenario(work, server, steps):
             s3.delete_object(Bucket="boto3-e2e-501", Key=fits)
             code, status, _ = client_error(s3.put_object, Bucket="boto3-e2e-501", Key=fits + "k", Body=b"long")
             expect_equal("PutObject of a %d-byte key" % (limit + 1), ("KeyTooLongError", 400), (code, status))
+
+
+def checksums_steps(work, s3, steps):
+    """Flexible checksums as botocore sends them: a full-object CRC32 through s3transfer's
+    own multipart upload (upload_file with ChecksumCRC32: FULL_OBJECT on the Create, the
+    value on the Complete), ChecksumCRC32= and a composite ChecksumSHA256= on
+    complete_multipart_upload, CopyObject with ChecksumAlgorithm, and BadDigest for a
+    single-object checksum that does not match. CRC32C and CRC64NVME are botocore's with
+    awscrt only, which also swaps botocore's SigV4 signer for CRT's (the Date-header step
+    above would no longer test botocore's): the Swift tests cover them
+    (ChecksumCompletionTests)."""
+    from boto3.s3.transfer import TransferConfig
+    bucket = "boto3-e2e-sums"
+    s3.create_bucket(Bucket=bucket)
+    path = os.path.join(work, "sums.bin")
+    random_file(path, 11 * MiB, seed=32)
+    with open(path, "rb") as f:
+        data = f.read()
+    config = TransferConfig(multipart_threshold=5 * MiB, multipart_chunksize=5 * MiB, max_concurrency=2)
+
+    with steps("upload_file with a full-object ChecksumCRC32 (3 parts): kept, answered FULL_OBJECT"):
+        for name, value in [("CRC32", crc32_b64(data))]:
+            s3.upload_file(path, bucket, "full/" + name, ExtraArgs={"Checksum" + name: value}, Config=config)
+            h = s3.head_object(Bucket=bucket, Key="full/" + name, ChecksumMode="ENABLED")
+            expect_equal("HeadObject Checksum%s after upload_file" % name, value, h.get("Checksum" + name))
+            expect_equal("HeadObject ChecksumType after upload_file with Checksum%s" % name, "FULL_OBJECT", h.get("ChecksumType"))
+            check(h["ETag"].strip('"').endswith("-3"), "upload_file with Checksum%s: expected a 3-part ETag, found %s" % (name, h["ETag"]))
+
+    def upload_parts(key, algorithm, checksum_type):
+        up = s3.create_multipart_upload(Bucket=bucket, Key=key, ChecksumAlgorithm=algorithm, ChecksumType=checksum_type)
+        parts, pieces = [], [data[:5 * MiB], data[5 * MiB:]]
+        for number, piece in enumerate(pieces, 1):
+            r = s3.upload_part(Bucket=bucket, Key=key, UploadId=up["UploadId"], PartNumber=number, Body=piece, ChecksumAlgorithm=algorithm)
+            parts.append({"PartNumber": number, "ETag": r["ETag"], "Checksum" + algorithm: r["Checksum" + algorithm]})
+        return up["UploadId"], parts, pieces
+
+    with steps("complete_multipart_upload with ChecksumCRC32= (FULL_OBJECT): a wrong value is 400 BadDigest, the right one completes"):
+        upload, parts, _ = upload_parts("full/by-hand", "CRC32", "FULL_OBJECT")
+        code, status, _ = client_error(s3.complete_multipart_upload, Bucket=bucket, Key="full/by-hand", UploadId=upload,
+                                       MultipartUpload={"Parts": parts}, ChecksumCRC32="AAAAAA==", ChecksumType="FULL_OBJECT")
+        expect_equal("CompleteMultipartUpload with a wrong ChecksumCRC32", ("BadDigest", 400), (code, status))
+        done = s3.complete_multipart_upload(Bucket=bucket, Key="full/by-hand", UploadId=upload, MultipartUpload={"Parts": parts},
+                                            ChecksumCRC32=crc32_b64(data), ChecksumType="FULL_OBJECT")
+        expect_equal("CompleteMultipartUpload ChecksumCRC32", crc32_b64(data), done.get("ChecksumCRC32"))
+
+    with steps("complete_multipart_upload with a composite ChecksumSHA256= (the parts' digests hashed, -2)"):
+        upload, parts, pieces = upload_parts("composite/sha256", "SHA256", "COMPOSITE")
+        composite = base64.b64encode(hashlib.sha256(b"".join(hashlib.sha256(p).digest() for p in pieces)).digest()).decode() + "-2"
+        done = s3.complete_multipart_upload(Bucket=bucket, Key="composite/sha256", UploadId=upload, MultipartUpload={"Parts": parts},
+                                            ChecksumSHA256=composite)
+        expect_equal("CompleteMultipartUpload ChecksumSHA256", composite, done.get("ChecksumSHA256"))
+
+    with steps("copy_object with ChecksumAlgorithm=SHA256: the copy's checksum computed; a wrong single-object checksum is 400 BadDigest"):
+        copied = s3.copy_object(Bucket=bucket, Key="copy/sha256", CopySource={"Bucket": bucket, "Key": "full/CRC32"}, ChecksumAlgorithm="SHA256")
+        expected = base64.b64encode(hashlib.sha256(data).digest()).decode()
+        expect_equal("CopyObjectResult ChecksumSHA256", expected, copied.get("CopyObjectResult", {}).get("ChecksumSHA256"))
+        h = s3.head_object(Bucket=bucket, Key="copy/sha256", ChecksumMode="ENABLED")
+        expect_equal("HeadObject ChecksumSHA256 of the copy", expected, h.get("ChecksumSHA256"))
+        code, status, _ = client_error(s3.put_object, Bucket=bucket, Key="refused/sum", Body=b"abc", ChecksumSHA256="ABCD")
+        expect_equal("PutObject with a ChecksumSHA256 of 3 bytes", ("BadDigest", 400), (code, status))
+        expect_missing(s3, bucket, "refused/sum")
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        objects = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+        if objects:
+            s3.delete_objects(Bucket=bucket, Delete={"Objects": objects, "Quiet": True})
+    s3.delete_bucket(Bucket=bucket)
 
 
 # MARK: the AWS CLI

@@ -354,19 +354,19 @@ public enum MultipartOperations {
         return info
     }
 
-    /// The completed object's checksum, when the upload was made with an algorithm: every
-    /// part's kept checksum (the one the client lists for it must be the same), then the
-    /// parts' checksum of the upload's type; a whole-object value the client sends
-    /// (`x-amz-checksum-crc32` on the Complete) must match it. Also each part's checksum,
-    /// in order, for the manifest.
+    /// The completed object's checksum, when the upload was made with an algorithm or the
+    /// Complete names one (``S3Checksum/onCompletion(recorded:headers:)``): every part's
+    /// kept checksum (the one the client lists for it must be the same), then the parts'
+    /// checksum of that type; a whole-object value the client sends (`x-amz-checksum-crc32`
+    /// on the Complete) must match it. Also each part's checksum, in order, for the manifest.
     static func completedChecksum(_ context: S3Context, _ request: S3Request, record: MultipartRecord, requested: [CompletionPart],
                                   parts: [PartConcatenation.Part], bucket: String,
                                   uploadID: String) async throws -> (S3Checksum?, [S3Checksum]) {
-        guard let wanted = record.checksum else { return (nil, []) }
+        guard let wanted = try S3Checksum.onCompletion(recorded: record.checksum, headers: request.head.headers) else { return (nil, []) }
         var kept: [(checksum: S3Checksum, size: Int)] = []
         for (listed, part) in zip(requested, parts) {
             guard let checksum = try await partChecksum(context, bucket: bucket, uploadID: uploadID, number: part.number, storageKey: part.storageKey) else {
-                throw S3Error.invalidPart("One or more of the specified parts could not be found: expected part \(part.number) to carry a \(wanted.algorithm.displayName) checksum, as the upload was created with one, found none kept.")
+                throw S3Error.invalidPart("One or more of the specified parts could not be found: expected part \(part.number) to carry a \(wanted.algorithm.displayName) checksum, as the upload was created with one or the Complete names one, found none kept.")
             }
             if let given = listed.checksum, given.algorithm != checksum.algorithm || given.value != checksum.value {
                 throw S3Error.invalidPart("One or more of the specified parts could not be found or the specified checksum might not have matched the part's checksum: expected part \(part.number)'s \(checksum.element) \(checksum.value), found \(given.element) \(given.value).")
@@ -374,10 +374,7 @@ public enum MultipartOperations {
             kept.append((checksum, part.size))
         }
         let whole = try S3Checksum.ofParts(kept, algorithm: wanted.algorithm, type: wanted.type)
-        if let sent = S3Checksum.declared(in: request.head.headers), sent.algorithm == whole.algorithm, sent.value != whole.value {
-            throw S3Error("BadDigest", status: 400,
-                          "The \(sent.algorithm.displayName) you specified did not match the calculated checksum: expected \(whole.value) (the parts' \(whole.type.rawValue) checksum), found \(sent.value).")
-        }
+        try S3Checksum.checkSentOnCompletion(request.head.headers, whole: whole)
         return (whole, kept.map(\.checksum))
     }
 

@@ -215,8 +215,9 @@ public final class S3Router: HTTPHandler {
                           fields: [("VersionId", String(version.prefix(128)))])
         }
         let checksums = VerifiedChecksums()
+        let bodyHeaders = operation.checksumHeadersDescribeBody ? head.headers : head.headers.withoutChecksumValues
         let body = try authentication.map { authentication throws(S3Error) in
-            try S3BodyDecoder.body(request.body, headers: head.headers, authentication: authentication, verified: checksums)
+            try S3BodyDecoder.body(request.body, headers: bodyHeaders, authentication: authentication, verified: checksums)
         } ?? ObjectBody(length: request.body.length, request.body)
         let lease = provider.container.lease()
         let storage: any ObjectStorage
