@@ -65,8 +65,15 @@ import Testing
                                                                 headers: [("x-amz-checksum-sha256", Base64.encode(try ChecksumAlgorithm.sha256.digest(of: [1])))]) }
             #expect(other?.code == "InvalidRequest")
 
+            // x-amz-mp-object-size (botocore's MpuObjectSize, beside a full-object value) is the parts' total.
+            let size = Self.parts.reduce(0) { $0 + $1.count }
+            let sized = await s3Error { try await Self.complete(s3, key: "full", id: id, document: document,
+                                                                headers: [(algorithm.headerName, value), ("x-amz-mp-object-size", "\(size + 1)")]) }
+            #expect(sized?.code == "InvalidRequest")
+            #expect(sized?.message.contains("\(size) bytes") == true)
             let done = try await Self.complete(s3, key: "full", id: id, document: document,
-                                               headers: [(algorithm.headerName, value), ("x-amz-checksum-type", "FULL_OBJECT")]).document()
+                                               headers: [(algorithm.headerName, value), ("x-amz-checksum-type", "FULL_OBJECT"),
+                                                         ("x-amz-mp-object-size", "\(size)")]).document()
             #expect(done.text("Checksum" + name) == value)
             #expect(done.text("ChecksumType") == "FULL_OBJECT")
             let head = try await ObjectOperations.headObject(s3.context, s3.request("HEAD", bucket: "bkt", key: "full", headers: [("x-amz-checksum-mode", "ENABLED")]))

@@ -190,6 +190,7 @@ public enum MultipartOperations {
             let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
             let stored = try await listParts(context, bucket: bucket, uploadID: uploadID, after: 0, limit: MultipartLayout.maxPartNumber)
             let parts = try concatenated(requested, from: stored.parts, uploadID: uploadID)
+            try checkObjectSize(request.header("x-amz-mp-object-size"), parts: parts)
             // The listed ETags are the stored parts' now.
             guard let multipartETag = listedETag else {
                 throw S3Error.internalError("The storage's ETags of the parts are not MD5s: expected 32 hex digits each, found \(parts.map { "\"\($0.etag.prefix(80))\"" }.joined(separator: ", ").prefix(400)).")
@@ -376,6 +377,18 @@ public enum MultipartOperations {
         let whole = try S3Checksum.ofParts(kept, algorithm: wanted.algorithm, type: wanted.type)
         try S3Checksum.checkSentOnCompletion(request.head.headers, whole: whole)
         return (whole, kept.map(\.checksum))
+    }
+
+    /// `x-amz-mp-object-size` (botocore's `MpuObjectSize`, beside a full-object checksum): when
+    /// given, the listed parts' total size, else 400 `InvalidRequest` as S3 answers it.
+    static func checkObjectSize(_ text: String?, parts: [PartConcatenation.Part]) throws(S3Error) {
+        guard let text else { return }
+        let total = parts.reduce(0) { $0 + $1.size }
+        let trimmed = ASCIIText.trimmed(text)
+        guard trimmed.utf8.count <= 18, trimmed.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), Int(trimmed) == total else {
+            throw S3Error.invalidRequest(
+                "Value for x-amz-mp-object-size header is invalid: expected the object's size, \(total) bytes (the sum of the parts listed), found \"\(text.prefix(24))\".")
+        }
     }
 
     /// A part's kept checksum: in its metadata (listings may leave metadata out, so the
