@@ -132,6 +132,11 @@ import Testing
         #expect(try SigV2Verifier.canonicalizedResource(rawPath: [], rawQuery: [], hostBucket: nil) == "/")
         #expect(try SigV2Verifier.canonicalizedResource(rawPath: Array("/b".utf8), rawQuery: Array("uploads".utf8), hostBucket: nil) == "/b/?uploads")
         #expect(try SigV2Verifier.canonicalizedResource(rawPath: Array("/b/".utf8), rawQuery: [], hostBucket: nil) == "/b/")
+        // An empty value signs the name alone (rclone sends "uploads=").
+        #expect(try SigV2Verifier.canonicalizedResource(rawPath: Array("/b/k".utf8), rawQuery: Array("uploads=".utf8), hostBucket: nil) == "/b/k?uploads")
+        // A bucket alone, path style, as rclone signs it: "/b" as sent.
+        #expect(try SigV2Verifier.canonicalizedResources(rawPath: Array("/b".utf8), rawQuery: Array("acl".utf8), hostBucket: nil) == ["/b/?acl", "/b?acl"])
+        #expect(try SigV2Verifier.canonicalizedResources(rawPath: Array("/b/k".utf8), rawQuery: [], hostBucket: nil) == ["/b/k"])
     }
 
     @Test func aChangedByte_doesNotMatch_andTheRefusalShowsWhatWasSigned() {
@@ -231,8 +236,10 @@ import Testing
 
     @Test func router_servesV2WhenOn_andRefusesItWhenOff() async throws {
         let (router, storage) = try await Self.router(signatureV2: true)
-        // A bucket alone is signed "/photos/", as botocore and s3cmd sign it.
+        // A bucket alone is signed "/photos/", as botocore and s3cmd sign it, or "/photos", as rclone does.
         #expect(await router.respond(to: try Self.v2Request("PUT", "/photos", resource: "/photos/")).status == 200)
+        #expect(await router.respond(to: try Self.v2Request("HEAD", "/photos", resource: "/photos")).status == 200)
+        #expect(await router.respond(to: try Self.v2Request("HEAD", "/photos", resource: "/photo")).status == 403)
         let body = Array("hello".utf8)
         let md5 = Base64.encode(try MD5Hasher.hash(body))
         let put = await router.respond(to: try Self.v2Request("PUT", "/photos/a%20b.txt", resource: "/photos/a%20b.txt", body: body,

@@ -48,7 +48,8 @@ process of its own, "isolation": "process"):
   sigv2-file  s3.signatureV2: boto3 with signature_version="s3" (put/get/list, multipart
               upload_file, a V2 presigned GET and an expired one, a V2 POST form, a wrong
               secret, an unknown key), SigV4 beside it; refusals-* checks V2 is 400
-              InvalidRequest without it
+              InvalidRequest without it (the AWS CLI v1 signs SigV4 here whatever its
+              s3.signature_version says)
   hotswap     a swap to a backend without the bucket and the upload (NoSuchBucket,
               NoSuchUpload), and back: the upload completes
 

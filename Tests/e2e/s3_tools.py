@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Third-party S3 tools end to end, against a real `plugboard serve --s3-listen` and the
 real plugin .so files: rclone and s3cmd (each over FileStorage and over MemoryStorage,
-`-file` and `-memory`; s3cmd also with `--signature-v2` against s3.signatureV2,
-`s3cmd-v2-file`), boto3 over https through nginx (aws-chunked bodies
+`-file` and `-memory`; rclone with `v2_auth` and s3cmd with `--signature-v2` against
+s3.signatureV2, `rclone-v2-file` and `s3cmd-v2-file`), boto3 over https through nginx (aws-chunked bodies
 with a CRC32 trailer), and an AWS CLI sync across hot swaps between two FileStorage
 plugins over one root folder.
 
@@ -272,20 +272,31 @@ def stopped_cleanly(server):
 BACKEND_ARGS = {"file": (), "memory": ("--env", "testing")}
 
 
-def scenario_rclone(work, backend="file"):
-    """rclone (provider Other, path style): mkdir, copy 20 small files and a 20 MiB one
-    (multipart: cutoff 8M, chunks 5M), lsf, check both ways, copy down, delete, rmdir."""
+def signature_v2_manifest():
+    """The shipped manifest with the S3 API serving Signature Version 2 as well (the key
+    pair comes from the environment)."""
+    with open(os.path.join(REPO, "plugins.json")) as f:
+        m = json.load(f)
+    m["s3"] = {"signatureV2": True}
+    return json.dumps(m, indent=1)
+
+
+def scenario_rclone(work, backend="file", signature_v2=False):
+    """rclone (provider Other, path style; `v2_auth` against s3.signatureV2 with
+    `signature_v2`): mkdir, copy 20 small files and a 20 MiB one (multipart: cutoff 8M,
+    chunks 5M), lsf, check both ways, copy down, delete, rmdir."""
     rclone = tool("rclone")
     src = os.path.join(work, "src")
     names = write_tree(src, 20, seed=1)
     write_big(os.path.join(src, "big.bin"), 20 * MIB, seed=2)
     names = sorted(names + ["big.bin"])
-    server = Server(work, args=BACKEND_ARGS[backend])
+    server = Server(work, manifest_text=signature_v2_manifest() if signature_v2 else None, args=BACKEND_ARGS[backend])
     try:
         conf = os.path.join(work, "rclone.conf")
         with open(conf, "w") as f:
             f.write("[pb]\ntype = s3\nprovider = Other\nenv_auth = false\naccess_key_id = %s\nsecret_access_key = %s\n"
-                    "endpoint = %s\nregion = %s\nforce_path_style = true\n" % (ACCESS_KEY, SECRET_KEY, server.endpoint, REGION))
+                    "endpoint = %s\nregion = %s\nforce_path_style = true\n%s" % (
+                        ACCESS_KEY, SECRET_KEY, server.endpoint, REGION, "v2_auth = true\n" if signature_v2 else ""))
         base = [rclone, "--config", conf, "--retries", "1", "--low-level-retries", "1", "--contimeout", "10s", "--timeout", "60s"]
         remote = "pb:rclone-bucket"
         run(base + ["mkdir", remote])
@@ -315,15 +326,6 @@ def scenario_rclone(work, backend="file"):
         return "mkdir, copy of %d files (big.bin in 4 parts), lsf, check both ways and --download, copy down byte for byte, delete, rmdir" % len(names)
     finally:
         stopped_cleanly(server)
-
-
-def signature_v2_manifest():
-    """The shipped manifest with the S3 API serving Signature Version 2 as well (the key
-    pair comes from the environment)."""
-    with open(os.path.join(REPO, "plugins.json")) as f:
-        m = json.load(f)
-    m["s3"] = {"signatureV2": True}
-    return json.dumps(m, indent=1)
 
 
 def scenario_s3cmd(work, backend="file", signature_v2=False):
@@ -635,6 +637,7 @@ def scenario_sync_across_swaps(work):
 SCENARIOS = [
     ("rclone-file", scenario_rclone),
     ("rclone-memory", lambda work: scenario_rclone(work, "memory")),
+    ("rclone-v2-file", lambda work: scenario_rclone(work, "file", signature_v2=True)),
     ("s3cmd-file", scenario_s3cmd),
     ("s3cmd-memory", lambda work: scenario_s3cmd(work, "memory")),
     ("s3cmd-v2-file", lambda work: scenario_s3cmd(work, "file", signature_v2=True)),

@@ -85,9 +85,9 @@ struct SigV2Verifier: Sendable {
                           fields: [("RequestTime", date.isEmpty ? (headers["x-amz-date"] ?? "") : date), ("ServerTime", serverTime),
                                    ("MaxAllowedSkewMilliseconds", String(maxSkewSeconds * 1000))])
         }
-        let stringToSign = try Self.stringToSign(method: method, headers: headers, date: date, rawPath: rawPath,
-                                                 rawQuery: rawQuery, hostBucket: hostBucket)
-        try check(signature, of: stringToSign, accessKeyID: accessKeyID, secret: secret)
+        let stringsToSign = try Self.stringsToSign(method: method, headers: headers, date: date, rawPath: rawPath,
+                                                   rawQuery: rawQuery, hostBucket: hostBucket)
+        try check(signature, of: stringsToSign, accessKeyID: accessKeyID, secret: secret)
         return try authentication(accessKeyID, headers: headers)
     }
 
@@ -121,9 +121,9 @@ struct SigV2Verifier: Sendable {
                           "Request has expired: it was valid until \(expiry) (Expires \(expires)); the server's time is \(serverTime).",
                           fields: [("Expires", expiry), ("ServerTime", serverTime)])
         }
-        let stringToSign = try Self.stringToSign(method: method, headers: headers, date: expiresText, rawPath: rawPath,
-                                                 rawQuery: rawQuery, hostBucket: hostBucket)
-        try check(signature, of: stringToSign, accessKeyID: accessKeyID, secret: secret)
+        let stringsToSign = try Self.stringsToSign(method: method, headers: headers, date: expiresText, rawPath: rawPath,
+                                                   rawQuery: rawQuery, hostBucket: hostBucket)
+        try check(signature, of: stringsToSign, accessKeyID: accessKeyID, secret: secret)
         return try authentication(accessKeyID, headers: headers)
     }
 
@@ -144,16 +144,16 @@ struct SigV2Verifier: Sendable {
 
     /// StringToSign: method, `Content-MD5`, `Content-Type`, `date` (the request's `Date`,
     /// empty with `x-amz-date`, or a presigned URL's `Expires`), the canonical `x-amz-*`
-    /// headers and the canonical resource.
-    static func stringToSign(method: String, headers: HTTPHeaders, date: String, rawPath: [UInt8], rawQuery: [UInt8],
-                             hostBucket: String?) throws(S3Error) -> String {
-        var out = method + "\n"
-        out += (headers["content-md5"].map { String(ASCIIText.trimmed($0)) } ?? "") + "\n"
-        out += (headers["content-type"].map { String(ASCIIText.trimmed($0)) } ?? "") + "\n"
-        out += date + "\n"
-        out += canonicalizedAmzHeaders(headers)
-        out += try canonicalizedResource(rawPath: rawPath, rawQuery: rawQuery, hostBucket: hostBucket)
-        return out
+    /// headers and the canonical resource; one for each spelling of the resource clients
+    /// sign (``canonicalizedResources(rawPath:rawQuery:hostBucket:)``), the usual first.
+    static func stringsToSign(method: String, headers: HTTPHeaders, date: String, rawPath: [UInt8], rawQuery: [UInt8],
+                              hostBucket: String?) throws(S3Error) -> [String] {
+        var head = method + "\n"
+        head += (headers["content-md5"].map { String(ASCIIText.trimmed($0)) } ?? "") + "\n"
+        head += (headers["content-type"].map { String(ASCIIText.trimmed($0)) } ?? "") + "\n"
+        head += date + "\n"
+        head += canonicalizedAmzHeaders(headers)
+        return try canonicalizedResources(rawPath: rawPath, rawQuery: rawQuery, hostBucket: hostBucket).map { head + $0 }
     }
 
     /// Every `x-amz-*` header, lower-cased, sorted by name, values of one name joined by
@@ -175,13 +175,29 @@ struct SigV2Verifier: Sendable {
 
     /// `/bucket` when `Host` named the bucket, the path exactly as sent (escapes and their
     /// case kept), `/` for an empty one, then `?` and the signed sub-resources sorted by
-    /// name, each with `=` and its decoded value when the query gave it one. A path-style
-    /// request for a bucket alone (`/bucket`) signs `/bucket/`, as a virtual-hosted one
-    /// does: boto, botocore and s3cmd sign it so.
+    /// name, each with `=` and its decoded value when the query gave it a non-empty one.
+    ///
+    /// A path-style request for a bucket alone (`/bucket`) has two spellings, both
+    /// answered: `/bucket/`, as a virtual-hosted one has it and boto, botocore and s3cmd
+    /// sign it, then `/bucket` as sent, which rclone signs. Either names the
+    /// same resource, so accepting both grants nothing more; the second costs an HMAC only
+    /// when the first does not match.
+    static func canonicalizedResources(rawPath: [UInt8], rawQuery: [UInt8], hostBucket: String?) throws(S3Error) -> [String] {
+        let path = (hostBucket.map { "/" + $0 } ?? "") + (rawPath.isEmpty ? "/" : String(decoding: rawPath, as: UTF8.self))
+        let subresources = try signedSubresourcesText(rawQuery)
+        if hostBucket == nil, rawPath.count > 1, !rawPath.dropFirst().contains(UInt8(ascii: "/")) {
+            return [path + "/" + subresources, path + subresources]
+        }
+        return [path + subresources]
+    }
+
+    /// The usual spelling of ``canonicalizedResources(rawPath:rawQuery:hostBucket:)``.
     static func canonicalizedResource(rawPath: [UInt8], rawQuery: [UInt8], hostBucket: String?) throws(S3Error) -> String {
-        var out = hostBucket.map { "/" + $0 } ?? ""
-        out += rawPath.isEmpty ? "/" : String(decoding: rawPath, as: UTF8.self)
-        if hostBucket == nil, rawPath.count > 1, !rawPath.dropFirst().contains(UInt8(ascii: "/")) { out += "/" }
+        try canonicalizedResources(rawPath: rawPath, rawQuery: rawQuery, hostBucket: hostBucket)[0]
+    }
+
+    /// `?` and the signed sub-resources, or nothing.
+    private static func signedSubresourcesText(_ rawQuery: [UInt8]) throws(S3Error) -> String {
         var signed: [(name: String, value: String?, order: Int)] = []
         for (order, piece) in rawQuery.split(separator: UInt8(ascii: "&")).enumerated() {
             let eq = piece.firstIndex(of: UInt8(ascii: "="))
@@ -190,7 +206,9 @@ struct SigV2Verifier: Sendable {
             let name = String(decoding: rawName, as: UTF8.self)
             guard signedSubresources.contains(name) else { continue }
             var value: String?
-            if let eq {
+            // An empty value (`uploads=`, as rclone sends it) is signed as the name alone,
+            // as AWS's own SDKs sign it.
+            if let eq, piece.index(after: eq) < piece.endIndex {
                 guard let decoded = PercentEncoding.decode(piece[piece.index(after: eq)...]) else {
                     throw S3Error("InvalidURI", status: 400,
                                   "Couldn't parse the specified URI: the query item \"\(String(decoding: piece.prefix(64), as: UTF8.self))\" has a \"%\" not followed by two hex digits.")
@@ -199,10 +217,9 @@ struct SigV2Verifier: Sendable {
             }
             signed.append((name, value, order))
         }
-        guard !signed.isEmpty else { return out }
+        guard !signed.isEmpty else { return "" }
         signed.sort { $0.name != $1.name ? $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) : $0.order < $1.order }
-        out += "?" + signed.map { item in item.value.map { "\(item.name)=\($0)" } ?? item.name }.joined(separator: "&")
-        return out
+        return "?" + signed.map { item in item.value.map { "\(item.name)=\($0)" } ?? item.name }.joined(separator: "&")
     }
 
     // MARK: Pieces
@@ -213,14 +230,15 @@ struct SigV2Verifier: Sendable {
         SigV4Verifier.parseDateHeader(text) ?? SigV4Verifier.parseAmzDate(text)
     }
 
-    /// Refuses `signature` unless it is the base64 HMAC-SHA1 of `stringToSign` under
-    /// `secret`, compared in constant time.
-    private func check(_ signature: String, of stringToSign: String, accessKeyID: String, secret: String) throws(S3Error) {
-        let computed = Base64.encode(try Self.hmacSHA1(Array(stringToSign.utf8), secret: secret))
-        guard SigV4Verifier.constantTimeEqual(Array(computed.utf8), signature) else {
-            throw Self.mismatch(accessKeyID: accessKeyID, signature: signature, stringToSign: stringToSign,
-                                what: "the StringToSign below")
+    /// Refuses `signature` unless it is the base64 HMAC-SHA1 of one of `stringsToSign`
+    /// under `secret`, compared in constant time; the refusal shows the first.
+    private func check(_ signature: String, of stringsToSign: [String], accessKeyID: String, secret: String) throws(S3Error) {
+        for stringToSign in stringsToSign {
+            let computed = Base64.encode(try Self.hmacSHA1(Array(stringToSign.utf8), secret: secret))
+            if SigV4Verifier.constantTimeEqual(Array(computed.utf8), signature) { return }
         }
+        throw Self.mismatch(accessKeyID: accessKeyID, signature: signature, stringToSign: stringsToSign.first ?? "",
+                            what: "the StringToSign below")
     }
 
     /// S3's V2 `SignatureDoesNotMatch`: the access key, the StringToSign and its bytes in
