@@ -27,6 +27,19 @@ import Testing
         #expect(try manifest(#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": "12345678"}]}"#).s3?.credentialCount == 1)
     }
 
+    @Test func signatureV2_isOffByDefault_andMayStandWithoutPairs() throws {
+        #expect(try manifest(#"{"credentials": [{"accessKeyId": "abc", "secretAccessKey": "12345678"}]}"#).s3?.signatureV2 == false)
+        let on = try #require(try manifest(#"{"signatureV2": true, "credentials": [{"accessKeyId": "abc", "secretAccessKey": "12345678"}]}"#).s3)
+        #expect(on.signatureV2 && on.credentialCount == 1)
+        #expect("\(on)" == "s3: 1 credential, signature V2")
+        // The pair may come from the environment alone (PLUGBOARD_S3_ACCESS_KEY_ID).
+        let alone = try #require(try manifest(#"{"signatureV2": true}"#).s3)
+        #expect(alone.signatureV2 && alone.credentialCount == 0)
+        #expect(try #require(error(#"{"signatureV2": "yes"}"#)).code == .manifestWrongType)
+        #expect(try #require(error(#"{"signatureV2": true, "credentials": []}"#)).code == .manifestInvalidValue)
+        #expect(try #require(error(#"{"signaturev2": true}"#)).hint == #"Did you mean "signatureV2"?"#)
+    }
+
     @Test func absent_isNil() throws {
         #expect(try ManifestTestSupport.manifest(#"{"schemaVersion": 1, "plugins": []}"#).s3 == nil)
     }

@@ -381,9 +381,15 @@ import Testing
         }
         #expect(refusal([("Content-MD5", "not-base64")])?.code == "InvalidDigest")
         #expect(refusal([("Content-MD5", "YWI=")])?.code == "InvalidDigest")
-        let crc = refusal([("x-amz-checksum-crc32", "AAAA")])
+        // A value that is not base64 is malformed; base64 of another length is a digest
+        // that cannot match: BadDigest, as S3 answers it.
+        let crc = refusal([("x-amz-checksum-crc32", "not base64!")])
         #expect(crc?.code == "InvalidRequest")
         #expect(crc?.message.hasPrefix("Value for x-amz-checksum-crc32 header is invalid") == true)
+        let short = refusal([("x-amz-checksum-sha256", "ABCD")])
+        #expect(short?.code == "BadDigest")
+        #expect(short?.status == 400)
+        #expect(short?.message.hasPrefix("Value for x-amz-checksum-sha256 header is invalid") == true)
         #expect(refusal([("x-amz-checksum-crc32", "Ox7nCg=="), ("x-amz-checksum-sha1", "yBt20ll2Oj9Ev3fHrkTHwj+qSZk=")])?.code == "InvalidRequest")
         #expect(refusal([("x-amz-trailer", "x-amz-checksum-md5")], payload: .unsignedChunksWithTrailer)?.code == "InvalidRequest")
         #expect(refusal([("x-amz-trailer", "x-amz-checksum-crc32")])?.code == "InvalidRequest")

@@ -77,6 +77,35 @@ import Testing
         #expect(stored.info.metadata == ["owner": "ann", "plugboard-s3-cache-control": "max-age=60"])
     }
 
+    /// A form signed the V2 way (`AWSAccessKeyId`, `policy`, `signature`: the HMAC-SHA1 of
+    /// the policy's base64), served where the endpoint serves V2 and refused where not.
+    @Test func signatureVersion2Form_storesWhenServed_andIsInvalidRequestWhenNot() async throws {
+        let s3 = S3Fixture()
+        try await s3.makeBucket("docs")
+        let expiration = Timestamp(secondsSince1970: s3.clock.now.seconds + 600).iso8601
+        let policy = Base64.encode(Array(#"{"expiration": "\#(expiration)", "conditions": [{"bucket": "docs"}, ["starts-with", "$key", "v2/"]]}"#.utf8))
+        func form(signature: String) -> [UInt8] {
+            Self.form([("key", "v2/${filename}"), ("AWSAccessKeyId", Self.keyID), ("policy", policy), ("signature", signature)],
+                      file: ("a.txt", nil, Array("hello".utf8)))
+        }
+        let signature = Base64.encode(try HMACSHA1.authenticationCode(for: Array(policy.utf8), key: Array(Self.secret.utf8)))
+        let served = SigV4Verifier(credentials: [S3Credential(accessKeyID: Self.keyID, secretAccessKey: Self.secret)], region: "us-west-2",
+                                   signatureV2: true)
+        func post(_ body: [UInt8], verifier: SigV4Verifier) async throws -> HTTPResponse {
+            let request = s3.request("POST", bucket: "docs", headers: [("Content-Type", "multipart/form-data; boundary=\(Self.boundary)")], body: body)
+            return try await PostObjectOperation.postObject(s3.context, request, verifier: verifier, now: s3.clock.now)
+        }
+        let refused = await s3Error { try await post(form(signature: signature), verifier: Self.verifier) }
+        #expect(refused?.code == "InvalidRequest")
+        let other = (signature.hasPrefix("A") ? "B" : "A") + signature.dropFirst()
+        let forged = await s3Error { try await post(form(signature: other), verifier: served) }
+        #expect(forged?.code == "SignatureDoesNotMatch")
+        #expect(try await Self.bucketKeys(s3).isEmpty)
+        let stored = try await post(form(signature: signature), verifier: served)
+        #expect(stored.status == 204)
+        #expect(try await s3.storage.get("docs/v2/a.txt").data == Array("hello".utf8))
+    }
+
     @Test func checksTheFormsChecksum_andAnswersIt() async throws {
         let s3 = S3Fixture()
         try await s3.makeBucket("docs")

@@ -82,6 +82,9 @@ import Testing
                 == "/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=<redacted>&X-Amz-Expires=60")
         #expect(S3Router.loggable("/b/k?x-amz-signature=ff") == "/b/k?x-amz-signature=<redacted>")
         #expect(S3Router.loggable("/b/k?prefix=a") == "/b/k?prefix=a")
+        // Signature Version 2's presigned URLs.
+        #expect(S3Router.loggable("/b/k?AWSAccessKeyId=AKID&Expires=1175139620&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D")
+                == "/b/k?AWSAccessKeyId=AKID&Expires=1175139620&Signature=<redacted>")
     }
 
     @Test func requestIDs_areSixteenHexDigitsAndUnique() {

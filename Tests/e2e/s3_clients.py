@@ -23,7 +23,11 @@ process of its own, "isolation": "process"):
               "-3"), ranges, paginated V2 and V1 listings with delimiters, an odd key,
               presigned GET and PUT through curl, conditional PUT and GET, response-*
               overrides, list_object_versions paged, CopyObject, DeleteObjects (quiet and
-              not), BucketNotEmpty, 501 for what is not served, the key length rule
+              not), BucketNotEmpty, 501 for what is not served, the key length rule;
+              flexible checksums as botocore sends them (upload_file with a full-object
+              CRC32 value, ChecksumCRC32= and a composite
+              ChecksumSHA256= on complete_multipart_upload, CopyObject with
+              ChecksumAlgorithm, BadDigest for a wrong single-object checksum)
   awscli-*    mb, cp small and 20 MiB both ways, s3api head-object, ls, sync of 20 files
               both ways, presign (SigV2 by default: refused; SigV4 fetched with curl),
               s3api delete-objects, rm --recursive, rb
@@ -41,6 +45,11 @@ process of its own, "isolation": "process"):
               ID, before its body is read, and stores nothing
   credentials the manifest's s3.credentials (one secret through ${VAR}), with the
               environment pair and without it
+  sigv2-file  s3.signatureV2: boto3 with signature_version="s3" (put/get/list, multipart
+              upload_file, a V2 presigned GET and an expired one, a V2 POST form, a wrong
+              secret, an unknown key), SigV4 beside it; refusals-* checks V2 is 400
+              InvalidRequest without it (the AWS CLI v1 signs SigV4 here whatever its
+              s3.signature_version says)
   hotswap     a swap to a backend without the bucket and the upload (NoSuchBucket,
               NoSuchUpload), and back: the upload completes
 
@@ -803,6 +812,9 @@ def boto3_scenario(work, server, steps):
         for key in ["sum/one", "sum/many"]:
             s3.delete_object(Bucket=bucket, Key=key)
 
+    if TARGET != "moto":
+        checksums_steps(work, s3, steps)
+
     with steps("delete_bucket: BucketNotEmpty while objects remain, then deleted when empty"):
         code, status, _ = client_error(s3.delete_bucket, Bucket=bucket)
         expect_equal("DeleteBucket of a bucket with objects", ("BucketNotEmpty", 409), (code, status))
@@ -897,6 +909,72 @@ def boto3_scenario(work, server, steps):
             s3.delete_object(Bucket="boto3-e2e-501", Key=fits)
             code, status, _ = client_error(s3.put_object, Bucket="boto3-e2e-501", Key=fits + "k", Body=b"long")
             expect_equal("PutObject of a %d-byte key" % (limit + 1), ("KeyTooLongError", 400), (code, status))
+
+
+def checksums_steps(work, s3, steps):
+    """Flexible checksums as botocore sends them: a full-object CRC32 through s3transfer's
+    own multipart upload (upload_file with ChecksumCRC32: FULL_OBJECT on the Create, the
+    value on the Complete), ChecksumCRC32= and a composite ChecksumSHA256= on
+    complete_multipart_upload, CopyObject with ChecksumAlgorithm, and BadDigest for a
+    single-object checksum that does not match. CRC32C and CRC64NVME are botocore's with
+    awscrt only, which also swaps botocore's SigV4 signer for CRT's (the Date-header step
+    above would no longer test botocore's): the Swift tests cover them
+    (ChecksumCompletionTests)."""
+    from boto3.s3.transfer import TransferConfig
+    bucket = "boto3-e2e-sums"
+    s3.create_bucket(Bucket=bucket)
+    path = os.path.join(work, "sums.bin")
+    random_file(path, 11 * MiB, seed=32)
+    with open(path, "rb") as f:
+        data = f.read()
+    config = TransferConfig(multipart_threshold=5 * MiB, multipart_chunksize=5 * MiB, max_concurrency=2)
+
+    with steps("upload_file with a full-object ChecksumCRC32 (3 parts): kept, answered FULL_OBJECT"):
+        for name, value in [("CRC32", crc32_b64(data))]:
+            s3.upload_file(path, bucket, "full/" + name, ExtraArgs={"Checksum" + name: value}, Config=config)
+            h = s3.head_object(Bucket=bucket, Key="full/" + name, ChecksumMode="ENABLED")
+            expect_equal("HeadObject Checksum%s after upload_file" % name, value, h.get("Checksum" + name))
+            expect_equal("HeadObject ChecksumType after upload_file with Checksum%s" % name, "FULL_OBJECT", h.get("ChecksumType"))
+            check(h["ETag"].strip('"').endswith("-3"), "upload_file with Checksum%s: expected a 3-part ETag, found %s" % (name, h["ETag"]))
+
+    def upload_parts(key, algorithm, checksum_type):
+        up = s3.create_multipart_upload(Bucket=bucket, Key=key, ChecksumAlgorithm=algorithm, ChecksumType=checksum_type)
+        parts, pieces = [], [data[:5 * MiB], data[5 * MiB:]]
+        for number, piece in enumerate(pieces, 1):
+            r = s3.upload_part(Bucket=bucket, Key=key, UploadId=up["UploadId"], PartNumber=number, Body=piece, ChecksumAlgorithm=algorithm)
+            parts.append({"PartNumber": number, "ETag": r["ETag"], "Checksum" + algorithm: r["Checksum" + algorithm]})
+        return up["UploadId"], parts, pieces
+
+    with steps("complete_multipart_upload with ChecksumCRC32= (FULL_OBJECT): a wrong value is 400 BadDigest, the right one completes"):
+        upload, parts, _ = upload_parts("full/by-hand", "CRC32", "FULL_OBJECT")
+        code, status, _ = client_error(s3.complete_multipart_upload, Bucket=bucket, Key="full/by-hand", UploadId=upload,
+                                       MultipartUpload={"Parts": parts}, ChecksumCRC32="AAAAAA==", ChecksumType="FULL_OBJECT")
+        expect_equal("CompleteMultipartUpload with a wrong ChecksumCRC32", ("BadDigest", 400), (code, status))
+        done = s3.complete_multipart_upload(Bucket=bucket, Key="full/by-hand", UploadId=upload, MultipartUpload={"Parts": parts},
+                                            ChecksumCRC32=crc32_b64(data), ChecksumType="FULL_OBJECT")
+        expect_equal("CompleteMultipartUpload ChecksumCRC32", crc32_b64(data), done.get("ChecksumCRC32"))
+
+    with steps("complete_multipart_upload with a composite ChecksumSHA256= (the parts' digests hashed, -2)"):
+        upload, parts, pieces = upload_parts("composite/sha256", "SHA256", "COMPOSITE")
+        composite = base64.b64encode(hashlib.sha256(b"".join(hashlib.sha256(p).digest() for p in pieces)).digest()).decode() + "-2"
+        done = s3.complete_multipart_upload(Bucket=bucket, Key="composite/sha256", UploadId=upload, MultipartUpload={"Parts": parts},
+                                            ChecksumSHA256=composite)
+        expect_equal("CompleteMultipartUpload ChecksumSHA256", composite, done.get("ChecksumSHA256"))
+
+    with steps("copy_object with ChecksumAlgorithm=SHA256: the copy's checksum computed; a wrong single-object checksum is 400 BadDigest"):
+        copied = s3.copy_object(Bucket=bucket, Key="copy/sha256", CopySource={"Bucket": bucket, "Key": "full/CRC32"}, ChecksumAlgorithm="SHA256")
+        expected = base64.b64encode(hashlib.sha256(data).digest()).decode()
+        expect_equal("CopyObjectResult ChecksumSHA256", expected, copied.get("CopyObjectResult", {}).get("ChecksumSHA256"))
+        h = s3.head_object(Bucket=bucket, Key="copy/sha256", ChecksumMode="ENABLED")
+        expect_equal("HeadObject ChecksumSHA256 of the copy", expected, h.get("ChecksumSHA256"))
+        code, status, _ = client_error(s3.put_object, Bucket=bucket, Key="refused/sum", Body=b"abc", ChecksumSHA256="ABCD")
+        expect_equal("PutObject with a ChecksumSHA256 of 3 bytes", ("BadDigest", 400), (code, status))
+        expect_missing(s3, bucket, "refused/sum")
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        objects = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+        if objects:
+            s3.delete_objects(Bucket=bucket, Delete={"Objects": objects, "Quiet": True})
+    s3.delete_bucket(Bucket=bucket)
 
 
 # MARK: the AWS CLI
@@ -1379,14 +1457,14 @@ def refusals_scenario(work, server, steps):
             expect_equal("PutObject with an unknown access key", ("InvalidAccessKeyId", 403), (code, status))
         expect_missing(s3, bucket, "refused/unknown-key")
 
-    with steps("SigV2 (signature_version s3): refused with a 4xx, nothing stored"):
+    with steps("SigV2 (signature_version s3) without s3.signatureV2: 400 InvalidRequest, as AWS answers it, nothing stored"):
         v2 = boto3_client(server, signature_version="s3")
         try:
             code, status, e = client_error(v2.put_object, Bucket=bucket, Key="refused/sigv2", Body=b"nope")
         except Failure as e:
             not_on_moto(False, str(e))
         else:
-            check(status in (400, 403), "PutObject signed with SigV2: expected 400 or 403, found %s %s" % (status, code))
+            expect_equal("PutObject signed with SigV2", ("InvalidRequest", 400), (code, status))
             steps.note("SigV2 answered %s %s: %s" % (status, code, e.response.get("Error", {}).get("Message", "")[:160]))
         expect_missing(s3, bucket, "refused/sigv2")
 
@@ -1524,6 +1602,100 @@ def vhost_scenario(work, server, steps):
         expect_equal("virtual-hosted GET in a bucket never made", (404, "NoSuchBucket"), (status, error_code(body)))
 
 
+# MARK: Signature Version 2, opt in (the manifest's s3.signatureV2)
+
+def signature_v2_manifest():
+    with open(os.path.join(REPO, "plugins.json")) as f:
+        m = json.load(f)
+    m["s3"] = {"signatureV2": True}
+    return json.dumps(m, indent=1)
+
+
+def sigv2_scenario(work, server, steps):
+    """boto3 signing with Signature Version 2 (Config(signature_version="s3"): HmacV1Auth,
+    its presigned URLs and POST forms) against serve with s3.signatureV2: buckets,
+    put/get/head with metadata, listings, a multipart upload_file, a presigned GET, a V2
+    browser form, and the refusals (wrong secret with the StringToSign, unknown key, an
+    expired URL), each refusal storing nothing."""
+    from boto3.s3.transfer import TransferConfig
+    import requests
+    s3 = boto3_client(server, signature_version="s3")
+    sent = []
+    s3.meta.events.register("before-send.s3.*", lambda request, **kw: sent.append(request.headers.get("Authorization", b"")))
+    bucket = "sigv2-e2e"
+    body = b"signed with HMAC-SHA1\n" * 64
+    with steps("create_bucket, put_object (metadata, Content-Type), get, head: signed 'AWS AKID:signature'"):
+        s3.create_bucket(Bucket=bucket)
+        s3.put_object(Bucket=bucket, Key="dir/a b.txt", Body=body, ContentType="text/plain", Metadata={"owner": "ada"})
+        g = s3.get_object(Bucket=bucket, Key="dir/a b.txt")
+        expect_equal("GetObject body", body, g["Body"].read())
+        expect_equal("GetObject metadata", {"owner": "ada"}, g["Metadata"])
+        h = s3.head_object(Bucket=bucket, Key="dir/a b.txt")
+        expect_equal("HeadObject ContentLength", len(body), h["ContentLength"])
+        check(sent and all((a.decode() if isinstance(a, bytes) else a).startswith("AWS %s:" % server.access_key) for a in sent),
+              "boto3 with signature_version='s3': expected every request signed 'AWS %s:...', found %s" % (server.access_key, sent[:3]))
+    with steps("list_objects_v2 with a delimiter, list_objects (V1), response-content-type override"):
+        s3.put_object(Bucket=bucket, Key="top.txt", Body=b"top")
+        listed = s3.list_objects_v2(Bucket=bucket, Delimiter="/")
+        expect_equal("ListObjectsV2 keys", ["top.txt"], [o["Key"] for o in listed.get("Contents", [])])
+        expect_equal("ListObjectsV2 prefixes", ["dir/"], [p["Prefix"] for p in listed.get("CommonPrefixes", [])])
+        expect_equal("ListObjects (V1) keys", ["dir/a b.txt", "top.txt"], [o["Key"] for o in s3.list_objects(Bucket=bucket).get("Contents", [])])
+        g = s3.get_object(Bucket=bucket, Key="top.txt", ResponseContentType="application/x-override")
+        expect_equal("GetObject ResponseContentType", "application/x-override", g["ContentType"])
+    with steps("upload_file of 12 MiB in 5 MiB parts (uploads, uploadId, partNumber signed), download_file byte for byte"):
+        path = os.path.join(work, "big.bin")
+        random_file(path, 12 * MiB, seed=21)
+        config = TransferConfig(multipart_threshold=5 * MiB, multipart_chunksize=5 * MiB, max_concurrency=2)
+        s3.upload_file(path, bucket, "big.bin", Config=config)
+        h = s3.head_object(Bucket=bucket, Key="big.bin")
+        expect_equal("HeadObject ETag of the multipart object", multipart_etag(path, 5 * MiB), h["ETag"])
+        down = os.path.join(work, "big.down")
+        s3.download_file(bucket, "big.bin", down, Config=config)
+        expect_equal("download_file sha256", sha256_file(path), sha256_file(down))
+    with steps("a V2 presigned GET (AWSAccessKeyId, Expires, Signature) fetched with curl"):
+        url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "dir/a b.txt"}, ExpiresIn=600)
+        check("AWSAccessKeyId=" in url and "Signature=" in url and "Expires=" in url and "X-Amz-" not in url,
+              "generate_presigned_url with signature_version='s3': expected a V2 URL, found %s" % url)
+        expect_equal("curl of the V2 presigned URL", body, curl("the V2 presigned GET", url))
+        # A URL whose Expires has passed: 403 AccessDenied.
+        stale = re.sub(r"Expires=\d+", "Expires=%d" % (int(time.time()) - 60), url)
+        out = curl("an expired V2 presigned GET", stale, fail=False)
+        expect_equal("the expired URL's error code", "AccessDenied", error_code(out))
+        check(b"Request has expired" in out, "the expired URL's message: expected 'Request has expired', found %s" % short(out))
+    with steps("a V2 browser form (AWSAccessKeyId, policy, signature) from generate_presigned_post, read back"):
+        post = s3.generate_presigned_post(Bucket=bucket, Key="form/${filename}", Fields={"success_action_status": "201"},
+                                          Conditions=[["starts-with", "$key", "form/"], {"success_action_status": "201"}], ExpiresIn=600)
+        check("AWSAccessKeyId" in post["fields"] and "signature" in post["fields"],
+              "generate_presigned_post with signature_version='s3': expected V2 fields, found %s" % sorted(post["fields"]))
+        r = requests.post(post["url"], data=post["fields"], files={"file": ("note.txt", b"from a V2 form")}, timeout=60)
+        expect_equal("POST V2 form: status (body %s)" % short(r.content), 201, r.status_code)
+        expect_equal("the form's object", b"from a V2 form", s3.get_object(Bucket=bucket, Key="form/note.txt")["Body"].read())
+        signature = post["fields"]["signature"]
+        tampered = dict(post["fields"], signature=("B" if signature.startswith("A") else "A") + signature[1:])
+        r = requests.post(post["url"], data=tampered, files={"file": ("forged.txt", b"forged")}, timeout=60)
+        expect_equal("POST V2 form with another signature", (403, "SignatureDoesNotMatch"), (r.status_code, error_code(r.content)))
+        expect_missing(s3, bucket, "form/forged.txt")
+    with steps("refusals: a wrong secret is 403 SignatureDoesNotMatch with the StringToSign, an unknown key 403 InvalidAccessKeyId"):
+        wrong = boto3_client(server, signature_version="s3", secret="not-the-secret-at-all")
+        code, status, e = client_error(wrong.put_object, Bucket=bucket, Key="refused/v2", Body=b"nope")
+        expect_equal("PutObject with a wrong secret", ("SignatureDoesNotMatch", 403), (code, status))
+        string_to_sign = e.response.get("Error", {}).get("StringToSign", "")
+        check(string_to_sign.startswith("PUT\n") and string_to_sign.endswith("/%s/refused/v2" % bucket),
+              "the refusal's StringToSign: expected PUT ... /%s/refused/v2, found %r" % (bucket, string_to_sign))
+        other = boto3_client(server, signature_version="s3", access_key="AKIDNOSUCHKEY")
+        code, status, _ = client_error(other.put_object, Bucket=bucket, Key="refused/v2", Body=b"nope")
+        expect_equal("PutObject with an unknown key", ("InvalidAccessKeyId", 403), (code, status))
+        expect_missing(s3, bucket, "refused/v2")
+    with steps("SigV4 still served beside V2; delete everything, delete_bucket"):
+        v4 = boto3_client(server)
+        expect_equal("a SigV4 GetObject of a V2 put", b"top", v4.get_object(Bucket=bucket, Key="top.txt")["Body"].read())
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+            objects = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+            if objects:
+                s3.delete_objects(Bucket=bucket, Delete={"Objects": objects, "Quiet": True})
+        s3.delete_bucket(Bucket=bucket)
+
+
 # MARK: hot swap: buckets and uploads live in the backend
 
 def swap_manifest(product, root=None):
@@ -1651,6 +1823,7 @@ def scenarios():
         out.append(("vhost-file", with_server("file", vhost_scenario, ["--s3-domain", VHOST_DOMAIN])))
         out.append(("limits-file", with_server("file", limits_scenario, ["--max-body-bytes", "65536"])))
         out.append(("credentials", credentials_scenario))
+        out.append(("sigv2-file", with_server("file", sigv2_scenario, manifest_text=signature_v2_manifest())))
         out.append(("hotswap", with_server("file", hotswap_scenario, ["--no-watch"], swap_manifest("FileStorage", "data"))))
     return out
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Third-party S3 tools end to end, against a real `plugboard serve --s3-listen` and the
 real plugin .so files: rclone and s3cmd (each over FileStorage and over MemoryStorage,
-`-file` and `-memory`), boto3 over https through nginx (aws-chunked bodies
+`-file` and `-memory`; rclone with `v2_auth` and s3cmd with `--signature-v2` against
+s3.signatureV2, `rclone-v2-file` and `s3cmd-v2-file`), boto3 over https through nginx (aws-chunked bodies
 with a CRC32 trailer), and an AWS CLI sync across hot swaps between two FileStorage
 plugins over one root folder.
 
@@ -271,20 +272,31 @@ def stopped_cleanly(server):
 BACKEND_ARGS = {"file": (), "memory": ("--env", "testing")}
 
 
-def scenario_rclone(work, backend="file"):
-    """rclone (provider Other, path style): mkdir, copy 20 small files and a 20 MiB one
-    (multipart: cutoff 8M, chunks 5M), lsf, check both ways, copy down, delete, rmdir."""
+def signature_v2_manifest():
+    """The shipped manifest with the S3 API serving Signature Version 2 as well (the key
+    pair comes from the environment)."""
+    with open(os.path.join(REPO, "plugins.json")) as f:
+        m = json.load(f)
+    m["s3"] = {"signatureV2": True}
+    return json.dumps(m, indent=1)
+
+
+def scenario_rclone(work, backend="file", signature_v2=False):
+    """rclone (provider Other, path style; `v2_auth` against s3.signatureV2 with
+    `signature_v2`): mkdir, copy 20 small files and a 20 MiB one (multipart: cutoff 8M,
+    chunks 5M), lsf, check both ways, copy down, delete, rmdir."""
     rclone = tool("rclone")
     src = os.path.join(work, "src")
     names = write_tree(src, 20, seed=1)
     write_big(os.path.join(src, "big.bin"), 20 * MIB, seed=2)
     names = sorted(names + ["big.bin"])
-    server = Server(work, args=BACKEND_ARGS[backend])
+    server = Server(work, manifest_text=signature_v2_manifest() if signature_v2 else None, args=BACKEND_ARGS[backend])
     try:
         conf = os.path.join(work, "rclone.conf")
         with open(conf, "w") as f:
             f.write("[pb]\ntype = s3\nprovider = Other\nenv_auth = false\naccess_key_id = %s\nsecret_access_key = %s\n"
-                    "endpoint = %s\nregion = %s\nforce_path_style = true\n" % (ACCESS_KEY, SECRET_KEY, server.endpoint, REGION))
+                    "endpoint = %s\nregion = %s\nforce_path_style = true\n%s" % (
+                        ACCESS_KEY, SECRET_KEY, server.endpoint, REGION, "v2_auth = true\n" if signature_v2 else ""))
         base = [rclone, "--config", conf, "--retries", "1", "--low-level-retries", "1", "--contimeout", "10s", "--timeout", "60s"]
         remote = "pb:rclone-bucket"
         run(base + ["mkdir", remote])
@@ -316,18 +328,24 @@ def scenario_rclone(work, backend="file"):
         stopped_cleanly(server)
 
 
-def scenario_s3cmd(work, backend="file"):
-    """s3cmd (signature v4, path style): mb, put of a small file and a 20 MiB one in 5 MiB
-    parts, ls, get, sync a folder up and down, del, rb."""
+def scenario_s3cmd(work, backend="file", signature_v2=False):
+    """s3cmd (signature v4, or v2 with `--signature-v2` against a manifest with
+    s3.signatureV2; path style): mb, put of a small file and a 20 MiB one in 5 MiB parts,
+    ls, get, sync a folder up and down, del, rb. Without s3.signatureV2, s3cmd
+    --signature-v2 is refused (400 InvalidRequest)."""
     s3cmd = tool("s3cmd")
-    server = Server(work, args=BACKEND_ARGS[backend])
+    server = Server(work, manifest_text=signature_v2_manifest() if signature_v2 else None, args=BACKEND_ARGS[backend])
     try:
         conf = os.path.join(work, "s3cmd.cfg")
         with open(conf, "w") as f:
             f.write("[default]\naccess_key = %s\nsecret_key = %s\nhost_base = 127.0.0.1:%d\nhost_bucket = 127.0.0.1:%d\n"
                     "bucket_location = %s\nuse_https = False\nsignature_v2 = False\ncheck_ssl_certificate = False\n"
                     "max_retries = 1\nprogress_meter = False\n" % (ACCESS_KEY, SECRET_KEY, server.s3_port, server.s3_port, REGION))
-        base = [s3cmd, "-c", conf, "--no-progress"]
+        base = [s3cmd, "-c", conf, "--no-progress"] + (["--signature-v2"] if signature_v2 else [])
+        if not signature_v2:
+            out, err = run(base + ["--signature-v2", "ls"], expect=None)
+            check("InvalidRequest" in out + err and "Signature Version 2" in out + err,
+                  "s3cmd --signature-v2 ls without s3.signatureV2: expected 400 InvalidRequest naming Signature Version 2, found %r" % (out + err)[-600:])
         bucket = "s3://s3cmd-bucket"
         run(base + ["mb", bucket])
         out, _ = run(base + ["ls"])
@@ -374,7 +392,11 @@ def scenario_s3cmd(work, backend="file"):
         run(base + ["rb", bucket])
         out, _ = run(base + ["ls"])
         check(bucket not in out, "s3cmd ls after rb: expected no %s, found %r" % (bucket, out))
-        return "mb, put small and 20 MiB (4 parts), ls, get byte for byte, sync %d files up (again: nothing sent) and down, del, rb" % count
+        if signature_v2:
+            v2 = [r for r in server.s3_log() if r[3] == 200]
+            check(len(v2) > 40, "s3cmd --signature-v2: expected its requests answered 200 in the server's log, found %d" % len(v2))
+        return "%smb, put small and 20 MiB (4 parts), ls, get byte for byte, sync %d files up (again: nothing sent) and down, del, rb" % (
+            "signature V2: " if signature_v2 else "", count)
     finally:
         stopped_cleanly(server)
 
@@ -615,8 +637,10 @@ def scenario_sync_across_swaps(work):
 SCENARIOS = [
     ("rclone-file", scenario_rclone),
     ("rclone-memory", lambda work: scenario_rclone(work, "memory")),
+    ("rclone-v2-file", lambda work: scenario_rclone(work, "file", signature_v2=True)),
     ("s3cmd-file", scenario_s3cmd),
     ("s3cmd-memory", lambda work: scenario_s3cmd(work, "memory")),
+    ("s3cmd-v2-file", lambda work: scenario_s3cmd(work, "file", signature_v2=True)),
     ("boto3-https-nginx", scenario_boto3_https_nginx),
     ("sync-across-swaps", scenario_sync_across_swaps),
 ]

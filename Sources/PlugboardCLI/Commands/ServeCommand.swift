@@ -119,6 +119,7 @@ enum ServeCommand {
         try configuration.validateAddressing()
         let manifest = try manifest.get()
         configuration.credentials = try manifest.s3?.resolvedCredentials(environment: ctx.processEnvironment) ?? []
+        configuration.signatureV2 = manifest.s3?.signatureV2 ?? false
         let idVariable = "PLUGBOARD_S3_ACCESS_KEY_ID", secretVariable = "PLUGBOARD_S3_SECRET_ACCESS_KEY"
         let id = token(idVariable), secret = token(secretVariable)
         if let id, let secret {

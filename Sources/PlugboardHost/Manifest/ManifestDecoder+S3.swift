@@ -1,24 +1,29 @@
 import PlugboardAPI
 
 extension ManifestDecoder {
-    /// The `s3` object: `{"credentials": [{"accessKeyId": "...", "secretAccessKey": "..."}]}`.
+    /// The `s3` object: `{"credentials": [{"accessKeyId": "...", "secretAccessKey": "..."}],
+    /// "signatureV2": false}`. `credentials` may be left out when `signatureV2` is given
+    /// (the pair then comes from the environment).
     func decodeS3(_ value: JSONValue) throws(PlugboardError) -> S3Settings {
         let members = try reader.object(value,
             hint: "Write \"s3\" as an object such as {\"credentials\": [{\"accessKeyId\": \"...\", \"secretAccessKey\": {\"secret\": \"${S3_SECRET}\"}}]}.")
         var credentials: [S3Settings.RawCredential]?
+        var signatureV2: Bool?
         for member in members {
             switch member.key {
             case "credentials":
                 credentials = try decodeS3Credentials(member.value)
+            case "signatureV2":
+                signatureV2 = try reader.bool(member.value)
             default:
                 try reader.checkKeys([member], known: S3Settings.keys, in: value)
             }
         }
-        guard let credentials else {
+        guard credentials != nil || signatureV2 != nil else {
             throw reader.missingKey("credentials", in: value, detail: "The \"s3\" object lists the key pairs the S3 API accepts.",
                 hint: "Add \"credentials\": [{\"accessKeyId\": \"...\", \"secretAccessKey\": {\"secret\": \"${S3_SECRET}\"}}], or remove \"s3\".")
         }
-        return S3Settings(credentials: credentials, manifestPath: reader.source)
+        return S3Settings(credentials: credentials ?? [], signatureV2: signatureV2 ?? false, manifestPath: reader.source)
     }
 
     /// The pairs as written, 1 to 100 of them (the schema's bounds); what their values must

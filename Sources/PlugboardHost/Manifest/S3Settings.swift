@@ -1,7 +1,8 @@
 import PlugboardAPI
 
 /// The manifest's `s3` object: the key pairs `plugboard serve --s3-listen` accepts, with
-/// `PLUGBOARD_S3_ACCESS_KEY_ID` / `PLUGBOARD_S3_SECRET_ACCESS_KEY` beside them.
+/// `PLUGBOARD_S3_ACCESS_KEY_ID` / `PLUGBOARD_S3_SECRET_ACCESS_KEY` beside them, and
+/// whether it serves Signature Version 2 too (``signatureV2``).
 ///
 /// The manifest only reads it: the shape (1 to 100 pairs) and every `${...}` are checked
 /// when the manifest is read, and ``resolvedCredentials(environment:)`` expands the
@@ -19,13 +20,22 @@ public struct S3Settings: Sendable {
     }
 
     let credentials: [RawCredential]
+    /// `signatureV2`: whether the S3 API also serves Signature Version 2 (HMAC-SHA1,
+    /// `Authorization: AWS AKID:signature`, V2 presigned URLs and forms); off by default.
+    public let signatureV2: Bool
     let manifestPath: String
+
+    init(credentials: [RawCredential], signatureV2: Bool = false, manifestPath: String) {
+        self.credentials = credentials
+        self.signatureV2 = signatureV2
+        self.manifestPath = manifestPath
+    }
 
     /// How many key pairs `credentials` holds.
     public var credentialCount: Int { credentials.count }
 
     /// The keys of the `s3` object and of each credential.
-    static let keys = ["credentials"]
+    static let keys = ["credentials", "signatureV2"]
     static let credentialKeys = ["accessKeyId", "secretAccessKey"]
     /// At most this many key pairs in the list.
     static let maxCredentials = 100
@@ -123,7 +133,11 @@ public struct S3Settings: Sendable {
 
 extension S3Settings: CustomStringConvertible, CustomReflectable {
     /// `s3: N credential(s)`: no ID, no secret.
-    public var description: String { "s3: \(credentials.count) credential\(credentials.count == 1 ? "" : "s")" }
+    public var description: String {
+        "s3: \(credentials.count) credential\(credentials.count == 1 ? "" : "s")\(signatureV2 ? ", signature V2" : "")"
+    }
 
-    public var customMirror: Mirror { Mirror(self, children: ["credentialCount": credentials.count], displayStyle: .struct) }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["credentialCount": credentials.count, "signatureV2": signatureV2], displayStyle: .struct)
+    }
 }

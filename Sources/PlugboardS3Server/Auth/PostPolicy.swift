@@ -54,8 +54,9 @@ struct PostPolicy: Sendable {
     /// The longest policy read (its JSON): S3 allows the whole form 20 KB.
     static let maxDocumentBytes = 20 << 10
 
-    /// Form fields no condition needs to cover (S3's list, and any `x-ignore-` field).
-    static let exemptFields: Set<String> = ["file", "policy", "x-amz-signature"]
+    /// Form fields no condition needs to cover (S3's list, and any `x-ignore-` field):
+    /// `awsaccesskeyid` and `signature` are Signature Version 2's.
+    static let exemptFields: Set<String> = ["file", "policy", "x-amz-signature", "awsaccesskeyid", "signature"]
 
     init(expiration: Timestamp, conditions: [Condition]) {
         self.expiration = expiration
@@ -180,7 +181,7 @@ struct PostPolicy: Sendable {
         }
         if !extra.isEmpty {
             throw S3Error("AccessDenied", status: 403,
-                          "Invalid according to Policy: Extra input fields: \(extra.map { String($0.prefix(64)) }.joined(separator: ", ")) (every form field but file, policy, x-amz-signature and x-ignore-* must be named by a condition of the policy).")
+                          "Invalid according to Policy: Extra input fields: \(extra.map { String($0.prefix(64)) }.joined(separator: ", ")) (every form field but file, policy, x-amz-signature (or V2's AWSAccessKeyId and signature) and x-ignore-* must be named by a condition of the policy).")
         }
     }
 

@@ -65,7 +65,8 @@ public struct S3Authentication: Sendable {
 /// what was expected and what was found.
 ///
 /// Refused: anonymous requests (`AccessDenied`), Signature Version 2 (`InvalidRequest`,
-/// saying how to switch the SDK to SigV4), several `Authorization` headers or two
+/// saying how to switch the SDK to SigV4) unless the endpoint serves it (``SigV2Verifier``,
+/// opt in), several `Authorization` headers or two
 /// mechanisms at once, unknown keys, a scope for another service, region or day, a
 /// request time off by more than `maxSkewSeconds`, an expired presigned URL, unsigned
 /// `x-amz-*` headers, and any signature that does not match (compared in constant time).
@@ -76,6 +77,9 @@ public struct SigV4Verifier: Sendable {
     private let secrets: [String: String]
     let region: String?
     let maxSkewSeconds: Int
+    /// Signature Version 2's verifier when the endpoint serves it (opt in); nil answers
+    /// V2 with `InvalidRequest`, as AWS does.
+    let signatureV2: SigV2Verifier?
     /// The signing keys of scopes that signed a request which verified, so that the next
     /// request of the day costs one HMAC rather than five: the key changes only with the
     /// day (and the region). Bounded by ``signingKeyCacheLimit``; filled only after a
@@ -91,7 +95,9 @@ public struct SigV4Verifier: Sendable {
     }
 
     /// region nil: any region in the credential scope is accepted (answered as-is); else it must match.
-    public init(credentials: [S3Credential], region: String?, maxSkewSeconds: Int = 900) {
+    /// signatureV2: serve Signature Version 2 as well (``SigV2Verifier``), with the same
+    /// keys and clock skew.
+    public init(credentials: [S3Credential], region: String?, maxSkewSeconds: Int = 900, signatureV2: Bool = false) {
         var secrets: [String: String] = [:]
         for credential in credentials where secrets[credential.accessKeyID] == nil {
             secrets[credential.accessKeyID] = credential.secretAccessKey
@@ -99,11 +105,15 @@ public struct SigV4Verifier: Sendable {
         self.secrets = secrets
         self.region = region
         self.maxSkewSeconds = maxSkewSeconds
+        self.signatureV2 = signatureV2 ? SigV2Verifier(secrets: secrets, maxSkewSeconds: maxSkewSeconds) : nil
     }
 
     /// rawTarget: the request target exactly as received (percent-encoded path, then "?" and the raw query, if any).
     /// headers: the request's fields (lower-cased names, values as sent).
-    public func authenticate(method: String, rawTarget: String, headers: HTTPHeaders, now: Timestamp) throws(S3Error) -> S3Authentication {
+    /// hostBucket: the bucket when `Host` named it (virtual-hosted style), which Signature
+    /// Version 2 signs in front of the path.
+    public func authenticate(method: String, rawTarget: String, headers: HTTPHeaders, now: Timestamp,
+                             hostBucket: String? = nil) throws(S3Error) -> S3Authentication {
         let bytes = Array(rawTarget.utf8)
         let mark = bytes.firstIndex(of: UInt8(ascii: "?"))
         let rawPath = mark.map { Array(bytes[..<$0]) } ?? bytes
@@ -117,17 +127,20 @@ public struct SigV4Verifier: Sendable {
                 "Only one Authorization header is allowed: expected one, found \(authorizations.count).", name: "Authorization")
         }
         if let authorization = authorizations.first {
-            if presigned {
-                throw S3Error.invalidArgument(
-                    "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified: found both an Authorization header and X-Amz-* query parameters.",
-                    name: "Authorization", value: authorization)
-            }
+            if presigned { throw Self.twoMechanisms(authorization) }
             let text = ASCIIText.trimmed(authorization)
             if let components = Self.algorithmComponents(text) {
                 return try verifyHeaderForm(components, method: method, rawPath: rawPath,
                                             query: query, headers: headers, now: now)
             }
-            if text.hasPrefix("AWS ") { throw Self.signatureVersion2("an Authorization header \"AWS <key>:<signature>\"") }
+            if text.hasPrefix("AWS ") {
+                guard let signatureV2 else { throw Self.signatureVersion2("an Authorization header \"AWS <key>:<signature>\"") }
+                if query.contains(where: { $0.name == "Signature" || $0.name == "AWSAccessKeyId" }) {
+                    throw Self.twoMechanisms(authorization)
+                }
+                return try signatureV2.verifyHeader(text.dropFirst(4), method: method, rawPath: rawPath, rawQuery: rawQuery,
+                                                    hostBucket: hostBucket, headers: headers, now: now)
+            }
             throw S3Error.invalidArgument(
                 "Unsupported Authorization Type: expected \"\(Self.algorithm) Credential=..., SignedHeaders=..., Signature=...\", found \"\(text.prefix(40))\".",
                 name: "Authorization", value: String(text.prefix(64)))
@@ -136,7 +149,9 @@ public struct SigV4Verifier: Sendable {
             return try verifyQueryForm(method: method, rawPath: rawPath, query: query, headers: headers, now: now)
         }
         if query.contains(where: { $0.name == "AWSAccessKeyId" || $0.name == "Signature" }) {
-            throw Self.signatureVersion2("a presigned URL with AWSAccessKeyId= and Signature=")
+            guard let signatureV2 else { throw Self.signatureVersion2("a presigned URL with AWSAccessKeyId= and Signature=") }
+            return try signatureV2.verifyQuery(method: method, rawPath: rawPath, rawQuery: rawQuery, hostBucket: hostBucket,
+                                               headers: headers, now: now)
         }
         throw S3Error.accessDenied(
             "Access Denied: anonymous requests are refused: sign with SigV4 (an \"Authorization: \(Self.algorithm) ...\" header, or a presigned URL's X-Amz-* parameters) with one of the server's access keys.")
@@ -166,6 +181,12 @@ public struct SigV4Verifier: Sendable {
         guard bytes.count >= prefix.count else { return false }
         for i in 0..<prefix.count where bytes[i] != prefix[i] { return false }
         return true
+    }
+
+    static func twoMechanisms(_ authorization: String) -> S3Error {
+        S3Error.invalidArgument(
+            "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified: found both an Authorization header and signature query parameters.",
+            name: "Authorization", value: authorization)
     }
 
     static func signatureVersion2(_ found: String) -> S3Error {

@@ -43,10 +43,12 @@ final class BodyChecks: @unchecked Sendable {
             let values = headers.values(algorithm.headerName)
             guard let text = values.first else { continue }
             let value = ASCIIText.trimmed(text)
-            guard values.count == 1, let bytes = Base64.decode(value), bytes.count == algorithm.byteCount else {
+            guard values.count == 1, let bytes = Base64.decode(value) else {
                 throw S3Error.invalidRequest(
                     "Value for \(algorithm.headerName) header is invalid: expected the base64 of \(algorithm.byteCount) bytes, found \"\(text.prefix(64))\"\(values.count > 1 ? " (and \(values.count - 1) more)" : "").")
             }
+            // A digest of another length cannot be the body's: a mismatch, as S3 answers it.
+            guard bytes.count == algorithm.byteCount else { throw Self.wrongLength(algorithm, value, bytes.count, what: "header") }
             if let found {
                 throw S3Error.invalidRequest(
                     "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed: found \(found.0.headerName) and \(algorithm.headerName).")
@@ -85,6 +87,13 @@ final class BodyChecks: @unchecked Sendable {
         } catch {
             throw S3Error.internalError("The server could not start the body's digests: \(error.message).")
         }
+    }
+
+    /// S3's `BadDigest` for a value that is base64 but not of the algorithm's length (a
+    /// value that is not base64 at all is `InvalidRequest`).
+    static func wrongLength(_ algorithm: ChecksumAlgorithm, _ value: String, _ count: Int, what: String) -> S3Error {
+        S3Error.badDigest(
+            "Value for \(algorithm.headerName) \(what) is invalid: expected the base64 of \(algorithm.byteCount) bytes (a \(algorithm.displayName)), found \(count) bytes (\"\(value.prefix(64))\"), which cannot be the body's.")
     }
 
     func update(_ bytes: [UInt8]) {
@@ -146,10 +155,11 @@ final class BodyChecks: @unchecked Sendable {
                               "The request contained trailing data that was not well-formed or did not conform to our published schema: x-amz-trailer announced \(algorithm.headerName), and the trailer carries it \(lines.count) times (expected once).")
             }
             let value = lines[0].value
-            guard let bytes = Base64.decode(value), bytes.count == algorithm.byteCount else {
+            guard let bytes = Base64.decode(value) else {
                 throw S3Error.invalidRequest(
                     "Value for \(algorithm.headerName) trailing header is invalid: expected the base64 of \(algorithm.byteCount) bytes, found \"\(value.prefix(64))\".")
             }
+            guard bytes.count == algorithm.byteCount else { throw Self.wrongLength(algorithm, value, bytes.count, what: "trailing header") }
             let found = computed[algorithm] ?? []
             guard found == bytes else {
                 throw S3Error.badDigest(

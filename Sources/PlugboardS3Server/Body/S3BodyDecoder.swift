@@ -80,6 +80,13 @@ public enum S3BodyDecoder {
 }
 
 extension HTTPHeaders {
+    /// The fields without the `x-amz-checksum-{crc32,...}` values: what the body decoder
+    /// reads for a request whose checksum headers do not describe its body
+    /// (``S3Operation/checksumHeadersDescribeBody``).
+    var withoutChecksumValues: HTTPHeaders {
+        HTTPHeaders(fields.filter { field in !ChecksumAlgorithm.allCases.contains { $0.headerName == field.name } })
+    }
+
     /// Whether the request names a digest of its body beside `x-amz-content-sha256`:
     /// `Content-MD5`, an `x-amz-checksum-*` value or an `x-amz-trailer`.
     var hasBodyChecksumFields: Bool {

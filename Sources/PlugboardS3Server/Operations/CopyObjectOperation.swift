@@ -3,7 +3,9 @@ import PlugboardBytes
 import PlugboardHTTP
 
 /// CopyObject: `PUT /bucket/key` with `x-amz-copy-source`. The source's body streams from
-/// the storage's `get` into the destination's `put`, never whole in memory.
+/// the storage's `get` into the destination's `put`, never whole in memory. With
+/// `x-amz-checksum-algorithm`, the copy's checksum of that algorithm is computed as the
+/// bytes pass (a full-object one, kept beside the copy as a trailer's is) and answered.
 enum CopyObjectOperation {
     static func copyObject(_ context: S3Context, _ request: S3Request) async throws -> HTTPResponse {
         let (bucket, key) = try ObjectOperations.names(request)
@@ -27,8 +29,13 @@ enum CopyObjectOperation {
         // Checked before anything is read, so a refused copy costs no get.
         let replacedType = request.header("content-type").flatMap { $0.isEmpty ? nil : $0 }
         let replacedMetadata = replace ? try S3Objects.metadata(fromHeaders: request.head.headers.fields) : [:]
+        // The algorithm is read as CreateMultipartUpload reads it; a copy is one object, so
+        // its checksum is of the whole, whichever the algorithm.
+        let computed = try request.header("x-amz-checksum-algorithm").map { text throws(S3Error) in
+            try S3Checksum.requested(algorithm: text, type: nil)?.algorithm
+        } ?? nil
         if source.bucket != bucket { try await S3Objects.requireBucket(context, source.bucket) }
-        let info = try await S3Objects.writing(into: bucket, context) { landed in
+        let (info, checksum) = try await S3Objects.writing(into: bucket, context) { landed in
             let stream: ObjectStream
             do {
                 stream = try await context.storage.get(sourceKey, range: nil)
@@ -57,12 +64,25 @@ enum CopyObjectOperation {
                     _ = S3Objects.keep(checksum, in: &metadata)
                 }
             }
-            return landed.landed(try await context.storage.put(destinationKey, body: stream.body, contentType: contentType, metadata: metadata,
-                                                                condition: .none))
+            let running = try computed.map { try RunningChecksum($0, over: stream.body) }
+            if running != nil { metadata[S3Checksum.metadataKey] = nil }
+            let info = landed.landed(try await context.storage.put(destinationKey, body: running?.body(length: stream.body.length) ?? stream.body,
+                                                                    contentType: contentType, metadata: metadata, condition: .none))
+            // Known once the bytes have passed, after the put took the metadata: kept
+            // beside the copy, naming the ETag it describes.
+            let checksum = try running?.finish()
+            if let checksum {
+                try await S3ChecksumRecord.write(context, checksum, describing: info, at: MultipartLayout.checksumKey(bucket: bucket, key: key))
+            }
+            return (info, checksum)
         }
         var xml = S3XMLWriter(root: "CopyObjectResult")
         xml.element("LastModified", S3Objects.listingTime(info.lastModified))
         xml.element("ETag", S3Objects.etag(info))
+        if let checksum {
+            xml.element(checksum.element, checksum.value)
+            xml.element("ChecksumType", checksum.type.rawValue)
+        }
         return S3OperationSupport.xml(xml.finish())
     }
 

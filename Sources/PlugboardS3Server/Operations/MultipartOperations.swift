@@ -195,6 +195,7 @@ public enum MultipartOperations {
             let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
             let stored = try await listParts(context, bucket: bucket, uploadID: uploadID, after: 0, limit: MultipartLayout.maxPartNumber)
             let parts = try concatenated(requested, from: stored.parts, uploadID: uploadID)
+            try checkObjectSize(request.header("x-amz-mp-object-size"), parts: parts)
             // The listed ETags are the stored parts' now.
             guard let multipartETag = listedETag else {
                 throw S3Error.internalError("The storage's ETags of the parts are not MD5s: expected 32 hex digits each, found \(parts.map { "\"\($0.etag.prefix(80))\"" }.joined(separator: ", ").prefix(400)).")
@@ -359,19 +360,19 @@ public enum MultipartOperations {
         return info
     }
 
-    /// The completed object's checksum, when the upload was made with an algorithm: every
-    /// part's kept checksum (the one the client lists for it must be the same), then the
-    /// parts' checksum of the upload's type; a whole-object value the client sends
-    /// (`x-amz-checksum-crc32` on the Complete) must match it. Also each part's checksum,
-    /// in order, for the manifest.
+    /// The completed object's checksum, when the upload was made with an algorithm or the
+    /// Complete names one (``S3Checksum/onCompletion(recorded:headers:)``): every part's
+    /// kept checksum (the one the client lists for it must be the same), then the parts'
+    /// checksum of that type; a whole-object value the client sends (`x-amz-checksum-crc32`
+    /// on the Complete) must match it. Also each part's checksum, in order, for the manifest.
     static func completedChecksum(_ context: S3Context, _ request: S3Request, record: MultipartRecord, requested: [CompletionPart],
                                   parts: [PartConcatenation.Part], bucket: String,
                                   uploadID: String) async throws -> (S3Checksum?, [S3Checksum]) {
-        guard let wanted = record.checksum else { return (nil, []) }
+        guard let wanted = try S3Checksum.onCompletion(recorded: record.checksum, headers: request.head.headers) else { return (nil, []) }
         var kept: [(checksum: S3Checksum, size: Int)] = []
         for (listed, part) in zip(requested, parts) {
             guard let checksum = try await partChecksum(context, bucket: bucket, uploadID: uploadID, number: part.number, storageKey: part.storageKey) else {
-                throw S3Error.invalidPart("One or more of the specified parts could not be found: expected part \(part.number) to carry a \(wanted.algorithm.displayName) checksum, as the upload was created with one, found none kept.")
+                throw S3Error.invalidPart("One or more of the specified parts could not be found: expected part \(part.number) to carry a \(wanted.algorithm.displayName) checksum, as the upload was created with one or the Complete names one, found none kept.")
             }
             if let given = listed.checksum, given.algorithm != checksum.algorithm || given.value != checksum.value {
                 throw S3Error.invalidPart("One or more of the specified parts could not be found or the specified checksum might not have matched the part's checksum: expected part \(part.number)'s \(checksum.element) \(checksum.value), found \(given.element) \(given.value).")
@@ -379,11 +380,20 @@ public enum MultipartOperations {
             kept.append((checksum, part.size))
         }
         let whole = try S3Checksum.ofParts(kept, algorithm: wanted.algorithm, type: wanted.type)
-        if let sent = S3Checksum.declared(in: request.head.headers), sent.algorithm == whole.algorithm, sent.value != whole.value {
-            throw S3Error("BadDigest", status: 400,
-                          "The \(sent.algorithm.displayName) you specified did not match the calculated checksum: expected \(whole.value) (the parts' \(whole.type.rawValue) checksum), found \(sent.value).")
-        }
+        try S3Checksum.checkSentOnCompletion(request.head.headers, whole: whole)
         return (whole, kept.map(\.checksum))
+    }
+
+    /// `x-amz-mp-object-size` (botocore's `MpuObjectSize`, beside a full-object checksum): when
+    /// given, the listed parts' total size, else 400 `InvalidRequest` as S3 answers it.
+    static func checkObjectSize(_ text: String?, parts: [PartConcatenation.Part]) throws(S3Error) {
+        guard let text else { return }
+        let total = parts.reduce(0) { $0 + $1.size }
+        let trimmed = ASCIIText.trimmed(text)
+        guard trimmed.utf8.count <= 18, trimmed.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), Int(trimmed) == total else {
+            throw S3Error.invalidRequest(
+                "Value for x-amz-mp-object-size header is invalid: expected the object's size, \(total) bytes (the sum of the parts listed), found \"\(text.prefix(24))\".")
+        }
     }
 
     /// A part's kept checksum: in its metadata (listings may leave metadata out, so the

@@ -6,7 +6,8 @@ import PlugboardHTTP
 /// `generate_presigned_post` and web apps that upload straight to storage make it.
 ///
 /// The form signs itself: `policy` (base64 JSON, ``PostPolicy``) is signed with SigV4
-/// (`x-amz-algorithm`, `x-amz-credential`, `x-amz-date`, `x-amz-signature`). Everything
+/// (`x-amz-algorithm`, `x-amz-credential`, `x-amz-date`, `x-amz-signature`), or, where the
+/// endpoint serves Signature Version 2, with `AWSAccessKeyId` and `signature`. Everything
 /// is checked before any of the file is stored: the fields before the file are read
 /// (bounded, as S3 bounds them), the signature verified, then the policy's expiration,
 /// its conditions and S3's rule that every field is named by one. The file then streams
@@ -32,18 +33,25 @@ enum PostObjectOperation {
         let form = try await reader.fields()
         let fields = try Fields(form.fields)
 
-        try requireSignatureFields(fields)
+        let signedV2 = try requireSignatureFields(fields, servesV2: verifier.signatureV2 != nil)
         let keyTemplate = try fields.required("key")
-        let signature = SigV4Verifier.PostSignature(
-            algorithm: try fields.required("x-amz-algorithm"), credential: try fields.required("x-amz-credential"),
-            date: try fields.required("x-amz-date"), policy: try fields.required("policy"),
-            signature: try fields.required("x-amz-signature"))
+        let policyText = try fields.required("policy")
+        let authenticate: () throws(S3Error) -> Void
+        if signedV2, let signatureV2 = verifier.signatureV2 {
+            let accessKeyID = try fields.required("awsaccesskeyid"), signature = try fields.required("signature")
+            authenticate = { () throws(S3Error) in _ = try signatureV2.verifyPost(accessKeyID: accessKeyID, policy: policyText, signature: signature) }
+        } else {
+            let signature = SigV4Verifier.PostSignature(
+                algorithm: try fields.required("x-amz-algorithm"), credential: try fields.required("x-amz-credential"),
+                date: try fields.required("x-amz-date"), policy: policyText, signature: try fields.required("x-amz-signature"))
+            authenticate = { () throws(S3Error) in _ = try verifier.authenticatePost(signature, now: now) }
+        }
         guard let file = form.file else {
             throw S3Error.invalidArgument("POST requires exactly one file upload per request: expected a part named \"file\" after the other fields, found none.",
                                           name: "file", value: "0")
         }
-        _ = try verifier.authenticatePost(signature, now: now)
-        let policy = try PostPolicy(base64: signature.policy)
+        try authenticate()
+        let policy = try PostPolicy(base64: policyText)
         try policy.check(fields: form.fields.map { ($0.name, $0.value) }, bucket: bucket, now: now)
 
         // The object: `${filename}` in the key is the file's name, as the browser sent it.
@@ -91,15 +99,18 @@ enum PostObjectOperation {
     }
 
     /// Refuses a form that carries no signature at all (there is no anonymous access
-    /// here) and one signed with Signature Version 2 (`AWSAccessKeyId`, `signature`).
-    static func requireSignatureFields(_ fields: Fields) throws(S3Error) {
+    /// here) and one signed with Signature Version 2 (`AWSAccessKeyId`, `signature`)
+    /// unless the endpoint serves V2; answers whether the form is signed the V2 way.
+    static func requireSignatureFields(_ fields: Fields, servesV2: Bool) throws(S3Error) -> Bool {
         if fields["awsaccesskeyid"] != nil || (fields["signature"] != nil && fields["x-amz-signature"] == nil) {
-            throw SigV4Verifier.signatureVersion2("a form with AWSAccessKeyId and signature fields")
+            guard servesV2 else { throw SigV4Verifier.signatureVersion2("a form with AWSAccessKeyId and signature fields") }
+            return true
         }
         if fields["policy"] == nil, fields["x-amz-signature"] == nil, fields["x-amz-credential"] == nil {
             throw S3Error.accessDenied(
                 "Access Denied: anonymous requests are refused: a browser upload must be signed (policy, x-amz-algorithm, x-amz-credential, x-amz-date and x-amz-signature fields, as boto3's generate_presigned_post writes them); found none of them.")
         }
+        return false
     }
 
     /// The file's content held to the policy's sizes and to the form's `Content-MD5` or

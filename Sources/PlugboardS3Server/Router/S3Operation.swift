@@ -30,6 +30,11 @@ public enum S3Operation: String, Sendable, CaseIterable {
     /// A known S3 operation this endpoint does not serve (its name is in the 501).
     case unsupported = "Unsupported"
 
+    /// Whether the request's `x-amz-checksum-*` values describe its body, which the body
+    /// decoder then holds them to. A Complete's describe the object its parts make (the
+    /// parts' checksum, checked by the operation), not its XML.
+    public var checksumHeadersDescribeBody: Bool { self != .completeMultipartUpload }
+
     /// What `method` on `bucket`/`key` with the query's `names` is. `unsupported` comes
     /// with the AWS name of the operation refused; a method S3 has no operation for is
     /// `nil` (405).

@@ -17,6 +17,9 @@ extension S3Router {
         public var region: String
         /// With a domain, `bucket.domain` in `Host` names the bucket (virtual-hosted style).
         public var domain: String?
+        /// Serve Signature Version 2 (the manifest's `s3.signatureV2`) beside SigV4: for
+        /// older clients and appliances; off, V2 is `InvalidRequest` as AWS answers it.
+        public var signatureV2: Bool
         /// What the configuration was read from, for the refusals that name it.
         public var sources: Sources
 
@@ -37,10 +40,11 @@ extension S3Router {
         }
 
         public init(credentials: [S3Credential], region: String = "us-east-1", domain: String? = nil,
-                    sources: Sources = Sources()) {
+                    signatureV2: Bool = false, sources: Sources = Sources()) {
             self.credentials = credentials
             self.region = region
             self.domain = domain
+            self.signatureV2 = signatureV2
             self.sources = sources
         }
 

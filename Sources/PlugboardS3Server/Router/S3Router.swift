@@ -39,7 +39,8 @@ public final class S3Router: HTTPHandler {
         self.provider = provider
         self.configuration = configuration
         domain = configuration.domain?.lowercased()
-        verifier = SigV4Verifier(credentials: configuration.effectiveCredentials, region: configuration.region)
+        verifier = SigV4Verifier(credentials: configuration.effectiveCredentials, region: configuration.region,
+                                 signatureV2: configuration.signatureV2)
         self.logger = logger
         pluginErrorMapping = { [provider] code in provider.pluginErrorMapping(for: code) }
     }
@@ -140,12 +141,18 @@ public final class S3Router: HTTPHandler {
                     metadata: ["peer": .string(exchange.peer)])
     }
 
-    /// The target without a presigned URL's signature: until it expires the URL is a
-    /// credential, and logs never hold one.
+    /// The target without a presigned URL's signature (SigV4's or V2's): until it expires
+    /// the URL is a credential, and logs never hold one.
     static func loggable(_ target: String) -> String {
-        guard let question = target.firstIndex(of: "?"), target.lowercased().contains("x-amz-signature=") else { return target }
+        guard let question = target.firstIndex(of: "?") else { return target }
+        // SigV4's X-Amz-Signature, and Signature Version 2's Signature.
+        guard target.lowercased().contains("signature=") else { return target }
         let items = target[target.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { item -> String in
-            item.lowercased().hasPrefix("x-amz-signature=") ? String(item.prefix("X-Amz-Signature=".count)) + "<redacted>" : String(item)
+            let name = item.lowercased()
+            for prefix in ["x-amz-signature=", "signature="] where name.hasPrefix(prefix) {
+                return String(item.prefix(prefix.count)) + "<redacted>"
+            }
+            return String(item)
         }
         return String(target[...question]) + items.joined(separator: "&")
     }
@@ -155,6 +162,9 @@ public final class S3Router: HTTPHandler {
     struct Address {
         var bucket: String?
         var key: String?
+        /// The bucket when `Host` named it (virtual-hosted style): Signature Version 2
+        /// signs it in front of the path.
+        var hostBucket: String?
     }
 
     /// A request ready for its operation: everything but the operation itself, done once,
@@ -188,7 +198,8 @@ public final class S3Router: HTTPHandler {
         // A browser upload is signed by its form (its policy), not by its head: the
         // operation checks that signature before it stores any of the file.
         let authentication = operation == .postObject ? nil
-            : try verifier.authenticate(method: head.method, rawTarget: head.target, headers: head.headers, now: Timestamp.now())
+            : try verifier.authenticate(method: head.method, rawTarget: head.target, headers: head.headers, now: Timestamp.now(),
+                                        hostBucket: addressed.hostBucket)
         if operation == .unsupported { throw S3Error.notImplemented(name) }
         // Every request that names a bucket names one that could exist: the reserved
         // prefix (`_plugboard-s3`) and names with `/` are never buckets, whatever the operation.
@@ -204,8 +215,9 @@ public final class S3Router: HTTPHandler {
                           fields: [("VersionId", String(version.prefix(128)))])
         }
         let checksums = VerifiedChecksums()
+        let bodyHeaders = operation.checksumHeadersDescribeBody ? head.headers : head.headers.withoutChecksumValues
         let body = try authentication.map { authentication throws(S3Error) in
-            try S3BodyDecoder.body(request.body, headers: head.headers, authentication: authentication, verified: checksums)
+            try S3BodyDecoder.body(request.body, headers: bodyHeaders, authentication: authentication, verified: checksums)
         } ?? ObjectBody(length: request.body.length, request.body)
         let lease = provider.container.lease()
         let storage: any ObjectStorage
@@ -276,7 +288,7 @@ public final class S3Router: HTTPHandler {
         let rest = head.path.dropFirst()
         if let domain, let host = head.headers["host"].map(hostWithoutPort), host.hasSuffix("." + domain) {
             let bucket = String(host.dropLast(domain.count + 1))
-            return Address(bucket: bucket, key: rest.isEmpty ? nil : try decoded(rest))
+            return Address(bucket: bucket, key: rest.isEmpty ? nil : try decoded(rest), hostBucket: bucket)
         }
         guard !rest.isEmpty else { return Address(bucket: nil, key: nil) }
         guard let slash = rest.firstIndex(of: "/") else { return Address(bucket: try decoded(rest), key: nil) }

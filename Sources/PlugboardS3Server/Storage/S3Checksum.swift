@@ -104,6 +104,61 @@ struct S3Checksum: Sendable, Equatable {
         return (algorithm, type)
     }
 
+    // MARK: CompleteMultipartUpload
+
+    /// The checksum a CompleteMultipartUpload gives the object: the upload's algorithm and
+    /// type (`recorded`, from its CreateMultipartUpload); for an upload made without one,
+    /// the algorithm of the Complete's own `x-amz-checksum-*` (its parts must then all have
+    /// kept that one), FULL_OBJECT for a CRC and COMPOSITE for SHA-1 and SHA-256 unless its
+    /// `x-amz-checksum-type` says otherwise; nil when neither names one.
+    ///
+    /// A Complete's `x-amz-checksum-type` must be the upload's, and its `x-amz-checksum-*`
+    /// of the upload's algorithm (400 `InvalidRequest`, as S3 answers both).
+    static func onCompletion(recorded: (algorithm: ChecksumAlgorithm, type: Kind)?,
+                             headers: HTTPHeaders) throws(S3Error) -> (algorithm: ChecksumAlgorithm, type: Kind)? {
+        let sent = declared(in: headers)
+        let typeText = headers["x-amz-checksum-type"].map { ASCIIText.trimmed($0) }
+        var type: Kind?
+        if let typeText {
+            guard let given = Kind(rawValue: typeText.uppercased()) else {
+                throw S3Error.invalidRequest("Value for x-amz-checksum-type header is invalid: expected FULL_OBJECT or COMPOSITE, found \"\(typeText.prefix(20))\".")
+            }
+            type = given
+        }
+        if let recorded {
+            if let type, type != recorded.type {
+                throw S3Error.invalidRequest(
+                    "The upload was created using the \(recorded.type.rawValue) checksum mode. The complete request must use the same checksum mode: found x-amz-checksum-type \(type.rawValue).")
+            }
+            if let sent, sent.algorithm != recorded.algorithm {
+                throw S3Error.invalidRequest(
+                    "The upload was created using a \(recorded.algorithm.displayName) checksum: expected x-amz-checksum-\(recorded.algorithm.rawValue) on the Complete, if any, found \(sent.algorithm.headerName).")
+            }
+            return recorded
+        }
+        guard let sent else {
+            if let typeText {
+                throw S3Error.invalidRequest("The x-amz-checksum-type header can only be used with a checksum: the upload was created without an algorithm and the Complete names none (found x-amz-checksum-type \(typeText.prefix(20)) alone).")
+            }
+            return nil
+        }
+        return try requested(algorithm: sent.algorithm.rawValue, type: (type ?? (sent.algorithm.reflectedPolynomial != nil ? .fullObject : .composite)).rawValue)
+    }
+
+    /// Refuses (400 `BadDigest`, as S3 answers it) a Complete's `x-amz-checksum-*` that is
+    /// not `whole`, the parts' checksum. A composite value may be sent with its `-N` or
+    /// without it.
+    static func checkSentOnCompletion(_ headers: HTTPHeaders, whole: S3Checksum) throws(S3Error) {
+        guard let sent = declared(in: headers), sent.algorithm == whole.algorithm else { return }
+        let matches = sent.value == whole.value
+            || (whole.type == .composite && whole.value.hasPrefix(sent.value) && whole.value.dropFirst(sent.value.count).hasPrefix("-")
+                && sent.digest != nil)
+        guard matches else {
+            throw S3Error.badDigest(
+                "The \(sent.algorithm.displayName) you specified did not match the calculated checksum: expected \(whole.value) (the parts' \(whole.type.rawValue) checksum), found \(sent.value.prefix(80)).")
+        }
+    }
+
     /// The checksum of an object made of `parts` (each one's full checksum and size, in
     /// order): COMPOSITE is the algorithm over the parts' digests, `-N` after it; FULL_OBJECT
     /// (a CRC) is the CRC of the whole, combined from the parts' without reading them.
