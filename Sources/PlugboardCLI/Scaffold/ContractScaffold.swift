@@ -208,7 +208,9 @@ struct ContractScaffold {
             @Test func consumer_resolvesTheProvidersService_throughTheContract() async throws {
                 let plugins = try await PluginUnderTest.load(products: ["\#(provider)", "\#(consumer)"],
                                                              configs: ["\#(provider)": ["prefix": .string("Test")]])
-                #expect(plugins.map(\.services) == [["\#(contract).\#(name)"], ["Swift.String"]])
+                // Contains, not equals: registrar.mapErrors adds a service of its own.
+                #expect(plugins[0].services.contains("\#(contract).\#(name)"))
+                #expect(plugins[1].services.contains("Swift.String"))
                 for plugin in plugins {
                     // The host loads any minor version up to its own (docs/PLUGIN_HEADER.md).
                     let header = try #require(plugin.header, "lib\(plugin.name).so has no plugboard_header section")
