@@ -101,7 +101,8 @@ import Testing
 
     /// `new-plugin --layer`: the package builds, its tests load the layer over MemoryStorage
     /// from this checkout (another package's product) and pass the whole suite, the
-    /// streaming rule included; then the host loads it over MemoryStorage and stores through it.
+    /// streaming rule included; the host loads it over MemoryStorage and stores through it;
+    /// and once the layer stops forwarding the ranged and at-once reads, its tests fail.
     @Test(.timeLimit(.minutes(15))) func layerScaffold_builds_passesItsTestsOverABacking_andLoadsIntoTheHost() async throws {
         let sandbox = try Sandbox("plugboard-newlayer")
         defer { sandbox.remove() }
@@ -134,6 +135,24 @@ import Testing
         #expect(plugins.map { $0["state"]?.string } == ["active", "active"], "\(check.stdout)")
         expectRun(await sandbox.run(["storage", "put", "k", "--manifest", "m.json", "--json"], stdin: Array("hi".utf8)), status: 0,
                   stdout: .contains("\"etag\": \"49f68a5c8493ec2c0bf489821c21fc3b\""))
+
+        // The author's mistake the issue met: the layer keeps the whole get(_:) and drops the
+        // ranged and at-once reads. Its own tests now fail, naming the rule.
+        let layerFile = "acme-layer/Sources/AcmeLayer/AcmeLayerLayer.swift"
+        var trimmed = layer
+        for start in ["    /// The ranged and streamed read", "    /// The read answered at once"] {
+            let from = try #require(trimmed.range(of: start))
+            let end = try #require(trimmed.range(of: "    }\n\n", range: from.upperBound..<trimmed.endIndex))
+            trimmed.removeSubrange(from.lowerBound..<end.upperBound)
+        }
+        #expect(!trimmed.contains("range: ByteRange?"))
+        try sandbox.write(layerFile, trimmed)
+        let retest = await Self.shell("cd \(CommandResult.shellQuote(package)) && swift test --scratch-path \(CommandResult.shellQuote(sandbox.path("scratch")))",
+                                      log: sandbox.path("retest.log"), seconds: 600)
+        let retestLog = Self.tail(sandbox, "retest.log")
+        #expect(retest != 0, "\(retestLog)")
+        #expect(retestLog.contains("FAIL layer_keeps_reads_streamed: get(_:range:) of key"), "\(retestLog)")
+        #expect(retestLog.contains("reached the storage below as get(_:)"), "\(retestLog)")
     }
 
     /// A plugin written against PlugboardAPI 1.0 (its header declares 1.0; a storage of the
