@@ -53,6 +53,22 @@ import Testing
         let infos = plugins[1].container.registrations()
         #expect(infos.first { $0.owner == "Quota" }?.wraps == "Backing")
     }
+
+    /// The kit loads a wrapped entry under a name of its own first; a refusal still names
+    /// the entry, as the host would.
+    @Test func wrappedEntryThatIsRefused_isReportedUnderItsOwnName() async throws {
+        do throws(PlugboardError) {
+            _ = try await PluginUnderTest.load([
+                .init(product: "MemoryStorage", name: "Backing", config: ["failureRate": .integer(2)]),
+                .init(product: "QuotaStorage", name: "Quota", config: ["maxBytes": .integer(10)], wraps: "Backing"),
+            ])
+            Issue.record("a MemoryStorage with failureRate 2 loaded")
+        } catch {
+            #expect(error.code == .configInvalid, "\(error)")
+            #expect("\(error)".contains("\"Backing\""), "\(error)")
+            #expect(!"\(error)".contains("under-observer"), "\(error)")
+        }
+    }
 }
 
 /// A layer written from the five whole-object methods and the streamed put (whose absence
