@@ -7,9 +7,11 @@ import PlugboardConcurrency
 extension ConformanceChecks {
     static let readsWithoutWaitingRules: [Definition] = [
         Definition("get_without_waiting_matches_get",
+                   sinceMinor: 4, upgrade: "implement getWithoutWaiting(_:range:), answering on the caller's thread only what needs no waiting",
                    "getWithoutWaiting, when it answers (nil means: call get), returns the info, offsets and bytes get(_:range:) returns for whole objects, the empty object and every range form, and throws the code get throws for a missing key, an invalid key, an unsatisfiable and a malformed range. Skipped when the storage answers no read at once (the API's default).",
                    matchesGet),
         Definition("get_without_waiting_sees_whole_versions",
+                   sinceMinor: 4, upgrade: "implement getWithoutWaiting(_:range:), answering on the caller's thread only what needs no waiting",
                    "getWithoutWaiting during concurrent puts of one key returns one written version whole: bytes of one version, and size and ETag of those bytes. Skipped when the storage does not read a key just written at once (the API's default).",
                    wholeVersions),
     ]

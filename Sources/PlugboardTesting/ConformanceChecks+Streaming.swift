@@ -2,41 +2,59 @@ import PlugboardAPI
 import PlugboardConcurrency
 
 extension ConformanceChecks {
+    /// What a storage built against 1.0 or 1.1 implements to meet the 1.2 rules (the API's
+    /// defaults collect a body, slice a whole read and refuse every condition).
+    static let streamedPut = "implement put(_:body:contentType:metadata:condition:), storing the object only once its body has ended whole"
+    static let rangedGet = "implement get(_:range:), reading only the bytes the range selects"
+    static let conditionalPut = "implement put(_:body:contentType:metadata:condition:) checking .absent and .matches(etag:) in one step with the store (the API's default refuses every condition with storage.unsupported)"
+
     static let streamingRules: [Definition] = [
         Definition("streamed_put_equals_whole_put",
+                   sinceMinor: 2, upgrade: Self.streamedPut,
                    "A put of a body in chunks of odd sizes (with and without a length, and an empty body) stores and returns what a whole put of the same bytes does: data, size, ETag, content type and metadata.",
                    streamedEqualsWhole),
         Definition("streamed_put_failing_body_stores_nothing",
+                   sinceMinor: 2, upgrade: Self.streamedPut,
                    "A put whose body throws midway fails with the body's error, stores nothing under a new key and leaves a previous object whole and unchanged.",
                    failingBody),
         Definition("streamed_put_short_body_stores_nothing",
+                   sinceMinor: 2, upgrade: Self.streamedPut,
                    "A put whose body ends before its length fails with storage.invalid_argument, stores nothing under a new key and leaves a previous object unchanged.",
                    shortBody),
         Definition("streamed_put_long_body_stores_nothing",
+                   sinceMinor: 2, upgrade: Self.streamedPut,
                    "A put whose body yields more bytes than its length fails with storage.invalid_argument, stores nothing under a new key and leaves a previous object unchanged.",
                    longBody),
         Definition("streamed_put_cancelled_stores_nothing",
+                   sinceMinor: 2, upgrade: Self.streamedPut,
                    "A put cancelled while its body is being read fails, and leaves a previous object under the key unchanged.",
                    cancelledPut),
         Definition("range_get_reads_the_bytes_asked",
+                   sinceMinor: 2, upgrade: Self.rangedGet,
                    "get with a closed, from or suffix range returns the whole object's info, the resolved offsets and exactly those bytes, a last offset past the end clamped and a suffix longer than the object giving it whole.",
                    rangeForms),
         Definition("range_get_unsatisfiable_refused",
+                   sinceMinor: 2, upgrade: Self.rangedGet,
                    "get with a range that selects no byte (first offset at or past the end, suffix 0) fails with storage.range_not_satisfiable, a malformed range with storage.invalid_argument, and a missing key with storage.not_found.",
                    rangeUnsatisfiable),
         Definition("range_get_nil_is_whole_object",
+                   sinceMinor: 2, upgrade: Self.rangedGet,
                    "get with no range returns the whole object's bytes, range nil, and the info head reports.",
                    rangeNil),
         Definition("put_absent_creates_only",
+                   sinceMinor: 2, upgrade: Self.conditionalPut,
                    "A put with condition absent stores the object when the key holds none, and fails with storage.precondition_failed, leaving the object unchanged, when it holds one.",
                    absentCreatesOnly),
         Definition("put_absent_concurrent_one_wins",
+                   sinceMinor: 2, upgrade: Self.conditionalPut,
                    "Of many concurrent puts of one key with condition absent, exactly one succeeds, the others fail with storage.precondition_failed, and the key holds the winner's object.",
                    absentConcurrent),
         Definition("put_matches_etag",
+                   sinceMinor: 2, upgrade: Self.conditionalPut,
                    "A put with condition matches(etag) replaces the object whose ETag it names, and fails with storage.precondition_failed on another ETag or a missing key, storing nothing.",
                    matchesETag),
         Definition("put_conditional_body_read_from_storage",
+                   sinceMinor: 2, upgrade: Self.conditionalPut,
                    "A put with condition absent or matches(etag) whose body streams from other objects of the same storage (as an S3 CompleteMultipartUpload assembles its parts) honours the condition: refused with storage.precondition_failed leaving the object and the sources unchanged, granted storing the sources' bytes in order.",
                    conditionalBodyFromStorage),
     ]

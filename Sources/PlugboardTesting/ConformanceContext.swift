@@ -12,13 +12,16 @@ struct ConformanceContext: Sendable {
     let options: ObjectStorageConformance.Options
     /// `<keyPrefix>-<run>-<rule>`: no key of another rule or run starts with it.
     let base: String
+    /// What reaches the storage below, when ``storage`` is a layer the suite observes.
+    let below: LayerBelow?
     private let written = LockedValueBox<[[UInt8]: String]>([:])
     private let saved = LockedValueBox<[StoredObject]>([])
 
-    init(storage: any ObjectStorage, options: ObjectStorageConformance.Options, base: String) {
+    init(storage: any ObjectStorage, options: ObjectStorageConformance.Options, base: String, below: LayerBelow? = nil) {
         self.storage = storage
         self.options = options
         self.base = base
+        self.below = below
     }
 
     /// `<base>/<suffix>`.

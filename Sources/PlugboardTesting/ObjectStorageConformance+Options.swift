@@ -1,3 +1,5 @@
+import PlugboardAPI
+
 extension ObjectStorageConformance {
     /// How the conformance suite runs: which rules, with what sizes and limits.
     public struct Options: Sendable {
@@ -23,6 +25,14 @@ extension ObjectStorageConformance {
         /// checking a condition and storing in two steps). Reported as skipped, never as
         /// passed. Default none.
         public var skip: [String: String]
+        /// The PlugboardAPI version the storage's plugin header declares: a rule that a
+        /// newer version introduced (``Rule/since``) still runs, but its failure is a
+        /// ``Outcome/warning(reason:)`` saying what to implement and which version to
+        /// declare, not a failure, so that rebuilding an older plugin against a newer SDK
+        /// keeps its tests green. `nil` (the default) holds the storage to every rule;
+        /// ``LoadedPlugin/objectStorageConformance(options:)`` sets it from the loaded
+        /// file's header.
+        public var declaredVersion: APIVersion?
 
         /// Options with visible defaults; change what you need.
         public init(includeLargeObjects: Bool = true,
@@ -32,7 +42,8 @@ extension ObjectStorageConformance {
                     clockSkewTolerance: Duration = .seconds(900),
                     keyPrefix: String = "plugboard-conformance",
                     only: Set<String>? = nil,
-                    skip: [String: String] = [:]) {
+                    skip: [String: String] = [:],
+                    declaredVersion: APIVersion? = nil) {
             self.includeLargeObjects = includeLargeObjects
             self.largeObjectByteCount = largeObjectByteCount
             self.concurrentTasks = concurrentTasks
@@ -41,6 +52,7 @@ extension ObjectStorageConformance {
             self.keyPrefix = keyPrefix
             self.only = only
             self.skip = skip
+            self.declaredVersion = declaredVersion
         }
 
         /// Why these options cannot run the suite, or `nil` when they can.

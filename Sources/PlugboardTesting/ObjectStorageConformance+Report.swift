@@ -13,6 +13,13 @@ extension ObjectStorageConformance {
         /// The results of the rules that failed.
         public var failures: [RuleResult] { results.filter(\.isFailure) }
 
+        /// The results of the rules the storage does not meet but is not held to, since a
+        /// newer PlugboardAPI than its header declares introduced them: each says what to
+        /// implement and which version to declare.
+        public var warnings: [RuleResult] {
+            results.filter { if case .warning = $0.outcome { true } else { false } }
+        }
+
         /// The names of the rules that failed.
         public var failedRuleNames: [String] { failures.map(\.name) }
 
@@ -21,7 +28,7 @@ extension ObjectStorageConformance {
             results.filter { $0.outcome == .passed }.map(\.name)
         }
 
-        /// Whether no rule failed (skipped rules do not count as failures).
+        /// Whether no rule failed (skipped rules and warnings do not count as failures).
         public var allPassed: Bool { failures.isEmpty }
 
         /// The result of the rule named `name`, or `nil` when it did not run.
@@ -41,7 +48,9 @@ extension ObjectStorageConformance {
         public var description: String {
             let passed = results.count { $0.outcome == .passed }
             let skipped = results.count { if case .skipped = $0.outcome { true } else { false } }
-            var lines = ["ObjectStorage conformance: \(results.count) rules, \(passed) passed, \(failures.count) failed, \(skipped) skipped"]
+            let warned = warnings.count
+            var lines = ["ObjectStorage conformance: \(results.count) rules, \(passed) passed, \(failures.count) failed, \(skipped) skipped"
+                + (warned > 0 ? ", \(warned) warned (newer than the declared PlugboardAPI)" : "")]
             for result in results where result.outcome != .passed {
                 lines.append("  \(result)")
             }
@@ -67,12 +76,13 @@ extension ObjectStorageConformance {
             return false
         }
 
-        /// `PASS name`, `FAIL name: reason` or `SKIP name: reason`.
+        /// `PASS name`, `FAIL name: reason`, `SKIP name: reason` or `WARN name: reason`.
         public var description: String {
             switch outcome {
             case .passed: "PASS \(name)"
             case .failed(let reason): "FAIL \(name): \(reason)"
             case .skipped(let reason): "SKIP \(name): \(reason)"
+            case .warning(let reason): "WARN \(name): \(reason)"
             }
         }
     }
@@ -86,6 +96,10 @@ extension ObjectStorageConformance {
         case failed(reason: String)
         /// The rule did not run; the reason says why.
         case skipped(reason: String)
+        /// The storage does not meet a rule that a newer PlugboardAPI than its header
+        /// declares introduced (``Options/declaredVersion``); the reason says since which
+        /// version, what to implement, and what the rule found. Not a failure.
+        case warning(reason: String)
     }
 
     /// Explains `<prefix>` when a failure reason uses it.

@@ -21,7 +21,7 @@ import PlugboardAPI
 /// was expected and what was found:
 ///
 /// ```text
-/// 1 of 50 ObjectStorage conformance rules failed:
+/// 1 of 54 ObjectStorage conformance rules failed:
 ///   FAIL delete_is_idempotent: delete of missing key "<prefix>/never-written": expected success, found storage.not_found (no object under key "...")
 ///   (<prefix> stands for the rule's own key prefix: Options.keyPrefix, the run's id and the rule's name, joined by "-".)
 /// ```
@@ -37,6 +37,8 @@ public struct ObjectStorageConformance: Sendable {
     public let makeStorage: @Sendable () async throws -> any ObjectStorage
     /// How the suite runs.
     public let options: Options
+    /// What reaches the storage below, when the storage is a layer the suite observes.
+    let below: LayerBelow?
 
     /// Prepares the suite for a backend.
     ///
@@ -46,8 +48,30 @@ public struct ObjectStorageConformance: Sendable {
     ///   - options: Which rules to run and with what sizes and limits; see ``Options``.
     public init(makeStorage: @escaping @Sendable () async throws -> any ObjectStorage,
                 options: Options = Options()) {
+        self.init(makeStorage: makeStorage, options: options, below: nil)
+    }
+
+    /// Prepares the suite for a layer: each rule gets `makeLayer` over a storage from
+    /// `makeBelow`, and the suite watches what reaches that storage, so that the rule
+    /// `layer_keeps_reads_streamed` can tell a layer that forwards ranged and at-once reads
+    /// from one that turns them into whole reads.
+    ///
+    /// ```swift
+    /// let conformance = ObjectStorageConformance(layer: { below in AuditLayer(below: below) },
+    ///                                            over: { InMemoryObjectStorage() })
+    /// try await conformance.run().requireAllPassed()
+    /// ```
+    public init(layer makeLayer: @escaping @Sendable (_ below: any ObjectStorage) async throws -> any ObjectStorage,
+                over makeBelow: @escaping @Sendable () async throws -> any ObjectStorage,
+                options: Options = Options()) {
+        let below = LayerBelow()
+        self.init(makeStorage: { try await makeLayer(below.observe(try await makeBelow())) }, options: options, below: below)
+    }
+
+    init(makeStorage: @escaping @Sendable () async throws -> any ObjectStorage, options: Options, below: LayerBelow?) {
         self.makeStorage = makeStorage
         self.options = options
+        self.below = below
     }
 
     /// Every rule, in the order the suite runs them.
@@ -99,6 +123,7 @@ public struct ObjectStorageConformance: Sendable {
         let start = clock.now
         let makeStorage = self.makeStorage
         let options = self.options
+        let below = self.below
         let base = "\(options.keyPrefix)-\(runID)-\(rule.name)"
         let outcome = await ConformanceDeadline.run(timeout: options.ruleTimeout) { () async -> Outcome in
             let storage: any ObjectStorage
@@ -107,7 +132,7 @@ public struct ObjectStorageConformance: Sendable {
             } catch {
                 return .failed(reason: "makeStorage threw \(ConformanceText.describe(error))")
             }
-            let context = ConformanceContext(storage: storage, options: options, base: base)
+            let context = ConformanceContext(storage: storage, options: options, base: base, below: below)
             let outcome: Outcome
             do {
                 try await definition.check(context)
@@ -126,7 +151,11 @@ public struct ObjectStorageConformance: Sendable {
         let unfinished: Outcome = Task.isCancelled
             ? .failed(reason: "the suite was cancelled before the rule finished")
             : .failed(reason: "did not finish within \(options.ruleTimeout) (Options.ruleTimeout); the storage may hang")
-        return RuleResult(name: rule.name, summary: rule.summary, outcome: outcome ?? unfinished, duration: duration)
+        var result = outcome ?? unfinished
+        if case .failed(let reason) = result, let declared = options.declaredVersion, !rule.applies(to: declared) {
+            result = .warning(reason: rule.advice(failure: reason))
+        }
+        return RuleResult(name: rule.name, summary: rule.summary, outcome: result, duration: duration)
     }
 
     private static func makeRunID() -> String {

@@ -121,15 +121,64 @@ public enum PluginUnderTest {
         let container = Container(environment: environment)
         let loader = try PluginLoader(container: container, configuration: .init(cacheDirectory: cacheDirectory,
                                                                                   processEnvironment: ProcessEnvironmentSnapshot.capture()))
+        // A provider that a later entry's layer wraps gets the kit's observer above it, so
+        // that the rule layer_keeps_reads_streamed sees what reaches it through the layer.
+        let wrapped = Set(entries.compactMap(\.wraps))
+        var observed: [String: LayerBelow] = [:]
         var loaded: [LoadedPlugin] = []
         for entry in entries {
             let path: String
             if let given = entry.path { path = given } else { path = try builtProduct(entry.product ?? entry.name) }
-            loaded.append(try await load(path: path, name: entry.name, config: entry.config, baseDirectory: baseDirectory,
-                                         rank: entry.rank, wraps: entry.wraps,
-                                         requires: entry.requires, with: loader))
+            if wrapped.contains(entry.name), entry.wraps == nil {
+                let (plugin, below) = try await loadObserved(entry, path: path, baseDirectory: baseDirectory, with: loader)
+                loaded.append(plugin)
+                observed[entry.name] = below
+                continue
+            }
+            var plugin = try await load(path: path, name: entry.name, config: entry.config, baseDirectory: baseDirectory,
+                                        rank: entry.rank, wraps: entry.wraps,
+                                        requires: entry.requires, with: loader)
+            plugin.below = entry.wraps.flatMap { observed[$0] }
+            loaded.append(plugin)
         }
         return loaded
+    }
+
+    /// Loads a provider that a layer will wrap under a name of its own,
+    /// `<name>-under-observer`, one rank lower, and registers in `<name>`'s place an
+    /// ``ObservingStorage`` over its `ObjectStorage`: the layer wrapping `<name>` is handed
+    /// the observer, which forwards every call as it is. A provider of no `ObjectStorage`
+    /// is loaded as it is.
+    private static func loadObserved(_ entry: Entry, path: String, baseDirectory: String?,
+                                     with loader: PluginLoader) async throws(PlugboardError) -> (LoadedPlugin, LayerBelow?) {
+        let inner = "\(entry.name)-under-observer"
+        let asItIs = { () async throws(PlugboardError) -> LoadedPlugin in
+            try await load(path: path, name: entry.name, config: entry.config, baseDirectory: baseDirectory,
+                           rank: entry.rank, wraps: nil, requires: entry.requires, with: loader)
+        }
+        var plugin: LoadedPlugin
+        do {
+            plugin = try await load(path: path, name: inner, config: entry.config, baseDirectory: baseDirectory,
+                                    rank: entry.rank - 1, wraps: nil, requires: entry.requires, with: loader)
+        } catch {
+            // The refusal as the test expects to read it: naming the entry, not the kit's name.
+            return (try await asItIs(), nil)
+        }
+        plugin.name = entry.name
+        guard plugin.services.contains("PlugboardAPI.ObjectStorage") else {
+            // Nothing to observe: the entry under its own name, as the manifest says.
+            let removal = loader.container.makeTransaction(owner: inner, rank: entry.rank - 1, wraps: nil, requires: nil)
+            removal.unregisterAll()
+            try await loader.container.commit(removal)
+            return (try await asItIs(), nil)
+        }
+        let below = LayerBelow()
+        let transaction = loader.container.makeTransaction(owner: entry.name, rank: entry.rank, wraps: nil, requires: [inner])
+        try transaction.register((any ObjectStorage).self) { r in
+            below.observe(try r.resolve((any ObjectStorage).self, ownedBy: inner))
+        }
+        try await loader.container.commit([transaction], verify: true)
+        return (plugin, below)
     }
 
     private static func load(path: String, name: String, config: [String: ConfigValue], baseDirectory: String?,
@@ -153,14 +202,33 @@ public enum PluginUnderTest {
                        baseDirectory: baseDirectory)
     }
 
+    /// `lib<product>.so` next to the test runner (a product of the package under test), or
+    /// else in the Plugboard checkout this kit was built from (MemoryStorage, FileStorage,
+    /// ... under a layer of another package), in the build of the same configuration first.
     private static func builtProduct(_ product: String) throws(PlugboardError) -> String {
-        let path = productPath(product)
-        guard access(path, F_OK) == 0 else {
-            throw PlugboardError(.pluginFileNotFound, "plugin product \"\(product)\" has not been built",
-                                 detail: "Expected \(path), next to the test runner.",
-                                 hint: "Declare it as a dynamic library product in Package.swift; swift build and swift test build it there.")
-        }
-        return path
+        let candidates = productCandidates(product)
+        if let found = candidates.first(where: { access($0, F_OK) == 0 }) { return found }
+        let checkout = sdkCheckout
+        let configuration = productsFolder.hasSuffix("/release") ? "release" : "debug"
+        throw PlugboardError(.pluginFileNotFound, "plugin product \"\(product)\" has not been built",
+                             detail: "Expected \(candidates[0]), next to the test runner, or in the Plugboard checkout this test kit comes from: \(candidates.dropFirst().joined(separator: ", ")).",
+                             hint: "A product of this package: declare it as a dynamic library product in Package.swift; swift build and swift test build it next to the test runner. A plugin of the Plugboard checkout (MemoryStorage, FileStorage, ...): build it there, (cd \(checkout) && swift build\(configuration == "release" ? " -c release" : "") --product \(product)); do not add it to your test target's dependencies, which would link a second copy of it into the test runner.")
+    }
+
+    /// Where ``load(product:name:config:environment:baseDirectory:)`` looks, in order.
+    public static func productCandidates(_ product: String) -> [String] {
+        let file = "lib\(product).so"
+        let configurations = productsFolder.hasSuffix("/release") ? ["release", "debug"] : ["debug", "release"]
+        let inCheckout = configurations.map { "\(sdkCheckout)/.build/\($0)/\(file)" }
+        return ["\(productsFolder)/\(file)"] + inCheckout.filter { $0 != "\(productsFolder)/\(file)" }
+    }
+
+    /// The Plugboard checkout this file was compiled in: a package depending on the kit
+    /// by path compiles it there.
+    public static var sdkCheckout: String {
+        var folder = parent(#filePath)
+        for _ in 0..<2 { folder = parent(folder) }  // Sources/PlugboardTesting
+        return folder
     }
 
     /// `lib<product>.so` in ``productsFolder``.
@@ -232,7 +300,7 @@ public struct LoadedPlugin: Sendable {
     /// The fresh container the plugin registered into.
     public let container: Container
     /// The plugin's name, as loaded.
-    public let name: String
+    public internal(set) var name: String
     /// The version the plugin reports.
     public let version: String?
     /// The services it registered, as `plugboard services` names them.
@@ -242,6 +310,8 @@ public struct LoadedPlugin: Sendable {
     /// The file's real path and SHA-256.
     public let path: String
     public let sha256: String
+    /// What reaches the storage below, for a layer loaded over a provider the kit observes.
+    var below: LayerBelow?
 
     init(container: Container, record: PluginRecord) {
         self.container = container
@@ -260,9 +330,20 @@ public struct LoadedPlugin: Sendable {
 
     /// The conformance suite over this plugin's storage (one shared instance: each rule
     /// works under its own key prefix and deletes what it wrote).
+    ///
+    /// The suite holds the storage to the rules of the PlugboardAPI version its header
+    /// declares, unless `options` says another (``ObjectStorageConformance/Options/declaredVersion``):
+    /// a rule a newer version introduced is a warning when not met. For a layer loaded
+    /// over another plugin (``PluginUnderTest/load(_:environment:baseDirectory:)`` with
+    /// `wraps`), the suite also sees what reaches the storage below.
     public func objectStorageConformance(options: ObjectStorageConformance.Options = .init()) -> ObjectStorageConformance {
         let container = self.container
-        return ObjectStorageConformance(makeStorage: { try container.resolve((any ObjectStorage).self) }, options: options)
+        var options = options
+        if options.declaredVersion == nil, let header {
+            options.declaredVersion = APIVersion(major: header.apiMajor, minor: header.apiMinor, patch: 0)
+        }
+        return ObjectStorageConformance(makeStorage: { try container.resolve((any ObjectStorage).self) }, options: options,
+                                        below: below)
     }
 
     /// Stops the plugin's managed services, as the host does when it exits.

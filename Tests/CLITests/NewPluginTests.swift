@@ -99,6 +99,142 @@ import Testing
                   stdout: .contains("\"etag\": \"49f68a5c8493ec2c0bf489821c21fc3b\""))
     }
 
+    /// `new-plugin --layer`: the package builds, its tests load the layer over MemoryStorage
+    /// from this checkout (another package's product) and pass the whole suite, the
+    /// streaming rule included; the host loads it over MemoryStorage and stores through it;
+    /// and once the layer stops forwarding the ranged and at-once reads, its tests fail.
+    @Test(.timeLimit(.minutes(15))) func layerScaffold_builds_passesItsTestsOverABacking_andLoadsIntoTheHost() async throws {
+        let sandbox = try Sandbox("plugboard-newlayer")
+        defer { sandbox.remove() }
+        let package = sandbox.path("acme-layer")
+        let created = await sandbox.run(["new-plugin", "AcmeLayer", "--layer", "--dir", package, "--sdk", Self.repositoryRoot, "--json"])
+        expectRun(created, status: 0, stderr: .empty)
+        #expect(try created.json()["files"]?.strings == [
+            "Package.swift", "Sources/AcmeLayer/AcmeLayerPlugin.swift", "Sources/AcmeLayer/AcmeLayerLayer.swift",
+            "Tests/AcmeLayerTests/AcmeLayerTests.swift", "plugins.snippet.json", "README.md", ".gitignore",
+        ])
+        let layer = String(decoding: try sandbox.read("acme-layer/Sources/AcmeLayer/AcmeLayerLayer.swift"), as: UTF8.self)
+        for requirement in ["put(_ key: String, data:", "put(_ key: String, body:", "get(_ key: String)", "get(_ key: String, range:",
+                            "getWithoutWaiting(_ key: String, range:", "head(_ key: String)", "delete(_ key: String)", "list(prefix:"] {
+            #expect(layer.contains("public func \(requirement)"), "the layer does not forward \(requirement)")
+        }
+        let snippet = try JSONValue.parse(String(decoding: try sandbox.read("acme-layer/plugins.snippet.json"), as: UTF8.self))
+        #expect(snippet["wraps"]?.string == "FileStorage")
+
+        let (products, testLog) = try await Self.buildAndTest(package, in: sandbox, seconds: 600)
+        #expect(testLog.contains("layer_passesTheConformanceSuite() passed"), "\(testLog)")
+        let library = "\(products)/libAcmeLayer.so"
+        try #require(sandbox.exists(library))
+        try sandbox.write("m.json", ManifestText.make([
+            #"{"name": "Backing", "product": "MemoryStorage"}"#,
+            #"{"name": "AcmeLayer", "path": "\#(library)", "wraps": "Backing", "required": true}"#,
+        ]))
+        let check = await sandbox.run(["check", "--manifest", "m.json", "--json"])
+        expectRun(check, status: 0)
+        let plugins = try #require(try check.json().elements)
+        #expect(plugins.map { $0["state"]?.string } == ["active", "active"], "\(check.stdout)")
+        expectRun(await sandbox.run(["storage", "put", "k", "--manifest", "m.json", "--json"], stdin: Array("hi".utf8)), status: 0,
+                  stdout: .contains("\"etag\": \"49f68a5c8493ec2c0bf489821c21fc3b\""))
+
+        // The author's mistake the issue met: the layer keeps the whole get(_:) and drops the
+        // ranged and at-once reads. Its own tests now fail, naming the rule.
+        let layerFile = "acme-layer/Sources/AcmeLayer/AcmeLayerLayer.swift"
+        var trimmed = layer
+        for start in ["    /// The ranged and streamed read", "    /// The read answered at once"] {
+            let from = try #require(trimmed.range(of: start))
+            let end = try #require(trimmed.range(of: "    }\n\n", range: from.upperBound..<trimmed.endIndex))
+            trimmed.removeSubrange(from.lowerBound..<end.upperBound)
+        }
+        #expect(!trimmed.contains("range: ByteRange?"))
+        try sandbox.write(layerFile, trimmed)
+        let retest = await Self.shell("cd \(CommandResult.shellQuote(package)) && swift test --scratch-path \(CommandResult.shellQuote(sandbox.path("scratch")))",
+                                      log: sandbox.path("retest.log"), seconds: 600)
+        let retestLog = Self.tail(sandbox, "retest.log")
+        #expect(retest != 0, "\(retestLog)")
+        #expect(retestLog.contains("FAIL layer_keeps_reads_streamed: get(_:range:) of key"), "\(retestLog)")
+        #expect(retestLog.contains("reached the storage below as get(_:)"), "\(retestLog)")
+    }
+
+    /// A plugin written against PlugboardAPI 1.0 (its header declares 1.0; a storage of the
+    /// five whole-object methods, no conditional puts), rebuilt unchanged against this SDK:
+    /// its own tests pass, with a warning for each newer rule it does not meet, and the host
+    /// loads it.
+    @Test(.timeLimit(.minutes(15))) func pluginWrittenFor10_rebuiltAgainstThisSDK_passesItsTests_withWarnings() async throws {
+        let sandbox = try Sandbox("plugboard-oldplugin")
+        defer { sandbox.remove() }
+        let package = sandbox.path("old")
+        expectRun(await sandbox.run(["new-plugin", "OldStorage", "--dir", package, "--sdk", Self.repositoryRoot]), status: 0)
+        let pluginFile = "old/Sources/OldStorage/OldStoragePlugin.swift"
+        let h = PluginHeader.expected
+        let source = String(decoding: try sandbox.read(pluginFile), as: UTF8.self)
+        let current = "= (0x4452_4250, 1, \(h.abiVersion), \(h.apiMajor), \(h.apiMinor))"
+        try #require(source.contains(current))
+        try sandbox.write(pluginFile, source.replacingOccurrences(of: current, with: "= (0x4452_4250, 1, \(h.abiVersion), 1, 0)"))
+        try sandbox.write("old/Sources/OldStorage/OldStorageObjectStorage.swift", Self.storageFor10)
+
+        let (products, testLog) = try await Self.buildAndTest(package, in: sandbox, seconds: 600)
+        #expect(testLog.contains("storage_passesTheConformanceSuite() passed"), "\(testLog)")
+        for rule in ["put_absent_creates_only", "put_absent_concurrent_one_wins", "put_matches_etag", "put_conditional_body_read_from_storage"] {
+            #expect(testLog.contains("WARN \(rule): available since 1.2: implement put(_:body:contentType:metadata:condition:)"), "no warning for \(rule):\n\(testLog)")
+        }
+        try sandbox.write("m.json", ManifestText.make([#"{"name": "OldStorage", "path": "\#(products)/libOldStorage.so"}"#]))
+        let check = await sandbox.run(["check", "--manifest", "m.json", "--json"])
+        expectRun(check, status: 0)
+        #expect(try check.json().elements?.first?["state"]?.string == "active", "\(check.stdout)")
+    }
+
+    /// A storage as PLUGIN_GUIDE.md had it at PlugboardAPI 1.0: the five whole-object methods.
+    static let storageFor10 = """
+        import PlugboardAPI
+        import PlugboardCrypto
+        import Synchronization
+
+        public final class OldStorageObjectStorage: ObjectStorage {
+            private let objects = Mutex<[[UInt8]: StoredObject]>([:])
+
+            public init() {}
+
+            public func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
+                try ObjectKey.validate(key)
+                let storedType = try ObjectContentType.resolve(contentType)
+                try ObjectMetadata.validate(metadata)
+                let info = ObjectInfo(key: key, size: data.count, etag: Hex.encode(try MD5Hasher.hash(data)),
+                                      contentType: storedType, lastModified: Timestamp.now(), metadata: metadata)
+                objects.withLock { $0[Array(key.utf8)] = StoredObject(info: info, data: data) }
+                return info
+            }
+
+            public func get(_ key: String) async throws -> StoredObject {
+                try ObjectKey.validate(key)
+                guard let object = objects.withLock({ $0[Array(key.utf8)] }) else { throw PlugboardError.objectNotFound(key: key) }
+                return object
+            }
+
+            public func head(_ key: String) async throws -> ObjectInfo { try await get(key).info }
+
+            public func delete(_ key: String) async throws {
+                try ObjectKey.validate(key)
+                _ = objects.withLock { $0.removeValue(forKey: Array(key.utf8)) }
+            }
+
+            public func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
+                let request = try ListingRequest(prefix: prefix, limit: limit, continuationToken: continuationToken)
+                let prefixBytes = Array(request.prefix.utf8)
+                let after = request.startAfter.map { Array($0.utf8) }
+                let matching = objects.withLock { all in
+                    all.filter { key, _ in
+                        key.starts(with: prefixBytes) && (after.map { $0.lexicographicallyPrecedes(key) } ?? true)
+                    }.map(\\.value.info)
+                }.sorted { ObjectKey.precedes($0.key, $1.key) }
+                let page = Array(matching.prefix(request.limit))
+                let more = matching.count > page.count
+                return ObjectListing(objects: page,
+                                     nextContinuationToken: more ? page.last.map { ListingRequest.continuationToken(after: $0.key) } : nil)
+            }
+        }
+
+        """
+
     @Test func text_listsTheFilesWritten() async throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }

@@ -263,6 +263,7 @@ struct PluginReferenceTests {
             "keyPrefix": ("String", "\"\(options.keyPrefix)\""),
             "only": ("Set<String>?", options.only == nil ? "nil" : "?"),
             "skip": ("[String: String]", options.skip.isEmpty ? "[:]" : "?"),
+            "declaredVersion": ("APIVersion?", options.declaredVersion == nil ? "nil" : "?"),
         ]
         let declared = Self.publicMembers(in: try Self.read("Sources/PlugboardTesting/ObjectStorageConformance+Options.swift")).properties
         #expect(Set(declared) == Set(defaults.keys), "an option was added or removed: update the reference and this test")

@@ -79,6 +79,10 @@ import Testing
         #expect(error?.code.rawValue == "loader.file_not_found")
         #expect(error?.detail?.contains(PluginUnderTest.productPath("NoSuchPlugin")) == true)
         #expect(error?.hint?.contains("dynamic library product") == true)
+        // A plugin of the checkout (a backing under a layer of another package) is looked
+        // for in the checkout's build too, and the hint builds it there.
+        #expect(error?.detail?.contains("\(PluginUnderTest.sdkCheckout)/.build/debug/libNoSuchPlugin.so") == true, "\(String(describing: error))")
+        #expect(error?.hint?.contains("(cd \(PluginUnderTest.sdkCheckout) && swift build --product NoSuchPlugin)") == true, "\(String(describing: error))")
     }
 
     @Test func aFileThatIsNotAPlugin_isRefusedBeforeLoading_withTheLoadersCode() async throws {

@@ -174,11 +174,12 @@ enum CLISpec {
                                   .value("transport", "KIND", help: "The wire's transport: socket or ring."),
                                   .value("descriptors", "COUNT", help: "How many descriptors the wire uses, from 3 up.")]),
             CommandSpec(name: "new-plugin", abstract: "Write a SwiftPM package for a new plugin, ready to build and test.",
-                        discussion: "Writes Package.swift (building libNAME.so against this checkout's PlugboardAPI), the plugin's source with its header and entry point, an in-memory ObjectStorage to start from, tests (the conformance suite and a check of the built file's plugin header), plugins.snippet.json and README.md. The checkout is found above the plugboard executable unless --sdk is given. Exits 2 for an invalid NAME or a --dir that is not empty, 1 if no checkout is found.",
+                        discussion: "Writes Package.swift (building libNAME.so against this checkout's PlugboardAPI), the plugin's source with its header and entry point, an in-memory ObjectStorage to start from (with --layer, a layer forwarding every requirement to the storage below), tests (the conformance suite and a check that the host accepts the built file's plugin header), plugins.snippet.json and README.md. The checkout is found above the plugboard executable unless --sdk is given. Exits 2 for an invalid NAME or a --dir that is not empty, 1 if no checkout is found.",
                         options: [
                             .value("dir", "PATH", help: "The folder to create the package in; must not exist or be empty.", default: "./NAME",
                                    completion: .directory),
                             .value("service", "SERVICE", help: "The service the plugin provides.", default: "ObjectStorage"),
+                            .flag("layer", help: "Write a layer over the ObjectStorage of the plugin its manifest entry names in \"wraps\", forwarding every requirement, with tests that load it over MemoryStorage."),
                             .value("sdk", "PATH", help: "The Plugboard checkout to build against.", default: "the checkout the executable was built in",
                                    completion: .directory),
                         ],

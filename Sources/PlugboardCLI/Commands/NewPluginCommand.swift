@@ -5,7 +5,8 @@ import PlugboardAPI
 import PlugboardBytes
 import PlugboardHost
 
-/// `plugboard new-plugin NAME --dir PATH`: writes a SwiftPM package that builds a plugin.
+/// `plugboard new-plugin NAME --dir PATH [--layer]`: writes a SwiftPM package that builds a
+/// plugin, a storage or a layer over another plugin's.
 enum NewPluginCommand {
     /// The services a scaffold can start from.
     static let services = ["ObjectStorage"]
@@ -33,9 +34,10 @@ enum NewPluginCommand {
                                   hint: UsageError.suggestion(for: service, among: services).map { "Did you mean \"\($0)\"?" })
         }
         let (sdk, directory) = try prepare(ctx, name: name, command: "new-plugin")
-        let scaffold = PluginScaffold(name: name, sdk: sdk, directory: directory, header: .expected)
+        var scaffold = PluginScaffold(name: name, sdk: sdk, directory: directory, header: .expected)
+        scaffold.layer = ctx.parsed.flag("layer")
         try write(scaffold.files, in: directory, sdk: sdk, ctx,
-                  created: "plugin package \(name)", buildIn: directory, entries: "entry")
+                  created: "\(scaffold.layer ? "layer plugin" : "plugin") package \(name)", buildIn: directory, entries: "entry")
         return 0
     }
 

@@ -208,12 +208,13 @@ struct ContractScaffold {
             @Test func consumer_resolvesTheProvidersService_throughTheContract() async throws {
                 let plugins = try await PluginUnderTest.load(products: ["\#(provider)", "\#(consumer)"],
                                                              configs: ["\#(provider)": ["prefix": .string("Test")]])
-                #expect(plugins.map(\.services) == [["\#(contract).\#(name)"], ["Swift.String"]])
+                // Contains, not equals: registrar.mapErrors adds a service of its own.
+                #expect(plugins[0].services.contains("\#(contract).\#(name)"))
+                #expect(plugins[1].services.contains("Swift.String"))
                 for plugin in plugins {
-                    // Equality means the header literal is up to date with the PlugboardAPI
-                    // the plugin builds against (the host accepts an older minor too).
-                    #expect(plugin.header == PluginHeader.expected,
-                            "the header literal of \(plugin.name) is out of date: expected \(PluginHeader.expected), found \(String(describing: plugin.header))")
+                    // The host loads any minor version up to its own (docs/PLUGIN_HEADER.md).
+                    let header = try #require(plugin.header, "lib\(plugin.name).so has no plugboard_header section")
+                    #expect(throws: Never.self) { try header.checkCompatible(plugin: plugin.name) }
                 }
                 // The container is shared: the consumer's String, built from the provider's service.
                 let answer = try plugins[1].container.resolve(String.self, name: "\#(consumer)")

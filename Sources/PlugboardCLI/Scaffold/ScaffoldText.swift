@@ -30,8 +30,10 @@ enum ScaffoldText {
         // The plugin header (docs/PLUGIN_HEADER.md in the Plugboard checkout): magic, header
         // layout, plugin ABI, PlugboardAPI major and minor version. The host reads it from the
         // file before loading anything. It must be a literal written here (a constant from
-        // another module is not allowed in a constant expression); the tests compare it with
-        // PluginHeader.expected, so rebuilding against a newer API tells you to update it.
+        // another module is not allowed in a constant expression). The minor version is the
+        // PlugboardAPI the plugin is written for: a newer SDK still builds and loads it, and
+        // its tests hold it to that version's rules; raise it once the plugin implements what
+        // a newer version added (PLUGIN_GUIDE.md, "Upgrading the SDK").
         @section("plugboard_header") @used
         let plugboardHeader: (UInt32, UInt32, UInt32, UInt32, UInt32) = \#(headerLiteral(header))
 
@@ -42,6 +44,29 @@ enum ScaffoldText {
         }
         """#
     }
+
+    /// The generated tests' check of a loaded plugin's header (`plugin` in scope): that this
+    /// host and SDK accept it, as the loader does, not that it equals the newest, so that an
+    /// SDK upgrade leaves a plugin written for an older minor version green.
+    static func headerCheck(_ plugin: String) -> String {
+        #"""
+        // The header declares the PlugboardAPI the plugin is written for; the host loads any
+                // minor version up to its own (docs/PLUGIN_HEADER.md), as this checks.
+                let header = try #require(plugin.header, "lib\#(plugin).so has no plugboard_header section")
+                #expect(throws: Never.self) { try header.checkCompatible(plugin: "\#(plugin)") }
+        """#
+    }
+
+    /// The generated tests' verdict on a conformance report (`report` in scope): failures
+    /// fail the test; rules newer than the header's version are warnings saying what to do.
+    static let reportCheck = #"""
+        #expect(report.allPassed, "\(report)")
+                // Rules a newer PlugboardAPI than the header declares introduced: not required,
+                // each says what to implement and which version to declare then.
+                for warning in report.warnings {
+                    Issue.record(Comment(rawValue: "\(warning)"), severity: .warning)
+                }
+        """#
 
     /// The end of every Package.swift the scaffolds write: the project's strictness.
     static let strictSettings = """

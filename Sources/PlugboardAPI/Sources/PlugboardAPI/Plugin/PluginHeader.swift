@@ -92,7 +92,7 @@ public struct PluginHeader: Hashable, Sendable, Codable {
             // The header is a literal in the plugin's source: one edited by hand stays wrong
             // however often the plugin is rebuilt, so the hint names the literal too.
             throw PlugboardError(error.code, error.message, detail: error.detail,
-                hint: (error.hint ?? "") + " If the plugin's header literal was written or edited by hand, set it to the PluginHeader.expected of the PlugboardAPI the plugin builds against (plugin ABI \(PluginABI.current), API \(APIVersion.current.major).\(APIVersion.current.minor) for this host's), as plugboard new-plugin writes it; a scaffolded package's swift test checks the built file's header against it.",
+                hint: (error.hint ?? "") + " If the plugin's header literal was written or edited by hand, give it plugin ABI \(PluginABI.current) and API \(APIVersion.current.major).N with N the minor version the plugin is written for, at most \(APIVersion.current.minor) for this host (plugboard new-plugin writes \(APIVersion.current.major).\(APIVersion.current.minor)); a scaffolded package's swift test makes this same check.",
                 underlying: error.underlying)
         }
     }
