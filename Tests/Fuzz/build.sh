@@ -5,8 +5,9 @@
 # every executable of the package), so each target is one swiftc run: the harness in
 # Tests/Fuzz/<target>/ compiled into one module with the source files it tests, which
 # keeps their internal types reachable without @testable. The modules those files import
-# (PlugboardAPI, PlugboardBytes, PlugboardConcurrency, PlugboardCrypto, PlugboardHTTPCodec) are compiled once beforehand, each into a module
-# and one object file, with the same sanitizers, so that their code is fuzzed too.
+# (PlugboardAPI, PlugboardBytes, PlugboardConcurrency, PlugboardCrypto, PlugboardHTTPCodec,
+# PlugboardIPC) are compiled once beforehand, each into a module and one object file, with the
+# same sanitizers, so that their code is fuzzed too.
 # docs/SECURITY.md says what each target covers. The linker's "Cannot export local
 # symbol '__asan_...'" warnings are ASan's and harmless; they go to the log files.
 set -euo pipefail
@@ -18,7 +19,7 @@ thread_local=Sources/PlugboardAPI/Sources/CPlugboardThreadLocal
 # -O: a fuzzer's worth is executions per second; overflow and bounds checks stay on.
 swift_flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6
              -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility
-             -I "$thread_local/include" -I "$out/modules")
+             -I "$thread_local/include" -I "$out/modules" -I "$out/modules/CPlugboardIPC" -I "$out/modules/CPlugboardSandbox")
 
 sources() { find "$@" -name '*.swift' | sort; }
 
@@ -46,6 +47,19 @@ if [ ! -f "$out/modules/ThreadLocal.o" ]; then
     clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$thread_local/include" \
         "$thread_local/ThreadLocal.c" -o "$out/modules/ThreadLocal.o"
 fi
+# A C target of the package as an object and a module map (SwiftPM makes the map; here it
+# is written beside the object), rebuilt only when one of its files is newer.
+c_module() {
+    local name=$1 dir=$2 object="$out/modules/$1.o"
+    if [ -f "$object" ] && [ -z "$(find "$dir" -newer "$object" -type f | head -1)" ]; then return; fi
+    echo "fuzz build: module $name"
+    mkdir -p "$out/modules/$name"
+    printf 'module %s {\n    header "%s"\n    export *\n}\n' "$name" "$PWD/$dir/include/$name.h" >"$out/modules/$name/module.modulemap"
+    # shellcheck disable=SC2046
+    quietly "$out/modules/$name.log" clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$dir/include" $(find "$dir" -name '*.c') \
+        -o "$object"
+}
+
 module PlugboardAPI Sources/PlugboardAPI/Sources/PlugboardAPI
 module PlugboardConcurrency Sources/PlugboardConcurrency
 # The byte helpers (percent-encoding, hex digits, trimming, base64) that most targets'
@@ -54,14 +68,21 @@ module PlugboardBytes Sources/PlugboardBytes
 module PlugboardCrypto Sources/PlugboardCrypto
 # The HTTP grammar both http-request and s3-response read by.
 module PlugboardHTTPCodec Sources/PlugboardHTTPCodec
+# An isolated plugin's settings: the wire's transport (TransportKind) and its sandbox's
+# policy, which finds the loaded Swift runtime's folder through the sandbox's C part.
+c_module CPlugboardIPC Sources/CPlugboardIPC
+module PlugboardIPC Sources/PlugboardIPC
+c_module CPlugboardSandbox Sources/CPlugboardSandbox
 
 # The files each target compiles with its harness: the code under test and what it
 # needs of its own module to compile.
 target_sources() {
     case "$1" in
-        # The decoder, with the two loader types an entry holds (a remote source, a signature).
+        # The decoder, with the two loader types an entry holds (a remote source, a signature)
+        # and what an isolated entry's settings are (PluginIsolation, the sandbox's grants).
         manifest) sources Sources/PlugboardHost/JSON Sources/PlugboardHost/Manifest
-            echo Sources/PlugboardHost/Loader/Remote/RemoteSource.swift Sources/PlugboardHost/Loader/PluginSignature.swift ;;
+            echo Sources/PlugboardHost/Loader/Remote/RemoteSource.swift Sources/PlugboardHost/Loader/PluginSignature.swift \
+                Sources/PlugboardHost/Isolation/PluginIsolation.swift Sources/PlugboardHost/Isolation/SandboxPolicy.swift ;;
         # The decoder and the messages; the event loops (and their C module) stay out.
         http-request) sources Sources/PlugboardHTTP/Parsing Sources/PlugboardHTTP/Messages Sources/PlugboardHTTP/Streaming ;;
         elf) echo Sources/PlugboardHost/Loader/ELFImage.swift Sources/PlugboardHost/Loader/Toolchain.swift ;;
@@ -89,6 +110,8 @@ for target in "${targets[@]}"; do
     quietly "$out/fuzz-$target.log" swiftc "${swift_flags[@]}" -module-name "Fuzz_${target//-/_}" \
         "Tests/Fuzz/$target/"Fuzz*.swift $files \
         "$out/modules/PlugboardAPI.o" "$out/modules/PlugboardBytes.o" "$out/modules/PlugboardConcurrency.o" \
-        "$out/modules/PlugboardCrypto.o" "$out/modules/PlugboardHTTPCodec.o" "$out/modules/ThreadLocal.o" \
+        "$out/modules/PlugboardCrypto.o" "$out/modules/PlugboardHTTPCodec.o" "$out/modules/PlugboardIPC.o" "$out/modules/CPlugboardIPC.o" \
+        "$out/modules/CPlugboardSandbox.o" \
+        "$out/modules/ThreadLocal.o" \
         -o "$binary"
 done
