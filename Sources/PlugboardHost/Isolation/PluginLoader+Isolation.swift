@@ -9,7 +9,11 @@ extension PluginLoader {
     /// its worker child maps the staged copy, registers and starts it in a container of its
     /// own; the transaction returned registers the host's proxies for what the worker
     /// registered (``IsolatedStorage``), owned by the plugin as its own registrations would be.
-    public func prepareIsolated(_ staged: StagedPlugin, config: PluginConfig, rank: Int, requires: [String]?,
+    ///
+    /// A layer (`wraps`) is served the storage it wraps from here (``WrappedStorages``):
+    /// its proxy is registered as a layer too, and is handed the provider below it as an
+    /// in-process layer is.
+    public func prepareIsolated(_ staged: StagedPlugin, config: PluginConfig, rank: Int, wraps: String? = nil, requires: [String]?,
                                 secrets: SecretScrubber, settings: WorkerSettings) async -> Prepared {
         var record = PluginRecord(name: staged.name, state: .failed, path: staged.inspection.path, sha256: staged.sha256,
                                   header: staged.inspection.header)
@@ -25,7 +29,7 @@ extension PluginLoader {
         // host, where the proxies' registrations wait for it as any plugin's would.
         let request = PreflightRequest(environment: container.environment, cacheDirectory: configuration.cacheDirectory,
                                        plugins: [.init(name: staged.name, path: staged.loadPath, sha256: staged.sha256, rank: rank,
-                                                       config: config)],
+                                                       config: config, requires: wraps.map { [$0] } ?? [], wraps: wraps)],
                                        secrets: secrets, checkOnly: configuration.checkOnly)
         let name = staged.name
         let observer = crashObserver
@@ -36,12 +40,14 @@ extension PluginLoader {
         }
         // The sandbox grants by absolute path; `--cache-dir` may be relative.
         let cache = PluginFile.realPath(configuration.cacheDirectory) ?? configuration.cacheDirectory
-        let load = WorkerLoad(request: request, sandbox: settings.sandbox.policy(pluginCache: cache))
+        let wrapped = wraps.map { below(WrappedStorages(owner: $0)) }
+        let load = WorkerLoad(request: request, sandbox: settings.sandbox.policy(pluginCache: cache), below: wrapped?.names ?? [])
         launcher.transport = settings.transport
         let plugin = IsolatedPlugin(name: name, sha256: staged.sha256, settings: settings, launcher: launcher, load: load,
                                     logger: configuration.logger.scrubbing(secrets).with("component", "isolation"),
                                     onCrash: { crash in observer.withLock { $0 }?(name, "plugin_crashed", crash.message) },
-                                    onRefusal: { message in observer.withLock { $0 }?(name, "plugin_sandbox_refused", message) })
+                                    onRefusal: { message in observer.withLock { $0 }?(name, "plugin_sandbox_refused", message) },
+                                    wrapped: wrapped?.storages)
         let ready: WorkerReady
         do throws(PlugboardError) {
             ready = try await plugin.start()
@@ -51,11 +57,19 @@ extension PluginLoader {
         }
         record.version = ready.version.map { secrets.scrub($0) }
         record.worker = plugin
-        let transaction = container.makeTransaction(owner: name, rank: rank, wraps: nil, requires: requires)
+        let transaction = container.makeTransaction(owner: name, rank: rank, wraps: wraps, requires: requires)
         do throws(PlugboardError) {
             for service in ready.services {
-                try transaction.register((any ObjectStorage).self, name: service.name, rank: service.rank, managed: true,
-                                         instance: IsolatedStorage(plugin: plugin, service: service.name, checksHealth: service.healthChecking))
+                let proxy = IsolatedStorage(plugin: plugin, service: service.name, checksHealth: service.healthChecking)
+                if service.layer, let storages = wrapped?.storages {
+                    try transaction.registerLayer((any ObjectStorage).self, name: service.name, managed: true) { _, below in
+                        storages.set(below, name: service.name)
+                        return proxy
+                    }
+                } else {
+                    try transaction.register((any ObjectStorage).self, name: service.name, rank: service.rank, managed: true,
+                                             instance: proxy)
+                }
             }
         } catch {
             failed(&record, error)
@@ -63,6 +77,23 @@ extension PluginLoader {
             return Prepared(record: record, transaction: nil)
         }
         return Prepared(record: record, transaction: transaction)
+    }
+
+    /// What a layer's worker is served before its commit: the storages the wrapped plugin
+    /// provides in the running generation, and their names, which the worker registers
+    /// below the layer (at least the unnamed one, answered "not in the host yet" when the
+    /// wrapped plugin is loaded by the same reload).
+    private func below(_ storages: WrappedStorages) -> (storages: WrappedStorages, names: [String?]) {
+        let storageType = String(reflecting: (any ObjectStorage).self)
+        var names: [String?] = []
+        for info in container.registrations(owner: storages.owner) where info.service == storageType {
+            guard !names.contains(info.name) else { continue }
+            names.append(info.name)
+            if let provider = try? container._provider((any ObjectStorage).self, name: info.name, ownedBy: storages.owner) {
+                storages.set(provider, name: info.name)
+            }
+        }
+        return (storages, names.isEmpty ? [nil] : names)
     }
 
     /// `path` and its missing parents, mode 0700 (as FileStorage makes its root).

@@ -91,8 +91,9 @@ public enum WorkerChild {
         let boot = try bootstrapped.get()
         let transport = boot.transport
         let request: PreflightRequest
+        let below: [String?]
         switch boot.load {
-        case .success(let load): request = load.request
+        case .success(let load): (request, below) = (load.request, load.below)
         case .failure(let error):
             logger.error("worker: \(error.message)")
             return 3
@@ -111,7 +112,32 @@ public enum WorkerChild {
             logger.warning("worker: file access is not confined: \(reason)", metadata: ["plugin": .string(plugin.name)])
         }
         let container = Container(environment: request.environment, logger: logger)
-        let (ready, storages) = await load(plugin, request: request, container: container, logger: logger, environment: environment)
+        // The wire is read from before the plugin loads: a layer's start may already call
+        // the storage it wraps (QuotaStorage counts what is there), which the host serves.
+        let host = plugin.wraps == nil ? nil : WorkerConnection(transport: transport, origin: StreamOrigin.worker) { _ in }
+        let served = LockedValueBox<[String?: any ObjectStorage]>([:])
+        let server = WorkerServer(transport: transport, storage: { name throws(PlugboardError) in
+            guard let storage = served.withLock({ $0[name] }) else {
+                throw PlugboardError(.notRegistered, "the isolated plugin has no ObjectStorage named \(name.map { "\"\($0)\"" } ?? "(unnamed)")")
+            }
+            return storage
+        }, health: { name in try? container.resolve((any HealthChecking).self, name: name) }, client: host)
+        guard server.start() else {
+            logger.error("worker: could not start the thread that reads the host's wire")
+            return 3
+        }
+        var (ready, storages) = (WorkerReady(version: nil, services: [], failure: nil), [String?: any ObjectStorage]())
+        if let host, let wrapped = plugin.wraps {
+            do throws(PlugboardError) {
+                try await registerBelow(below, of: wrapped, connection: host, in: container)
+                (ready, storages) = await load(plugin, request: request, container: container, logger: logger, environment: environment)
+            } catch {
+                ready = WorkerReady(version: nil, services: [], failure: error)
+            }
+        } else {
+            (ready, storages) = await load(plugin, request: request, container: container, logger: logger, environment: environment)
+        }
+        served.withLock { $0 = storages }
         do throws(IPCError) {
             try transport.send(Frame(.ready, payload: ready.encoded()))
         } catch {
@@ -121,12 +147,23 @@ public enum WorkerChild {
             await container.shutdown()
             return 1
         }
-        let server = WorkerServer(transport: transport, storages: storages,
-                                  health: { name in try? container.resolve((any HealthChecking).self, name: name) })
         await server.serve()
         // Stopping is plugin code too; the host waits for it with a bound.
         await container.shutdown()
         return 0
+    }
+
+    /// For a layer: the storages its plugin wraps, as proxies that call the host, owned by
+    /// the wrapped plugin as the real providers are in the host, so that the layer's
+    /// `registerLayer` finds each below it.
+    static func registerBelow(_ names: [String?], of wrapped: String, connection: WorkerConnection,
+                              in container: Container) async throws(PlugboardError) {
+        let transaction = container.makeTransaction(owner: wrapped, rank: 0, wraps: nil, requires: nil)
+        for name in names {
+            try transaction.register((any ObjectStorage).self, name: name, rank: 0,
+                                     instance: HostStorage(connection: connection, service: name, wrapped: wrapped))
+        }
+        try await container.commit([transaction], verify: false)
     }
 
     /// Loads and starts `plugin`, and says what the host may register for it.
@@ -160,7 +197,8 @@ public enum WorkerChild {
             if info.service == storageType {
                 guard let storage = try? container.resolve((any ObjectStorage).self, name: info.name) else { continue }
                 storages[info.name] = storage
-                services.append(.init(name: info.name, rank: info.rank, healthChecking: storage is any HealthChecking))
+                services.append(.init(name: info.name, rank: info.rank, healthChecking: storage is any HealthChecking,
+                                      layer: info.wraps != nil))
             } else {
                 refused.append(info.service + (info.name.map { " (name \"\($0)\")" } ?? ""))
             }
@@ -183,6 +221,9 @@ struct WorkerReady: Sendable {
         var rank: Int
         /// Whether the storage also adopts `HealthChecking`.
         var healthChecking: Bool
+        /// Whether it is a layer over the storage of the same name its plugin wraps: the
+        /// host registers its proxy as a layer too, so that it stands where the layer does.
+        var layer = false
     }
 
     var version: String?
@@ -198,7 +239,7 @@ struct WorkerReady: Sendable {
         }
         w.u32(UInt32(services.count))
         for s in services {
-            w.optionalString(s.name); w.int(s.rank); w.bool(s.healthChecking)
+            w.optionalString(s.name); w.int(s.rank); w.bool(s.healthChecking); w.bool(s.layer)
         }
         return w.bytes
     }
@@ -216,7 +257,8 @@ struct WorkerReady: Sendable {
         var services: [Service] = []
         for _ in 0..<count {
             services.append(Service(name: try r.optionalString("a service's name"), rank: try r.int("a service's rank"),
-                                    healthChecking: try r.bool("whether a service checks its health")))
+                                    healthChecking: try r.bool("whether a service checks its health"),
+                                    layer: try r.bool("whether a service is a layer")))
         }
         return WorkerReady(version: version, services: services, failure: failure)
     }

@@ -117,7 +117,7 @@ public final class PluginLoader: Sendable {
     public func load(_ staged: StagedPlugin, config: PluginConfig, rank: Int, wraps: String? = nil, requires: [String]? = nil,
                      secrets: SecretScrubber, isolation: PluginIsolation = .inProcess) async -> PluginRecord {
         if let settings = isolation.worker {
-            return await commit(await prepareIsolated(staged, config: config, rank: rank, requires: requires, secrets: secrets,
+            return await commit(await prepareIsolated(staged, config: config, rank: rank, wraps: wraps, requires: requires, secrets: secrets,
                                                       settings: settings),
                                 secrets: secrets)
         }
