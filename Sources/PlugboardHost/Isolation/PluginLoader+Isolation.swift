@@ -59,6 +59,12 @@ extension PluginLoader {
         record.worker = plugin
         let transaction = container.makeTransaction(owner: name, rank: rank, wraps: wraps, requires: requires)
         do throws(PlugboardError) {
+            for entry in ready.mappings {
+                // Checked again here: the worker runs the plugin's code, not the host's.
+                let code = PlugboardError.Code(entry.code), mapping = PlugboardError.Mapping(status: entry.status, s3Code: entry.s3Code)
+                try PlugboardError.Mapping.check(mapping, for: code)
+                try transaction.register(PlugboardError.Mapping.self, name: entry.code, instance: mapping)
+            }
             for service in ready.services {
                 let proxy = IsolatedStorage(plugin: plugin, service: service.name, checksHealth: service.healthChecking)
                 if service.layer, let storages = wrapped?.storages {

@@ -192,9 +192,15 @@ public enum WorkerChild {
         var services: [WorkerReady.Service] = []
         var storages: [String?: any ObjectStorage] = [:]
         var refused: [String] = []
+        var mappings: [WorkerReady.ErrorMapping] = []
         let storageType = String(reflecting: (any ObjectStorage).self)
+        let mappingType = String(reflecting: PlugboardError.Mapping.self)
         for info in container.registrations(owner: plugin.name) {
-            if info.service == storageType {
+            if info.service == mappingType, let code = info.name,
+               let mapping = try? container.resolve(PlugboardError.Mapping.self, name: code) {
+                // Data, not code: the host registers the same table for its proxy's errors.
+                mappings.append(.init(code: code, status: mapping.status, s3Code: mapping.s3Code))
+            } else if info.service == storageType {
                 guard let storage = try? container.resolve((any ObjectStorage).self, name: info.name) else { continue }
                 storages[info.name] = storage
                 services.append(.init(name: info.name, rank: info.rank, healthChecking: storage is any HealthChecking,
@@ -209,7 +215,7 @@ public enum WorkerChild {
                 detail: "Expected only ObjectStorage providers (with HealthChecking and ManagedService on them), which the host carries to a worker process; found \(refused.joined(separator: ", ")).",
                 hint: "Run this plugin in process (\"isolation\": \"in-process\"), or move the other services to a plugin of their own (docs/PLUGIN_GUIDE.md, isolated plugins).")), [:])
         }
-        return (WorkerReady(version: prepared.record.version, services: services, failure: nil), storages)
+        return (WorkerReady(version: prepared.record.version, services: services, failure: nil, mappings: mappings), storages)
     }
 }
 
@@ -226,9 +232,18 @@ struct WorkerReady: Sendable {
         var layer = false
     }
 
+    /// A `mapErrors` entry of the plugin's (``PluginRegistrar/mapErrors(_:)``).
+    struct ErrorMapping: Sendable, Equatable {
+        var code: String
+        var status: Int
+        var s3Code: String
+    }
+
     var version: String?
     var services: [Service]
     var failure: PlugboardError?
+    /// How the plugin's own error codes answer over HTTP and S3.
+    var mappings: [ErrorMapping] = []
 
     func encoded() -> [UInt8] {
         var w = WireWriter(capacity: 128)
@@ -240,6 +255,10 @@ struct WorkerReady: Sendable {
         w.u32(UInt32(services.count))
         for s in services {
             w.optionalString(s.name); w.int(s.rank); w.bool(s.healthChecking); w.bool(s.layer)
+        }
+        w.u32(UInt32(mappings.count))
+        for m in mappings {
+            w.string(m.code); w.int(m.status); w.string(m.s3Code)
         }
         return w.bytes
     }
@@ -260,6 +279,13 @@ struct WorkerReady: Sendable {
                                     healthChecking: try r.bool("whether a service checks its health"),
                                     layer: try r.bool("whether a service is a layer")))
         }
-        return WorkerReady(version: version, services: services, failure: failure)
+        let mappingCount = Int(try r.u32("the number of error mappings"))
+        guard mappingCount <= 1024 else { throw .malformed("expected at most 1024 error mappings, found \(mappingCount)") }
+        var mappings: [ErrorMapping] = []
+        for _ in 0..<mappingCount {
+            mappings.append(ErrorMapping(code: try r.string("an error mapping's code"), status: try r.int("an error mapping's status"),
+                                         s3Code: try r.string("an error mapping's S3 code")))
+        }
+        return WorkerReady(version: version, services: services, failure: failure, mappings: mappings)
     }
 }
