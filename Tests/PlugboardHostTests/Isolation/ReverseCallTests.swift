@@ -88,6 +88,24 @@ import Testing
         #expect(try await storage.get("a").data == Array("x".utf8))
     }
 
+    @Test func aCallFromAWorkerThatWrapsNothing_endsItsWireAsAProtocolViolation() async throws {
+        let (hostEnd, child) = try Transports.make(.socket)
+        let workerEnd = try Transports.attach(.socket, descriptors: child)
+        defer { workerEnd.close() }
+        let (endings, ended) = AsyncStream.makeStream(of: WorkerConnection.Ending.self)
+        let host = WorkerConnection(transport: hostEnd) { ended.yield($0) }
+        #expect(host.start())
+        try workerEnd.send(Frame(.call, stream: StreamOrigin.worker | 1, payload: WorkerCall.head(key: "a").encoded(service: nil)))
+        for await ending in endings {
+            if case .protocolViolation(let why) = ending {
+                #expect(why.contains("wraps no storage"), "\(why)")
+            } else {
+                Issue.record("expected a protocol violation, found \(ending)")
+            }
+            break
+        }
+    }
+
     @Test func aHostCallWaitingOnItsCallBelow_isNotTakenForAHungWorker() async throws {
         let slow = SlowStorage()
         let wire = try Wire(.ring, below: slow) { $0 }
