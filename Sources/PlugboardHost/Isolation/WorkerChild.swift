@@ -126,16 +126,12 @@ public enum WorkerChild {
             logger.error("worker: could not start the thread that reads the host's wire")
             return 3
         }
-        var (ready, storages) = (WorkerReady(version: nil, services: [], failure: nil), [String?: any ObjectStorage]())
-        if let host, let wrapped = plugin.wraps {
-            do throws(PlugboardError) {
-                try await registerBelow(below, of: wrapped, connection: host, in: container)
-                (ready, storages) = await load(plugin, request: request, container: container, logger: logger, environment: environment)
-            } catch {
-                ready = WorkerReady(version: nil, services: [], failure: error)
-            }
-        } else {
+        let ready: WorkerReady, storages: [String?: any ObjectStorage]
+        do throws(PlugboardError) {
+            if let host, let wrapped = plugin.wraps { try await registerBelow(below, of: wrapped, connection: host, in: container) }
             (ready, storages) = await load(plugin, request: request, container: container, logger: logger, environment: environment)
+        } catch {
+            (ready, storages) = (WorkerReady(version: nil, services: [], failure: error), [:])
         }
         served.withLock { $0 = storages }
         do throws(IPCError) {
@@ -212,7 +208,7 @@ public enum WorkerChild {
         if !refused.isEmpty {
             return (WorkerReady(version: prepared.record.version, services: [], failure: PlugboardError(
                 .isolationUnsupportedService, "plugin \"\(plugin.name)\" registers services an isolated plugin cannot provide: \(refused.joined(separator: ", "))",
-                detail: "Expected only ObjectStorage providers (with HealthChecking and ManagedService on them), which the host carries to a worker process; found \(refused.joined(separator: ", ")).",
+                detail: "Expected only ObjectStorage providers (with HealthChecking and ManagedService on them) and error mappings, which the host carries to a worker process; found \(refused.joined(separator: ", ")).",
                 hint: "Run this plugin in process (\"isolation\": \"in-process\"), or move the other services to a plugin of their own (docs/PLUGIN_GUIDE.md, isolated plugins).")), [:])
         }
         return (WorkerReady(version: prepared.record.version, services: services, failure: nil, mappings: mappings), storages)
