@@ -164,4 +164,49 @@ import Testing
         #expect(server.stderrLines(containing: "isolated plugin's worker ended") == 0, "\(server.stderr)")
         #expect(server.stop() == 0)
     }
+
+    @Test func aHotSwapOfTheWrappedPluginUnderLoad_failsNoRequestThroughTheIsolatedLayer() async throws {
+        // A new build of Files: the same folder, another config (fsync), so the reload swaps
+        // it and rebuilds the layer above it.
+        func manifest(fsync: Bool) -> String {
+            #"{"schemaVersion": 1, "hotSwap": {"enabled": true}, "plugins": [{"name": "Files", "product": "FileStorage", "isolation": "process", "#
+                + #""sandbox": {"readWrite": ["data"]}, "config": {"root": "data", "fsync": \#(fsync)}}, "# + Self.quota(isolated: true) + "]}"
+        }
+        let server = try ServerProcess(manifest: manifest(fsync: false), arguments: ["--no-watch"])
+        for i in 0..<4 {
+            let put = try server.client().request("PUT", "/v1/objects/k\(i)", headers: [("Content-Type", "text/plain")], body: Array("v\(i)".utf8))
+            #expect(put.status == 200 || put.status == 201, "\(put.text)")
+        }
+        let layer = try #require(try Self.workerPID(server, "Quota"))
+        let stop = LockedFlag()
+        let load = Task {
+            await withTaskGroup(of: (Int, Int).self) { group in
+                for t in 0..<3 {
+                    group.addTask {
+                        await OwnThread.run {
+                            var (served, failed) = (0, 0)
+                            var i = t
+                            while !stop.isSet || served < 30 {
+                                let r = try? server.client().request("GET", "/v1/objects/k\(i % 4)")
+                                if r?.status == 200 && r?.text == "v\(i % 4)" { served += 1 } else { failed += 1 }
+                                i += 3
+                            }
+                            return (served, failed)
+                        }
+                    }
+                }
+                return await group.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
+            }
+        }
+        try server.sandbox.write("plugins.json", manifest(fsync: true))
+        let url = "http://127.0.0.1:\(server.port)"
+        expectRun(await server.sandbox.run(["reload", "--url", url]), status: 0, stdout: .contains("reload applied"))
+        stop.set()
+        let (served, failed) = await load.value
+        #expect(failed == 0 && served >= 90, "served \(served), failed \(failed)")
+        // The layer was rebuilt over the new build of Files, in a new worker.
+        #expect(try Self.workerPID(server, "Quota").map { $0 != layer } == true)
+        #expect(server.stderrLines(containing: "isolated plugin's worker ended") == 0, "\(server.stderr)")
+        #expect(server.stop() == 0)
+    }
 }
