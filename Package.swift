@@ -180,7 +180,7 @@ let package = Package(
         .target(name: "PlugboardTestSupport", dependencies: ["PlugboardConcurrency", "PlugboardBytes"], path: "Tests/PlugboardTestSupport"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),
-        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport",
+        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardIPC", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport",
                                                            "PlugboardCrypto", "PlugboardBytes"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
         .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost", "PlugboardBytes", "CPlugboardNetwork", "CPlugboardSandbox", "PlugboardTestSupport"]),

@@ -2,12 +2,15 @@
 """Isolated plugins ("isolation": "process") through `plugboard serve`, beside the same
 plugin in process (issue 31, docs/BENCHMARKS.md "Isolated plugins"). Release build.
 
-  Benchmarks/isolated-plugins.py serve [SECONDS]     wrk -t2 -c64 GET of a 1 KiB object
+  Benchmarks/isolated-plugins.py serve [SECONDS] [ONLY]  wrk -t2 -c64 GET of a 1 KiB object
+                                                         (ONLY: the cases whose plugin contains it)
   Benchmarks/isolated-plugins.py large [SIZE_MIB]    a 1 GiB object up (PUT) and down (GET)
   Benchmarks/isolated-plugins.py faults [N] [KINDS]  N injected faults under a GET load
 
 serve: MemoryStorage and FileStorage, each in process and isolated (ring transport, and
-socket for MemoryStorage), one `plugboard serve` at a time; requests/s, wrk's p50/p99, and
+socket for MemoryStorage), and QuotaStorage (a layer) over FileStorage in process, with
+the layer in process and isolated (each GET crosses to the layer's worker and back to the
+host for FileStorage's file), one `plugboard serve` at a time; requests/s, wrk's p50/p99, and
 CPU per request of the host and of its workers (utime + stime of /proc/PID/stat before and
 after; wrk's own CPU is not counted).
 
@@ -56,6 +59,7 @@ CLIENT_RETRY_PAUSE = 0.002
 
 MEM = {"name": "Mem", "product": "MemoryStorage"}
 FILES = {"name": "Files", "product": "FileStorage", "config": {"root": "data"}}
+QUOTA = {"name": "Quota", "product": "QuotaStorage", "wraps": "Files", "config": {"maxBytes": 1 << 40}}
 
 
 def isolated(entry, **worker):
@@ -68,7 +72,8 @@ def isolated(entry, **worker):
 
 
 def manifest(entry):
-    return json.dumps({"schemaVersion": 1, "plugins": [entry]})
+    """One entry, or a list of them (a layer after what it wraps)."""
+    return json.dumps({"schemaVersion": 1, "plugins": entry if isinstance(entry, list) else [entry]})
 
 
 def start(work, entry, args=()):
@@ -84,7 +89,8 @@ def admin(server, path="/v1/admin/plugins"):
 
 
 def worker_info(server):
-    return admin(server)["plugins"][0].get("worker") or {}
+    """The `worker` of the (first) isolated plugin."""
+    return next((p["worker"] for p in admin(server)["plugins"] if p.get("worker")), {})
 
 
 class Process:
@@ -124,14 +130,18 @@ end
 """
 
 
-def serve(seconds):
+def serve(seconds, only=None):
     work = tempfile.mkdtemp(prefix="plugboard-bench-isolated-")
     script = os.path.join(work, "get.lua")
     with open(script, "w") as f:
         f.write(WRK_SCRIPT)
     cases = [("MemoryStorage", "in-process", MEM), ("MemoryStorage", "isolated ring", isolated(MEM)),
              ("MemoryStorage", "isolated socket", isolated(MEM, transport="socket")),
-             ("FileStorage", "in-process", FILES), ("FileStorage", "isolated ring", isolated(FILES))]
+             ("FileStorage", "in-process", FILES), ("FileStorage", "isolated ring", isolated(FILES)),
+             ("QuotaStorage over FileStorage", "in-process", [FILES, QUOTA]),
+             ("QuotaStorage over FileStorage", "isolated layer ring", [FILES, isolated(QUOTA, spare=False)])]
+    if only:
+        cases = [c for c in cases if only in c[0]]
     try:
         for i, (plugin, where, entry) in enumerate(cases):
             server = start(os.path.join(work, str(i)), entry, ["--max-connections", "1024"])
@@ -354,7 +364,7 @@ def main():
         if shutil.which(tool) is None:
             sys.exit("isolated-plugins.py: %s not found; apt-get install -y %s" % (tool, tool))
     if what == "serve":
-        serve(int(arg or 10))
+        serve(int(arg or 10), ARGS[2] if len(ARGS) > 2 else None)
     elif what == "large":
         large(int(arg or 1024) * MIB)
     elif what == "faults":

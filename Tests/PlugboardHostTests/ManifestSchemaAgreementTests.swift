@@ -22,6 +22,7 @@ import Testing
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"spare": false, "maxCrashes": 1, "crashWindowSeconds": 0.5, "callTimeoutSeconds": 2, "startTimeoutSeconds": 86400, "transport": "socket"}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "sandbox": {"memoryMB": 64, "openFiles": 16, "readWrite": ["data"], "readOnly": ["/etc/a"]}}]}"#,
         #"{"schemaVersion": 1, "plugins": [], "trust": {"requireSignatures": false, "keys": []}}"#,
+        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process"}, {"name": "l", "product": "L", "wraps": "a", "isolation": "process"}]}"#,
     ]
 
     static let refused = [
@@ -69,7 +70,6 @@ import Testing
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"spares": 2}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"maxCrashes": 0}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"callTimeoutSeconds": 0}}]}"#,
-        #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A"}, {"name": "l", "product": "L", "wraps": "a", "isolation": "process"}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "sandbox": {"memoryMB": 512}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "worker": {"transport": "pipe"}}]}"#,
         #"{"schemaVersion": 1, "plugins": [{"name": "a", "product": "A", "isolation": "process", "sandbox": {"memoryMB": 63}}]}"#,

@@ -64,6 +64,27 @@ import Testing
         #expect(worker.status == .stopped)
     }
 
+    /// An isolated layer (QuotaStorage) over FileStorage in process or isolated: every
+    /// call crosses to the layer's worker and back to the host for the storage below.
+    @Test(arguments: [#"{"name": "Files", "product": "FileStorage", "config": {"root": "data"}}"#,
+                      #"{"name": "Files", "product": "FileStorage", "isolation": "process", "sandbox": {"readWrite": ["data"]}, "config": {"root": "data"}}"#])
+    func anIsolatedLayerPassesTheWholeConformanceSuite(_ files: String) async throws {
+        let folder = BuildProducts.temporaryFolder("isolated-layer-conformance")
+        let quota = #"{"name": "Quota", "product": "QuotaStorage", "wraps": "Files", "isolation": "process", "config": {"maxBytes": 1073741824}}"#
+        let host = try await Self.host(files + ", " + quota, folder: folder)
+        let record = try #require(host.records.first { $0.name == "Quota" })
+        try #require(record.state == .active, "\(record.error.map(String.init(describing:)) ?? "")")
+        let worker = try #require(record.worker)
+        let storage: any ObjectStorage = try host.container.resolve()
+        #expect(String(describing: type(of: storage)).contains("IsolatedStorage"), "the layer's proxy answers: \(type(of: storage))")
+        let report = await ObjectStorageConformance(makeStorage: { storage }).run()
+        try report.requireAllPassed()
+        #expect(report.result(named: "large_object_64mib")?.outcome == .passed)
+        #expect(worker.restarts.isEmpty, "\(worker.crashes.map(\.message))")
+        await host.shutdown()
+        #expect(worker.status == .stopped)
+    }
+
     @Test func aWorkerCrashIsAnEventAndCountsInTheHostsErrorFigures() async throws {
         let folder = BuildProducts.temporaryFolder("isolated-crash")
         let host = try await Self.host(#"{"name": "Flaky", "product": "MisbehavingPlugin", "isolation": "process", "config": {"fault": "segfault", "faultIn": "get", "faultKey": "boom"}}"#,

@@ -9,7 +9,7 @@ import PlugboardConcurrency
 struct PreflightOutcome: Sendable {
     var verdicts: [String: PluginRecord] = [:]
     /// Started and checked, not serving: a reload or a checked start hands each to its
-    /// plugin's load (``PluginLoader/prepareIsolated(_:config:rank:requires:secrets:settings:checked:)``),
+    /// plugin's load (``PluginLoader/prepareIsolated(_:config:rank:wraps:requires:secrets:settings:checked:)``),
     /// so that the build is mapped once; whoever takes none stops them.
     var workers: [String: IsolatedPlugin] = [:]
 }
@@ -39,7 +39,7 @@ extension PluginHost {
             guard let settings = candidate.worker else { continue }
             do throws(PlugboardError) {
                 let plugin = try loader.isolatedPlugin(candidate.name, path: candidate.path, sha256: candidate.sha256, config: candidate.config,
-                                                       rank: candidate.rank, secrets: secrets, settings: settings)
+                                                       rank: candidate.rank, wraps: candidate.wraps, secrets: secrets, settings: settings)
                 let ready = try await plugin.startFirst()
                 var record = PluginRecord(name: candidate.name, state: .active, version: ready.version.map { secrets.scrub($0) },
                                           sha256: candidate.sha256)

@@ -147,7 +147,7 @@ extension PluginHost {
             case .map(let load):
                 let p: PluginLoader.Prepared
                 if let settings = load.isolation.worker {
-                    p = await loader.prepareIsolated(load.staged, config: load.config, rank: load.rank, requires: load.requires,
+                    p = await loader.prepareIsolated(load.staged, config: load.config, rank: load.rank, wraps: load.wraps, requires: load.requires,
                                                      secrets: secrets, settings: settings,
                                                      checked: checked.workers.removeValue(forKey: load.staged.name))
                 } else {

@@ -139,10 +139,14 @@ public final class IsolatedPlugin: Sendable {
     let onCrash: @Sendable (Crash) -> Void
     /// Told of every system call the sandbox refused (the host's events).
     let onRefusal: @Sendable (String) -> Void
+    /// For a layer: what its workers' calls to the storage below are served from.
+    let wrapped: WrappedStorages?
     private let state = LockedValueBox(State())
 
     init(name: String, sha256: String, settings: WorkerSettings, launcher: WorkerLauncher, load: WorkerLoad, logger: Logger,
-         onCrash: @escaping @Sendable (Crash) -> Void, onRefusal: @escaping @Sendable (String) -> Void) {
+         onCrash: @escaping @Sendable (Crash) -> Void, onRefusal: @escaping @Sendable (String) -> Void,
+         wrapped: WrappedStorages? = nil) {
+        self.wrapped = wrapped
         self.name = name
         self.sha256 = sha256
         self.settings = settings
@@ -234,7 +238,7 @@ public final class IsolatedPlugin: Sendable {
         case .failure(let error): throw error
         }
         // The wire's end is not acted on here: the reaper tells why, once the process is gone.
-        let connection = WorkerConnection(transport: transport) { _ in }
+        let connection = WorkerConnection(transport: transport, server: wrapped?.server(on: transport)) { _ in }
         guard connection.start() else {
             _ = Glibc.kill(-pid, SIGKILL)
             reap(pid)

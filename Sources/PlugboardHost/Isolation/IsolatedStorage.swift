@@ -12,9 +12,8 @@ import PlugboardIPC
 /// that had not ended stored nothing. While no worker is ready, every call is
 /// `storage.unavailable`.
 ///
-/// `getWithoutWaiting` answers nil: the answer is in another process. The worker itself
-/// answers such a read from its reader thread, without a task.
-final class IsolatedStorage: ObjectStorage, HealthChecking, ManagedService {
+/// Its calls cross as ``StorageOverWire`` says.
+final class IsolatedStorage: StorageOverWire, HealthChecking, ManagedService {
     let plugin: IsolatedPlugin
     /// The registration's name in the worker's container (nil: unnamed).
     let service: String?
@@ -28,7 +27,7 @@ final class IsolatedStorage: ObjectStorage, HealthChecking, ManagedService {
     }
 
     /// Sends `call` to the worker; a read whose worker died goes once to the next one.
-    private func perform(_ call: WorkerCall, body: ObjectBody? = nil) async throws -> WorkerConnection.Reply {
+    func perform(_ call: WorkerCall, body: ObjectBody?) async throws -> WorkerConnection.Reply {
         var worker = try await plugin.worker()
         var retried = false
         while true {
@@ -55,67 +54,23 @@ final class IsolatedStorage: ObjectStorage, HealthChecking, ManagedService {
             hint: "Retry the request (Retry-After). A put or delete may have been applied: read the object to see.")
     }
 
-    func head(_ key: String) async throws -> ObjectInfo {
-        try ObjectKey.validate(key)
-        let reply = try await perform(.head(key: key))
-        return try decoded { () throws(IPCError) in try WorkerAnswer.infoOnly(reply.frame.payload) }
+    func unreadable(_ error: IPCError) -> PlugboardError {
+        plugin.protocolViolation(error)
+        return PlugboardError(.isolationProtocolViolation, "plugin \"\(plugin.name)\"'s worker sent an answer the host cannot read: \(error)",
+            detail: "Expected an answer in the worker protocol; the worker was killed and is being replaced.",
+            hint: "Retry the request. A worker that sends such answers runs other code than the host's own plugboard worker.")
     }
 
-    func get(_ key: String, range: ByteRange?) async throws -> ObjectStream {
-        try ObjectKey.validate(key)
-        let reply = try await perform(.get(key: key, range: range))
-        let head = try decoded { () throws(IPCError) in try WorkerAnswer.Stream.decode(reply.frame.payload) }
-        if reply.frame.descriptor >= 0 {
-            // The worker's open file: sent with sendfile here, as an in-process one is.
-            let region = try ObjectFileRegion(descriptor: reply.frame.descriptor, offset: head.fileOffset ?? 0, length: head.length)
-            return ObjectStream(info: head.info, range: head.range, body: ObjectBody(region))
-        }
-        guard let body = reply.objectBody(length: head.length, lost: { [self] in unavailable($0, midBody: true) }) else {
-            throw PlugboardError(.isolationProtocolViolation, "plugin \"\(plugin.name)\"'s worker answered a get without a body")
-        }
-        return ObjectStream(info: head.info, range: head.range, body: body)
+    func lostMidBody(_ lost: WorkerLost) -> any Error {
+        unavailable(lost, midBody: true)
     }
 
-    func get(_ key: String) async throws -> StoredObject {
-        let stream = try await get(key, range: nil)
-        return StoredObject(info: stream.info, data: try await stream.body.collect(upTo: ObjectBody.wholeObjectLimit))
-    }
-
-    func getWithoutWaiting(_ key: String, range: ByteRange?) throws(PlugboardError) -> ReadyObject? { nil }
-
-    func put(_ key: String, body: ObjectBody, contentType: String?, metadata: [String: String],
-             condition: WriteCondition) async throws -> ObjectInfo {
-        try ObjectKey.validate(key)
-        switch condition {
-        case .none, .absent, .matches: break
-        @unknown default:
-            throw PlugboardError(.storageUnsupported, "condition \(condition) cannot reach an isolated plugin",
-                detail: "The worker protocol carries .none, .absent and .matches(etag:); this host was built before the condition \(condition).",
-                hint: "Run the plugin in process, or use a host built with this PlugboardAPI.")
-        }
-        let reply = try await perform(.put(key: key, contentType: contentType, metadata: metadata, condition: condition,
-                                           length: body.length), body: body)
-        return try decoded { () throws(IPCError) in try WorkerAnswer.infoOnly(reply.frame.payload) }
-    }
-
-    func put(_ key: String, data: [UInt8], contentType: String?, metadata: [String: String]) async throws -> ObjectInfo {
-        try await put(key, body: ObjectBody(data), contentType: contentType, metadata: metadata, condition: .none)
-    }
-
-    func delete(_ key: String) async throws {
-        try ObjectKey.validate(key)
-        _ = try await perform(.delete(key: key))
-    }
-
-    func list(prefix: String, limit: Int, continuationToken: String?) async throws -> ObjectListing {
-        let reply = try await perform(.list(prefix: prefix, limit: limit, continuationToken: continuationToken))
-        return try decoded { () throws(IPCError) in try WorkerAnswer.listing(reply.frame.payload) }
-    }
+    var peer: String { "plugin \"\(plugin.name)\"'s worker" }
 
     /// Healthy when a worker is ready and, if the plugin checks its own health, it says so.
     func healthCheck() async throws {
         if checksHealth {
-            _ = try await perform(.healthCheck(name: service))
+            _ = try await perform(.healthCheck(name: service), body: nil)
         } else {
             _ = try await plugin.worker()
         }
@@ -127,16 +82,5 @@ final class IsolatedStorage: ObjectStorage, HealthChecking, ManagedService {
     /// Stops the plugin's workers (each stops its plugin's services first).
     func stop() async {
         await plugin.stop()
-    }
-
-    private func decoded<T>(_ read: () throws(IPCError) -> T) throws(PlugboardError) -> T {
-        do {
-            return try read()
-        } catch {
-            plugin.protocolViolation(error)
-            throw PlugboardError(.isolationProtocolViolation, "plugin \"\(plugin.name)\"'s worker sent an answer the host cannot read: \(error)",
-                detail: "Expected an answer in the worker protocol; the worker was killed and is being replaced.",
-                hint: "Retry the request. A worker that sends such answers runs other code than the host's own plugboard worker.")
-        }
     }
 }

@@ -91,8 +91,9 @@ public enum WorkerChild {
         let boot = try bootstrapped.get()
         let transport = boot.transport
         let request: PreflightRequest
+        let below: [String?]
         switch boot.load {
-        case .success(let load): request = load.request
+        case .success(let load): (request, below) = (load.request, load.below)
         case .failure(let error):
             logger.error("worker: \(error.message)")
             return 3
@@ -111,7 +112,28 @@ public enum WorkerChild {
             logger.warning("worker: file access is not confined: \(reason)", metadata: ["plugin": .string(plugin.name)])
         }
         let container = Container(environment: request.environment, logger: logger)
-        let (ready, storages) = await load(plugin, request: request, container: container, logger: logger, environment: environment)
+        // The wire is read from before the plugin loads: a layer's start may already call
+        // the storage it wraps (QuotaStorage counts what is there), which the host serves.
+        let host = plugin.wraps == nil ? nil : WorkerConnection(transport: transport, origin: StreamOrigin.worker) { _ in }
+        let served = LockedValueBox<[String?: any ObjectStorage]>([:])
+        let server = WorkerServer(transport: transport, storage: { name throws(PlugboardError) in
+            guard let storage = served.withLock({ $0[name] }) else {
+                throw PlugboardError(.notRegistered, "the isolated plugin has no ObjectStorage named \(name.map { "\"\($0)\"" } ?? "(unnamed)")")
+            }
+            return storage
+        }, health: { name in try? container.resolve((any HealthChecking).self, name: name) }, client: host)
+        guard server.start() else {
+            logger.error("worker: could not start the thread that reads the host's wire")
+            return 3
+        }
+        let ready: WorkerReady, storages: [String?: any ObjectStorage]
+        do throws(PlugboardError) {
+            if let host, let wrapped = plugin.wraps { try await registerBelow(below, of: wrapped, connection: host, in: container) }
+            (ready, storages) = await load(plugin, request: request, container: container, logger: logger, environment: environment)
+        } catch {
+            (ready, storages) = (WorkerReady(version: nil, services: [], failure: error), [:])
+        }
+        served.withLock { $0 = storages }
         do throws(IPCError) {
             try transport.send(Frame(.ready, payload: ready.encoded()))
         } catch {
@@ -121,12 +143,23 @@ public enum WorkerChild {
             await container.shutdown()
             return 1
         }
-        let server = WorkerServer(transport: transport, storages: storages,
-                                  health: { name in try? container.resolve((any HealthChecking).self, name: name) })
         await server.serve()
         // Stopping is plugin code too; the host waits for it with a bound.
         await container.shutdown()
         return 0
+    }
+
+    /// For a layer: the storages its plugin wraps, as proxies that call the host, owned by
+    /// the wrapped plugin as the real providers are in the host, so that the layer's
+    /// `registerLayer` finds each below it.
+    static func registerBelow(_ names: [String?], of wrapped: String, connection: WorkerConnection,
+                              in container: Container) async throws(PlugboardError) {
+        let transaction = container.makeTransaction(owner: wrapped, rank: 0, wraps: nil, requires: nil)
+        for name in names {
+            try transaction.register((any ObjectStorage).self, name: name, rank: 0,
+                                     instance: HostStorage(connection: connection, service: name, wrapped: wrapped))
+        }
+        try await container.commit([transaction], verify: false)
     }
 
     /// Loads and starts `plugin`, and says what the host may register for it.
@@ -155,12 +188,19 @@ public enum WorkerChild {
         var services: [WorkerReady.Service] = []
         var storages: [String?: any ObjectStorage] = [:]
         var refused: [String] = []
+        var mappings: [WorkerReady.ErrorMapping] = []
         let storageType = String(reflecting: (any ObjectStorage).self)
+        let mappingType = String(reflecting: PlugboardError.Mapping.self)
         for info in container.registrations(owner: plugin.name) {
-            if info.service == storageType {
+            if info.service == mappingType, let code = info.name,
+               let mapping = try? container.resolve(PlugboardError.Mapping.self, name: code) {
+                // Data, not code: the host registers the same table for its proxy's errors.
+                mappings.append(.init(code: code, status: mapping.status, s3Code: mapping.s3Code))
+            } else if info.service == storageType {
                 guard let storage = try? container.resolve((any ObjectStorage).self, name: info.name) else { continue }
                 storages[info.name] = storage
-                services.append(.init(name: info.name, rank: info.rank, healthChecking: storage is any HealthChecking))
+                services.append(.init(name: info.name, rank: info.rank, healthChecking: storage is any HealthChecking,
+                                      layer: info.wraps != nil))
             } else {
                 refused.append(info.service + (info.name.map { " (name \"\($0)\")" } ?? ""))
             }
@@ -168,10 +208,10 @@ public enum WorkerChild {
         if !refused.isEmpty {
             return (WorkerReady(version: prepared.record.version, services: [], failure: PlugboardError(
                 .isolationUnsupportedService, "plugin \"\(plugin.name)\" registers services an isolated plugin cannot provide: \(refused.joined(separator: ", "))",
-                detail: "Expected only ObjectStorage providers (with HealthChecking and ManagedService on them), which the host carries to a worker process; found \(refused.joined(separator: ", ")).",
+                detail: "Expected only ObjectStorage providers (with HealthChecking and ManagedService on them) and error mappings, which the host carries to a worker process; found \(refused.joined(separator: ", ")).",
                 hint: "Run this plugin in process (\"isolation\": \"in-process\"), or move the other services to a plugin of their own (docs/PLUGIN_GUIDE.md, isolated plugins).")), [:])
         }
-        return (WorkerReady(version: prepared.record.version, services: services, failure: nil), storages)
+        return (WorkerReady(version: prepared.record.version, services: services, failure: nil, mappings: mappings), storages)
     }
 }
 
@@ -183,11 +223,23 @@ struct WorkerReady: Sendable {
         var rank: Int
         /// Whether the storage also adopts `HealthChecking`.
         var healthChecking: Bool
+        /// Whether it is a layer over the storage of the same name its plugin wraps: the
+        /// host registers its proxy as a layer too, so that it stands where the layer does.
+        var layer = false
+    }
+
+    /// A `mapErrors` entry of the plugin's (``PluginRegistrar/mapErrors(_:)``).
+    struct ErrorMapping: Sendable, Equatable {
+        var code: String
+        var status: Int
+        var s3Code: String
     }
 
     var version: String?
     var services: [Service]
     var failure: PlugboardError?
+    /// How the plugin's own error codes answer over HTTP and S3.
+    var mappings: [ErrorMapping] = []
 
     func encoded() -> [UInt8] {
         var w = WireWriter(capacity: 128)
@@ -198,7 +250,11 @@ struct WorkerReady: Sendable {
         }
         w.u32(UInt32(services.count))
         for s in services {
-            w.optionalString(s.name); w.int(s.rank); w.bool(s.healthChecking)
+            w.optionalString(s.name); w.int(s.rank); w.bool(s.healthChecking); w.bool(s.layer)
+        }
+        w.u32(UInt32(mappings.count))
+        for m in mappings {
+            w.string(m.code); w.int(m.status); w.string(m.s3Code)
         }
         return w.bytes
     }
@@ -216,8 +272,16 @@ struct WorkerReady: Sendable {
         var services: [Service] = []
         for _ in 0..<count {
             services.append(Service(name: try r.optionalString("a service's name"), rank: try r.int("a service's rank"),
-                                    healthChecking: try r.bool("whether a service checks its health")))
+                                    healthChecking: try r.bool("whether a service checks its health"),
+                                    layer: try r.bool("whether a service is a layer")))
         }
-        return WorkerReady(version: version, services: services, failure: failure)
+        let mappingCount = Int(try r.u32("the number of error mappings"))
+        guard mappingCount <= 1024 else { throw .malformed("expected at most 1024 error mappings, found \(mappingCount)") }
+        var mappings: [ErrorMapping] = []
+        for _ in 0..<mappingCount {
+            mappings.append(ErrorMapping(code: try r.string("an error mapping's code"), status: try r.int("an error mapping's status"),
+                                         s3Code: try r.string("an error mapping's S3 code")))
+        }
+        return WorkerReady(version: version, services: services, failure: failure, mappings: mappings)
     }
 }

@@ -5,8 +5,14 @@ import PlugboardIPC
 import Glibc
 #endif
 
-/// The host's end of one worker child's wire: calls go out as streams, one reader thread
-/// takes every frame that comes back and hands it to the call it belongs to.
+/// The calling side of the worker protocol: the host's end of one worker child's wire,
+/// whose calls go out as streams, one reader thread taking every frame that comes back and
+/// handing it to the call it belongs to; and, with the roles swapped, an isolated layer's
+/// calls from its worker to the storage it wraps in the host (``HostStorage``), whose
+/// frames the worker's reader hands over (``receive(_:)``).
+///
+/// A host's connection to a layer's worker serves that worker's calls too (`server`):
+/// the frames of streams the worker opened (``StreamOrigin``) go there.
 ///
 /// When the wire ends (the child died, or broke the protocol), every call in flight fails
 /// with ``WorkerLost``, which says whether the call may be sent again, and `ended` is told
@@ -46,6 +52,12 @@ final class WorkerConnection: Sendable {
     }
 
     let transport: any FrameTransport
+    /// Set on the streams this side opens (``StreamOrigin``).
+    private let origin: UInt32
+    /// Serves the other side's calls on the same wire, if it may make any.
+    private let server: WorkerServer?
+    /// What the reader thread sends (``ReaderOutbox``).
+    private let outbox: ReaderOutbox
     private let pending = LockedValueBox<[UInt32: Pending]>([:])
     private let nextStream = LockedValueBox<UInt32>(1)
     private let endedBox = LockedValueBox<Ending?>(nil)
@@ -59,8 +71,15 @@ final class WorkerConnection: Sendable {
     private let answeredBox = LockedValueBox(0)
     var answered: Int { answeredBox.withLock { $0 } }
 
-    init(transport: any FrameTransport, onEnd: @escaping @Sendable (Ending) -> Void) {
+    /// - Parameters:
+    ///   - origin: ``StreamOrigin/worker`` for a worker's calls to the host; 0 for the host's.
+    ///   - server: for the host's end of a layer's wire: what serves the worker's calls.
+    init(transport: any FrameTransport, origin: UInt32 = 0, server: WorkerServer? = nil,
+         onEnd: @escaping @Sendable (Ending) -> Void) {
         self.transport = transport
+        self.origin = origin
+        self.server = server
+        self.outbox = ReaderOutbox(transport: transport, queued: server != nil || origin != 0)
         self.onEnd = onEnd
     }
 
@@ -102,14 +121,12 @@ final class WorkerConnection: Sendable {
     func call(_ call: WorkerCall, service: String?, body: ObjectBody? = nil) async throws -> Reply {
         let isGet: Bool
         if case .get = call { isGet = true } else { isGet = false }
-        let stream = nextStream.withLock { n -> UInt32 in defer { n = n == UInt32.max ? 1 : n + 1 }; return n }
+        let stream = nextStream.withLock { n -> UInt32 in defer { n = n == ~StreamOrigin.worker ? 1 : n + 1 }; return origin | n }
         let moved = LockedValueBox(MonotonicClock.now())
-        let inbound = isGet ? InboundBody(taken: { [transport] count in
+        let inbound = isGet ? InboundBody(taken: { [outbox] count in
             // The host's reader took a chunk: the call moves, whatever the worker does.
             moved.withLock { $0 = MonotonicClock.now() }
-            var w = WireWriter(capacity: 8)
-            w.u32(UInt32(count))
-            try? transport.send(Frame(.credit, stream: stream, payload: w.bytes))
+            outbox.credit(count, stream: stream)
         }) : nil
         let entry = Pending(call: call, body: inbound, credit: body == nil ? nil : BodyCredit(), lastMoved: moved)
         if let lost = endedBox.withLock({ $0 }) { throw WorkerLost(call: call, ending: lost, sent: false) }
@@ -214,8 +231,10 @@ final class WorkerConnection: Sendable {
         pong.withLock { p in p.answered >= p.sent ? 0 : MonotonicClock.now() - p.sent }
     }
 
-    /// The call that has not moved for the longest, and for how long.
+    /// The call that has not moved for the longest, and for how long. None while this
+    /// side serves a call of the worker's: the worker waits for it, it does not hang.
     func stalest() -> (call: WorkerCall, seconds: Double)? {
+        if server?.isServing == true { return nil }
         let now = MonotonicClock.now()
         return pending.withLock { all in
             all.values.map { ($0.call, now - $0.lastMoved.withLock { $0 }) }.max { $0.1 < $1.1 }
@@ -237,6 +256,20 @@ final class WorkerConnection: Sendable {
     }
 
     // MARK: The reader
+
+    /// A frame of this side's calls, read by the thread that owns the wire (a worker's
+    /// ``WorkerServer``); one that breaks the protocol ends the wire.
+    func receive(_ frame: Frame) {
+        if let violation = dispatch(frame) {
+            if frame.descriptor >= 0 { Glibc.close(frame.descriptor) }
+            end(.protocolViolation(violation))
+        }
+    }
+
+    /// The wire ended under the thread that owns it: this side's calls in flight fail.
+    func wireEnded() {
+        end(.closed)
+    }
 
     private func readLoop() {
         while true {
@@ -261,6 +294,14 @@ final class WorkerConnection: Sendable {
 
     /// Hands `frame` to its call; a reason when it breaks the protocol.
     private func dispatch(_ frame: Frame) -> String? {
+        if StreamOrigin.isWorkers(frame.stream) != (origin != 0) {
+            // A call of the other side's, to serve, which only a layer's worker makes.
+            guard let server else {
+                return "the worker sent a \(frame.kind) frame for its own call \(frame.stream), but its plugin wraps no storage the host could serve"
+            }
+            server.handle(frame)
+            return nil
+        }
         switch frame.kind {
         case .ready:
             deliverFirst(frame)
@@ -330,6 +371,7 @@ final class WorkerConnection: Sendable {
             return taken
         }
         guard let all else { return }
+        server?.finish()
         transport.close()
         deliverFirst(nil)
         for (_, entry) in all {

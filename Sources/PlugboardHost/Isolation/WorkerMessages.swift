@@ -8,7 +8,10 @@ import PlugboardIPC
 /// body's `chunk` frames and its `end`; the worker's `answer` (``WorkerAnswer``) or
 /// `failure` (an encoded ``PlugboardError``), then for a get the body's `chunk`s and `end`.
 /// Either side grants the other `credit` for body bytes it has taken, so that neither
-/// holds more than a window of a body in memory. A `cancel` from the host ends the work.
+/// holds more than a window of a body in memory. A `cancel` from the caller ends the work.
+///
+/// The same calls go the other way, with the roles swapped, for an isolated layer: its
+/// worker calls the storage it wraps, which the host serves (``StreamOrigin``).
 enum WorkerCall: Sendable {
     case head(key: String)
     case get(key: String, range: ByteRange?)
@@ -122,6 +125,16 @@ enum WorkerCall: Sendable {
         case let other: throw .malformed("expected a range form 0 to 3, found \(other)")
         }
     }
+}
+
+/// Which side opened a stream: every frame of a call belongs to the side that made it,
+/// so one bit of its stream number tells a reader whether it serves the frame or awaits it.
+enum StreamOrigin {
+    /// Set on the streams a worker opens: an isolated layer's calls to the storage it
+    /// wraps, which the host serves. The host's own calls have it clear.
+    static let worker: UInt32 = 1 << 31
+
+    static func isWorkers(_ stream: UInt32) -> Bool { stream & worker != 0 }
 }
 
 /// What a worker answers, before any body.
@@ -243,6 +256,10 @@ enum WorkerAnswer {
 struct WorkerLoad: Sendable {
     var request: PreflightRequest
     var sandbox: SandboxPolicy
+    /// For a layer (its plugin `wraps` another): the names of the storages the wrapped
+    /// plugin provides in the host (nil: unnamed), which the worker registers as proxies
+    /// that call back to the host (``HostStorage``).
+    var below: [String?] = []
 
     func encoded() -> [UInt8] {
         var w = WireWriter(capacity: 1024)
@@ -253,11 +270,13 @@ struct WorkerLoad: Sendable {
             w.u32(UInt32(paths.count))
             for path in paths { w.string(path) }
         }
+        w.u32(UInt32(below.count))
+        for name in below { w.optionalString(name) }
         return w.bytes
     }
 
     static func decode(_ bytes: [UInt8]) throws(PlugboardError) -> WorkerLoad {
-        let parts: (request: [UInt8], memory: UInt64, openFiles: UInt64, lists: [[String]])
+        let parts: (request: [UInt8], memory: UInt64, openFiles: UInt64, lists: [[String]], below: [String?])
         do throws(IPCError) {
             var r = WireReader(bytes)
             let request = try r.data("the load request")
@@ -271,13 +290,18 @@ struct WorkerLoad: Sendable {
                 for _ in 0..<count { paths.append(try r.string("a \(what) path")) }
                 lists.append(paths)
             }
-            parts = (request, memory, openFiles, lists)
+            let count = Int(try r.u32("the number of storages below"))
+            guard count <= 1024 else { throw IPCError.malformed("expected at most 1024 storages below, found \(count)") }
+            var below: [String?] = []
+            for _ in 0..<count { below.append(try r.optionalString("a storage below's name")) }
+            parts = (request, memory, openFiles, lists, below)
         } catch {
             throw PlugboardError(.isolationProtocolViolation, "the worker could not read its load request: \(error)",
                                  hint: "The host and its worker are the same plugboard executable; run it again.")
         }
         return WorkerLoad(request: try PreflightRequest.decode(parts.request),
                           sandbox: SandboxPolicy(memoryLimitBytes: parts.memory, openFiles: parts.openFiles,
-                                                 readWritePaths: parts.lists[0], readOnlyPaths: parts.lists[1]))
+                                                 readWritePaths: parts.lists[0], readOnlyPaths: parts.lists[1]),
+                          below: parts.below)
     }
 }

@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardConcurrency
 import PlugboardIPC
+import Dispatch
 
 /// How many bytes of a body one side may send before the other has taken them: the
 /// window that keeps a worker's and the host's memory bounded whatever the body's size.
@@ -169,5 +170,43 @@ final class BodyLease: Sendable {
 
     deinit {
         if !body.isOver { abandoned() }
+    }
+}
+
+/// How a wire's reader thread sends (an at-once answer, a credit, a pong). On a wire where
+/// both sides serve calls (an isolated layer's), through a queue of its own: a reader that
+/// waited on a full buffer while the other side's reader waited on this side's would hold
+/// both for good. Elsewhere directly, from the reader, as fast as it goes. Frames of one
+/// stream keep their order either way.
+final class ReaderOutbox: Sendable {
+    private let transport: any FrameTransport
+    private let queue: DispatchQueue?
+
+    init(transport: any FrameTransport, queued: Bool) {
+        self.transport = transport
+        self.queue = queued ? DispatchQueue(label: "plugboard.worker-wire.outbox") : nil
+    }
+
+    func send(_ frame: Frame) {
+        send([frame])
+    }
+
+    /// Sends `frames` in order, until one cannot be (the wire ended).
+    func send(_ frames: [Frame]) {
+        let transport = self.transport
+        guard let queue else {
+            for frame in frames { do { try transport.send(frame) } catch { return } }
+            return
+        }
+        queue.async {
+            for frame in frames { do { try transport.send(frame) } catch { return } }
+        }
+    }
+
+    /// A `credit` frame granting `count` bytes of `stream`'s body.
+    func credit(_ count: Int, stream: UInt32) {
+        var w = WireWriter(capacity: 4)
+        w.u32(UInt32(count))
+        send(Frame(.credit, stream: stream, payload: w.bytes))
     }
 }

@@ -115,12 +115,12 @@ public final class PluginLoader: Sendable {
 
     /// Loads one plugin already staged (its file is not read again); never throws.
     /// `checked`: an isolated plugin's supervisor whose first worker its preflight started
-    /// (``prepareIsolated(_:config:rank:requires:secrets:settings:checked:)``).
+    /// (``prepareIsolated(_:config:rank:wraps:requires:secrets:settings:checked:)``).
     public func load(_ staged: StagedPlugin, config: PluginConfig, rank: Int, wraps: String? = nil, requires: [String]? = nil,
                      secrets: SecretScrubber, isolation: PluginIsolation = .inProcess,
                      checked: IsolatedPlugin? = nil) async -> PluginRecord {
         if let settings = isolation.worker {
-            return await commit(await prepareIsolated(staged, config: config, rank: rank, requires: requires, secrets: secrets,
+            return await commit(await prepareIsolated(staged, config: config, rank: rank, wraps: wraps, requires: requires, secrets: secrets,
                                                       settings: settings, checked: checked),
                                 secrets: secrets)
         }

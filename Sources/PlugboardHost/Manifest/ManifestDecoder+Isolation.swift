@@ -4,8 +4,7 @@ import PlugboardAPI
 extension ManifestDecoder {
     /// A plugin entry's `"isolation"`, with its `"worker"` and `"sandbox"` objects, which
     /// only an isolated entry may have.
-    func decodeIsolation(_ isolation: JSONValue?, worker: JSONValue?, sandbox: JSONValue?,
-                         wraps: String?) throws(PlugboardError) -> PluginIsolation {
+    func decodeIsolation(_ isolation: JSONValue?, worker: JSONValue?, sandbox: JSONValue?) throws(PlugboardError) -> PluginIsolation {
         var mode = "in-process"
         if let isolation {
             mode = try reader.string(isolation, hint: "Write \"isolation\": \"process\" to run the plugin in a worker process, or \"in-process\".")
@@ -23,11 +22,6 @@ extension ManifestDecoder {
                     hint: "Add \"isolation\": \"process\", or remove \"\(key)\".")
             }
             return .inProcess
-        }
-        if wraps != nil, let isolation {
-            throw reader.invalidValue(isolation, "a layer cannot run isolated yet",
-                detail: "This entry \"wraps\" another plugin: its layer would need the wrapped storage inside its worker, which the worker protocol does not carry yet. Storage providers can run isolated; layers run in process.",
-                hint: "Remove \"isolation\" from the layer's entry (isolate the storage it wraps instead), or remove \"wraps\".")
         }
         var settings = WorkerSettings()
         if let worker {

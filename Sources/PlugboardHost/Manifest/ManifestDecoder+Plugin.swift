@@ -114,7 +114,7 @@ extension ManifestDecoder {
                                     location: value.location, manifestPath: reader.source, manifestDirectory: directory,
                                     rawConfig: config, requirementLocations: requirementLocations, nameLocation: name.location,
                                     wraps: wraps?.name, wrapsLocation: wraps?.location)
-        plugin.isolation = try decodeIsolation(isolation, worker: worker, sandbox: sandbox, wraps: wraps?.name)
+        plugin.isolation = try decodeIsolation(isolation, worker: worker, sandbox: sandbox)
         return plugin
     }
 

@@ -31,7 +31,9 @@ public func plugboardPluginEntry(_ op: Int32, _ arg: UnsafeMutableRawPointer?) -
 ///   with `faultIn: start`, these two fail the start with the error they got;
 /// - `exitAfterRequests`: the process exits on this get (counted over every get);
 /// - `seed`: objects `seed-0` ... `seed-(N-1)`, each holding `seed N`, present from the
-///   start (so that every process of an isolated plugin holds them).
+///   start (so that every process of an isolated plugin holds them);
+/// - `layer`: true makes it a layer (`registerLayer`) over the storage its manifest entry
+///   wraps, faulting as configured and passing every call to the storage below.
 enum MisbehavingPlugin: Plugin {
     static let name = "MisbehavingPlugin"
     static let version = "1.0.0"
@@ -40,7 +42,7 @@ enum MisbehavingPlugin: Plugin {
     static func register(into registrar: PluginRegistrar) throws {
         let config = registrar.config
         try config.requireOnly(["fault", "faultIn", "healthy", "stopLog", "label", "getDelayMilliseconds", "faultKey",
-                                "outsidePath", "exitAfterRequests", "seed"])
+                                "outsidePath", "exitAfterRequests", "seed", "layer"])
         let fault = try config.string("fault", default: "none") ?? "none"
         let place = try config.string("faultIn", default: "register") ?? "register"
         let settings = FixtureSettings(fault: fault, place: place, healthy: try config.bool("healthy", default: true),
@@ -52,7 +54,11 @@ enum MisbehavingPlugin: Plugin {
                                        exitAfterRequests: try config.int("exitAfterRequests", default: 0),
                                        seed: try config.int("seed", default: 0))
         if place == "register" { strike(fault) }
-        try registrar.register((any ObjectStorage).self, managed: true) { _ in FixtureStorage(settings) }
+        if try config.bool("layer", default: false) {
+            try registrar.registerLayer((any ObjectStorage).self, managed: true) { _, below in FixtureStorage(settings, base: below) }
+        } else {
+            try registrar.register((any ObjectStorage).self, managed: true) { _ in FixtureStorage(settings, base: InMemoryObjectStorage()) }
+        }
     }
 
     static func strike(_ fault: String) {
@@ -107,11 +113,14 @@ struct FixtureSettings: Sendable {
 }
 
 final class FixtureStorage: ObjectStorage, ManagedService, HealthChecking {
-    private let base = InMemoryObjectStorage()
+    private let base: any ObjectStorage
     private let settings: FixtureSettings
     private let gets = Atomic<Int>(0)
 
-    init(_ settings: FixtureSettings) { self.settings = settings }
+    init(_ settings: FixtureSettings, base: any ObjectStorage) {
+        self.settings = settings
+        self.base = base
+    }
 
     func start() async throws {
         if settings.place == "start" {

@@ -60,3 +60,13 @@ extension Resolver {
             hint: "Add \"\(owner)\" to \"requires\" in the manifest entry \"\(building.owner)\".")
     }
 }
+
+extension Container {
+    /// The provider of `type` (under `name`) that `owner` registered itself (not a layer
+    /// over it) in the current generation, built if it is not yet; nil when `owner` has
+    /// none. Not API (`_`): the host's, for an isolated layer, whose worker is served the
+    /// provider it wraps while the worker starts, before the layer's own commit.
+    public func _provider<T>(_ type: T.Type, name: String?, ownedBy owner: String) throws(PlugboardError) -> T? {
+        try Resolver(container: self, pinned: nil).provider(ServiceKey(T.self, name: name), ownedBy: owner, as: type)
+    }
+}
