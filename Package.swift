@@ -170,6 +170,9 @@ let package = Package(
         // The far end of a worker's wire without a plugin: answers calls, echoes frames.
         // The ring transport's child-process test and `plugboard-bench ipc` run it.
         .executableTarget(name: "ipc-echo", dependencies: ["PlugboardIPC"], path: "Tests/Tools/ipc-echo"),
+        // Becomes another user, then executes what it is given: how tests of permission
+        // bits run their subject where they run as root (CI), which passes every such check.
+        .executableTarget(name: "as-user", path: "Tests/Tools/as-user"),
         .executableTarget(
             name: "plugboard-bench",
             dependencies: [api, "PlugboardHost", "PlugboardIPC", .product(name: "BenchFloor", package: "BenchFloor")],
