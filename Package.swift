@@ -113,7 +113,8 @@ let package = Package(
         .target(name: "PlugboardEtcd", dependencies: [api, "PlugboardHost", "PlugboardHTTPClient", "PlugboardBytes", "PlugboardConcurrency"]),
         // The fleet (docs/FLEET.md): the key layout, the host's agent, the rollout's state
         // machine and controller, over a store protocol (etcd, or in memory for tests).
-        .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency", "PlugboardEtcd"]),
+        .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency", "PlugboardEtcd",
+                                                "PlugboardHTTPClient"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardConcurrency", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer", "PlugboardIPC",
                                                     "PlugboardS3Server", "PlugboardEtcd", "PlugboardFleet"]),

@@ -80,4 +80,57 @@ import Testing
             #expect(try await status { $0.requests == Int64(total) } != nil)
         }
     }
+
+    /// The agent's log lines, each handed to the test as it is logged.
+    final class LogLines: LogHandler {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        func log(level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) {
+            continuation.yield(message)
+        }
+    }
+
+    /// While etcd is unreachable the agent waits by `RetryPolicy` (full jitter up to
+    /// `maxBackoffSeconds`) and tries again, and once it answers the host's status is
+    /// written again.
+    @Test(.timeLimit(.minutes(1))) func anUnreachableStore_isRetried_untilItAnswers() async throws {
+        let store = InMemoryFleetStore()
+        let folder = BuildProducts.temporaryFolder("fleet-unreachable")
+        let copy = FleetLocalCopy(folder: folder)
+        let lines = LogLines()
+        var configuration = FleetAgent.Configuration(keys: keys, hostID: "h1", localCopy: copy, version: "0.1.0",
+                                                     logger: Logger(label: "fleet", handler: lines))
+        configuration.heartbeatSeconds = 0.05
+        configuration.maxBackoffSeconds = 0.2
+        let agent = FleetAgent(store: store, configuration: configuration)
+        #expect(try await agent.prepare().startedFrom == "empty")
+        let host = try await PluginHost.start(PluginHost.Configuration(manifestPath: copy.manifestPath, cacheDirectory: folder + "/cache"))
+        let counts = Counts()
+        var changes = store.changes(prefix: keys.host("h1")).makeAsyncIterator()
+        var logged = lines.stream.makeAsyncIterator()
+        let run = Task { await agent.run(host: host, address: "http://127.0.0.1:1", totals: { (counts.requests.load(ordering: .relaxed), 0) }) }
+        defer { run.cancel() }
+
+        func status(where predicate: (HostStatus) -> Bool) async throws -> HostStatus? {
+            while await changes.next() != nil {
+                if let bytes = try await store.get(keys.host("h1")), let status = try? HostStatus(bytes: bytes, what: "hosts/h1"),
+                   predicate(status) {
+                    return status
+                }
+            }
+            return nil
+        }
+        func line(startingWith prefix: String) async -> String? {
+            while let line = await logged.next() {
+                if line.hasPrefix(prefix) { return line }
+            }
+            return nil
+        }
+        #expect(try await status { _ in true } != nil)
+        store.reachable = false
+        #expect(await line(startingWith: "fleet: etcd unreachable") != nil)
+        counts.requests.add(7, ordering: .relaxed)
+        store.reachable = true
+        #expect(await line(startingWith: "fleet: etcd reachable again") != nil)
+        #expect(try await status { $0.requests == 7 } != nil)
+    }
 }
