@@ -28,7 +28,7 @@ enum AsUser {
         if user != 0, setuid(0) == 0 { fail("as-user: could become root again after dropping to user \(user)") }
         let argv = arguments[3...].map { strdup($0) } + [nil]
         execv(arguments[3], argv)
-        fail("as-user: could not execute \(arguments[3]): \(reason())")
+        fail("as-user: could not execute \(arguments[3]) as user \(user): \(reason()) (the user must be able to search every folder above it: a checkout under a folder only root may enter, such as /root, cannot be run as another user)")
     }
 
     static func reason() -> String { String(cString: strerror(errno)) }
