@@ -113,7 +113,8 @@ let package = Package(
         .target(name: "PlugboardEtcd", dependencies: [api, "PlugboardHost", "PlugboardHTTPClient", "PlugboardBytes", "PlugboardConcurrency"]),
         // The fleet (docs/FLEET.md): the key layout, the host's agent, the rollout's state
         // machine and controller, over a store protocol (etcd, or in memory for tests).
-        .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency", "PlugboardEtcd"]),
+        .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency", "PlugboardEtcd",
+                                                "PlugboardHTTPClient"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
         .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardConcurrency", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer", "PlugboardIPC",
                                                     "PlugboardS3Server", "PlugboardEtcd", "PlugboardFleet"]),
@@ -170,6 +171,9 @@ let package = Package(
         // The far end of a worker's wire without a plugin: answers calls, echoes frames.
         // The ring transport's child-process test and `plugboard-bench ipc` run it.
         .executableTarget(name: "ipc-echo", dependencies: ["PlugboardIPC"], path: "Tests/Tools/ipc-echo"),
+        // Becomes another user, then executes what it is given: how tests of permission
+        // bits run their subject where they run as root (CI), which passes every such check.
+        .executableTarget(name: "as-user", path: "Tests/Tools/as-user"),
         .executableTarget(
             name: "plugboard-bench",
             dependencies: [api, "PlugboardHost", "PlugboardIPC", .product(name: "BenchFloor", package: "BenchFloor")],

@@ -29,10 +29,8 @@ struct S3ListingToken: Sendable {
         guard let bytes = Self.decodeBase64URL(token), bytes.count > Self.macByteCount else { return nil }
         guard let s3Token = String(validating: bytes[Self.macByteCount...], as: UTF8.self) else { return nil }
         let expected = try mac(s3Token, prefix: prefix)
-        // Compared in constant time: the token is caller input.
-        var difference: UInt8 = 0
-        for (a, b) in zip(expected, bytes.prefix(Self.macByteCount)) { difference |= a ^ b }
-        return difference == 0 ? s3Token : nil
+        // The token is caller input.
+        return ConstantTime.equal(expected, bytes.prefix(Self.macByteCount)) ? s3Token : nil
     }
 
     private func mac(_ s3Token: String, prefix: String) throws(CryptoError) -> [UInt8] {

@@ -1,5 +1,5 @@
-import Foundation
 import PlugboardAPI
+import PlugboardBytes
 import PlugboardCrypto
 import PlugboardHTTPClient
 import PlugboardSigV4
@@ -410,7 +410,7 @@ final class S3Storage: ObjectStorage, ManagedService {
 
     private func putRequest(_ key: String, _ data: [UInt8], _ contentType: String, _ metadata: [String: String],
                             md5: [UInt8], sha256: [UInt8]) -> S3Request {
-        var headers = [("content-type", contentType), ("content-md5", Data(md5).base64EncodedString())]
+        var headers = [("content-type", contentType), ("content-md5", Base64.encode(md5))]
         for (name, value) in metadata {
             headers.append((Self.metaPrefix + name, value))
         }

@@ -33,20 +33,6 @@ enum S3URIEncoding {
     /// Decodes `%XX` (either case) and, as S3's `encoding-type=url` listings use it, `+`
     /// as a space. Nil when a `%` is not followed by two hex digits.
     static func decodeFormComponent(_ text: String) -> [UInt8]? {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            switch byte {
-            case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(HexDigits.value), let low = iterator.next().flatMap(HexDigits.value) else { return nil }
-                out.append(high << 4 | low)
-            case UInt8(ascii: "+"):
-                out.append(UInt8(ascii: " "))
-            default:
-                out.append(byte)
-            }
-        }
-        return out
+        PercentEncoding.decode(text.utf8, plusAsSpace: true)
     }
 }

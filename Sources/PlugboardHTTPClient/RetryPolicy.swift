@@ -1,6 +1,7 @@
 /// When and how long a client waits before it sends a request again: exponential backoff
 /// with full jitter (AWS's "Exponential Backoff and Jitter"), so that many clients that
-/// failed together do not come back together. RESTStorage and S3Storage both retry by it.
+/// failed together do not come back together. RESTStorage, S3Storage and the etcd client
+/// retry by it, and a fleet host's agent waits by it while etcd is unreachable.
 ///
 /// Attempt `n` (0 for the first retry) waits a random time between 0 and
 /// `min(maxDelay, baseDelay * 2^n)`; a server's `Retry-After` raises that to the time it

@@ -1,6 +1,7 @@
 import Foundation
 import PlugboardAPI
 import PlugboardHost
+import PlugboardTestSupport
 import Testing
 
 /// Reading the manifest file: missing, unreadable, too large, and a good one.
@@ -40,18 +41,26 @@ import Testing
         #expect(error?.message.contains("a directory") == true)
     }
 
-    // Root reads any file, so as root (CI) there is nothing to check: skipped, and the
-    // count says so.
-    @Test(.enabled(if: geteuid() != 0, "permission bits do not stop root"))
-    func fileWithoutReadPermission_isUnreadable() throws {
-        let folder = try temporaryFolder()
+    /// Root reads any file, so the reader is another user (AnotherUser: `nobody` as root,
+    /// as in CI, else this user): the built `plugboard` reading the manifest in a child.
+    @Test func fileWithoutReadPermission_isUnreadable() async throws {
+        let folder = BuildProducts.temporaryFolder("manifest-unreadable")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/plugins.json"
-        try Data("{}".utf8).write(to: URL(fileURLWithPath: path))
+        try Data(#"{"schemaVersion": 1, "plugins": []}"#.utf8).write(to: URL(fileURLWithPath: path))
+        try AnotherUser.own(path)
         try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: path)
-        let error = #expect(throws: PlugboardError.self) { try Manifest.load(path: path) }
-        #expect(error?.code == .manifestUnreadable)
-        #expect(error?.message.contains("permission denied") == true)
+        let environment = ChildProcess.environment.merging(["SWIFT_BACKTRACE": "enable=no", "HOME": folder]) { $1 }
+        let run = try await OwnThread.run {
+            Result { () throws(ChildProcessError) in
+                try AnotherUser.run("\(BuildProducts.folder)/plugboard", ["check", "--in-process", "--json", "--manifest", path],
+                                    environment: environment, outputIn: folder)
+            }
+        }.get()
+        // 2: a manifest that cannot be read stops every command before it starts (CLI.md).
+        #expect(run.exitStatus == 2, "\(run)")
+        #expect(run.standardOutput.contains(#""code": "manifest.unreadable""#), "\(run)")
+        #expect(run.standardOutput.contains("permission denied"), "\(run)")
     }
 
     @Test func fileOverTheLimit_isRefusedBeforeReading() throws {

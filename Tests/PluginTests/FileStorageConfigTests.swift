@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PlugboardAPI
 import PlugboardHost
+import PlugboardTestSupport
 import Testing
 
 /// FileStorage's config and root folder: what it creates, what it refuses, and how.
@@ -117,14 +118,29 @@ import Testing
         #expect(object.info.metadata == ["x": "y"])
     }
 
-    // Permission bits do not stop root: skipped as root (CI), and the count says so.
-    @Test(.enabled(if: geteuid() != 0, "permission bits do not stop root"))
-    func anUnwritableRoot_failsWithAccessDenied_whenNotRoot() async throws {
+    /// Permission bits do not stop root, so the plugin runs as another user (AnotherUser:
+    /// `nobody` as root, as in CI, else this user): the built `plugboard` loading it in a
+    /// child, on a root inside a folder that user owns and may not write.
+    @Test func anUnwritableRoot_failsWithAccessDenied() async throws {
         let fixture = FileStorageFixture("filestorage-readonly")
         defer { chmod("\(fixture.sandbox)/store", 0o700); fixture.remove() }
-        mkdir("\(fixture.sandbox)/store", 0o500)
-        let loaded = try await fixture.load()
-        let cause = rootCause(loaded.record.error)
-        #expect(cause?.code == .storageAccessDenied, "\(String(describing: loaded.record.error))")
+        let (store, cache, manifest) = ("\(fixture.sandbox)/store", "\(fixture.sandbox)/cache", "\(fixture.sandbox)/plugins.json")
+        mkdir(store, 0o500)
+        mkdir(cache, 0o700)
+        try AnotherUser.own(store)
+        try AnotherUser.own(cache)
+        let text = #"{"schemaVersion": 1, "plugins": [{"name": "Files", "product": "FileStorage", "required": true, "config": {"root": "\#(fixture.root)"}}]}"#
+        try PluginFixtures.write(Array(text.utf8), to: manifest)
+        let environment = ChildProcess.environment.merging(["SWIFT_BACKTRACE": "enable=no"]) { $1 }
+        let run = try await OwnThread.run {
+            Result { () throws(ChildProcessError) in
+                try AnotherUser.run("\(BuildProducts.folder)/plugboard",
+                                    ["storage", "list", "--json", "--manifest", manifest, "--cache-dir", cache],
+                                    environment: environment, outputIn: fixture.sandbox)
+            }
+        }.get()
+        #expect(run.exitStatus == 1, "\(run)")
+        #expect(run.standardOutput.contains(#""code": "host.required_plugin_failed""#), "\(run)")
+        #expect(run.standardOutput.contains("storage.access_denied"), "\(run)")
     }
 }

@@ -21,9 +21,11 @@ int plugboard_openat_cached(int dirfd, const char *path, int flags);
 int plugboard_openat_beneath_cached(int dirfd, const char *path, int flags);
 
 /// preadv2(fd, {buffer, count}, offset, RWF_NOWAIT): reads only what is in the page
-/// cache; fails with EAGAIN when the first byte is not, and may return fewer bytes than
-/// asked when a later one is not. Returns the count read, or -1 with errno set
-/// (EOPNOTSUPP where the file system does not support it).
+/// cache when the kernel looks, never waiting for the disk; fails with EAGAIN when the
+/// first byte is not there (having started reading it in), and may return fewer bytes
+/// than asked when a later one is not. A page mincore showed absent may be there by then
+/// (its read was in flight): docs/ARCHITECTURE.md, "The server core". Returns the count
+/// read, or -1 with errno set (EOPNOTSUPP where the file system does not support it).
 ssize_t plugboard_pread_cached(int fd, void *buffer, size_t count, off_t offset);
 
 #endif

@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardConcurrency
 import PlugboardHost
+import PlugboardHTTPClient
 
 /// A fleet host's side (`serve --fleet`): before the host starts, which manifest to start
 /// from (``prepare()``, then ``fallback(after:)`` for each one the host's checked start
@@ -27,7 +28,9 @@ public actor FleetAgent {
         public var heartbeatSeconds: Double = 1
         /// The status is written at least this often, changed or not.
         public var refreshSeconds: Double = 5
-        /// The longest wait between attempts while etcd is unreachable.
+        /// The longest wait between attempts while etcd is unreachable: each wait is
+        /// `RetryPolicy`'s, a random time up to the heartbeat doubled for each failure in
+        /// a row, at most this.
         public var maxBackoffSeconds: Double = 8
         /// How long a host with a local copy waits at start for etcd to name and hand over
         /// its desired manifest before it starts from the copy (etcd without quorum does
@@ -252,7 +255,11 @@ public actor FleetAgent {
         let wakeups = FleetWakeups(store: store, prefixes: [keys.stable, keys.target(configuration.hostID)],
                                    tickSeconds: configuration.heartbeatSeconds)
         defer { wakeups.stop() }
-        var backoff = configuration.heartbeatSeconds
+        // Full jitter: a fleet's hosts that lost etcd together do not all come back in the
+        // same instant.
+        let retry = RetryPolicy(maxRetries: .max, baseDelay: .seconds(configuration.heartbeatSeconds),
+                                maxDelay: .seconds(configuration.maxBackoffSeconds))
+        var failures = 0
         for await _ in wakeups.stream {
             do throws(PlugboardError) {
                 try await step(host: host, address: address, totals: totals)
@@ -260,14 +267,14 @@ public actor FleetAgent {
                     logger.notice("fleet: etcd reachable again; host \"\(configuration.hostID)\" registered")
                     reachable = true
                 }
-                backoff = configuration.heartbeatSeconds
+                failures = 0
             } catch {
                 if reachable {
                     logger.warning("fleet: etcd unreachable (\(error.code): \(error.message)); serving manifest \(applied.isEmpty ? "(none)" : applied), retrying")
                     reachable = false
                 }
-                backoff = min(backoff * 2, configuration.maxBackoffSeconds)
-                try? await Task.sleep(nanoseconds: UInt64(backoff * 1e9))
+                try? await Task.sleep(for: retry.delay(beforeRetry: failures))
+                failures += 1
             }
             if Task.isCancelled { break }
         }

@@ -1,7 +1,9 @@
 /// What an HTTP/1.1 connection decides, as a value: its phase, the protocol state of the
 /// request in progress, and the clocks its deadlines read. Each event the connection sees
 /// (bytes read, a head decoded, an answer written, end of input, a tick) is a mutating
-/// call that returns what to do; the ``Connection`` that owns it does the system calls,
+/// call that returns what the connection must do at once: an action, an exchange, whether
+/// the step happened, or nothing where the event only records what a later one decides
+/// on (docs/ARCHITECTURE.md, "The server core"). The ``Connection`` that owns it does the system calls,
 /// holds the buffers and runs the handler. In SwiftNIO's shape (its HTTP/1 and
 /// connection-pool state machines): every rule about keep-alive, pipelining, half closes,
 /// lingering and timeouts is here, and tested here without a socket

@@ -1,11 +1,14 @@
 /// The one walk over plugins in load order, shared by start, `check`, the preflight child
-/// and a reload's staging: each plugin comes after the plugins it `requires` (the
-/// manifest's order for the environment, ``Manifest/selectedPlugins(for:)``), and one
-/// whose requirement is not available is not tried at all.
+/// and every preflight's verdicts (a reload's, a checked start's, `check`'s): it visits the
+/// items in the order given, which is already load order (each after the plugins it
+/// `requires`: ``Manifest/selectedPlugins(for:)``, or a preflight request's list), sorts
+/// nothing itself, and does not try one whose requirement is not available. Staging is not
+/// part of it: every selected plugin is staged before the walk.
 ///
 /// What "available" means is the caller's: active in this process (start, the child),
-/// staged and left for the child to judge (`check`), or active before and kept (a
-/// reload's providers).
+/// staged and left for the child to judge (`check`), or passed in this preflight or kept
+/// from the running generation (a preflight's verdicts: the requirements outside its
+/// candidates are the reload's kept providers).
 struct DependencyWalk<Item> {
     let name: (Item) -> String
     let requires: (Item) -> [String]
