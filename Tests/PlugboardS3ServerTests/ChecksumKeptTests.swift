@@ -46,6 +46,34 @@ import Testing
         #expect(!head.headers.contains { $0.0.hasPrefix("x-amz-meta-") })
     }
 
+    /// A PutObject that names no checksum gets a CRC64NVME computed as its bytes pass, as
+    /// AWS gives new objects since 2025: answered on the PUT, on HEAD and GET with the
+    /// checksum mode, and by GetObjectAttributes.
+    @Test func aPutWithoutAChecksum_getsADefaultCRC64NVME() async throws {
+        let s3 = S3Fixture()
+        try await s3.makeBucket("bkt")
+        let data = Array("no checksum sent with these bytes".utf8)
+        let expected = Base64.encode(CRCBytes.bigEndian(CRC64NVME.checksum(data), count: 8))
+        let put = try await s3.put("bkt", "k", String(decoding: data, as: UTF8.self))
+        #expect(put.header("x-amz-checksum-crc64nvme") == expected)
+        #expect(put.header("x-amz-checksum-type") == "FULL_OBJECT")
+        let head = try await ObjectOperations.headObject(s3.context, s3.request("HEAD", bucket: "bkt", key: "k", headers: Self.modeOn))
+        #expect(head.header("x-amz-checksum-crc64nvme") == expected)
+        #expect(head.header("x-amz-checksum-type") == "FULL_OBJECT")
+        let get = try await ObjectOperations.getObject(s3.context, s3.request("GET", bucket: "bkt", key: "k", headers: Self.modeOn))
+        #expect(get.header("x-amz-checksum-crc64nvme") == expected)
+        let attributes = try await GetObjectAttributesOperation.getObjectAttributes(s3.context, s3.request("GET", bucket: "bkt", key: "k",
+            query: [("attributes", "")], headers: [("x-amz-object-attributes", "Checksum")])).document()
+        #expect(attributes.child("Checksum")?.text("ChecksumCRC64NVME") == expected)
+        // One sent is the one kept; no default beside it.
+        let crc = Self.base64CRC32(data)
+        let sent = try await s3.put("bkt", "k2", String(decoding: data, as: UTF8.self), headers: [("x-amz-checksum-crc32", crc)])
+        #expect(sent.header("x-amz-checksum-crc64nvme") == nil)
+        let sentHead = try await ObjectOperations.headObject(s3.context, s3.request("HEAD", bucket: "bkt", key: "k2", headers: Self.modeOn))
+        #expect(sentHead.header("x-amz-checksum-crc32") == crc)
+        #expect(sentHead.header("x-amz-checksum-crc64nvme") == nil)
+    }
+
     @Test func aTrailersChecksum_isKeptBeside_andForgottenWithItsObject() async throws {
         let s3 = S3Fixture()
         try await s3.makeBucket("bkt")

@@ -1,5 +1,6 @@
 import InMemoryStorage
 import PlugboardAPI
+import PlugboardBytes
 @testable import PlugboardHTTP
 @testable import PlugboardS3Server
 import PlugboardTesting
@@ -50,7 +51,10 @@ import Testing
         let copied = try await s3.storage.get("dst/copy.txt")
         #expect(copied.data == Array("hello".utf8))
         #expect(copied.info.contentType == "text/plain")
-        #expect(copied.info.metadata == ["owner": "ann", "plugboard-s3-content-disposition": "inline"])
+        // The source's default CRC64NVME (it was put without a checksum) holds for the copy's same bytes.
+        let crc64 = Base64.encode(CRCBytes.bigEndian(CRC64NVME.checksum(Array("hello".utf8)), count: 8))
+        #expect(copied.info.metadata == ["owner": "ann", "plugboard-s3-content-disposition": "inline",
+                                         S3Checksum.metadataKey: "crc64nvme FULL_OBJECT " + crc64])
     }
 
     @Test func copy_directiveREPLACE_takesThisRequestsTypeAndMetadata() async throws {

@@ -409,6 +409,79 @@ import Testing
         }
     }
 
+    /// The server stopped after the Complete stored its object and before the object's
+    /// manifest was written (issue 32: `partNumber` reads answered 416 and
+    /// GetObjectAttributes no parts while the ETag said `-2`): the Complete is held at the
+    /// manifest's put, and another host over the same storage reads the object meanwhile.
+    /// The completion claim holds the layout, so every read answers the parts, and the
+    /// listing that finishes the clean-up writes the manifest before removing the claim.
+    @Test func killedBetweenTheObjectAndItsManifest_theClaimKeepsThePartLayout() async throws {
+        var s = try await MultipartHarness()
+        let other = s
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create("k")
+            let e1 = try await s.part(id, 1, [1, 1, 1])
+            let e2 = try await s.part(id, 2, [2, 2])
+            let manifestKey = MultipartLayout.manifestKey(bucket: "b", key: "k")
+            let held = HeldStorage(s.storage, holding: .put(manifestKey))
+            s.bound = held
+            let completing = s
+            let complete = Task { try await completing.complete(id, [(1, e1), (2, e2)]) }
+            await held.reached()
+            #expect(try await s.storage.head("b/k").metadata[S3Namespace.multipartETagKey]?.hasSuffix("-2") == true)
+            #expect(try await s.storage.exists(manifestKey) == false)
+
+            let second = try await MultipartOperations.headObjectPart(other.context, other.request("HEAD", key: "k", query: [("partNumber", "2")]))
+            #expect(second.status == 206)
+            #expect(MultipartHarness.header(second, "x-amz-mp-parts-count") == "2")
+            #expect(MultipartHarness.header(second, "Content-Range") == "bytes 3-4/5")
+            let attributes = try S3XMLReader.parse(try await GetObjectAttributesOperation.getObjectAttributes(
+                other.context, other.request("GET", key: "k", query: [("attributes", "")], headers: [("x-amz-object-attributes", "ObjectParts")])).body)
+            #expect(attributes.child("ObjectParts")?.text("PartsCount") == "2")
+            #expect(attributes.child("ObjectParts")?.children("Part").compactMap { $0.text("Size") } == ["3", "2"])
+
+            // The listing finishes the clean-up, the claim included, once the manifest is there.
+            let listing = try S3XMLReader.parse(try await MultipartOperations.listMultipartUploads(other.context, other.bucketRequest([("uploads", "")])).body)
+            #expect(listing.children("Upload").isEmpty)
+            #expect(try await s.storage.list(prefix: MultipartLayout.uploadsPrefix(bucket: "b")).isEmpty)
+            let manifest = try #require(MultipartManifest(parsing: try await s.storage.get(manifestKey).data))
+            #expect(manifest.sizes == [3, 2])
+            #expect(manifest.etag == (try await s.storage.head("b/k")).etag)
+
+            held.release()
+            _ = try await complete.value
+            let after = try await MultipartOperations.headObjectPart(other.context, other.request("HEAD", key: "k", query: [("partNumber", "1")]))
+            #expect(MultipartHarness.header(after, "x-amz-mp-parts-count") == "2")
+        }
+    }
+
+    /// An abort of an upload whose object stands completed from it, its clean-up cut
+    /// short, is NoSuchUpload as after any Complete, and finishes the clean-up keeping the
+    /// object's layout.
+    @Test func abortAfterACompleteCutShort_isNoSuchUpload_andKeepsTheLayout() async throws {
+        var s = try await MultipartHarness()
+        let other = s
+        try await MultipartOperations.$minimumPartSize.withValue(1) {
+            let id = try await s.create("k")
+            let e1 = try await s.part(id, 1, [1, 1])
+            let e2 = try await s.part(id, 2, [2])
+            let held = HeldStorage(s.storage, holding: .put(MultipartLayout.manifestKey(bucket: "b", key: "k")))
+            s.bound = held
+            let completing = s
+            let complete = Task { try await completing.complete(id, [(1, e1), (2, e2)]) }
+            await held.reached()
+            let error = try #require(await MultipartHarness.s3Error {
+                try await MultipartOperations.abortMultipartUpload(other.context, other.request("DELETE", key: "k", query: [("uploadId", id)]))
+            })
+            #expect(error.code == "NoSuchUpload")
+            #expect(try await s.storage.list(prefix: MultipartLayout.uploadsPrefix(bucket: "b")).isEmpty)
+            let part = try await MultipartOperations.headObjectPart(other.context, other.request("HEAD", key: "k", query: [("partNumber", "2")]))
+            #expect(MultipartHarness.header(part, "x-amz-mp-parts-count") == "2")
+            held.release()
+            _ = try await complete.value
+        }
+    }
+
     // MARK: Abort, unknown uploads, swaps
 
     @Test func abort_removesPartsAndRecord_andTheUploadIsThenNoSuchUpload() async throws {

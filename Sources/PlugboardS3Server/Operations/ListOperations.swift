@@ -10,9 +10,13 @@ enum ListOperations {
         let bucket = try bucketName(request)
         let arguments = try Arguments(request)
         try await S3Objects.requireBucket(context, bucket)
-        let startAfter = request.query("start-after").flatMap { $0.isEmpty ? nil : $0 }
-        // S3 reads an empty token as none (a client that echoes an absent NextContinuationToken).
-        let continuation = request.query("continuation-token").flatMap { $0.isEmpty ? nil : $0 }
+        // S3 reads an empty token or start-after as none (a client that echoes an absent
+        // NextContinuationToken), yet echoes each as sent, empty too, as its reference says
+        // ("If ContinuationToken was sent with the request, it is included in the response").
+        let sentStartAfter = request.query("start-after")
+        let sentContinuation = request.query("continuation-token")
+        let startAfter = sentStartAfter.flatMap { $0.isEmpty ? nil : $0 }
+        let continuation = sentContinuation.flatMap { $0.isEmpty ? nil : $0 }
         let listing = arguments.listing(bucket)
         let position: S3Listing.Position
         if let continuation {
@@ -29,8 +33,8 @@ enum ListOperations {
         var xml = S3XMLWriter(root: "ListBucketResult")
         xml.element("Name", bucket)
         xml.element("Prefix", encode(arguments.prefix))
-        if let startAfter { xml.element("StartAfter", encode(startAfter)) }
-        if let continuation { xml.element("ContinuationToken", continuation) }
+        if let sentStartAfter { xml.element("StartAfter", encode(sentStartAfter)) }
+        if let sentContinuation { xml.element("ContinuationToken", sentContinuation) }
         if let next = page.next { xml.element("NextContinuationToken", listing.token(next)) }
         xml.element("KeyCount", page.entries.count)
         xml.element("MaxKeys", arguments.maxKeys)

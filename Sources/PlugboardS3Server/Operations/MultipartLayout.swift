@@ -11,7 +11,8 @@ import PlugboardCrypto
 ///   part's bytes; the storage's ETag of a part is its MD5, which UploadPart answers.
 /// - `_plugboard-s3/uploads/<bucket>/<uploadId>/completion`: the claim of the one
 ///   CompleteMultipartUpload allowed to store the object, written create-only: the
-///   multipart ETag of its part list (``MultipartOperations/claimCompletion``).
+///   object's manifest as known before it is stored (``MultipartManifest/claimText``), so
+///   its multipart ETag, and its layout should the server stop before the manifest.
 /// - `_plugboard-s3/parts/<bucket>/<key>`: the manifest of an object completed from parts
 ///   (``MultipartManifest``): its part sizes, for GetObject with `?partNumber=`. A key too
 ///   long for that prefix has its manifest at `_plugboard-s3/parts-hashed/<bucket>/<md5 of the key>`.

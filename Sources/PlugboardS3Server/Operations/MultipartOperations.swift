@@ -208,7 +208,10 @@ public enum MultipartOperations {
                                                                         parts: parts, bucket: bucket, uploadID: uploadID)
             let checksumKept = checksum.map { S3Objects.keep($0, in: &metadata) } ?? true
             let condition = try await ObjectOperations.writeCondition(context, request, storageKey: objectKey, key: key)
-            let claimed = try await claimCompletion(context, bucket: bucket, uploadID: uploadID, multipartETag: multipartETag)
+            var layout = MultipartManifest(key: key, etag: MultipartManifest.unstoredETag, multipartETag: multipartETag,
+                                           sizes: parts.map(\.size), checksums: partChecksums)
+            layout.objectChecksum = checksumKept ? nil : checksum
+            let claimed = try await claimCompletion(context, bucket: bucket, uploadID: uploadID, layout: layout)
             let concatenation = PartConcatenation(storage: context.records, parts: parts)
             let info: ObjectInfo
             do {
@@ -224,21 +227,22 @@ public enum MultipartOperations {
             } catch let refusal as S3Error where refusal.code == "PreconditionFailed" {
                 // Two Completes of one upload at once, both with If-None-Match: the one
                 // that lost finds the other's object, which is its own.
-                if try await completedAlready(context, objectKey: objectKey, bucket: bucket, uploadID: uploadID, multipartETag: multipartETag) != nil {
+                if try await completedAlready(context, bucket: bucket, key: key, uploadID: uploadID, multipartETag: multipartETag) != nil {
                     return result(multipartETag, checksum)
                 }
                 // The client's condition refused the object: the upload stays open, to any list.
                 if claimed { try? await context.records.delete(MultipartLayout.completionKey(bucket: bucket, uploadID: uploadID)) }
                 throw refusal
             }
-            // The manifest before the clean-up: should it fail, the object already names
-            // its upload, and a repeated Complete finishes the job.
+            // The manifest before the clean-up: should it fail (or the server stop), the
+            // object already names its upload, whose claim holds the layout until a
+            // repeated Complete, a listing or a read writes the manifest from it.
             if let checksum, !checksumKept {
                 try await S3ChecksumRecord.write(context, checksum, describing: info, at: MultipartLayout.checksumKey(bucket: bucket, key: key))
             }
-            let manifest = MultipartManifest(key: key, etag: info.etag, multipartETag: multipartETag, sizes: parts.map(\.size),
-                                             checksums: partChecksums)
-            _ = try await context.records.put(MultipartLayout.manifestKey(bucket: bucket, key: key), data: manifest.encoded(),
+            layout.etag = info.etag
+            layout.objectChecksum = nil
+            _ = try await context.records.put(MultipartLayout.manifestKey(bucket: bucket, key: key), data: layout.encoded(),
                                               contentType: "text/plain", metadata: [:])
             await removeUpload(context, bucket: bucket, uploadID: uploadID)
             return result(multipartETag, checksum)
@@ -248,7 +252,7 @@ public enum MultipartOperations {
             // the upload's clean-up): the same answer, and the clean-up finished.
             let answerCompleted = { () async throws -> HTTPResponse? in
                 guard let listedETag,
-                      let done = try await completedAlready(context, objectKey: objectKey, bucket: bucket, uploadID: uploadID, multipartETag: listedETag) else {
+                      let done = try await completedAlready(context, bucket: bucket, key: key, uploadID: uploadID, multipartETag: listedETag) else {
                     return nil
                 }
                 return result(listedETag, try await S3ChecksumRecord.stored(context, for: done, recordKey: MultipartLayout.checksumKey(bucket: bucket, key: key)))
@@ -271,15 +275,17 @@ public enum MultipartOperations {
     /// of Completes racing with different lists, on one host or many over one storage,
     /// exactly one stores its object and the others answer `InvalidPart`. A claim for the
     /// same list lets the Complete go on (a retry, or one that finishes a Complete that
-    /// stopped after claiming). Returns whether this call wrote the claim.
-    static func claimCompletion(_ context: S3Context, bucket: String, uploadID: String, multipartETag: String) async throws -> Bool {
+    /// stopped after claiming). The claim holds the object's `layout` (its part sizes and
+    /// checksums), the manifest it will have. Returns whether this call wrote the claim.
+    static func claimCompletion(_ context: S3Context, bucket: String, uploadID: String, layout: MultipartManifest) async throws -> Bool {
         let claimKey = MultipartLayout.completionKey(bucket: bucket, uploadID: uploadID)
+        let multipartETag = layout.multipartETag
         do {
-            _ = try await context.records.put(claimKey, data: Array(multipartETag.utf8), contentType: "text/plain", metadata: [:], condition: .absent)
+            _ = try await context.records.put(claimKey, data: layout.claimText, contentType: "text/plain", metadata: [:], condition: .absent)
         } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
             let claimed: String
             do {
-                claimed = String(decoding: try await context.records.get(claimKey, range: nil).body.collect(upTo: 256), as: UTF8.self)
+                claimed = MultipartManifest.claimedETag(try await context.records.get(claimKey, range: nil).body.collect(upTo: MultipartManifest.maxBytes))
             } catch let error as PlugboardError where error.code == .storageNotFound {
                 // Removed by the winner's clean-up, parts first: nothing is left to complete.
                 throw S3Error.noSuchUpload(uploadID)
@@ -342,11 +348,11 @@ public enum MultipartOperations {
     /// part list (its multipart ETag): then whatever is left of the upload is removed.
     /// An object completed from the upload with another list, or replaced since, is not.
     /// What answers a repeated Complete is the object itself, for as long as it stands.
-    static func completedAlready(_ context: S3Context, objectKey: String, bucket: String, uploadID: String,
+    static func completedAlready(_ context: S3Context, bucket: String, key: String, uploadID: String,
                                  multipartETag: String) async throws -> ObjectInfo? {
         let info: ObjectInfo
         do {
-            info = try await context.storage.head(objectKey)
+            info = try await context.storage.head(try S3Objects.storageKey(bucket: bucket, key: key))
         } catch let error as PlugboardError where error.code == .storageNotFound {
             return nil
         }
@@ -356,7 +362,7 @@ public enum MultipartOperations {
         }
         let leftover = try await context.records.list(prefix: MultipartLayout.folder(bucket: bucket, uploadID: uploadID),
                                                       limit: 1, continuationToken: nil)
-        if !leftover.objects.isEmpty { await finishCleanUp(context, bucket: bucket, uploadID: uploadID) }
+        if !leftover.objects.isEmpty { await finishCleanUp(context, bucket: bucket, key: key, uploadID: uploadID, info: info) }
         return info
     }
 
@@ -410,7 +416,12 @@ public enum MultipartOperations {
         let (bucket, key) = try names(request)
         let uploadID = try self.uploadID(request)
         try await S3Objects.requireBucket(context, bucket)
-        _ = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
+        let record = try await loadRecord(context, bucket: bucket, key: key, uploadID: uploadID)
+        // Completed already, its clean-up cut short: finished as a listing finishes it (the
+        // manifest first), and no longer an upload to abort, as S3 answers after a Complete.
+        if try await completedBeforeItsCleanUp(context, bucket: bucket, uploadID: uploadID, record: record) {
+            throw S3Error.noSuchUpload(uploadID)
+        }
         try await removePieces(context, bucket: bucket, uploadID: uploadID)
         return HTTPResponse(status: 204)
     }
@@ -759,12 +770,20 @@ public enum MultipartOperations {
             return false
         }
         guard info.metadata[S3Namespace.uploadIDKey] == uploadID else { return false }
-        await finishCleanUp(context, bucket: bucket, uploadID: uploadID)
+        await finishCleanUp(context, bucket: bucket, key: record.key, uploadID: uploadID, info: info)
         return true
     }
 
-    /// Removes what is left of an upload whose object was completed before its clean-up ended.
-    static func finishCleanUp(_ context: S3Context, bucket: String, uploadID: String) async {
+    /// Removes what is left of an upload whose object (`info`) was completed before its
+    /// clean-up ended, once the object's manifest is there: the clean-up removes the
+    /// completion claim, the layout's last copy when the server stopped before the manifest.
+    static func finishCleanUp(_ context: S3Context, bucket: String, key: String, uploadID: String, info: ObjectInfo) async {
+        do {
+            _ = try await manifest(context, bucket: bucket, key: key, info: info)
+        } catch {
+            context.logger.warning("upload \(uploadID) was completed before its clean-up ended, and its part manifest could not be written (\(error)); its clean-up waits for the next try")
+            return
+        }
         context.logger.info("upload \(uploadID) was completed before its clean-up ended; finishing it")
         await removeUpload(context, bucket: bucket, uploadID: uploadID)
     }
@@ -780,18 +799,58 @@ public enum MultipartOperations {
     static func manifest(_ context: S3Context, bucket: String, key: String, info: ObjectInfo) async throws -> MultipartManifest? {
         let manifestKey = MultipartLayout.manifestKey(bucket: bucket, key: key)
         let manifest: MultipartManifest?
+        let manifestETag: String
         do {
-            let content = try await context.records.get(manifestKey, range: nil).body.collect(upTo: 1024 * 1024)
-            manifest = MultipartManifest(parsing: content)
+            let stream = try await context.records.get(manifestKey, range: nil)
+            manifestETag = stream.info.etag
+            manifest = MultipartManifest(parsing: try await stream.body.collect(upTo: MultipartManifest.maxBytes))
         } catch let error as PlugboardError where error.code == .storageNotFound {
+            if let restored = try await restoredManifest(context, bucket: bucket, key: key, info: info, replacing: nil) { return restored }
             if info.metadata[S3Namespace.multipartETagKey] != nil {
                 context.logger.warning("object \(info.key) has a multipart ETag but no part manifest; its parts are answered as one")
             }
             return nil
         }
         if let manifest, manifest.describes(info, key: key) { return manifest }
+        if let restored = try await restoredManifest(context, bucket: bucket, key: key, info: info, replacing: manifestETag) { return restored }
         try await removeStaleManifest(context, manifestKey: manifestKey, objectKey: info.key, key: key)
         return nil
+    }
+
+    /// The manifest of `info` made from the completion claim of the upload it names, when
+    /// the server stopped after storing the object and before writing its manifest; it is
+    /// written then, create-only or over the stale manifest read (`replacing`, its storage
+    /// ETag), so that one a later Complete wrote meanwhile is never replaced. Nil when the
+    /// object names no upload or the claim is gone or describes another object.
+    static func restoredManifest(_ context: S3Context, bucket: String, key: String, info: ObjectInfo,
+                                 replacing staleETag: String?) async throws -> MultipartManifest? {
+        guard let uploadID = info.metadata[S3Namespace.uploadIDKey], MultipartLayout.isUploadID(uploadID),
+              info.metadata[S3Namespace.multipartETagKey] != nil else { return nil }
+        let content: [UInt8]
+        do {
+            content = try await context.records.get(MultipartLayout.completionKey(bucket: bucket, uploadID: uploadID), range: nil)
+                .body.collect(upTo: MultipartManifest.maxBytes)
+        } catch let error as PlugboardError where error.code == .storageNotFound {
+            return nil
+        }
+        guard var manifest = MultipartManifest(parsing: content) else { return nil }
+        manifest.etag = info.etag
+        guard manifest.describes(info, key: key) else { return nil }
+        if let checksum = manifest.objectChecksum, info.metadata[S3Checksum.metadataKey] == nil {
+            try await S3ChecksumRecord.write(context, checksum, describing: info, at: MultipartLayout.checksumKey(bucket: bucket, key: key))
+        }
+        manifest.objectChecksum = nil
+        let manifestKey = MultipartLayout.manifestKey(bucket: bucket, key: key)
+        do {
+            _ = try await context.records.put(manifestKey, data: manifest.encoded(), contentType: "text/plain", metadata: [:],
+                                              condition: staleETag.map { .matches(etag: $0) } ?? .absent)
+        } catch let error as PlugboardError where error.code == .storagePreconditionFailed {
+            // Another wrote the manifest meanwhile: this read still answers from the claim.
+        } catch let error as PlugboardError where error.code == .storageUnsupported {
+            _ = try await context.records.put(manifestKey, data: manifest.encoded(), contentType: "text/plain", metadata: [:])
+        }
+        context.logger.notice("part manifest of \(info.key) written from upload \(uploadID)'s completion claim (the server stopped between storing the object and its manifest)")
+        return manifest
     }
 
     /// Removes a manifest that no longer describes its object, unless a completion wrote

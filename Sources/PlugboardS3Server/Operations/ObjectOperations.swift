@@ -24,20 +24,28 @@ enum ObjectOperations {
         let contentType = request.header("content-type").flatMap { $0.isEmpty ? nil : $0 }
         var metadata = try S3Objects.metadata(fromHeaders: request.head.headers.fields)
         // A checksum the header names is kept with the bytes; one in the trailer beside them.
-        let declared = S3Checksum.declared(in: request.head.headers).flatMap { S3Objects.keep($0, in: &metadata) ? $0 : nil }
+        let sent = S3Checksum.declared(in: request.head.headers)
+        let declared = sent.flatMap { S3Objects.keep($0, in: &metadata) ? $0 : nil }
+        // With no checksum in a header or announced in a trailer, S3 computes a CRC64NVME of
+        // its own (since 2025), as the bytes pass; known after the put took the metadata,
+        // so it is kept beside the object as a trailer's is.
+        let running = sent == nil && request.header("x-amz-trailer") == nil
+            ? try RunningChecksum(.crc64nvme, over: request.body) : nil
         let info = try await S3Objects.writing(into: bucket, context) { landed in
             let condition = try await writeCondition(context, request, storageKey: storageKey, key: key)
             return landed.landed(try await conditionally(request) {
-                try await context.storage.put(storageKey, body: request.body, contentType: contentType, metadata: metadata,
-                                              condition: condition)
+                try await context.storage.put(storageKey, body: running?.body(length: request.body.length) ?? request.body,
+                                              contentType: contentType, metadata: metadata, condition: condition)
             })
         }
-        if declared == nil, let checksum = S3Checksum.verified(request.verifiedChecksums) {
+        let computed = try running?.finish()
+        if declared == nil, let checksum = computed ?? S3Checksum.verified(request.verifiedChecksums) {
             try await S3ChecksumRecord.write(context, checksum, describing: info, at: MultipartLayout.checksumKey(bucket: bucket, key: key))
         }
         // The checksums the body was checked against, from a header or the trailer, as S3
-        // answers them (a client that sent one may check the answer's).
-        return HTTPResponse(status: 200, headers: [("ETag", S3Objects.etag(info))] + request.verifiedChecksums.answerHeaders)
+        // answers them (a client that sent one may check the answer's), or the one computed.
+        return HTTPResponse(status: 200, headers: [("ETag", S3Objects.etag(info))] + request.verifiedChecksums.answerHeaders
+                                + (computed?.answerHeaders ?? []))
     }
 
     /// Runs `write`, a put made with ``writeCondition(_:_:storageKey:key:)``'s condition,
