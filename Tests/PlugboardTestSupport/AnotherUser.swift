@@ -3,20 +3,19 @@ import Glibc
 #endif
 import PlugboardBytes
 
-/// Runs a test's subject as a user permission bits apply to, in a child (`as-user`).
+/// Runs a test's subject, in a child (`as-user`), as a process that permission bits apply to.
 ///
 /// Root passes every permission check, and CI runs as root: a test of a file or folder its
-/// user may not read or write would check nothing there. As root the child becomes
-/// `nobody` (65534 where the system has no such user) and the test gives the files it
-/// means to be that user's to it (``own(_:)``); as anyone else the child stays this
-/// process's user, who owns them already. Either way the subject meets the same bits.
+/// user may not read or write would check nothing there. As root the child stays root
+/// without the capabilities that pass permission checks (CAP_DAC_OVERRIDE,
+/// CAP_DAC_READ_SEARCH, CAP_FOWNER), so root's own files answer by their owner bits; not
+/// another user, who could not reach a checkout under a folder only root may enter, such
+/// as /root. As anyone else the child stays this process's user. Either way the test's
+/// files are the child's own (``own(_:)`` gives them to it) and meet the same bits.
 public enum AnotherUser {
-    /// The user and group the child runs as.
-    public static let ids: (user: uid_t, group: gid_t) = {
-        guard geteuid() == 0 else { return (geteuid(), getegid()) }
-        guard let entry = getpwnam("nobody") else { return (65534, 65534) }
-        return (entry.pointee.pw_uid, entry.pointee.pw_gid)
-    }()
+    /// The user and group the child runs as: this process's (for root, root without its
+    /// permission capabilities).
+    public static let ids: (user: uid_t, group: gid_t) = (geteuid(), getegid())
 
     /// What the child did: its exit status (nil when a signal ended it, or it hung and was
     /// killed), and its output.
@@ -31,7 +30,8 @@ public enum AnotherUser {
     }
 
     /// Gives `path` (not following a symbolic link) to the child's user and group, so that
-    /// its permission bits, not root's pass, decide what the child may do with it.
+    /// its owner bits decide what the child may do with it (a no-op where this process
+    /// owns it already).
     public static func own(_ path: String) throws(ChildProcessError) {
         guard geteuid() == 0 else { return }
         guard lchown(path, ids.user, ids.group) == 0 else {
