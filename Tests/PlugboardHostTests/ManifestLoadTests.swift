@@ -1,6 +1,7 @@
 import Foundation
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// Reading the manifest file: missing, unreadable, too large, and a good one.

@@ -4,6 +4,7 @@ import Glibc
 import PlugboardAPI
 import PlugboardBytes
 import PlugboardHost
+import PlugboardJSON
 
 /// `plugboard new-plugin NAME --dir PATH [--layer]`: writes a SwiftPM package that builds a
 /// plugin, a storage or a layer over another plugin's.

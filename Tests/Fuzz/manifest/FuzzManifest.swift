@@ -1,6 +1,6 @@
 // libFuzzer target: the manifest's JSON parser, its validation into a Manifest, and
 // `${VAR}` expansion of every plugin's config (docs/SECURITY.md). Built by
-// Tests/Fuzz/build.sh together with Sources/PlugboardHost/JSON/ and Manifest/.
+// Tests/Fuzz/build.sh together with Sources/PlugboardHost/Manifest/, over the PlugboardJSON module.
 import PlugboardAPI
 
 /// Variables the expansion draws on: one empty, one long, so that defaults, empty
