@@ -2,6 +2,7 @@
 // `${VAR}` expansion of every plugin's config (docs/SECURITY.md). Built by
 // Tests/Fuzz/build.sh together with Sources/PlugboardHost/Manifest/, over the PlugboardJSON module.
 import PlugboardAPI
+import PlugboardJSON
 
 /// Variables the expansion draws on: one empty, one long, so that defaults, empty
 /// values and the expansion budget are all reached by short inputs.
