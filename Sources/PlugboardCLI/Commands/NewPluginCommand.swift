@@ -21,7 +21,7 @@ enum NewPluginCommand {
         "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CodedErrorPlugin", "ContentTypePolicyPlugin", "CPlugboardSystem", "CPlugboardNetwork",
         "CPlugboardFileSystem", "PlugboardBytes", "PlugboardTestSupport", "PlugboardSigV4", "PlugboardURLSession",
         "PlugboardEtcd", "PlugboardFleet", "QuotaStorage", "MirrorStorage", "MirrorStorageCore", "PlugboardIPC", "CPlugboardIPC",
-        "CPlugboardSandbox", "CSandboxProbe",
+        "CPlugboardSandbox", "CSandboxProbe", "PlugboardJSON",
         "Swift", "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "XCTest",
         "Testing", "Synchronization", "Observation", "PackageDescription",
     ]
