@@ -45,6 +45,12 @@ let package = Package(
         // the plugins link it (the plugins statically, like PlugboardConcurrency), so it has
         // no dependency at all.
         .target(name: "PlugboardBytes"),
+        // JSON written once: the strict parser whose errors say where (`plugins.json:4:19: ...`),
+        // its values with their locations and paths, the output the CLI and the HTTP API
+        // write, and which keys are secret-looking. The host, the etcd client, the fleet, the
+        // front ends and RESTStorage read and write JSON with it; PlugboardAPI gives it its
+        // errors and ConfigValue, so it links no host code.
+        .target(name: "PlugboardJSON", dependencies: [api, "PlugboardBytes"]),
         // HTTP/1.1 over plain TCP for http:// endpoints: blocking sockets on Dispatch queues,
         // keep-alive, bodies streamed both ways; the one retry policy and the checked streamed
         // body. S3Storage's, RESTStorage's and `plugboard reload`'s client; linked statically
@@ -90,7 +96,7 @@ let package = Package(
         // The host: manifest, loader, plugin registry, hot swap. The CLI is a thin layer over it.
         // A remote plugin source is fetched with the plain HTTP client, signed by SigV4;
         // over https with libcurl, loaded on the first https fetch (no link-time dependency).
-        .target(name: "PlugboardHost", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem",
+        .target(name: "PlugboardHost", dependencies: [api, "PlugboardJSON", "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "CPlugboardSystem",
                                                       "CPlugboardSandbox", "PlugboardHTTPClient", "PlugboardSigV4", "PlugboardIPC"]),
         // epoll, eventfd, accept4 and the systemd notify datagram, which Glibc's Swift overlay
         // does not expose.
@@ -101,22 +107,22 @@ let package = Package(
         .target(name: "PlugboardHTTP", dependencies: [api, "PlugboardBytes", "PlugboardHTTPCodec", "PlugboardConcurrency", "CPlugboardNetwork",
                                                       "CPlugboardFileSystem"]),
         // `plugboard serve`: the HTTP API's routes over the bound ObjectStorage, metrics, admin.
-        .target(name: "PlugboardServer", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency", "CPlugboardNetwork"]),
+        .target(name: "PlugboardServer", dependencies: [api, "PlugboardJSON", "PlugboardBytes", "PlugboardHost", "PlugboardHTTP", "PlugboardConcurrency", "CPlugboardNetwork"]),
         // `serve --s3-listen`: the S3 REST API (SigV4, aws-chunked bodies, buckets as key
         // prefixes, multipart) over the same bound ObjectStorage and per-request lease as the
         // native API (docs/S3_API.md).
-        .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardSigV4", "PlugboardHost",
+        .target(name: "PlugboardS3Server", dependencies: [api, "PlugboardJSON", "PlugboardBytes", "PlugboardCrypto", "PlugboardSigV4", "PlugboardHost",
                                                           "PlugboardHTTP", "PlugboardConcurrency"]),
         // The etcd v3 client (keys, transactions, leases, watches that resume, a session's
         // lease kept alive, the fleet URL) over etcd's JSON gateway with PlainHTTPClient:
         // HTTP/1.1 and JSON, no gRPC library. The fleet's store.
-        .target(name: "PlugboardEtcd", dependencies: [api, "PlugboardHost", "PlugboardHTTPClient", "PlugboardBytes", "PlugboardConcurrency"]),
+        .target(name: "PlugboardEtcd", dependencies: [api, "PlugboardJSON", "PlugboardHTTPClient", "PlugboardBytes", "PlugboardConcurrency"]),
         // The fleet (docs/FLEET.md): the key layout, the host's agent, the rollout's state
         // machine and controller, over a store protocol (etcd, or in memory for tests).
-        .target(name: "PlugboardFleet", dependencies: [api, "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency", "PlugboardEtcd",
+        .target(name: "PlugboardFleet", dependencies: [api, "PlugboardJSON", "PlugboardBytes", "PlugboardHost", "PlugboardConcurrency", "PlugboardEtcd",
                                                 "PlugboardHTTPClient"]),
         // The command line over PlugboardHost, in swift-argument-parser's shape.
-        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardBytes", "PlugboardConcurrency", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer", "PlugboardIPC",
+        .target(name: "PlugboardCLI", dependencies: [api, "PlugboardJSON", "PlugboardBytes", "PlugboardConcurrency", "PlugboardCrypto", "PlugboardHost", "PlugboardHTTP", "PlugboardHTTPClient", "PlugboardServer", "PlugboardIPC",
                                                     "PlugboardS3Server", "PlugboardEtcd", "PlugboardFleet"]),
         .executableTarget(name: "plugboard", dependencies: ["PlugboardCLI"]),
         // In-tree plugins: each builds lib<Name>.so.
@@ -130,7 +136,7 @@ let package = Package(
         // RESTStorage: the client (PlugboardHTTPClient for http://, URLSession for https://)
         // in its own target so that unit tests can link it without the plugin's entry point;
         // the plugin target is the entry point alone.
-        .target(name: "RESTStorageClient", dependencies: [api, "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient",
+        .target(name: "RESTStorageClient", dependencies: [api, "PlugboardJSON", "PlugboardBytes", "PlugboardCrypto", "PlugboardConcurrency", "PlugboardHTTPClient",
                                                    "PlugboardURLSession", "PlugboardHTTPCodec"],
                 path: "Plugins/RESTStorage/Client"),
         .target(name: "RESTStorage", dependencies: [api, "RESTStorageClient"],
@@ -184,10 +190,10 @@ let package = Package(
         .target(name: "PlugboardTestSupport", dependencies: ["PlugboardConcurrency", "PlugboardBytes"], path: "Tests/PlugboardTestSupport"),
         .testTarget(name: "PlugboardAPITests", dependencies: [api, "PlugboardTesting"]),
         .testTarget(name: "PluginContractTests", dependencies: [api]),
-        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardHost", "PlugboardIPC", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport",
+        .testTarget(name: "PlugboardHostTests", dependencies: [api, "PlugboardJSON", "PlugboardHost", "PlugboardIPC", "PlugboardTesting", "PlugboardConcurrency", "PlugboardTestSupport",
                                                            "PlugboardCrypto", "PlugboardBytes"]),
         .testTarget(name: "PlugboardTestingTests", dependencies: [api, "PlugboardTesting", "PlugboardCrypto"]),
-        .testTarget(name: "CLITests", dependencies: [api, "PlugboardHost", "PlugboardBytes", "CPlugboardNetwork", "CPlugboardSandbox", "PlugboardTestSupport"]),
+        .testTarget(name: "CLITests", dependencies: [api, "PlugboardJSON", "PlugboardHost", "PlugboardBytes", "CPlugboardNetwork", "CPlugboardSandbox", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardHTTPTests", dependencies: [api, "PlugboardHTTP", "PlugboardBytes", "PlugboardConcurrency", "PlugboardTestSupport"]),
         // The API router in process: leases per request across a storage swap.
         .testTarget(name: "PlugboardServerTests", dependencies: [api, "PlugboardServer", "PlugboardHTTP", "PlugboardHost",
@@ -196,10 +202,10 @@ let package = Package(
         .testTarget(name: "PluginTests", dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardTestSupport"]),
         // RESTStorage: unit tests of the client, and libRESTStorage.so against a real `plugboard serve`.
         .testTarget(name: "RESTStorageTests",
-                    dependencies: [api, "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardConcurrency",
+                    dependencies: [api, "PlugboardJSON", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto", "PlugboardConcurrency",
                                    "RESTStorageClient", "PlugboardHTTPClient", "PlugboardURLSession", "PlugboardTestSupport"]),
         // S3Storage's signing, XML, errors and credentials, and libS3Storage.so against moto_server.
-        .testTarget(name: "S3StorageTests", dependencies: [api, "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto",
+        .testTarget(name: "S3StorageTests", dependencies: [api, "PlugboardJSON", "S3StorageClient", "PlugboardHost", "PlugboardTesting", "PlugboardCrypto",
                                                      "PlugboardConcurrency", "PlugboardHTTPClient", "PlugboardSigV4", "PlugboardTestSupport"],
                     exclude: ["Python"]),
         // The plain-HTTP client's reader, streamed bodies, pool, timeouts and cancellation,
@@ -214,11 +220,11 @@ let package = Package(
         // The etcd client's gateway parsing and retry rules (against fake members), and the
         // client against a real three-member cluster on loopback (EtcdCluster in
         // PlugboardTestSupport; skipped without etcd).
-        .testTarget(name: "PlugboardEtcdTests", dependencies: [api, "PlugboardEtcd", "PlugboardHost", "PlugboardHTTPClient", "PlugboardConcurrency",
+        .testTarget(name: "PlugboardEtcdTests", dependencies: [api, "PlugboardJSON", "PlugboardEtcd", "PlugboardHost", "PlugboardHTTPClient", "PlugboardConcurrency",
                                                              "PlugboardTestSupport"]),
         // The rollout's state machine, the waves, the records and the host's agent over the
         // in-memory store.
-        .testTarget(name: "PlugboardFleetTests", dependencies: [api, "PlugboardFleet", "PlugboardHost", "PlugboardTestSupport"]),
+        .testTarget(name: "PlugboardFleetTests", dependencies: [api, "PlugboardJSON", "PlugboardFleet", "PlugboardHost", "PlugboardTestSupport"]),
         // The S3 front end in process (signatures, aws-chunked, XML, operations over
         // InMemoryStorage); the real clients run against `plugboard serve` in Tests/e2e.
         .testTarget(name: "PlugboardS3ServerTests", dependencies: [api, "PlugboardS3Server", "PlugboardBytes", "PlugboardHTTP", "PlugboardHost",

@@ -26,3 +26,9 @@ extension ASCIIText {
     /// ``trimmed(_:)`` of a whole string.
     public static func trimmed(_ text: String) -> String { String(trimmed(text[...])) }
 }
+
+extension Unicode.Scalar {
+    /// True for `A`-`Z` and `a`-`z`: the letters a JSON path's identifier and a `${VAR}`
+    /// name may start with.
+    public var isASCIILetter: Bool { ("a"..."z").contains(self) || ("A"..."Z").contains(self) }
+}

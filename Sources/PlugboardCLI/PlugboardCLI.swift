@@ -2,6 +2,7 @@ import PlugboardAPI
 import PlugboardEtcd
 import PlugboardFleet
 import PlugboardHost
+import PlugboardJSON
 import PlugboardServer
 
 /// The `plugboard` command line: parses arguments, runs one command, maps errors to exit

@@ -1,5 +1,5 @@
 import PlugboardAPI
-import PlugboardHost
+import PlugboardJSON
 
 extension EtcdClient {
     /// The key's value and revisions (nil when absent), and the store's revision.

@@ -1,5 +1,5 @@
 import PlugboardAPI
-import PlugboardHost
+import PlugboardJSON
 
 extension EtcdClient {
     /// Grants a lease of `ttl` seconds; returns its id. Keys put under it vanish when it

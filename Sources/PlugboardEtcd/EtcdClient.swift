@@ -1,7 +1,7 @@
 import PlugboardAPI
 import PlugboardConcurrency
 import PlugboardHTTPClient
-import PlugboardHost
+import PlugboardJSON
 
 /// A client of an etcd 3.4 cluster through its JSON gateway: keys, transactions, leases
 /// and watches over HTTP/1.1 with the project's own ``PlainHTTPClient`` (no gRPC library).

@@ -1,6 +1,6 @@
 import PlugboardAPI
 import PlugboardBytes
-import PlugboardHost
+import PlugboardJSON
 
 /// What etcd's JSON gateway reads and writes (grpc-gateway over etcd's protobuf messages):
 /// keys and values base64, int64 fields as decimal strings, and fields at their default

@@ -1,6 +1,6 @@
 import PlugboardAPI
 import PlugboardHTTPClient
-import PlugboardHost
+import PlugboardJSON
 
 /// The changes of a key, or of every key under a prefix, as etcd's watch streams them:
 /// an `AsyncSequence` of ``EtcdWatchEvent`` that ends only when the task iterating it is

@@ -1,4 +1,5 @@
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// PLUGBOARD_MANIFEST, PLUGBOARD_ENV, the manifest's `environment`, and the default cache.

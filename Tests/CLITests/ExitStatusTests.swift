@@ -1,4 +1,5 @@
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// One test per class of outcome in docs/CLI.md: 0 success, 1 the operation failed, 2 bad

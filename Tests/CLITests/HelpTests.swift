@@ -1,4 +1,5 @@
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// Help screens and `--version`: printed on standard output, exit status 0.

@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// `plugboard inspect` on copies of a real plugin made incompatible: another PlugboardAPI

@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// `plugboard inspect FILE`: what a plugin file declares, without a manifest.

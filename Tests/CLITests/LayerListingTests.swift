@@ -1,4 +1,5 @@
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// `services` and `graph` over a stack: QuotaStorage wrapping MemoryStorage. Without a

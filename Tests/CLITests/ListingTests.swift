@@ -1,4 +1,5 @@
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// `check`, `plugins`, `services` and `graph` over one manifest with a plugin in each

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// `plugboard new-contract`: the contract package and the plugins package it writes build

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import PlugboardJSON
 import PlugboardTestSupport
 import PlugboardAPI
 import PlugboardHost

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// `plugboard keygen` and `plugboard sign`, and a manifest that trusts what they made, run

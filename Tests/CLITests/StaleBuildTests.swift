@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// `plugboard check` names a newer build of the loaded file that sits in the same SwiftPM

@@ -1,4 +1,5 @@
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// `plugboard storage ...` through the ObjectStorage the manifest binds. Objects must

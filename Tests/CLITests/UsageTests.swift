@@ -1,4 +1,5 @@
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// Bad command lines: exit status 2, a message naming the bad word on standard error

@@ -6,7 +6,7 @@
 # Tests/Fuzz/<target>/ compiled into one module with the source files it tests, which
 # keeps their internal types reachable without @testable. The modules those files import
 # (PlugboardAPI, PlugboardBytes, PlugboardConcurrency, PlugboardCrypto, PlugboardHTTPCodec,
-# PlugboardIPC) are compiled once beforehand, each into a module and one object file, with the
+# PlugboardIPC, PlugboardJSON) are compiled once beforehand, each into a module and one object file, with the
 # same sanitizers, so that their code is fuzzed too.
 # docs/SECURITY.md says what each target covers. The linker's "Cannot export local
 # symbol '__asan_...'" warnings are ASan's and harmless; they go to the log files.
@@ -66,6 +66,8 @@ module PlugboardConcurrency Sources/PlugboardConcurrency
 # files import, and that PlugboardCrypto and PlugboardHTTPCodec are built over.
 module PlugboardBytes Sources/PlugboardBytes
 module PlugboardCrypto Sources/PlugboardCrypto
+# The JSON parser the manifest is read with, a module of its own as in the package.
+module PlugboardJSON Sources/PlugboardJSON
 # The HTTP grammar both http-request and s3-response read by.
 module PlugboardHTTPCodec Sources/PlugboardHTTPCodec
 # An isolated plugin's settings: the wire's transport (TransportKind) and its sandbox's
@@ -78,9 +80,9 @@ c_module CPlugboardSandbox Sources/CPlugboardSandbox
 # needs of its own module to compile.
 target_sources() {
     case "$1" in
-        # The decoder, with the two loader types an entry holds (a remote source, a signature)
+        # The decoder (over PlugboardJSON's parser), with the two loader types an entry holds (a remote source, a signature)
         # and what an isolated entry's settings are (PluginIsolation, the sandbox's grants).
-        manifest) sources Sources/PlugboardHost/JSON Sources/PlugboardHost/Manifest
+        manifest) sources Sources/PlugboardHost/Manifest
             echo Sources/PlugboardHost/Loader/Remote/RemoteSource.swift Sources/PlugboardHost/Loader/PluginSignature.swift \
                 Sources/PlugboardHost/Isolation/PluginIsolation.swift Sources/PlugboardHost/Isolation/SandboxPolicy.swift ;;
         # The decoder and the messages; the event loops (and their C module) stay out.
@@ -110,7 +112,7 @@ for target in "${targets[@]}"; do
     quietly "$out/fuzz-$target.log" swiftc "${swift_flags[@]}" -module-name "Fuzz_${target//-/_}" \
         "Tests/Fuzz/$target/"Fuzz*.swift $files \
         "$out/modules/PlugboardAPI.o" "$out/modules/PlugboardBytes.o" "$out/modules/PlugboardConcurrency.o" \
-        "$out/modules/PlugboardCrypto.o" "$out/modules/PlugboardHTTPCodec.o" "$out/modules/PlugboardIPC.o" "$out/modules/CPlugboardIPC.o" \
+        "$out/modules/PlugboardCrypto.o" "$out/modules/PlugboardHTTPCodec.o" "$out/modules/PlugboardJSON.o" "$out/modules/PlugboardIPC.o" "$out/modules/CPlugboardIPC.o" \
         "$out/modules/CPlugboardSandbox.o" \
         "$out/modules/ThreadLocal.o" \
         -o "$binary"

@@ -1,6 +1,7 @@
 import PlugboardAPI
 @testable import PlugboardEtcd
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// What etcd's JSON gateway writes and reads, without etcd: the answers below are copied

@@ -4,6 +4,7 @@ import Glibc
 import PlugboardAPI
 import PlugboardFleet
 import PlugboardHost
+import PlugboardJSON
 import PlugboardTestSupport
 import Testing
 

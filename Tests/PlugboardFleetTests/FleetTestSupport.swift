@@ -1,5 +1,6 @@
 import PlugboardHost
 import PlugboardFleet
+import PlugboardJSON
 
 /// Host statuses as the rollout sees them, for the tests.
 enum Hosts {

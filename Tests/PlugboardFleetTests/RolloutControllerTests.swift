@@ -2,6 +2,7 @@ import PlugboardAPI
 import PlugboardConcurrency
 import PlugboardFleet
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// A real controller over the in-memory store and simulated hosts: the whole rollout's

@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardFleet
 import PlugboardHost
+import PlugboardJSON
 
 /// Hosts that do what a fleet host's agent does, without a PluginHost: each reads its
 /// desired digest after every change and reports it applied, unless the digest is one it

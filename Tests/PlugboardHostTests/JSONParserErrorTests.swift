@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// Malformed JSON: each error's code, exact line:column and what it says was found.

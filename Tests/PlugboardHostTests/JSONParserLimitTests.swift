@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// The parser's bounds on input size and nesting depth.

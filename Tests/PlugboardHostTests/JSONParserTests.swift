@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// Valid JSON: values, numbers, strings, locations and paths.

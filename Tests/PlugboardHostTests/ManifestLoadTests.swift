@@ -1,6 +1,7 @@
 import Foundation
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import PlugboardTestSupport
 import Testing
 

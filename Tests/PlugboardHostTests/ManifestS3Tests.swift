@@ -1,5 +1,6 @@
 import PlugboardAPI
 @testable import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// The manifest's `s3` object: the S3 API's key pairs, read by the strict decoder, their

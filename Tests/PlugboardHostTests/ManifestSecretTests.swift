@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// Secrets: wrappers and secret-looking keys reach the plugin in clear and never appear

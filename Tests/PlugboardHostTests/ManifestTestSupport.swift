@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// Helpers shared by the JSON and manifest tests.
 enum ManifestTestSupport {

@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// Malformed manifests: each refused with its code, at its line:column, naming the JSON

@@ -46,6 +46,10 @@ import Testing
         ("{\"objects\": [\(Responses.info(key: "elsewhere"))], \"nextCursor\": null}", "keys that start with the prefix \"p/\", found the key \"elsewhere\""),
         ("{\"objects\": [\(Responses.info(key: "p/a")), \(Responses.info(key: "p/b"))], \"nextCursor\": null}", "at most 1 objects, found 2"),
         ("<html>oops</html>", "found the body \"<html>oops</html>\", which is not JSON"),
+        // Read strictly: a key given twice is not taken as either of its values, and a
+        // boolean is not a size.
+        ("{\"objects\": [], \"nextCursor\": null, \"nextCursor\": \"eA\"}", "which is not JSON (the server's answer:1:37: duplicate key \"nextCursor\""),
+        ("{\"objects\": [{\"key\": \"p/a\", \"size\": true}], \"nextCursor\": null}", "at objects[0].size, found the boolean true"),
     ])
     func malformedListingsAreFailed(body: String, text: String) async {
         let remote = ScriptedStorage([Responses.json(200, body)])

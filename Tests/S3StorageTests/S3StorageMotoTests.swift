@@ -2,6 +2,7 @@ import Foundation
 import PlugboardAPI
 import PlugboardCrypto
 import PlugboardHost
+import PlugboardJSON
 import PlugboardTesting
 import PlugboardTestSupport
 import Testing

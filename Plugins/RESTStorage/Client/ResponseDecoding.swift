@@ -1,7 +1,7 @@
-import Foundation
 import PlugboardAPI
 import PlugboardHTTPClient
 import PlugboardHTTPCodec
+import PlugboardJSON
 
 /// What a response should have held and what it held instead: becomes `storage.failed`.
 struct UnexpectedResponse: Error, Sendable, Equatable {
@@ -23,18 +23,18 @@ enum ResponseDecoding {
     }
 
     static func errorBody(_ body: [UInt8]) -> ErrorBody? {
-        guard let root = try? json(body) as? [String: Any], let error = root["error"] as? [String: Any],
-              let code = error["code"] as? String, let message = error["message"] as? String
+        guard let error = (try? json(body))?["error"], let code = stringValue(error["code"]),
+              let message = stringValue(error["message"])
         else { return nil }
-        return ErrorBody(code: code, message: message, detail: error["detail"] as? String, hint: error["hint"] as? String)
+        return ErrorBody(code: code, message: message, detail: stringValue(error["detail"]), hint: stringValue(error["hint"]))
     }
 
     /// An object info JSON object (`plugboard storage head --json`'s shape). `contentType`
     /// and `metadata` may be `null` or missing: the remote storage does not know them (an S3
     /// listing behind it), which the entry carries on in ``ObjectInfo/unknown``.
-    static func objectInfo(_ value: Any, at path: String) throws(UnexpectedResponse) -> ObjectInfo {
-        guard let object = value as? [String: Any] else {
-            throw UnexpectedResponse(expected: "an object info JSON object at \(path)", found: kind(value))
+    static func objectInfo(_ object: JSONValue, at path: String) throws(UnexpectedResponse) -> ObjectInfo {
+        guard case .object = object.kind else {
+            throw UnexpectedResponse(expected: "an object info JSON object at \(path)", found: kind(object))
         }
         let key = try string(object, "key", path)
         do {
@@ -58,24 +58,24 @@ enum ResponseDecoding {
         }
         var unknown: ObjectInfo.Fields = [.contentType, .metadata]
         var contentType = ObjectContentType.defaultValue
-        if let value = object["contentType"], !(value is NSNull) {
-            guard let text = value as? String else {
+        if let value = object["contentType"], !isNull(value) {
+            guard let text = stringValue(value) else {
                 throw UnexpectedResponse(expected: "a string at \(path).contentType", found: kind(value))
             }
             contentType = text
             unknown.remove(.contentType)
         }
         var metadata: [String: String] = [:]
-        if let value = object["metadata"], !(value is NSNull) {
+        if let value = object["metadata"], !isNull(value) {
             unknown.remove(.metadata)
-            guard let entries = value as? [String: Any] else {
+            guard case .object(let entries) = value.kind else {
                 throw UnexpectedResponse(expected: "an object of strings at \(path).metadata", found: kind(value))
             }
-            for (name, entry) in entries {
-                guard let text = entry as? String else {
-                    throw UnexpectedResponse(expected: "a string at \(path).metadata.\(name)", found: kind(entry))
+            for entry in entries {
+                guard let text = stringValue(entry.value) else {
+                    throw UnexpectedResponse(expected: "a string at \(path).metadata.\(entry.key)", found: kind(entry.value))
                 }
-                metadata[name] = text
+                metadata[entry.key] = text
             }
         }
         return ObjectInfo(key: key, size: size, etag: etag, contentType: contentType,
@@ -89,11 +89,11 @@ enum ResponseDecoding {
 
     /// A listing page: `{"objects": [...], "nextCursor": "..." | null}`.
     static func listing(_ body: [UInt8]) throws(UnexpectedResponse) -> ObjectListing {
-        let value = try document(body, "a listing JSON object")
-        guard let root = value as? [String: Any] else {
-            throw UnexpectedResponse(expected: "a listing JSON object", found: kind(value))
+        let root = try document(body, "a listing JSON object")
+        guard case .object = root.kind else {
+            throw UnexpectedResponse(expected: "a listing JSON object", found: kind(root))
         }
-        guard let entries = root["objects"] as? [Any] else {
+        guard case .array(let entries)? = root["objects"]?.kind else {
             throw UnexpectedResponse(expected: "an array at objects", found: root["objects"].map(kind) ?? "nothing")
         }
         var objects: [ObjectInfo] = []
@@ -102,10 +102,10 @@ enum ResponseDecoding {
             objects.append(try objectInfo(entry, at: "objects[\(index)]"))
         }
         let cursor: String?
-        switch root["nextCursor"] {
-        case let text as String: cursor = text
-        case is NSNull: cursor = nil
-        case let other?: throw UnexpectedResponse(expected: "a string or null at nextCursor", found: kind(other))
+        switch root["nextCursor"]?.kind {
+        case .string(let text)?: cursor = text
+        case .null?: cursor = nil
+        case _?: throw UnexpectedResponse(expected: "a string or null at nextCursor", found: root["nextCursor"].map(kind) ?? "nothing")
         case nil: throw UnexpectedResponse(expected: "a string or null at nextCursor", found: "nothing")
         }
         return ObjectListing(objects: objects, nextContinuationToken: cursor)
@@ -166,34 +166,54 @@ enum ResponseDecoding {
 
     // MARK: - JSON helpers
 
-    private static func json(_ body: [UInt8]) throws -> Any {
-        try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
+    /// The largest answer read: a listing page of 1,000 entries with their metadata is far
+    /// below it; the parser's own default (1 MiB, sized for a manifest) is not.
+    static let maxDocumentBytes = 64 << 20
+
+    private static func json(_ body: [UInt8]) throws(PlugboardError) -> JSONValue {
+        try JSONParser.parse(body, source: "the server's answer", limits: .init(maxBytes: maxDocumentBytes, maxDepth: 64))
     }
 
-    private static func document(_ body: [UInt8], _ expected: String) throws(UnexpectedResponse) -> Any {
+    private static func document(_ body: [UInt8], _ expected: String) throws(UnexpectedResponse) -> JSONValue {
         do {
             return try json(body)
         } catch {
-            throw UnexpectedResponse(expected: expected, found: "\(RESTStorageText.describeBody(body)), which is not JSON")
+            // The parser's message says where and why (a duplicate key, a trailing comma).
+            throw UnexpectedResponse(expected: expected,
+                                     found: "\(RESTStorageText.describeBody(body)), which is not JSON (\(error.message))")
         }
     }
 
-    private static func string(_ object: [String: Any], _ name: String, _ path: String) throws(UnexpectedResponse) -> String {
+    private static func string(_ object: JSONValue, _ name: String, _ path: String) throws(UnexpectedResponse) -> String {
         guard let value = object[name] else {
             throw UnexpectedResponse(expected: "a string at \(path).\(name)", found: "nothing")
         }
-        guard let text = value as? String else {
+        guard let text = stringValue(value) else {
             throw UnexpectedResponse(expected: "a string at \(path).\(name)", found: kind(value))
         }
         return text
     }
 
-    /// An integral JSON number that fits an `Int` (JSONSerialization gives NSNumber).
-    private static func integer(_ value: Any) -> Int? {
-        guard let number = value as? NSNumber else { return nil }
-        let double = number.doubleValue
-        guard double.rounded() == double, abs(double) < 9.0e15 else { return nil }
-        return Int(double)
+    private static func stringValue(_ value: JSONValue?) -> String? {
+        guard case .string(let text)? = value?.kind else { return nil }
+        return text
+    }
+
+    private static func isNull(_ value: JSONValue) -> Bool {
+        if case .null = value.kind { return true }
+        return false
+    }
+
+    /// An integral JSON number that fits an `Int`; `5.0` counts too, whichever way the server
+    /// writes its numbers.
+    private static func integer(_ value: JSONValue) -> Int? {
+        switch value.kind {
+        case .integer(let integer): return Int(exactly: integer)
+        case .number(let double):
+            guard double.rounded() == double, abs(double) < 9.0e15 else { return nil }
+            return Int(double)
+        default: return nil
+        }
     }
 
     static func isETag(_ text: String) -> Bool {
@@ -201,14 +221,13 @@ enum ResponseDecoding {
     }
 
     /// `a string`, `a number`, `null`, ... for messages.
-    static func kind(_ value: Any) -> String {
-        switch value {
-        case let text as String: return "the string \(RESTStorageText.quote(text, maxCharacters: 40))"
-        case is NSNull: return "null"
-        case is [Any]: return "an array"
-        case is [String: Any]: return "an object"
-        case let number as NSNumber: return "the number \(number)"
-        default: return "a value of type \(type(of: value))"
+    static func kind(_ value: JSONValue) -> String {
+        switch value.kind {
+        case .string(let text): return "the string \(RESTStorageText.quote(text, maxCharacters: 40))"
+        case .integer(let integer): return "the number \(integer)"
+        case .number(let double): return "the number \(double)"
+        case .bool(let bool): return "the boolean \(bool)"
+        case .null, .array, .object: return value.kindDescription
         }
     }
 }

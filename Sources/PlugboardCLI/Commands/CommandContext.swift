@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 import PlugboardS3Server
 
 /// What every command gets: the global options, resolved once, the captured process

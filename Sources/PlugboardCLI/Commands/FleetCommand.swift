@@ -6,6 +6,7 @@ import PlugboardConcurrency
 import PlugboardEtcd
 import PlugboardFleet
 import PlugboardHost
+import PlugboardJSON
 
 /// `plugboard fleet status|set|rollout`: the fleet on etcd (docs/FLEET.md).
 enum FleetCommand {

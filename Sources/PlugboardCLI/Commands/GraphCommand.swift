@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// `plugboard graph`: plugins, their services and who requires whom.
 enum GraphCommand {

@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// `plugboard inspect FILE`: what a plugin file declares.
 enum InspectCommand {

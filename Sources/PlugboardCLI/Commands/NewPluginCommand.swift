@@ -4,6 +4,7 @@ import Glibc
 import PlugboardAPI
 import PlugboardBytes
 import PlugboardHost
+import PlugboardJSON
 
 /// `plugboard new-plugin NAME --dir PATH [--layer]`: writes a SwiftPM package that builds a
 /// plugin, a storage or a layer over another plugin's.
@@ -20,7 +21,7 @@ enum NewPluginCommand {
         "RESTStorage", "RESTStorageClient", "MisbehavingPlugin", "CodedErrorPlugin", "ContentTypePolicyPlugin", "CPlugboardSystem", "CPlugboardNetwork",
         "CPlugboardFileSystem", "PlugboardBytes", "PlugboardTestSupport", "PlugboardSigV4", "PlugboardURLSession",
         "PlugboardEtcd", "PlugboardFleet", "QuotaStorage", "MirrorStorage", "MirrorStorageCore", "PlugboardIPC", "CPlugboardIPC",
-        "CPlugboardSandbox", "CSandboxProbe",
+        "CPlugboardSandbox", "CSandboxProbe", "PlugboardJSON",
         "Swift", "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "XCTest",
         "Testing", "Synchronization", "Observation", "PackageDescription",
     ]

@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardConcurrency
 import PlugboardHost
+import PlugboardJSON
 
 /// `plugboard publish FILE s3://bucket/prefix/`: checks a built plugin as the loader
 /// would, puts it in the store content-addressed (`prefix/<name>/<sha256>.so`) unless it is

@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardHost
 import PlugboardHTTPClient
+import PlugboardJSON
 
 /// `plugboard reload`: asks a running `plugboard serve` to reload its manifest
 /// (`POST /v1/admin/reload`) and prints the outcome. Exit 0 applied or unchanged, 1

@@ -4,6 +4,7 @@ import Glibc
 import PlugboardAPI
 import PlugboardHTTP
 import PlugboardHost
+import PlugboardJSON
 import PlugboardS3Server
 import PlugboardServer
 

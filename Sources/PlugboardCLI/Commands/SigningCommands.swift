@@ -5,6 +5,7 @@ import PlugboardAPI
 import PlugboardBytes
 import PlugboardCrypto
 import PlugboardHost
+import PlugboardJSON
 
 /// `plugboard keygen` and `plugboard sign`: an Ed25519 key pair in OpenSSL's PEM files,
 /// and a plugin file's signature for its manifest entry (docs/SECURITY.md, "Plugin

@@ -4,6 +4,7 @@ import Glibc
 import PlugboardAPI
 import PlugboardBytes
 import PlugboardHost
+import PlugboardJSON
 
 /// `plugboard storage put|get|head|delete|list`, through the `ObjectStorage` the manifest
 /// binds (the highest-ranked provider).

@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// `--log-format`: text for people, JSON for log shippers (journald, Loki, Vector...).
 enum LogFormat: String, CaseIterable, Sendable {

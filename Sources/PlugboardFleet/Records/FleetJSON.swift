@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// Reads one of the fleet's records (a JSON object) member by member, refusing a missing
 /// or mistyped member with `fleet.record_invalid`, which names the record.

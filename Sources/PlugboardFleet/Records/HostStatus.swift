@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// `PREFIX/hosts/<hostID>`: what a live host runs and how it goes, under its lease.
 public struct HostStatus: Sendable, Equatable {

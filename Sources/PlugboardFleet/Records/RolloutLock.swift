@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// `PREFIX/rollout/lock`: which rollout runs, under its controller's lease, so that a
 /// second one (and `fleet set`) can name it, and a dead controller frees it.

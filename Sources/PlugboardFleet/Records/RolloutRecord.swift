@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// `PREFIX/rollout/current` and `PREFIX/rollout/history/<id>`: one rollout, as it goes
 /// and as it ended.

@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// `PREFIX/stable`: the manifest every host runs outside a rollout.
 public struct StableRecord: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// `PREFIX/targets/<hostID>`: one host's manifest while a rollout has reached its wave.
 public struct TargetRecord: Sendable, Equatable {

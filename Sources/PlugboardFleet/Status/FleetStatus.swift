@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// `fleet status`: the stable manifest, every live host with what it runs and whether it
 /// lags, refused or is gone, and the current (or last) rollout, whether its controller

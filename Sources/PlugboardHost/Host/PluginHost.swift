@@ -4,6 +4,7 @@ import Glibc
 import PlugboardAPI
 import PlugboardConcurrency
 import CPlugboardSystem
+import PlugboardJSON
 import Synchronization
 
 /// The host: a container, the manifest, and the plugins the manifest selects for the

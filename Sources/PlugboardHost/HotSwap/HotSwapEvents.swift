@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardConcurrency
+import PlugboardJSON
 
 /// A bounded ring of recent hot-swap events, each with a sequence number, so that a
 /// client polling `GET /v1/admin/events?since=SEQ` sees each once and can tell when it

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 /// What the host asks a preflight child to check: the plugins to load, in load order
 /// (the ones a target `requires` come before it), each with the content-addressed copy

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 /// How one reload ended.
 public struct ReloadOutcome: Sendable {

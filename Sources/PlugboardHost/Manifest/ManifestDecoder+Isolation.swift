@@ -1,5 +1,6 @@
 import PlugboardIPC
 import PlugboardAPI
+import PlugboardJSON
 
 extension ManifestDecoder {
     /// A plugin entry's `"isolation"`, with its `"worker"` and `"sandbox"` objects, which

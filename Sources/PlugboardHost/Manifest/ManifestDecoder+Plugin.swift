@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 extension ManifestDecoder {
     /// The keys of a plugin object.

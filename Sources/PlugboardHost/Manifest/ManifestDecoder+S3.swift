@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 extension ManifestDecoder {
     /// The `s3` object: `{"credentials": [{"accessKeyId": "...", "secretAccessKey": "..."}],

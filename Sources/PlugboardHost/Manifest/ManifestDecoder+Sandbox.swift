@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 extension ManifestDecoder {
     /// A plugin entry's `"sandbox"` object (``ManifestSandbox``); the plugin-entry decoder

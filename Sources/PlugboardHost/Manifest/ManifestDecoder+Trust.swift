@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardBytes
 import PlugboardCrypto
+import PlugboardJSON
 
 extension ManifestDecoder {
     /// The `trust` object: `{"requireSignatures": true, "keys": [{"name": "release-2026",

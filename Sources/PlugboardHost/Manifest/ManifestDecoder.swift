@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 /// Turns a manifest's JSON tree into a ``Manifest``, stopping at the first error (see
 /// ``ManifestLoader`` for the order).

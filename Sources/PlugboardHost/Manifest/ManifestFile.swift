@@ -1,6 +1,7 @@
 import Glibc
 import PlugboardAPI
 import PlugboardBytes
+import PlugboardJSON
 
 /// Reads a manifest file's bytes, refusing what is not a readable regular file of
 /// bounded size before reading it.

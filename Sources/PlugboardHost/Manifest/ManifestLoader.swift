@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 /// Reads a manifest file and validates it into a ``Manifest``.
 ///

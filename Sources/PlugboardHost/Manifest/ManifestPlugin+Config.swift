@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 extension ManifestPlugin {
     /// The configuration as written, with every secret replaced by `<redacted>`: what

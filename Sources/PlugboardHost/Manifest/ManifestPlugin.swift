@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 /// One entry of the manifest's `plugins` array, validated, with defaults applied.
 ///

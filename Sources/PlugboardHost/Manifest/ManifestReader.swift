@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 /// Reads typed values out of the manifest's JSON tree, raising errors that say where:
 /// `plugins.json:3:15: plugins[0].rank: expected an integer, found a string`.

@@ -2,21 +2,14 @@ import PlugboardAPI
 
 // The codes raised while reading a manifest. Every one is an error in the manifest itself,
 // so the CLI exits with status 2 for each (`code.area == "manifest"`); they are listed in
-// docs/ERRORS.md, section "manifest". Keep the two in step.
+// docs/ERRORS.md, section "manifest". Keep the two in step. The four the JSON parser
+// raises (manifest.syntax, duplicate_key, too_large, too_deep) are PlugboardJSON's.
 
 extension PlugboardError.Code {
     /// The manifest file does not exist.
     public static let manifestNotFound: Self = "manifest.not_found"
     /// The manifest file exists but cannot be read (permissions, a folder, an I/O error).
     public static let manifestUnreadable: Self = "manifest.unreadable"
-    /// The manifest is not valid JSON (RFC 8259) or not valid UTF-8.
-    public static let manifestSyntax: Self = "manifest.syntax"
-    /// A JSON object defines the same key twice.
-    public static let manifestDuplicateKey: Self = "manifest.duplicate_key"
-    /// The manifest file is larger than the parser accepts.
-    public static let manifestTooLarge: Self = "manifest.too_large"
-    /// Arrays and objects are nested deeper than the parser accepts.
-    public static let manifestTooDeep: Self = "manifest.too_deep"
     /// `schemaVersion` names a version this host does not read.
     public static let manifestUnsupportedVersion: Self = "manifest.unsupported_version"
     /// A required key is missing.

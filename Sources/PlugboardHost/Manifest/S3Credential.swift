@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 /// One key pair the S3 API accepts: its ID, which requests name in their credential
 /// scope, and its secret, which signs them. The manifest's `s3` section reads them

@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 /// The manifest's `s3` object: the key pairs `plugboard serve --s3-listen` accepts, with
 /// `PLUGBOARD_S3_ACCESS_KEY_ID` / `PLUGBOARD_S3_SECRET_ACCESS_KEY` beside them, and

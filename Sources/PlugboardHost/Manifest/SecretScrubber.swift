@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 /// Hides the secrets the host knows in every text a plugin hands back: its errors (with
 /// their details, hints and underlying errors), the lines it logs, the version it declares.

@@ -1,3 +1,4 @@
+import PlugboardBytes
 /// `${VAR}` and `${VAR:-default}` in configuration strings.
 ///
 /// - `${NAME}` is the variable's value; NAME is a letter or `_`, then letters, digits

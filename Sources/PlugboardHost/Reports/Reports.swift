@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardJSON
 
 /// The JSON documents that `plugboard ... --json` prints and `plugboard serve` answers
 /// with: one builder each, so the two never drift apart.

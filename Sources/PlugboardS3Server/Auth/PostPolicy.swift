@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardBytes
 import PlugboardHost
+import PlugboardJSON
 
 /// The policy of a browser upload (POST Object): a base64 JSON document, signed by the
 /// form, that says until when the form may be used and what its fields may hold:

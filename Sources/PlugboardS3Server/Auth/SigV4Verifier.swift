@@ -760,19 +760,13 @@ public struct SigV4Verifier: Sendable {
         return byByte ?? name.hasPrefix("x-amz-")
     }
 
-    /// Equal texts, compared in time that depends only on their lengths.
+    /// Equal texts, compared in constant time (``ConstantTime``, the one comparison).
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        constantTimeEqual(Array(a.utf8), b)
+        ConstantTime.equal(a.utf8, b.utf8)
     }
 
-    /// `a` equal to the bytes of `b`, compared in time that depends only on their lengths.
+    /// `a` equal to the bytes of `b`, compared in constant time (``ConstantTime``).
     static func constantTimeEqual(_ a: [UInt8], _ b: String) -> Bool {
-        var b = b
-        return b.withUTF8 { y in
-            guard a.count == y.count else { return false }
-            var difference: UInt8 = 0
-            for i in 0..<a.count { difference |= a[i] ^ y[i] }
-            return difference == 0
-        }
+        ConstantTime.equal(a, b.utf8)
     }
 }

@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardHTTP
 import PlugboardHost
+import PlugboardJSON
 
 /// The HTTP API (docs/openapi.yaml): objects through the bound `ObjectStorage`, listing,
 /// health and readiness over a ``StorageProvider``; metrics and the admin routes over the

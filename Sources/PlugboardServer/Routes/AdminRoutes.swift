@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardHTTP
 import PlugboardHost
+import PlugboardJSON
 
 /// `POST /v1/admin/reload` and `GET /v1/admin/events`: hot swap over HTTP.
 enum AdminRoutes {

@@ -3,6 +3,7 @@ import PlugboardBytes
 import PlugboardConcurrency
 import PlugboardHTTP
 import PlugboardHost
+import PlugboardJSON
 
 /// `/v1/objects/{key}` and `/v1/objects`: the bound `ObjectStorage` over HTTP.
 enum ObjectRoutes {

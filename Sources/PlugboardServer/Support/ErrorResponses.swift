@@ -1,6 +1,7 @@
 import PlugboardAPI
 import PlugboardHTTP
 import PlugboardHost
+import PlugboardJSON
 
 /// Errors as the HTTP API answers them: the CLI's `--json` error shape, with the status
 /// the contract gives each code, or the one a plugin mapped its own code to.

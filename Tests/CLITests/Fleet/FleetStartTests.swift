@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PlugboardBytes
 import PlugboardHost
+import PlugboardJSON
 import PlugboardTestSupport
 import Testing
 

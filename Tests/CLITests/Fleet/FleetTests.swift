@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardHost
+import PlugboardJSON
 import PlugboardTestSupport
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// Start-up, authentication, admin reports, metrics and graceful stop.

@@ -1,4 +1,5 @@
 import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// The object endpoints against a real `plugboard serve` with MemoryStorage (and one

@@ -1,5 +1,6 @@
 import PlugboardAPI
 import PlugboardHost
+import PlugboardJSON
 
 /// Reading `--json` output in tests, with the host's own strict parser: the output must
 /// be one RFC 8259 document with no duplicate keys, and members keep their order.

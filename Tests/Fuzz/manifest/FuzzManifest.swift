@@ -1,7 +1,8 @@
 // libFuzzer target: the manifest's JSON parser, its validation into a Manifest, and
 // `${VAR}` expansion of every plugin's config (docs/SECURITY.md). Built by
-// Tests/Fuzz/build.sh together with Sources/PlugboardHost/JSON/ and Manifest/.
+// Tests/Fuzz/build.sh together with Sources/PlugboardHost/Manifest/, over the PlugboardJSON module.
 import PlugboardAPI
+import PlugboardJSON
 
 /// Variables the expansion draws on: one empty, one long, so that defaults, empty
 /// values and the expansion budget are all reached by short inputs.

@@ -4,6 +4,7 @@ import Glibc
 import PlugboardAPI
 import PlugboardCrypto
 @testable import PlugboardHost
+import PlugboardJSON
 import Testing
 
 /// Signatures checked in staging, on the real plugins the package builds: a signed plugin

@@ -107,6 +107,6 @@ public struct JSONValue: Sendable, CustomStringConvertible {
     /// Compact JSON text, keys sorted (the text of ``configValue``).
     ///
     /// - Important: this prints every string as it is, secrets included. To show a
-    ///   plugin's configuration, use ``ManifestPlugin/redactedConfig``.
+    ///   plugin's configuration, use PlugboardHost's `ManifestPlugin.redactedConfig`.
     public var description: String { configValue.description }
 }

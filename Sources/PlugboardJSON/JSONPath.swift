@@ -1,4 +1,5 @@
 import PlugboardAPI
+import PlugboardBytes
 
 /// Where a value sits in a JSON document: `plugins[1].config.root`.
 ///
@@ -57,8 +58,4 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
         }
         return key.unicodeScalars.allSatisfy { $0 == "_" || $0 == "$" || $0.isASCIILetter || ("0"..."9").contains($0) }
     }
-}
-
-extension Unicode.Scalar {
-    var isASCIILetter: Bool { ("a"..."z").contains(self) || ("A"..."Z").contains(self) }
 }
