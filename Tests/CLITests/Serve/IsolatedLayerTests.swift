@@ -179,25 +179,7 @@ import Testing
         }
         let layer = try #require(try Self.workerPID(server, "Quota"))
         let stop = LockedFlag()
-        let load = Task {
-            await withTaskGroup(of: (Int, Int).self) { group in
-                for t in 0..<3 {
-                    group.addTask {
-                        await OwnThread.run {
-                            var (served, failed) = (0, 0)
-                            var i = t
-                            while !stop.isSet || served < 30 {
-                                let r = try? server.client().request("GET", "/v1/objects/k\(i % 4)")
-                                if r?.status == 200 && r?.text == "v\(i % 4)" { served += 1 } else { failed += 1 }
-                                i += 3
-                            }
-                            return (served, failed)
-                        }
-                    }
-                }
-                return await group.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
-            }
-        }
+        let load = IsolationTests.getLoad(server, until: stop) { ("k\($0 % 4)", "v\($0 % 4)") }
         try server.sandbox.write("plugins.json", manifest(fsync: true))
         let url = "http://127.0.0.1:\(server.port)"
         expectRun(await server.sandbox.run(["reload", "--url", url]), status: 0, stdout: .contains("reload applied"))

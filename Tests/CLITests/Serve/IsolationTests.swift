@@ -33,6 +33,33 @@ import Testing
         return last!
     }
 
+    /// Three clients GETting keys on threads of their own until `stop` is set and each has
+    /// served at least 30: request `i` asks for `object(i).key` and expects `object(i).text`.
+    /// The task's value is how many answered as expected and how many did not.
+    static func getLoad(_ server: ServerProcess, until stop: LockedFlag,
+                        object: @escaping @Sendable (Int) -> (key: String, text: String)) -> Task<(served: Int, failed: Int), Never> {
+        Task {
+            await withTaskGroup(of: (Int, Int).self) { group in
+                for t in 0..<3 {
+                    group.addTask {
+                        await OwnThread.run {
+                            var (served, failed) = (0, 0)
+                            var i = t
+                            while !stop.isSet || served < 30 {
+                                let (key, text) = object(i)
+                                let r = try? server.client().request("GET", "/v1/objects/\(key)")
+                                if r?.status == 200 && r?.text == text { served += 1 } else { failed += 1 }
+                                i += 3
+                            }
+                            return (served, failed)
+                        }
+                    }
+                }
+                return await group.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
+            }
+        }
+    }
+
     static func adminPlugins(_ server: ServerProcess) throws -> String {
         try server.client().request("GET", "/v1/admin/plugins").text
     }
@@ -191,25 +218,7 @@ import Testing
         let before = try Self.adminPlugins(server)
         let oldPIDs = before.split(separator: "\n").filter { $0.contains("\"pid\"") || $0.contains("\"sparePid\"") }
         let stop = LockedFlag()
-        let load = Task {
-            await withTaskGroup(of: (Int, Int).self) { group in
-                for t in 0..<3 {
-                    group.addTask {
-                        await OwnThread.run {
-                            var (served, failed) = (0, 0)
-                            var i = t
-                            while !stop.isSet || served < 30 {
-                                let r = try? server.client().request("GET", "/v1/objects/seed-\(i % 20)")
-                                if r?.status == 200 && r?.text == "seed \(i % 20)" { served += 1 } else { failed += 1 }
-                                i += 3
-                            }
-                            return (served, failed)
-                        }
-                    }
-                }
-                return await group.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
-            }
-        }
+        let load = Self.getLoad(server, until: stop) { ("seed-\($0 % 20)", "seed \($0 % 20)") }
         try server.sandbox.write("plugins.json", manifest("two"))
         let url = "http://127.0.0.1:\(server.port)"
         expectRun(await server.sandbox.run(["reload", "--url", url]), status: 0, stdout: .contains("reload applied", "changed [Flaky]"))
